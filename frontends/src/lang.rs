@@ -1,0 +1,89 @@
+//! The languages fcd reads and the one interface every frontend implements.
+//!
+//! A frontend answers three questions about parsed source: where a reviewed
+//! region is, which callees each of its call sites resolves to, and whether a
+//! generic fact holds. Everything else (file discovery, counting regions,
+//! inventories, summaries) is language-neutral and lives outside the trait.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use crate::ir::{Anchor, Escalation, Fact, Identity};
+use crate::spec::{FactSpec, RegionKind};
+use crate::ts::{Node, Syntax};
+
+/// A source language with a frontend.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Lang {
+    Python,
+}
+
+impl Lang {
+    pub const ALL: [Lang; 1] = [Lang::Python];
+
+    /// The name profiles use for the language.
+    pub fn name(self) -> &'static str {
+        match self {
+            Lang::Python => "python",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Lang> {
+        Lang::ALL.into_iter().find(|l| l.name() == name)
+    }
+
+    /// The frontend for this language.
+    pub fn frontend(self) -> &'static dyn Frontend {
+        match self {
+            Lang::Python => &crate::python::Python,
+        }
+    }
+}
+
+impl fmt::Display for Lang {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One located region: the file it lives in and its syntax node.
+#[derive(Clone, Copy)]
+pub struct Region<'a> {
+    pub name: &'a str,
+    pub file: &'a str,
+    pub node: Node<'a>,
+}
+
+impl<'a> Region<'a> {
+    /// The anchor of any node of this region's file.
+    pub fn anchor(&self, node: Node<'_>) -> Anchor {
+        Anchor::new(self.file, node.line(), node.end_line(), node.text())
+    }
+}
+
+/// A fact together with the node it was read from, so later facts (a guard
+/// before a sink) can refer to it.
+#[derive(Clone)]
+pub struct Found<'a> {
+    pub fact: Fact,
+    pub node: Node<'a>,
+}
+
+/// What a language must provide. Kept small: two required methods for
+/// structure, one per generic fact kind.
+pub trait Frontend: Sync {
+    /// Every node in `syntax` that the region kind names; counting them is the caller's job.
+    fn find_regions<'a>(&self, syntax: &'a Syntax, kind: &RegionKind) -> Vec<Node<'a>>;
+
+    /// Every call site inside the region, in source order, with its callee identity.
+    fn calls<'a>(&self, region: &Region<'a>) -> Vec<(Node<'a>, Identity)>;
+
+    /// Extracts one fact. `Ok(None)` means the source does not state it;
+    /// `Err` means the source has a shape the profile does not accept.
+    fn extract<'a>(
+        &self,
+        region: &Region<'a>,
+        spec: &FactSpec,
+        found: &BTreeMap<String, Found<'a>>,
+    ) -> Result<Option<Found<'a>>, Escalation>;
+}

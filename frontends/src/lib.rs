@@ -1,0 +1,151 @@
+//! fcd's frontends: official release source in, regions, callee identities and
+//! source facts out.
+//!
+//! This crate knows no TOML, no digests and no runtime. It receives the files a
+//! profile selected and a list of region and fact specifications, and returns
+//! either an [`Analysis`] or an [`Escalation`] that says, with an anchor, why
+//! the source leaves what a reviewer accepted. Parsing goes through [`ts`], the
+//! only module that touches tree-sitter.
+
+pub mod ir;
+pub mod lang;
+pub mod spec;
+pub mod ts;
+
+mod python;
+
+use std::collections::BTreeMap;
+
+pub use ir::{Anchor, CallSite, Effect, Escalation, EscalationCode, Exposure, Fact, FactValue, Identity};
+pub use lang::{Found, Frontend, Lang, Region};
+pub use spec::{ArgPattern, ArgShape, FactKind, FactSpec, RegionKind, RegionSpec};
+
+use ts::Syntax;
+
+/// One file of a release, as read from disk.
+#[derive(Debug, Clone)]
+pub struct SourceFile {
+    /// Path relative to the release root, `/`-separated.
+    pub path: String,
+    pub bytes: Vec<u8>,
+}
+
+/// A located region and the call sites inside it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RegionReport {
+    pub name: String,
+    pub anchor: Anchor,
+    pub calls: Vec<CallSite>,
+}
+
+/// What a frontend found in a release.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Analysis {
+    /// In the order the regions were asked for.
+    pub regions: Vec<RegionReport>,
+    /// One entry per fact the source states, in the order the facts were asked for.
+    pub facts: Vec<Fact>,
+}
+
+/// Parses one file, turning undecodable or unparsable text into a `parse_error` escalation.
+pub fn parse(lang: Lang, file: &SourceFile) -> Result<Syntax, Escalation> {
+    let text = match std::str::from_utf8(&file.bytes) {
+        Ok(t) => t.to_owned(),
+        Err(e) => {
+            let line = file.bytes[..e.valid_up_to()].iter().filter(|&&b| b == b'\n').count() as u32 + 1;
+            return Err(Escalation::new(
+                EscalationCode::ParseError,
+                format!("not UTF-8 (invalid byte at offset {})", e.valid_up_to()),
+                Some(Anchor::at_line(&file.path, line)),
+            ));
+        }
+    };
+    Syntax::parse(lang, text).map_err(|f| {
+        Escalation::new(
+            EscalationCode::ParseError,
+            format!("{} source does not parse: {}", lang, f.reason),
+            Some(Anchor::at_line(&file.path, f.line)),
+        )
+    })
+}
+
+/// Locates every region exactly once and extracts every fact the source states.
+///
+/// Files are parsed in the order given; every file must parse, even one that
+/// holds no region, because an unparsable file could hide a second definition.
+pub fn analyze(
+    lang: Lang,
+    files: &[SourceFile],
+    regions: &[RegionSpec],
+    facts: &[FactSpec],
+) -> Result<Analysis, Escalation> {
+    let frontend = lang.frontend();
+    let parsed: Vec<(&SourceFile, Syntax)> = files
+        .iter()
+        .map(|f| parse(lang, f).map(|s| (f, s)))
+        .collect::<Result<_, _>>()?;
+
+    let mut located: BTreeMap<&str, Region<'_>> = BTreeMap::new();
+    let mut reports = Vec::new();
+    for spec in regions {
+        let hits: Vec<Region<'_>> = parsed
+            .iter()
+            .flat_map(|(file, syntax)| {
+                frontend
+                    .find_regions(syntax, &spec.kind)
+                    .into_iter()
+                    .map(|node| Region { name: &spec.name, file: &file.path, node })
+            })
+            .collect();
+        let region = match hits.as_slice() {
+            [] => {
+                return Err(Escalation::new(
+                    EscalationCode::RegionMissing,
+                    format!("region `{}`: no {} in the selected files", spec.name, spec.kind),
+                    files.first().map(|f| Anchor::at_line(&f.path, 1)),
+                ));
+            }
+            [one] => *one,
+            [first, second, ..] => {
+                return Err(Escalation::new(
+                    EscalationCode::RegionAmbiguous,
+                    format!(
+                        "region `{}`: {} definitions of {} (first at {})",
+                        spec.name,
+                        hits.len(),
+                        spec.kind,
+                        first.anchor(first.node)
+                    ),
+                    Some(second.anchor(second.node)),
+                ));
+            }
+        };
+        let calls = frontend
+            .calls(&region)
+            .into_iter()
+            .map(|(node, identity)| CallSite { identity, anchor: region.anchor(node) })
+            .collect();
+        reports.push(RegionReport { name: spec.name.clone(), anchor: region.anchor(region.node), calls });
+        located.insert(&spec.name, region);
+    }
+
+    // Facts that refer to other facts (a guard names its sink) run after the
+    // ones they refer to; the order of the output stays the order asked for.
+    let mut found: BTreeMap<String, Found<'_>> = BTreeMap::new();
+    let mut order: Vec<&FactSpec> = facts.iter().collect();
+    order.sort_by_key(|f| matches!(f.kind, FactKind::Guard { .. }));
+    for spec in order {
+        let Some(region) = located.get(spec.region.as_str()) else {
+            return Err(Escalation::new(
+                EscalationCode::RegionMissing,
+                format!("fact `{}` names region `{}`, which was not located", spec.name, spec.region),
+                None,
+            ));
+        };
+        if let Some(f) = frontend.extract(region, spec, &found)? {
+            found.insert(spec.name.clone(), f);
+        }
+    }
+    let facts = facts.iter().filter_map(|s| found.get(&s.name).map(|f| f.fact.clone())).collect();
+    Ok(Analysis { regions: reports, facts })
+}

@@ -1,0 +1,372 @@
+//! The Python frontend (tree-sitter-python).
+//!
+//! Regions are function definitions by name. Callees resolve to dotted paths
+//! through imports, annotations and local aliases ([`scope`]). Facts are read
+//! from syntax only: comments are separate nodes and string contents are
+//! leaves, so neither can ever produce a callee, a guard or a sink.
+
+mod scope;
+
+use std::collections::BTreeMap;
+
+use crate::ir::{Escalation, EscalationCode, Fact, FactValue, Identity};
+use crate::lang::{Found, Frontend, Region};
+use crate::spec::{ArgPattern, ArgShape, FactKind, FactSpec, RegionKind};
+use crate::ts::{Node, Syntax};
+
+use scope::{DYNAMIC_BUILTINS, Scope};
+
+/// The Python frontend.
+pub struct Python;
+
+impl Frontend for Python {
+    fn find_regions<'a>(&self, syntax: &'a Syntax, kind: &RegionKind) -> Vec<Node<'a>> {
+        let RegionKind::Function(name) = kind;
+        syntax
+            .root()
+            .descendants()
+            .filter(|n| n.kind() == "function_definition")
+            .filter(|n| n.field_child("name").is_some_and(|id| id.text() == name))
+            .collect()
+    }
+
+    fn calls<'a>(&self, region: &Region<'a>) -> Vec<(Node<'a>, Identity)> {
+        let scope = region_scope(region);
+        region
+            .node
+            .descendants()
+            .filter(|n| n.kind() == "call")
+            .map(|call| (call, identity(&scope, call)))
+            .collect()
+    }
+
+    fn extract<'a>(
+        &self,
+        region: &Region<'a>,
+        spec: &FactSpec,
+        found: &BTreeMap<String, Found<'a>>,
+    ) -> Result<Option<Found<'a>>, Escalation> {
+        let scope = region_scope(region);
+        let cx = Cx { region, scope: &scope, spec };
+        match &spec.kind {
+            FactKind::Call { callee, args } => cx.call_fact(callee, args),
+            FactKind::Guard { callee, receiver, args, before } => match found.get(before) {
+                Some(sink) => cx.guard_fact(callee, receiver, args, before, sink.node),
+                // Without the node it guards, a guard states nothing.
+                None => Ok(None),
+            },
+        }
+    }
+}
+
+fn region_scope<'a>(region: &Region<'a>) -> Scope<'a> {
+    let root = region.node.ancestors().last().unwrap_or(region.node);
+    Scope::new(root, region.node, region.file)
+}
+
+/// The identity of a call's callee.
+fn identity(scope: &Scope<'_>, call: Node<'_>) -> Identity {
+    let Some(function) = call.field_child("function") else {
+        return Identity::Dynamic(call.text().chars().take(60).collect());
+    };
+    match function.kind() {
+        "identifier" | "attribute" => match scope.resolve(function) {
+            Some(path) if DYNAMIC_BUILTINS.contains(&path.as_str()) => Identity::Dynamic(path),
+            Some(path) => Identity::Path(path),
+            None => Identity::Unresolved(function.text().split_whitespace().collect()),
+        },
+        // Calling the result of a call, a subscript, a lambda or anything else:
+        // the callee is chosen at run time.
+        other => Identity::Dynamic(format!("call of a {other}")),
+    }
+}
+
+/// Context of one fact extraction.
+struct Cx<'r, 'a> {
+    region: &'r Region<'a>,
+    scope: &'r Scope<'a>,
+    spec: &'r FactSpec,
+}
+
+impl<'a> Cx<'_, 'a> {
+    fn escalate(&self, code: EscalationCode, node: Node<'_>, detail: String) -> Escalation {
+        Escalation::new(code, format!("fact `{}`: {detail}", self.spec.name), Some(self.region.anchor(node)))
+    }
+
+    fn fact(&self, node: Node<'a>, values: BTreeMap<String, FactValue>) -> Found<'a> {
+        Found {
+            fact: Fact {
+                name: self.spec.name.clone(),
+                kind: self.spec.kind.name().to_owned(),
+                region: self.region.name.to_owned(),
+                anchor: self.region.anchor(node),
+                values,
+            },
+            node,
+        }
+    }
+
+    /// Exactly one call to `callee`, with arguments of the profile's shape.
+    fn call_fact(&self, callee: &str, patterns: &[ArgPattern]) -> Result<Option<Found<'a>>, Escalation> {
+        let want = Identity::Path(callee.to_owned());
+        let calls: Vec<Node<'a>> = self
+            .region
+            .node
+            .descendants()
+            .filter(|n| n.kind() == "call" && identity(self.scope, *n) == want)
+            .collect();
+        let call = match calls.as_slice() {
+            [] => return Ok(None),
+            [one] => *one,
+            [_, second, ..] => {
+                let lines: Vec<String> = calls.iter().map(|c| c.line().to_string()).collect();
+                return Err(self.escalate(
+                    EscalationCode::ShapeMismatch,
+                    *second,
+                    format!("{} calls to `{callee}` (lines {}); the profile accepts exactly one", calls.len(), lines.join(", ")),
+                ));
+            }
+        };
+        let args = self.match_args(call, patterns)?;
+        let mut values = BTreeMap::new();
+        values.insert("callee".into(), FactValue::Text(callee.to_owned()));
+        values.insert("args".into(), FactValue::List(args.into_iter().map(FactValue::Text).collect()));
+        Ok(Some(self.fact(call, values)))
+    }
+
+    /// Matches a call's arguments against the patterns; returns the patterns
+    /// that matched, or escalates naming the argument outside the shape.
+    fn match_args(&self, call: Node<'a>, patterns: &[ArgPattern]) -> Result<Vec<String>, Escalation> {
+        let Some(list) = call.field_child("arguments") else {
+            return Err(self.escalate(EscalationCode::ShapeMismatch, call, "the call has no argument list".into()));
+        };
+        if list.kind() != "argument_list" {
+            return Err(self.escalate(EscalationCode::ShapeMismatch, list, "a generator argument is outside the profile's shape".into()));
+        }
+        let args: Vec<Node<'a>> = list.named_children().filter(|a| a.kind() != "comment").collect();
+        for a in &args {
+            let what = match a.kind() {
+                "keyword_argument" => "a keyword argument",
+                "list_splat" => "a `*` argument",
+                "dictionary_splat" => "a `**` argument",
+                _ => continue,
+            };
+            return Err(self.escalate(
+                EscalationCode::ShapeMismatch,
+                *a,
+                format!("{what} (`{}`) is outside the profile's shape", a.text()),
+            ));
+        }
+        for a in &args {
+            self.check_param_flow(*a, patterns)?;
+        }
+        match self.align(&args, patterns) {
+            Some(matched) => Ok(matched),
+            None => {
+                let got: Vec<&str> = args.iter().map(|a| a.text()).collect();
+                let want: Vec<String> = patterns.iter().map(ToString::to_string).collect();
+                Err(self.escalate(
+                    EscalationCode::ShapeMismatch,
+                    call,
+                    format!("arguments ({}) do not match the profile's shape [{}]", got.join(", "), want.join(", ")),
+                ))
+            }
+        }
+    }
+
+    /// A parameter the profile expects to arrive unchanged must not be rebound
+    /// anywhere in the region.
+    fn check_param_flow(&self, arg: Node<'a>, patterns: &[ArgPattern]) -> Result<(), Escalation> {
+        if arg.kind() != "identifier" {
+            return Ok(());
+        }
+        let expected = patterns.iter().any(|p| matches!(&p.shape, ArgShape::Param(n) if n == arg.text()));
+        if !expected {
+            return Ok(());
+        }
+        match self.scope.rebinding(arg.text()) {
+            Some(at) => Err(self.escalate(
+                EscalationCode::ShapeMismatch,
+                at,
+                format!("parameter `{}` is rebound at line {}, so the value reaching the sink is not the caller's", arg.text(), at.line()),
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// Aligns arguments with patterns, skipping optional patterns; the result
+    /// lists the patterns that matched (without their `?`).
+    fn align(&self, args: &[Node<'a>], patterns: &[ArgPattern]) -> Option<Vec<String>> {
+        match (args.split_first(), patterns.split_first()) {
+            (None, None) => Some(Vec::new()),
+            (None, Some((p, rest))) => p.optional.then(|| self.align(args, rest)).flatten(),
+            (Some(_), None) => None,
+            (Some((a, args_rest)), Some((p, rest))) => {
+                if self.arg_matches(*a, p) {
+                    if let Some(mut tail) = self.align(args_rest, rest) {
+                        let mut shown = p.clone();
+                        shown.optional = false;
+                        tail.insert(0, shown.to_string());
+                        return Some(tail);
+                    }
+                }
+                if p.optional { self.align(args, rest) } else { None }
+            }
+        }
+    }
+
+    fn arg_matches(&self, arg: Node<'a>, pattern: &ArgPattern) -> bool {
+        match &pattern.shape {
+            ArgShape::Param(name) => {
+                arg.kind() == "identifier"
+                    && arg.text() == name
+                    && self.scope.is_param(name)
+                    && self.scope.rebinding(name).is_none()
+            }
+            ArgShape::Str(text) => plain_string(arg).as_deref() == Some(text.as_str()),
+            ArgShape::Format(template) => format_template(arg).as_deref() == Some(template.as_str()),
+        }
+    }
+
+    /// A top-level `if` whose test is `receiver.callee(args)` (alone or as one
+    /// side of an `or`) and whose body exits on every path, before the sink's
+    /// statement and not after any statement that always exits.
+    fn guard_fact(
+        &self,
+        callee: &str,
+        receiver: &ArgPattern,
+        args: &[ArgPattern],
+        before: &str,
+        sink: Node<'a>,
+    ) -> Result<Option<Found<'a>>, Escalation> {
+        let Some(body) = self.region.node.field_child("body") else { return Ok(None) };
+        let statements: Vec<Node<'a>> = body.named_children().filter(|s| s.kind() != "comment").collect();
+        let Some(sink_index) = statements.iter().position(|s| s.contains(sink)) else { return Ok(None) };
+        for stmt in &statements[..sink_index] {
+            if stmt.kind() == "if_statement" {
+                let test_ok = stmt
+                    .field_child("condition")
+                    .is_some_and(|c| self.test_matches(c, callee, receiver, args));
+                let exit = stmt.field_child("consequence").and_then(block_exit);
+                if let (true, Some(exit)) = (test_ok, exit) {
+                    let mut values = BTreeMap::new();
+                    let shown: Vec<String> = args.iter().map(ToString::to_string).collect();
+                    values.insert("test".into(), FactValue::Text(format!("{callee}({receiver}; {})", shown.join(", "))));
+                    values.insert("exit".into(), FactValue::Text(exit.into()));
+                    values.insert("before".into(), FactValue::Text(before.into()));
+                    return Ok(Some(self.fact(*stmt, values)));
+                }
+            }
+            // Statements after one that always exits are dead code: a guard there guards nothing.
+            if statement_exit(*stmt).is_some() {
+                return Ok(None);
+            }
+        }
+        Ok(None)
+    }
+
+    fn test_matches(&self, test: Node<'a>, callee: &str, receiver: &ArgPattern, args: &[ArgPattern]) -> bool {
+        match test.kind() {
+            "parenthesized_expression" => test
+                .named_children()
+                .filter(|c| c.kind() != "comment")
+                .any(|inner| self.test_matches(inner, callee, receiver, args)),
+            // `a or b` exits whenever `a` holds.
+            "boolean_operator" => {
+                test.field_child("operator").is_some_and(|o| o.text() == "or")
+                    && [test.field_child("left"), test.field_child("right")]
+                        .into_iter()
+                        .flatten()
+                        .any(|side| self.test_matches(side, callee, receiver, args))
+            }
+            "call" => {
+                if identity(self.scope, test) != Identity::Path(callee.to_owned()) {
+                    return false;
+                }
+                let Some(object) = test.field_child("function").and_then(|f| f.field_child("object")) else {
+                    return false;
+                };
+                let Some(list) = test.field_child("arguments").filter(|l| l.kind() == "argument_list") else {
+                    return false;
+                };
+                let actual: Vec<Node<'a>> = list.named_children().filter(|a| a.kind() != "comment").collect();
+                self.arg_matches(object, receiver) && self.align(&actual, args).is_some()
+            }
+            _ => false,
+        }
+    }
+}
+
+/// How a block leaves the function on every path: "raise" or "return".
+fn block_exit(block: Node<'_>) -> Option<&'static str> {
+    block.named_children().filter(|s| s.kind() != "comment").find_map(statement_exit)
+}
+
+/// How a statement leaves the function on every path, if it does.
+fn statement_exit(stmt: Node<'_>) -> Option<&'static str> {
+    match stmt.kind() {
+        "raise_statement" => Some("raise"),
+        "return_statement" => Some("return"),
+        "if_statement" => {
+            let mut exit = stmt.field_child("consequence").and_then(block_exit)?;
+            let mut has_else = false;
+            for alt in stmt.field_children("alternative") {
+                has_else |= alt.kind() == "else_clause";
+                let e = alt.field_child("consequence").or_else(|| alt.field_child("body")).and_then(block_exit)?;
+                if e != exit {
+                    exit = "raise or return";
+                }
+            }
+            has_else.then_some(exit)
+        }
+        "with_statement" => stmt.field_child("body").and_then(block_exit),
+        _ => None,
+    }
+}
+
+/// The content of a plain string literal (no interpolation, no escapes), if it is one.
+fn plain_string(node: Node<'_>) -> Option<String> {
+    if node.kind() != "string" {
+        return None;
+    }
+    let mut out = String::new();
+    for part in node.named_children() {
+        match part.kind() {
+            "string_start" | "string_end" => {}
+            "string_content" if !part.text().contains('\\') => out.push_str(part.text()),
+            _ => return None,
+        }
+    }
+    Some(out)
+}
+
+/// The template of an f-string whose holes are bare identifiers: `f"--u={n}"` -> `--u={n}`.
+fn format_template(node: Node<'_>) -> Option<String> {
+    if node.kind() != "string" {
+        return None;
+    }
+    let prefix = node.named_children().next().filter(|s| s.kind() == "string_start")?.text();
+    if !prefix.to_ascii_lowercase().contains('f') {
+        return None;
+    }
+    let mut out = String::new();
+    for part in node.named_children() {
+        match part.kind() {
+            "string_start" | "string_end" => {}
+            "string_content" if !part.text().contains('\\') => out.push_str(part.text()),
+            "interpolation" => {
+                let inner: Vec<Node<'_>> = part.named_children().collect();
+                match inner.as_slice() {
+                    [id] if id.kind() == "identifier" => {
+                        out.push('{');
+                        out.push_str(id.text());
+                        out.push('}');
+                    }
+                    _ => return None,
+                }
+            }
+            _ => return None,
+        }
+    }
+    Some(out)
+}

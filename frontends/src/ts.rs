@@ -1,0 +1,363 @@
+//! The only module that calls the tree-sitter API.
+//!
+//! A parsed file is copied once into [`Syntax`], a small arena of nodes with
+//! `'static` kind and field names, so the language modules walk plain data: no
+//! cursors, no lifetimes tied to a tree-sitter `Tree`, and the next tree-sitter
+//! upgrade touches this file alone. The copy also enforces the limits every
+//! hostile input needs before any analysis recurses over it: a maximum file size
+//! and a maximum nesting depth.
+
+use std::sync::LazyLock;
+
+use tree_sitter::{Language, Parser};
+
+use crate::lang::Lang;
+
+/// Files larger than this are refused before parsing.
+pub const MAX_FILE_BYTES: usize = 8 * 1024 * 1024;
+/// Deeper syntax trees are refused, so that recursive analyses cannot overflow the stack.
+pub const MAX_DEPTH: usize = 400;
+
+/// Kind and field names of one grammar, with `'static` lifetime.
+struct Names {
+    kinds: Vec<&'static str>,
+    fields: Vec<&'static str>,
+}
+
+impl Names {
+    fn of(language: &Language) -> Names {
+        // Leaked once per grammar (a few hundred short strings): node kinds are
+        // compared on every step of every analysis, and `'static` keeps them free.
+        let leak = |s: &str| -> &'static str { Box::leak(s.to_owned().into_boxed_str()) };
+        let kinds = (0..language.node_kind_count())
+            .map(|id| leak(language.node_kind_for_id(id as u16).unwrap_or("")))
+            .collect();
+        let fields = (0..=language.field_count())
+            .map(|id| leak(language.field_name_for_id(id as u16).unwrap_or("")))
+            .collect();
+        Names { kinds, fields }
+    }
+}
+
+/// The tree-sitter grammar of a language. Grammars are registered here and nowhere else.
+pub fn grammar(lang: Lang) -> Language {
+    match lang {
+        Lang::Python => tree_sitter_python::LANGUAGE.into(),
+    }
+}
+
+fn names(lang: Lang) -> &'static Names {
+    static PYTHON: LazyLock<Names> = LazyLock::new(|| Names::of(&grammar(Lang::Python)));
+    match lang {
+        Lang::Python => &PYTHON,
+    }
+}
+
+/// Whether `kind` is a node kind of the grammar (catches misspelled kinds in code and tests).
+pub fn is_node_kind(lang: Lang, kind: &str) -> bool {
+    grammar(lang).id_for_node_kind(kind, true) != 0
+}
+
+/// Why a file could not be turned into a [`Syntax`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParseFailure {
+    /// 1-based line of the problem.
+    pub line: u32,
+    pub reason: String,
+}
+
+/// One node of the arena.
+#[derive(Debug, Clone)]
+struct NodeData {
+    kind: &'static str,
+    field: &'static str,
+    named: bool,
+    start: usize,
+    end: usize,
+    start_line: u32,
+    start_col: u32,
+    end_line: u32,
+    parent: u32,
+    children: std::ops::Range<u32>,
+}
+
+/// A parsed source file: its text and an arena copy of its syntax tree.
+#[derive(Debug)]
+pub struct Syntax {
+    text: String,
+    nodes: Vec<NodeData>,
+    /// Child ids of every node, each node's children stored contiguously.
+    child_ids: Vec<u32>,
+}
+
+/// A node of a [`Syntax`]; cheap to copy.
+#[derive(Clone, Copy)]
+pub struct Node<'a> {
+    syntax: &'a Syntax,
+    id: u32,
+}
+
+impl std::fmt::Debug for Node<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}@{}:{}", self.kind(), self.line(), self.data().start_col + 1)
+    }
+}
+
+impl PartialEq for Node<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        std::ptr::eq(self.syntax, other.syntax) && self.id == other.id
+    }
+}
+impl Eq for Node<'_> {}
+
+impl Syntax {
+    /// Parses `text` as `lang`. A tree with a syntax error, a file that is too
+    /// large or too deeply nested is refused with the line of the problem.
+    pub fn parse(lang: Lang, text: String) -> Result<Syntax, ParseFailure> {
+        if text.len() > MAX_FILE_BYTES {
+            return Err(ParseFailure {
+                line: 1,
+                reason: format!("file is {} bytes, more than the {MAX_FILE_BYTES} accepted", text.len()),
+            });
+        }
+        let mut parser = Parser::new();
+        parser
+            .set_language(&grammar(lang))
+            .map_err(|e| ParseFailure { line: 1, reason: format!("grammar does not load: {e}") })?;
+        let tree = parser
+            .parse(text.as_bytes(), None)
+            .ok_or_else(|| ParseFailure { line: 1, reason: "the parser gave up".into() })?;
+        let names = names(lang);
+        let mut syntax = Syntax { text, nodes: Vec::new(), child_ids: Vec::new() };
+
+        // Iterative pre-order copy: a recursive one would overflow on hostile nesting.
+        let mut cursor = tree.walk();
+        let mut open: Vec<(u32, Vec<u32>)> = Vec::new();
+        loop {
+            let node = cursor.node();
+            if node.is_error() || node.is_missing() {
+                let line = node.start_position().row as u32 + 1;
+                let what = if node.is_missing() {
+                    format!("missing `{}`", node.kind())
+                } else {
+                    "syntax error".to_owned()
+                };
+                return Err(ParseFailure { line, reason: what });
+            }
+            if open.len() >= MAX_DEPTH {
+                return Err(ParseFailure {
+                    line: node.start_position().row as u32 + 1,
+                    reason: format!("nesting deeper than {MAX_DEPTH} levels"),
+                });
+            }
+            let id = syntax.nodes.len() as u32;
+            let parent = open.last().map_or(u32::MAX, |(p, _)| *p);
+            if let Some((_, siblings)) = open.last_mut() {
+                siblings.push(id);
+            }
+            syntax.nodes.push(NodeData {
+                kind: names.kinds.get(node.kind_id() as usize).copied().unwrap_or(""),
+                field: cursor.field_id().and_then(|f| names.fields.get(f.get() as usize).copied()).unwrap_or(""),
+                named: node.is_named(),
+                start: node.start_byte(),
+                end: node.end_byte(),
+                start_line: node.start_position().row as u32 + 1,
+                start_col: node.start_position().column as u32,
+                end_line: node.end_position().row as u32 + 1,
+                parent,
+                children: 0..0,
+            });
+            if cursor.goto_first_child() {
+                open.push((id, Vec::new()));
+                continue;
+            }
+            loop {
+                if cursor.goto_next_sibling() {
+                    break;
+                }
+                if !cursor.goto_parent() {
+                    return Ok(syntax);
+                }
+                let (done, kids) = open.pop().expect("every goto_parent matches a goto_first_child");
+                let from = syntax.child_ids.len() as u32;
+                syntax.child_ids.extend_from_slice(&kids);
+                syntax.nodes[done as usize].children = from..syntax.child_ids.len() as u32;
+            }
+        }
+    }
+
+    /// The whole source text.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// The root node (the module, program or compilation unit).
+    pub fn root(&self) -> Node<'_> {
+        Node { syntax: self, id: 0 }
+    }
+}
+
+impl<'a> Node<'a> {
+    fn data(&self) -> &'a NodeData {
+        &self.syntax.nodes[self.id as usize]
+    }
+
+    /// The grammar's node kind, e.g. `function_definition`.
+    pub fn kind(&self) -> &'static str {
+        self.data().kind
+    }
+
+    /// The field name under which this node hangs from its parent, or "".
+    pub fn field(&self) -> &'static str {
+        self.data().field
+    }
+
+    pub fn is_named(&self) -> bool {
+        self.data().named
+    }
+
+    /// The node's source text.
+    pub fn text(&self) -> &'a str {
+        let d = self.data();
+        &self.syntax.text[d.start..d.end]
+    }
+
+    /// 1-based first line.
+    pub fn line(&self) -> u32 {
+        self.data().start_line
+    }
+
+    /// 1-based last line.
+    pub fn end_line(&self) -> u32 {
+        self.data().end_line
+    }
+
+    /// 1-based column of the first character.
+    pub fn column(&self) -> u32 {
+        self.data().start_col + 1
+    }
+
+    /// Byte offsets of the node in the source.
+    pub fn byte_range(&self) -> std::ops::Range<usize> {
+        let d = self.data();
+        d.start..d.end
+    }
+
+    pub fn parent(&self) -> Option<Node<'a>> {
+        let p = self.data().parent;
+        (p != u32::MAX).then_some(Node { syntax: self.syntax, id: p })
+    }
+
+    /// All children, named and anonymous, in source order.
+    pub fn children(&self) -> impl DoubleEndedIterator<Item = Node<'a>> + 'a {
+        let syntax = self.syntax;
+        let range = self.data().children.clone();
+        syntax.child_ids[range.start as usize..range.end as usize]
+            .iter()
+            .map(move |&id| Node { syntax, id })
+    }
+
+    /// Named children in source order.
+    pub fn named_children(&self) -> impl DoubleEndedIterator<Item = Node<'a>> + 'a {
+        self.children().filter(|c| c.is_named())
+    }
+
+    /// The first child hanging under `field`.
+    pub fn field_child(&self, field: &str) -> Option<Node<'a>> {
+        self.children().find(|c| c.field() == field)
+    }
+
+    /// Every child hanging under `field`.
+    pub fn field_children(&self, field: &'a str) -> impl Iterator<Item = Node<'a>> + 'a {
+        self.children().filter(move |c| c.field() == field)
+    }
+
+    /// This node and every node below it, in pre-order.
+    pub fn descendants(&self) -> impl Iterator<Item = Node<'a>> + 'a {
+        let syntax = self.syntax;
+        let mut stack = vec![self.id];
+        std::iter::from_fn(move || {
+            let id = stack.pop()?;
+            let r = syntax.nodes[id as usize].children.clone();
+            stack.extend(syntax.child_ids[r.start as usize..r.end as usize].iter().rev());
+            Some(Node { syntax, id })
+        })
+    }
+
+    /// Ancestors from the parent up to the root.
+    pub fn ancestors(&self) -> impl Iterator<Item = Node<'a>> + 'a {
+        std::iter::successors(self.parent(), |n| n.parent())
+    }
+
+    /// Whether `other` is this node or lies below it.
+    pub fn contains(&self, other: Node<'_>) -> bool {
+        let (a, b) = (self.data(), other.data());
+        std::ptr::eq(self.syntax, other.syntax) && a.start <= b.start && b.end <= a.end
+    }
+
+    /// Whether this node ends before `other` starts.
+    pub fn precedes(&self, other: Node<'_>) -> bool {
+        self.data().end <= other.data().start
+    }
+
+    /// An S-expression view for `fcd debug tree`: named nodes with field names.
+    pub fn to_sexp(&self) -> String {
+        let mut out = String::new();
+        self.write_sexp(&mut out, 0);
+        out
+    }
+
+    fn write_sexp(&self, out: &mut String, depth: usize) {
+        use std::fmt::Write;
+        let indent = "  ".repeat(depth);
+        let field = if self.field().is_empty() { String::new() } else { format!("{}: ", self.field()) };
+        let _ = write!(out, "{indent}{field}({} [{}:{}]", self.kind(), self.line(), self.column());
+        let kids: Vec<_> = self.named_children().collect();
+        if kids.is_empty() {
+            let _ = write!(out, " {:?})", self.text());
+        } else {
+            for k in kids {
+                out.push('\n');
+                k.write_sexp(out, depth + 1);
+            }
+            out.push(')');
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_grammar_loads() {
+        for lang in Lang::ALL {
+            let mut p = Parser::new();
+            p.set_language(&grammar(lang)).expect("grammar ABI is supported");
+        }
+    }
+
+    #[test]
+    fn syntax_error_names_its_line() {
+        let err = Syntax::parse(Lang::Python, "x = 1\ndef f(:\n".into()).unwrap_err();
+        assert_eq!(err.line, 2);
+    }
+
+    #[test]
+    fn deep_nesting_is_refused_not_overflowed() {
+        let src = format!("x = {}1{}\n", "(".repeat(5000), ")".repeat(5000));
+        let err = Syntax::parse(Lang::Python, src).unwrap_err();
+        assert!(err.reason.contains("nesting"), "{err:?}");
+    }
+
+    #[test]
+    fn arena_keeps_fields_and_text() {
+        let s = Syntax::parse(Lang::Python, "def f(a):\n    return a\n".into()).unwrap();
+        let def = s.root().named_children().next().unwrap();
+        assert_eq!(def.kind(), "function_definition");
+        assert_eq!(def.field_child("name").unwrap().text(), "f");
+        assert_eq!(def.end_line(), 2);
+        assert!(is_node_kind(Lang::Python, "function_definition"));
+        assert!(!is_node_kind(Lang::Python, "function_definitio"));
+    }
+}

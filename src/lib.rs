@@ -1,0 +1,1 @@
+//! fcd library.
