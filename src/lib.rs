@@ -1,1 +1,27 @@
-//! fcd library.
+//! fcd: call-specific, provenance-bound evidence that a formed tool call keeps
+//! its meaning on the release that will execute it.
+//!
+//! The pipeline, module by module: [`profile`] reads a reviewed envelope;
+//! [`source`] selects a release's files; the frontends (crate
+//! `fcd-frontends`) locate regions and extract facts; [`guard`] enforces the
+//! call-site inventories; [`register`] runs those steps and [`summary`]
+//! compiles rules into a digest-bound summary; [`certify`] applies a concrete
+//! call to a summary and [`cert`] signs the result; [`cli`] is the `fcd`
+//! command. See ARCHITECTURE.md.
+
+pub mod canon;
+pub mod canonical;
+pub mod cert;
+pub mod certify;
+pub mod cli;
+pub mod demo;
+pub mod error;
+pub mod guard;
+pub mod profile;
+pub mod profile_test;
+pub mod register;
+pub mod rules;
+pub mod source;
+pub mod summary;
+
+pub use error::InputError;

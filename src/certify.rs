@@ -1,0 +1,251 @@
+//! The verifier: one concrete call, its authenticated environment and its
+//! contract, applied to a target summary.
+//!
+//! The first rule whose condition holds decides. Effects are instantiated from
+//! the call and each one is checked against the contract C_i; the decision is
+//! `safe` only when every effect fits. A rejection by the handler, an UNKNOWN
+//! rule, a configuration that differs from the registered one or a template
+//! that cannot be filled never yields `safe`.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use fcd_frontends::{Effect, Exposure};
+
+use crate::canon;
+use crate::error::{InputError, line_of_key, read_text};
+use crate::rules::{Bindings, Outcome};
+use crate::summary::Summary;
+
+/// A formed tool call: `{"tool": …, "arguments": {…}}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Call {
+    pub tool: String,
+    pub arguments: serde_json::Map<String, Value>,
+}
+
+/// The authenticated context of a call; never from the model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Env {
+    pub principal: String,
+    pub destination: String,
+    #[serde(default = "empty_object")]
+    pub config: Value,
+}
+
+fn empty_object() -> Value {
+    Value::Object(serde_json::Map::new())
+}
+
+/// What the formed call may do (C_i).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Contract {
+    pub principal: String,
+    /// Allowed `domain:operation`s.
+    pub allow: Vec<String>,
+    pub destinations: Vec<String>,
+    /// Resource prefixes; `""` allows every resource.
+    pub resources: Vec<String>,
+    pub max_exposure: Exposure,
+    pub mutation: bool,
+    pub write_scopes: Vec<String>,
+}
+
+/// The four decisions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Safe,
+    Unsafe,
+    Reject,
+    Unknown,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Safe => "safe",
+            Verdict::Unsafe => "unsafe",
+            Verdict::Reject => "reject",
+            Verdict::Unknown => "unknown",
+        }
+    }
+}
+
+/// The verifier's answer for one call.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Decision {
+    pub decision: Verdict,
+    pub effects: Vec<Effect>,
+    pub violations: Vec<String>,
+    /// Index into the summary's rules of the rule that decided, if one did.
+    pub matched_rule: Option<usize>,
+    /// The rejection code or UNKNOWN reason.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+impl Decision {
+    fn unknown(reason: String, matched_rule: Option<usize>) -> Decision {
+        Decision { decision: Verdict::Unknown, effects: Vec::new(), violations: Vec::new(), matched_rule, reason: Some(reason) }
+    }
+}
+
+/// Reads a JSON input file strictly: unknown keys and wrong types name the file and line.
+pub fn read_input<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, InputError> {
+    let text = read_text(path)?;
+    serde_json::from_str(&text).map_err(|e| InputError::json(path, &e))
+}
+
+/// Checks a call against the tool's argument schema recorded in the summary.
+pub fn check_call(summary: &Summary, call: &Call, file: &Path) -> Result<(), InputError> {
+    let text = std::fs::read_to_string(file).unwrap_or_default();
+    let at = |key: &str, message: String| match line_of_key(&text, key) {
+        Some(line) => InputError::at(file, line, 1, message),
+        None => InputError::new(file, message),
+    };
+    if call.tool != summary.tool {
+        return Err(at("tool", format!("the call is for tool `{}`, the summary for `{}`", call.tool, summary.tool)));
+    }
+    if summary.arguments.is_empty() {
+        return Ok(());
+    }
+    for (name, value) in &call.arguments {
+        let Some(spec) = summary.arguments.get(name) else {
+            let known: Vec<&str> = summary.arguments.keys().map(String::as_str).collect();
+            return Err(at(name, format!("argument `{name}` is not in the tool's input schema (known: {})", known.join(", "))));
+        };
+        if !value.is_null() && !spec.ty.holds(value) {
+            return Err(at(name, format!("argument `{name}` must be {}, not {}", spec.ty.name(), json_type(value))));
+        }
+    }
+    for (name, spec) in &summary.arguments {
+        if spec.required && call.arguments.get(name).is_none_or(Value::is_null) {
+            return Err(at("arguments", format!("required argument `{name}` is missing")));
+        }
+    }
+    Ok(())
+}
+
+fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(n) if n.is_f64() => "a number",
+        Value::Number(_) => "an integer",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Applies the call to the summary and checks every effect against the contract.
+/// The call must already have passed [`check_call`].
+pub fn decide(summary: &Summary, call: &Call, env: &Env, contract: &Contract) -> Decision {
+    if canon::digest(&env.config) != summary.config_digest {
+        return Decision::unknown(
+            "the authenticated configuration differs from the configuration the summary was registered with".into(),
+            None,
+        );
+    }
+    let bindings = Bindings { arguments: &call.arguments, principal: &env.principal, destination: &env.destination, config: &env.config };
+    for (index, rule) in summary.rules.iter().enumerate() {
+        let mut captures = BTreeMap::new();
+        if !rule.when.holds(&bindings, &mut captures) {
+            continue;
+        }
+        return match &rule.then {
+            Outcome::Reject(code) => Decision {
+                decision: Verdict::Reject,
+                effects: Vec::new(),
+                violations: Vec::new(),
+                matched_rule: Some(index),
+                reason: Some(code.clone()),
+            },
+            Outcome::Unknown(reason) => Decision::unknown(reason.clone(), Some(index)),
+            Outcome::Effects(templates) => {
+                let effects: Result<Vec<Effect>, _> = templates.iter().map(|t| t.instantiate(&bindings, &captures)).collect();
+                match effects {
+                    Err(gap) => Decision::unknown(format!("the rule's effect cannot be instantiated: {}", gap.0), Some(index)),
+                    Ok(effects) => {
+                        let violations: Vec<String> = effects.iter().flat_map(|e| violations(e, contract)).collect();
+                        Decision {
+                            decision: if violations.is_empty() { Verdict::Safe } else { Verdict::Unsafe },
+                            effects,
+                            violations,
+                            matched_rule: Some(index),
+                            reason: None,
+                        }
+                    }
+                }
+            }
+        };
+    }
+    // Summaries always end with a catch-all; one without it was refused on load.
+    Decision::unknown("no rule matched".into(), None)
+}
+
+/// Every way an effect leaves the contract, in words.
+pub fn violations(effect: &Effect, c: &Contract) -> Vec<String> {
+    let op = format!("{}:{}", effect.domain, effect.operation);
+    let mut out = Vec::new();
+    if effect.principal != c.principal {
+        out.push(format!("{op}: principal `{}` is not the contract's `{}`", effect.principal, c.principal));
+    }
+    if !c.allow.contains(&op) {
+        out.push(format!("{op}: operation not in the contract's allow list"));
+    }
+    if !c.destinations.contains(&effect.destination) {
+        out.push(format!("{op}: destination `{}` not allowed", effect.destination));
+    }
+    if !within(&effect.resource, &c.resources) {
+        out.push(format!("{op}: resource `{}` is outside the contract's resources", effect.resource));
+    }
+    if effect.exposure > c.max_exposure {
+        out.push(format!("{op}: exposure {} exceeds the contract's maximum {}", effect.exposure.as_str(), c.max_exposure.as_str()));
+    }
+    if effect.mutation && !c.mutation {
+        out.push(format!("{op}: mutates, and the contract allows no mutation"));
+    }
+    for scope in &effect.write_scopes {
+        if !within(scope, &c.write_scopes) {
+            out.push(format!("{op}: write scope `{scope}` is outside the contract's write scopes"));
+        }
+    }
+    out
+}
+
+/// Whether `value` lies within one of the prefixes, at a `/` boundary, and has
+/// no `..` segment that could climb out of it.
+pub fn within(value: &str, prefixes: &[String]) -> bool {
+    if value.split('/').any(|seg| seg == "..") {
+        return false;
+    }
+    prefixes.iter().any(|p| {
+        value == p
+            || (value.starts_with(p.as_str()) && (p.is_empty() || p.ends_with('/') || value[p.len()..].starts_with('/')))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn within_respects_path_boundaries() {
+        let p = vec!["/srv/repo".to_owned()];
+        assert!(within("/srv/repo", &p));
+        assert!(within("/srv/repo/sub", &p));
+        assert!(!within("/srv/repository", &p));
+        assert!(!within("/srv/repo/../etc", &p));
+        assert!(within("alice/x", &["alice/".to_owned()]));
+        assert!(within("anything", &[String::new()]));
+        assert!(!within("x", &[]));
+    }
+}

@@ -1,0 +1,20 @@
+//! `fcd keygen`.
+
+use std::path::PathBuf;
+
+use super::{Io, Status, print};
+use crate::cert;
+use crate::error::InputError;
+
+/// Creates an ed25519 key pair: PATH (private, PKCS#8 PEM) and PATH.pub.
+#[derive(Debug, clap::Args)]
+pub struct KeygenArgs {
+    #[arg(long)]
+    out: PathBuf,
+}
+
+pub fn keygen(a: KeygenArgs, io: &mut Io<'_>) -> Result<Status, InputError> {
+    let id = cert::keygen(&a.out)?;
+    print(io, &format!("key {id}\n  private {}\n  public  {}\n", a.out.display(), cert::public_path(&a.out).display()))?;
+    Ok(Status::Success)
+}

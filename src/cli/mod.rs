@@ -1,0 +1,156 @@
+//! The `fcd` command: argument parsing, output formats and the one place that
+//! maps outcomes to exit codes.
+//!
+//! Exit codes (DESIGN.md): 0 success, 1 a decision without certificate
+//! (unsafe, reject, unknown, a refused certificate, digests that differ),
+//! 2 a usage or input error, 3 registration escalated.
+
+mod certify;
+mod debug;
+mod keygen;
+mod profile;
+mod register;
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+use crate::error::InputError;
+
+/// What happened, before it becomes an exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    Success,
+    /// A decision without certificate, a refusal or a mismatch.
+    Refused,
+    Escalated,
+}
+
+impl Status {
+    pub fn code(self) -> u8 {
+        match self {
+            Status::Success => 0,
+            Status::Refused => 1,
+            Status::Escalated => 3,
+        }
+    }
+}
+
+/// Exit code of a usage or input error.
+pub const INPUT_ERROR: u8 = 2;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum Format {
+    /// Human text.
+    #[default]
+    Text,
+    /// One JSON document.
+    Json,
+}
+
+/// fcd keeps an agent's tool call from changing meaning between the moment a
+/// model forms it and the moment a server executes it.
+#[derive(Debug, Parser)]
+#[command(name = "fcd", version, about, max_term_width = 100)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    Register(register::RegisterArgs),
+    Regenerate(register::RegenerateArgs),
+    Certify(certify::CertifyArgs),
+    VerifyCert(certify::VerifyArgs),
+    Keygen(keygen::KeygenArgs),
+    #[command(subcommand)]
+    Profile(profile::ProfileCommand),
+    Demo(DemoArgs),
+    #[command(subcommand)]
+    Debug(debug::DebugCommand),
+}
+
+/// Runs the whole pipeline on the bundled git-diff fixtures and prints each canonical decision.
+#[derive(Debug, clap::Args)]
+struct DemoArgs {
+    #[arg(long, value_enum, default_value_t)]
+    format: Format,
+}
+
+/// Where a subcommand writes.
+pub struct Io<'a> {
+    pub out: &'a mut dyn Write,
+    pub err: &'a mut dyn Write,
+}
+
+/// Runs `fcd` with these arguments (the first is the program name) and returns the exit code.
+pub fn run<I, T>(args: I, out: &mut dyn Write, err: &mut dyn Write) -> u8
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { INPUT_ERROR } else { 0 };
+            let text = e.render().to_string();
+            let _ = if e.use_stderr() { err.write_all(text.as_bytes()) } else { out.write_all(text.as_bytes()) };
+            return code;
+        }
+    };
+    let mut io = Io { out, err };
+    let result = match cli.command {
+        Command::Register(a) => register::register(a, &mut io),
+        Command::Regenerate(a) => register::regenerate(a, &mut io),
+        Command::Certify(a) => certify::certify(a, &mut io),
+        Command::VerifyCert(a) => certify::verify(a, &mut io),
+        Command::Keygen(a) => keygen::keygen(a, &mut io),
+        Command::Profile(c) => profile::run(c, &mut io),
+        Command::Demo(a) => crate::demo::run(a.format, &mut io),
+        Command::Debug(c) => debug::run(c, &mut io),
+    };
+    match result {
+        Ok(status) => status.code(),
+        Err(e) => {
+            let _ = writeln!(io.err, "error: {e}");
+            INPUT_ERROR
+        }
+    }
+}
+
+/// Writes a JSON document followed by a newline.
+pub fn print_json(io: &mut Io<'_>, value: &serde_json::Value) -> Result<(), InputError> {
+    let text = serde_json::to_string_pretty(value).unwrap_or_default();
+    writeln!(io.out, "{text}").map_err(|e| InputError::new("<stdout>", e.to_string()))
+}
+
+/// Writes text to standard output.
+pub fn print(io: &mut Io<'_>, text: &str) -> Result<(), InputError> {
+    io.out.write_all(text.as_bytes()).map_err(|e| InputError::new("<stdout>", e.to_string()))
+}
+
+/// Writes a file all at once: a temporary file in the same directory, renamed
+/// into place, so a reader never sees half of it.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), InputError> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
+        _ => PathBuf::from("."),
+    };
+    let mut tmp = tempfile::NamedTempFile::new_in(&dir).map_err(|e| InputError::new(path, format!("cannot create a file in {}: {e}", dir.display())))?;
+    tmp.write_all(bytes).map_err(|e| InputError::new(path, format!("cannot write: {e}")))?;
+    tmp.persist(path).map_err(|e| InputError::new(path, format!("cannot write: {}", e.error)))?;
+    Ok(())
+}
+
+/// Seconds since the Unix epoch, or `now` when a test fixes the clock.
+pub fn unix_now(now: Option<u64>) -> u64 {
+    now.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0)
+    })
+}

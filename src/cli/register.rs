@@ -1,0 +1,174 @@
+//! `fcd register` and `fcd regenerate`.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use serde_json::{Value, json};
+
+use fcd_frontends::Escalation;
+
+use super::{Format, Io, Status, print, print_json, write_atomic};
+use crate::error::InputError;
+use crate::profile::Profile;
+use crate::register::{Registration, Request, register as run_register};
+use crate::summary::Summary;
+
+/// Compiles a profile against one release's source into a summary, or escalates.
+#[derive(Debug, clap::Args)]
+pub struct RegisterArgs {
+    /// Profile directory or its profile.toml.
+    #[arg(long)]
+    profile: PathBuf,
+    /// Release root: unpacked sdist or npm package, or the repository at a tag.
+    #[arg(long)]
+    source: PathBuf,
+    /// Release id (default: the source directory's name).
+    #[arg(long)]
+    release: Option<String>,
+    /// Digest of the official artifact, sha256:HEX.
+    #[arg(long)]
+    artifact_digest: Option<String>,
+    /// Registered configuration, a JSON object.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Where to write the summary (canonical JSON). Nothing is written on escalation.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    #[arg(long, value_enum, default_value_t)]
+    format: Format,
+}
+
+/// Rebuilds a summary from its inputs in this (separate) process and compares every digest.
+#[derive(Debug, clap::Args)]
+pub struct RegenerateArgs {
+    /// The summary to check.
+    #[arg(long)]
+    summary: PathBuf,
+    #[arg(long)]
+    source: PathBuf,
+    #[arg(long)]
+    profile: PathBuf,
+    /// Registered configuration, a JSON object (must be the one registered).
+    #[arg(long)]
+    config: Option<PathBuf>,
+    #[arg(long, value_enum, default_value_t)]
+    format: Format,
+}
+
+pub fn register(a: RegisterArgs, io: &mut Io<'_>) -> Result<Status, InputError> {
+    let profile = Profile::load(&a.profile)?;
+    let request = Request { source: a.source, release: a.release, artifact_digest: a.artifact_digest, config: a.config };
+    let outcome = run_register(&profile, &request)?;
+    if let (Registration::Registered(summary), Some(out)) = (&outcome, &a.out) {
+        write_atomic(out, &summary.to_canonical())?;
+    }
+    match a.format {
+        Format::Json => print_json(io, &registration_json(&outcome))?,
+        Format::Text => print(io, &registration_text(&outcome))?,
+    }
+    Ok(match outcome {
+        Registration::Registered(_) => Status::Success,
+        Registration::Escalated(_) => Status::Escalated,
+    })
+}
+
+/// The JSON form of a registration, as DESIGN.md's CLI contract gives it.
+pub fn registration_json(r: &Registration) -> Value {
+    match r {
+        Registration::Registered(s) => json!({
+            "status": "registered",
+            "profile": s.profile.id,
+            "release": s.release,
+            "summary_digest": s.summary_digest,
+            "rules": s.rules,
+            "facts": s.facts,
+        }),
+        Registration::Escalated(e) => json!({ "status": "escalated", "reason": escalation_json(e) }),
+    }
+}
+
+pub fn escalation_json(e: &Escalation) -> Value {
+    json!({
+        "code": e.code.as_str(),
+        "detail": e.detail,
+        "anchor": e.anchor.as_ref().map(|a| json!({"file": a.file, "line": a.line})),
+    })
+}
+
+fn registration_text(r: &Registration) -> String {
+    let mut t = String::new();
+    match r {
+        Registration::Registered(s) => {
+            let _ = writeln!(t, "registered {} on release {}", s.profile.id, s.release);
+            let _ = writeln!(t, "  summary {}", s.summary_digest);
+            for f in &s.facts {
+                let _ = writeln!(t, "  fact    {} ({}) at {}:{}", f.name, f.kind, f.anchor.file, f.anchor.line);
+            }
+            for (i, rule) in s.rules.iter().enumerate() {
+                let _ = writeln!(t, "  rule {i}  when {} -> {}", rule.when, rule.then);
+            }
+        }
+        Registration::Escalated(e) => {
+            let _ = writeln!(t, "escalated: {}", e.code);
+            let _ = writeln!(t, "  {}", e.detail);
+            if let Some(a) = &e.anchor {
+                let _ = writeln!(t, "  at {}:{}", a.file, a.line);
+            }
+        }
+    }
+    t
+}
+
+pub fn regenerate(a: RegenerateArgs, io: &mut Io<'_>) -> Result<Status, InputError> {
+    let stored = Summary::load(&a.summary)?;
+    let profile = Profile::load(&a.profile)?;
+    let request = Request {
+        source: a.source,
+        release: Some(stored.release.clone()),
+        artifact_digest: stored.artifact_digest.clone(),
+        config: a.config,
+    };
+    let fresh = match run_register(&profile, &request)? {
+        Registration::Registered(s) => s,
+        Registration::Escalated(e) => {
+            match a.format {
+                Format::Json => print_json(io, &json!({"status": "escalated", "reason": escalation_json(&e)}))?,
+                Format::Text => print(io, &format!("regeneration escalated: {e}\n"))?,
+            }
+            return Ok(Status::Escalated);
+        }
+    };
+    let differing: Vec<Value> = stored
+        .digests()
+        .into_iter()
+        .zip(fresh.digests())
+        .filter(|(s, f)| s.1 != f.1)
+        .map(|((name, s), (_, f))| json!({"digest": name, "stored": s, "regenerated": f}))
+        .collect();
+    let same_bytes = stored.to_canonical() == fresh.to_canonical();
+    let ok = differing.is_empty() && same_bytes;
+    match a.format {
+        Format::Json => print_json(
+            io,
+            &json!({
+                "status": if ok { "match" } else { "mismatch" },
+                "summary_digest": fresh.summary_digest,
+                "process": std::process::id(),
+                "differing": differing,
+            }),
+        )?,
+        Format::Text => {
+            let mut t = String::new();
+            if ok {
+                let _ = writeln!(t, "regenerated in process {}: every digest matches ({})", std::process::id(), fresh.summary_digest);
+            } else {
+                let _ = writeln!(t, "regenerated summary differs:");
+                for d in &differing {
+                    let _ = writeln!(t, "  {} digest: stored {} regenerated {}", d["digest"].as_str().unwrap_or(""), d["stored"], d["regenerated"]);
+                }
+            }
+            print(io, &t)?;
+        }
+    }
+    Ok(if ok { Status::Success } else { Status::Refused })
+}

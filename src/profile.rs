@@ -1,0 +1,621 @@
+//! Profiles: reviewed acceptance envelopes, read from TOML in two phases.
+//!
+//! Phase one deserializes `Raw*` structs with `deny_unknown_fields`, so a typo
+//! is an error with line, column and the expected keys (toml's own message).
+//! Phase two validates references and values into a [`Profile`], and every
+//! error names the file, the line and the key. A profile is data over generic
+//! fact kinds: adding one never needs Rust. Every key is documented in
+//! `profiles/README.md`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use globset::{Glob, GlobSet, GlobSetBuilder};
+use serde::{Deserialize, Serialize};
+use toml::Spanned;
+
+use fcd_frontends::{ArgPattern, ArgShape, Exposure, FactKind, FactSpec, Lang, RegionKind, RegionSpec};
+
+use crate::canon;
+use crate::error::{InputError, read_text};
+use crate::rules::{EffectTemplate, Outcome, Predicate, Rule, Test, ValueType, placeholders};
+
+/// The file name of a profile inside its directory.
+pub const PROFILE_FILE: &str = "profile.toml";
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawProfile {
+    profile: RawHeader,
+    envelope: RawEnvelope,
+    #[serde(default)]
+    arguments: BTreeMap<String, Spanned<RawArgument>>,
+    source: RawSource,
+    regions: BTreeMap<String, Spanned<RawRegion>>,
+    #[serde(default)]
+    inventory: BTreeMap<Spanned<String>, RawInventory>,
+    #[serde(default)]
+    facts: BTreeMap<String, Spanned<RawFact>>,
+    rules: Vec<Spanned<RawRule>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawHeader {
+    id: Spanned<String>,
+    version: u32,
+    language: Spanned<String>,
+    tool: String,
+    #[serde(default)]
+    description: String,
+}
+
+/// The reviewed acceptance envelope, in words, carried into every summary.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Envelope {
+    /// The source structure the profile accepts.
+    pub structure: String,
+    /// The argument domain it supports.
+    pub arguments: String,
+    /// The effects it models.
+    pub effects: String,
+    /// What it assumes about the world outside the source.
+    pub assumptions: Vec<String>,
+    /// When a call is UNKNOWN or rejected.
+    pub unknown: String,
+    /// Where the modeled effect ends.
+    pub completeness: String,
+}
+
+type RawEnvelope = Envelope;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawArgument {
+    #[serde(rename = "type")]
+    ty: String,
+    #[serde(default)]
+    required: bool,
+    #[serde(default)]
+    description: String,
+}
+
+/// One argument of the tool's input schema.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ArgSpec {
+    #[serde(rename = "type")]
+    pub ty: ValueType,
+    pub required: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSource {
+    files: Vec<Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRegion {
+    function: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawInventory {
+    callees: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFact {
+    kind: String,
+    region: String,
+    callee: Option<String>,
+    args: Option<Vec<String>>,
+    test: Option<RawGuardTest>,
+    before: Option<String>,
+    #[serde(default)]
+    required: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawGuardTest {
+    callee: String,
+    receiver: String,
+    #[serde(default)]
+    args: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRule {
+    #[serde(default)]
+    requires: Vec<String>,
+    #[serde(default)]
+    unless: Vec<String>,
+    when: RawPredicate,
+    then: RawOutcome,
+    note: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct RawPredicate {
+    arg: Option<String>,
+    env: Option<String>,
+    starts_with: Option<String>,
+    matches: Option<String>,
+    #[serde(rename = "type")]
+    ty: Option<String>,
+    equals: Option<toml::Value>,
+    absent: Option<bool>,
+    present: Option<bool>,
+    all: Option<Vec<RawPredicate>>,
+    any: Option<Vec<RawPredicate>>,
+    not: Option<Box<RawPredicate>>,
+    always: Option<bool>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawOutcome {
+    effect: Option<RawEffect>,
+    effects: Option<Vec<RawEffect>>,
+    reject: Option<String>,
+    unknown: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct RawEffect {
+    op: String,
+    resource: String,
+    #[serde(default = "default_exposure")]
+    exposure: String,
+    #[serde(default)]
+    mutation: bool,
+    #[serde(default)]
+    write_scopes: Vec<String>,
+    #[serde(default = "default_principal")]
+    principal: String,
+    #[serde(default = "default_destination")]
+    destination: String,
+}
+
+fn default_exposure() -> String {
+    "none".into()
+}
+fn default_principal() -> String {
+    "{env.principal}".into()
+}
+fn default_destination() -> String {
+    "{env.destination}".into()
+}
+
+/// A rule as the profile writes it: the rule plus the facts it needs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RuleTemplate {
+    /// The rule applies only when all these facts were found.
+    pub requires: Vec<String>,
+    /// The rule applies only when none of these facts were found.
+    pub unless: Vec<String>,
+    pub rule: Rule,
+}
+
+/// A fact the profile asks for and whether its absence escalates.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FactRequest {
+    pub spec: FactSpec,
+    pub required: bool,
+}
+
+/// A validated profile.
+#[derive(Debug, Clone)]
+pub struct Profile {
+    /// The `profile.toml` it was read from.
+    pub path: PathBuf,
+    /// `sha256:` of the profile file's bytes: any edit is a new profile.
+    pub digest: String,
+    pub id: String,
+    pub version: u32,
+    pub language: Lang,
+    pub tool: String,
+    pub description: String,
+    pub envelope: Envelope,
+    pub arguments: BTreeMap<String, ArgSpec>,
+    pub files: Vec<String>,
+    pub globs: GlobSet,
+    pub regions: Vec<RegionSpec>,
+    pub inventories: BTreeMap<String, BTreeSet<String>>,
+    pub facts: Vec<FactRequest>,
+    pub rules: Vec<RuleTemplate>,
+}
+
+impl Profile {
+    /// Loads `profile.toml` from a directory, or the TOML file itself.
+    pub fn load(path: &Path) -> Result<Profile, InputError> {
+        let file = if path.is_dir() { path.join(PROFILE_FILE) } else { path.to_owned() };
+        let text = read_text(&file)?;
+        Profile::parse(&file, &text)
+    }
+
+    /// Parses and validates profile text; `file` names it in errors.
+    pub fn parse(file: &Path, text: &str) -> Result<Profile, InputError> {
+        let raw: RawProfile = toml::from_str(text).map_err(|e| match e.span() {
+            Some(span) => InputError::at_offset(file, text, span.start, e.message().trim_end()),
+            None => InputError::new(file, e.message().trim_end()),
+        })?;
+        Validator { file, text }.profile(raw)
+    }
+
+    /// The fact specifications to hand to a frontend.
+    pub fn fact_specs(&self) -> Vec<FactSpec> {
+        self.facts.iter().map(|f| f.spec.clone()).collect()
+    }
+}
+
+struct Validator<'a> {
+    file: &'a Path,
+    text: &'a str,
+}
+
+impl Validator<'_> {
+    fn err<T>(&self, span: std::ops::Range<usize>, key: &str, message: impl std::fmt::Display) -> Result<T, InputError> {
+        Err(InputError::at_offset(self.file, self.text, span.start, format!("key `{key}`: {message}")))
+    }
+
+    fn profile(&self, raw: RawProfile) -> Result<Profile, InputError> {
+        let header = raw.profile;
+        let id = header.id.get_ref().clone();
+        if id.is_empty() || !id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
+            return self.err(header.id.span(), "profile.id", "an id is ASCII letters, digits, `-` and `_`");
+        }
+        let Some(language) = Lang::from_name(header.language.get_ref()) else {
+            let known: Vec<&str> = Lang::ALL.iter().map(|l| l.name()).collect();
+            return self.err(
+                header.language.span(),
+                "profile.language",
+                format!("`{}` has no frontend (known: {})", header.language.get_ref(), known.join(", ")),
+            );
+        };
+        for (key, value) in [
+            ("structure", &raw.envelope.structure),
+            ("arguments", &raw.envelope.arguments),
+            ("effects", &raw.envelope.effects),
+            ("unknown", &raw.envelope.unknown),
+            ("completeness", &raw.envelope.completeness),
+        ] {
+            if value.trim().is_empty() {
+                return Err(InputError::new(self.file, format!("key `envelope.{key}`: must say what was reviewed, not be empty")));
+            }
+        }
+
+        let mut arguments = BTreeMap::new();
+        for (name, spec) in &raw.arguments {
+            let Some(ty) = ValueType::parse(&spec.get_ref().ty) else {
+                return self.err(
+                    spec.span(),
+                    &format!("arguments.{name}.type"),
+                    format!("`{}` is not one of string, integer, number, boolean, object, array", spec.get_ref().ty),
+                );
+            };
+            let _ = &spec.get_ref().description;
+            arguments.insert(name.clone(), ArgSpec { ty, required: spec.get_ref().required });
+        }
+
+        if raw.source.files.is_empty() {
+            return Err(InputError::new(self.file, "key `source.files`: list at least one glob"));
+        }
+        let mut builder = GlobSetBuilder::new();
+        for g in &raw.source.files {
+            match Glob::new(g.get_ref()) {
+                Ok(glob) => builder.add(glob),
+                Err(e) => return self.err(g.span(), "source.files", format!("bad glob: {e}")),
+            };
+        }
+        let Ok(globs) = builder.build() else {
+            return Err(InputError::new(self.file, "key `source.files`: the globs do not compile together"));
+        };
+
+        let mut regions = Vec::new();
+        for (name, region) in &raw.regions {
+            let kind = match &region.get_ref().function {
+                Some(f) if !f.is_empty() => RegionKind::Function(f.clone()),
+                _ => return self.err(region.span(), &format!("regions.{name}"), "a region names a `function`"),
+            };
+            regions.push(RegionSpec { name: name.clone(), kind });
+        }
+        let region_names: BTreeSet<&str> = raw.regions.keys().map(String::as_str).collect();
+
+        let mut inventories = BTreeMap::new();
+        for (name, inv) in &raw.inventory {
+            if !region_names.contains(name.get_ref().as_str()) {
+                return self.err(name.span(), &format!("inventory.{}", name.get_ref()), self.unknown_of("region", name.get_ref(), &region_names));
+            }
+            inventories.insert(name.get_ref().clone(), inv.callees.iter().cloned().collect());
+        }
+        for (name, region) in &raw.regions {
+            if !inventories.contains_key(name) {
+                return self.err(region.span(), &format!("regions.{name}"), "has no `[inventory]`: every region needs its reviewed callees");
+            }
+        }
+
+        let mut facts = Vec::new();
+        let fact_names: BTreeSet<&str> = raw.facts.keys().map(String::as_str).collect();
+        for (name, fact) in &raw.facts {
+            facts.push(self.fact(name, fact, &region_names, &raw.facts)?);
+        }
+
+        let mut rules = Vec::new();
+        for (i, rule) in raw.rules.iter().enumerate() {
+            rules.push(self.rule(i, rule, &fact_names, &arguments)?);
+        }
+        if rules.is_empty() {
+            return Err(InputError::new(self.file, "key `rules`: a profile needs at least one rule"));
+        }
+
+        Ok(Profile {
+            path: self.file.to_owned(),
+            digest: canon::sha256(self.text.as_bytes()),
+            id,
+            version: header.version,
+            language,
+            tool: header.tool,
+            description: header.description,
+            envelope: raw.envelope,
+            arguments,
+            files: raw.source.files.iter().map(|g| g.get_ref().clone()).collect(),
+            globs,
+            regions,
+            inventories,
+            facts,
+            rules,
+        })
+    }
+
+    fn unknown_of(&self, what: &str, name: &str, known: &BTreeSet<&str>) -> String {
+        let known: Vec<&str> = known.iter().copied().collect();
+        format!("{what} `{name}` is not defined (defined: {})", if known.is_empty() { "none".into() } else { known.join(", ") })
+    }
+
+    fn fact(
+        &self,
+        name: &str,
+        fact: &Spanned<RawFact>,
+        regions: &BTreeSet<&str>,
+        all: &BTreeMap<String, Spanned<RawFact>>,
+    ) -> Result<FactRequest, InputError> {
+        let span = fact.span();
+        let f = fact.get_ref();
+        let key = format!("facts.{name}");
+        if !regions.contains(f.region.as_str()) {
+            return self.err(span, &format!("{key}.region"), self.unknown_of("region", &f.region, regions));
+        }
+        let patterns = |list: &[String], which: &str| -> Result<Vec<ArgPattern>, InputError> {
+            list.iter()
+                .map(|p| ArgPattern::parse(p).or_else(|e| self.err(span.clone(), &format!("{key}.{which}"), e)))
+                .collect()
+        };
+        let kind = match f.kind.as_str() {
+            "call" => {
+                if f.test.is_some() || f.before.is_some() {
+                    return self.err(span, &key, "`test` and `before` belong to kind `guard`, not `call`");
+                }
+                let Some(callee) = &f.callee else { return self.err(span, &format!("{key}.callee"), "kind `call` needs a `callee`") };
+                FactKind::Call { callee: callee.clone(), args: patterns(f.args.as_deref().unwrap_or_default(), "args")? }
+            }
+            "guard" => {
+                if f.callee.is_some() || f.args.is_some() {
+                    return self.err(span, &key, "`callee` and `args` of a guard go inside its `test`");
+                }
+                let Some(test) = &f.test else { return self.err(span, &format!("{key}.test"), "kind `guard` needs a `test`") };
+                let Some(before) = &f.before else { return self.err(span, &format!("{key}.before"), "kind `guard` needs `before`: the call fact it must precede") };
+                match all.get(before) {
+                    Some(target) if target.get_ref().kind == "call" => {}
+                    Some(_) => return self.err(span, &format!("{key}.before"), format!("`{before}` is not a `call` fact")),
+                    None => {
+                        let names: BTreeSet<&str> = all.keys().map(String::as_str).collect();
+                        return self.err(span, &format!("{key}.before"), self.unknown_of("fact", before, &names));
+                    }
+                }
+                let receiver = ArgPattern::parse(&test.receiver).or_else(|e| self.err(span.clone(), &format!("{key}.test.receiver"), e))?;
+                if !matches!(receiver.shape, ArgShape::Param(_)) {
+                    return self.err(span, &format!("{key}.test.receiver"), "a guard tests a parameter: `param:NAME`");
+                }
+                FactKind::Guard {
+                    callee: test.callee.clone(),
+                    receiver,
+                    args: patterns(&test.args, "test.args")?,
+                    before: before.clone(),
+                }
+            }
+            other => return self.err(span, &format!("{key}.kind"), format!("`{other}` is not a fact kind (known: call, guard)")),
+        };
+        Ok(FactRequest { spec: FactSpec { name: name.to_owned(), region: f.region.clone(), kind }, required: f.required })
+    }
+
+    fn rule(
+        &self,
+        index: usize,
+        rule: &Spanned<RawRule>,
+        facts: &BTreeSet<&str>,
+        arguments: &BTreeMap<String, ArgSpec>,
+    ) -> Result<RuleTemplate, InputError> {
+        let span = rule.span();
+        let r = rule.get_ref();
+        let key = format!("rules[{index}]");
+        for f in r.requires.iter().chain(&r.unless) {
+            if !facts.contains(f.as_str()) {
+                return self.err(span, &format!("{key}.requires"), self.unknown_of("fact", f, facts));
+            }
+        }
+        let mut captures = BTreeSet::new();
+        let when = self.predicate(&r.when, &format!("{key}.when"), span.clone(), arguments, &mut captures)?;
+        let then = self.outcome(&r.then, &format!("{key}.then"), span.clone())?;
+        if let Outcome::Effects(effects) = &then {
+            for e in effects {
+                let templates = [&e.op, &e.principal, &e.destination, &e.resource, &e.exposure]
+                    .into_iter()
+                    .chain(&e.write_scopes);
+                for t in templates {
+                    let names = placeholders(t).or_else(|m| self.err(span.clone(), &format!("{key}.then"), m))?;
+                    for name in names {
+                        self.placeholder(&name, &key, span.clone(), arguments, &captures)?;
+                    }
+                }
+            }
+        }
+        Ok(RuleTemplate {
+            requires: r.requires.clone(),
+            unless: r.unless.clone(),
+            rule: Rule { when, then, facts: r.requires.clone(), note: r.note.clone() },
+        })
+    }
+
+    fn placeholder(
+        &self,
+        name: &str,
+        key: &str,
+        span: std::ops::Range<usize>,
+        arguments: &BTreeMap<String, ArgSpec>,
+        captures: &BTreeSet<String>,
+    ) -> Result<(), InputError> {
+        let ok = if let Some(arg) = name.strip_prefix("arg.") {
+            arguments.contains_key(arg)
+        } else if let Some(env) = name.strip_prefix("env.") {
+            matches!(env, "principal" | "destination" | "principal_login") || env.starts_with("config.")
+        } else {
+            captures.contains(name)
+        };
+        if ok {
+            Ok(())
+        } else {
+            self.err(
+                span,
+                &format!("{key}.then"),
+                format!("placeholder `{{{name}}}` names nothing: use `arg.NAME` of a declared argument, `env.principal`, `env.destination`, `env.principal_login`, `env.config.KEY` or a named group of the rule's `matches`"),
+            )
+        }
+    }
+
+    fn predicate(
+        &self,
+        p: &RawPredicate,
+        key: &str,
+        span: std::ops::Range<usize>,
+        arguments: &BTreeMap<String, ArgSpec>,
+        captures: &mut BTreeSet<String>,
+    ) -> Result<Predicate, InputError> {
+        let combinators = [p.all.is_some(), p.any.is_some(), p.not.is_some(), p.always.is_some()];
+        let tests = [
+            p.starts_with.is_some(),
+            p.matches.is_some(),
+            p.ty.is_some(),
+            p.equals.is_some(),
+            p.absent.is_some(),
+            p.present.is_some(),
+        ];
+        let subjects = [p.arg.is_some(), p.env.is_some()];
+        let count = |xs: &[bool]| xs.iter().filter(|x| **x).count();
+        if count(&combinators) > 0 {
+            if count(&combinators) > 1 || count(&tests) > 0 || count(&subjects) > 0 {
+                return self.err(span, key, "`all`, `any`, `not` and `always` stand alone in their table");
+            }
+            let list = |ps: &[RawPredicate], name: &str, captures: &mut BTreeSet<String>| -> Result<Vec<Predicate>, InputError> {
+                ps.iter()
+                    .enumerate()
+                    .map(|(i, q)| self.predicate(q, &format!("{key}.{name}[{i}]"), span.clone(), arguments, captures))
+                    .collect()
+            };
+            return Ok(if let Some(ps) = &p.all {
+                Predicate::All(list(ps, "all", captures)?)
+            } else if let Some(ps) = &p.any {
+                Predicate::Any(list(ps, "any", captures)?)
+            } else if let Some(q) = &p.not {
+                // Groups inside a negation never match, so they are not usable values.
+                Predicate::Not(Box::new(self.predicate(q, &format!("{key}.not"), span, arguments, &mut BTreeSet::new())?))
+            } else if p.always == Some(true) {
+                Predicate::Always
+            } else {
+                return self.err(span, key, "`always` can only be `true`");
+            });
+        }
+        if count(&subjects) != 1 || count(&tests) != 1 {
+            return self.err(
+                span,
+                key,
+                "a condition is one subject (`arg` or `env`) and one test (`starts-with`, `matches`, `type`, `equals`, `absent`, `present`), or one of `all`, `any`, `not`, `always`",
+            );
+        }
+        let test = if let Some(s) = &p.starts_with {
+            Test::StartsWith(s.clone())
+        } else if let Some(re) = &p.matches {
+            let compiled = regex::Regex::new(re).or_else(|e| self.err(span.clone(), &format!("{key}.matches"), e))?;
+            captures.extend(compiled.capture_names().flatten().map(str::to_owned));
+            Test::Matches(re.clone())
+        } else if let Some(t) = &p.ty {
+            Test::Type(ValueType::parse(t).map_or_else(|| self.err(span.clone(), &format!("{key}.type"), format!("`{t}` is not a JSON type")), Ok)?)
+        } else if let Some(v) = &p.equals {
+            Test::Equals(serde_json::to_value(v).or_else(|e| self.err(span.clone(), &format!("{key}.equals"), e))?)
+        } else if p.absent == Some(true) {
+            Test::Absent
+        } else if p.present == Some(true) {
+            Test::Present
+        } else {
+            return self.err(span, key, "`absent` and `present` can only be `true`");
+        };
+        Ok(match (&p.arg, &p.env) {
+            (Some(name), _) => {
+                if !arguments.is_empty() && !arguments.contains_key(name) {
+                    let names: BTreeSet<&str> = arguments.keys().map(String::as_str).collect();
+                    return self.err(span, &format!("{key}.arg"), self.unknown_of("argument", name, &names));
+                }
+                Predicate::Arg { name: name.clone(), test }
+            }
+            (None, Some(path)) => Predicate::Env { path: path.clone(), test },
+            (None, None) => unreachable!("exactly one subject was checked above"),
+        })
+    }
+
+    fn outcome(&self, o: &RawOutcome, key: &str, span: std::ops::Range<usize>) -> Result<Outcome, InputError> {
+        let set = [o.effect.is_some(), o.effects.is_some(), o.reject.is_some(), o.unknown.is_some()];
+        if set.iter().filter(|x| **x).count() != 1 {
+            return self.err(span, key, "exactly one of `effect`, `effects`, `reject`, `unknown`");
+        }
+        if let Some(code) = &o.reject {
+            return Ok(Outcome::Reject(code.clone()));
+        }
+        if let Some(reason) = &o.unknown {
+            return Ok(Outcome::Unknown(reason.clone()));
+        }
+        let raw: Vec<&RawEffect> = o.effect.iter().chain(o.effects.iter().flatten()).collect();
+        if raw.is_empty() {
+            return self.err(span, key, "`effects` lists at least one effect");
+        }
+        raw.into_iter()
+            .map(|e| {
+                let fixed_op = !e.op.contains('{');
+                if fixed_op && e.op.split_once(':').is_none_or(|(d, op)| d.is_empty() || op.is_empty()) {
+                    return self.err(span.clone(), &format!("{key}.op"), format!("`{}` is not `domain:operation`", e.op));
+                }
+                if !e.exposure.contains('{') && Exposure::parse(&e.exposure).is_none() {
+                    return self.err(span.clone(), &format!("{key}.exposure"), format!("`{}` is not none, private or public", e.exposure));
+                }
+                Ok(EffectTemplate {
+                    op: e.op.clone(),
+                    principal: e.principal.clone(),
+                    destination: e.destination.clone(),
+                    resource: e.resource.clone(),
+                    exposure: e.exposure.clone(),
+                    mutation: e.mutation,
+                    write_scopes: e.write_scopes.clone(),
+                })
+            })
+            .collect::<Result<_, _>>()
+            .map(Outcome::Effects)
+    }
+}

@@ -1,0 +1,220 @@
+//! `fcd profile test DIR`: a profile against its fixtures, as `sg test` and
+//! `semgrep --test` run rules against theirs.
+//!
+//! `DIR/tests/*.toml` declare cases: a fixture source tree and what must come
+//! of it (registered with a regime whose canonical decisions must hold,
+//! registered with the same rules as another case, or escalated with a code).
+//! Every mismatch is reported with what was expected and what came.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::canonical::{self, Canonical};
+use crate::certify::{Call, Verdict, check_call, decide};
+use crate::error::{InputError, read_text};
+use crate::profile::Profile;
+use crate::register::{Registration, Request, register};
+use crate::summary::Summary;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CaseFile {
+    #[serde(rename = "case")]
+    cases: Vec<RawCase>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct RawCase {
+    name: String,
+    /// Release root of the fixture, relative to the case file.
+    source: PathBuf,
+    #[serde(default)]
+    description: String,
+    /// The regime whose canonical decisions must hold.
+    regime: Option<String>,
+    /// The escalation code registration must give.
+    escalate: Option<String>,
+    /// Another case whose rules this one must reproduce exactly.
+    same_rules_as: Option<String>,
+    /// Further calls with their expected decisions.
+    #[serde(default)]
+    calls: Vec<RawCall>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCall {
+    name: String,
+    arguments: toml::Table,
+    expect: Verdict,
+}
+
+/// One comparison of a case.
+#[derive(Debug, Clone, Serialize)]
+pub struct Check {
+    pub what: String,
+    pub expected: String,
+    pub actual: String,
+    pub ok: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CaseReport {
+    pub file: String,
+    pub name: String,
+    pub description: String,
+    pub outcome: String,
+    pub checks: Vec<Check>,
+}
+
+impl CaseReport {
+    pub fn passed(&self) -> bool {
+        self.checks.iter().all(|c| c.ok)
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub profile: String,
+    pub cases: Vec<CaseReport>,
+}
+
+impl Report {
+    pub fn passed(&self) -> bool {
+        self.cases.iter().all(CaseReport::passed)
+    }
+
+    pub fn to_text(&self) -> String {
+        let failed = self.cases.iter().filter(|c| !c.passed()).count();
+        let mut t = String::new();
+        let _ = writeln!(t, "profile {}: {} cases, {} passed, {} failed", self.profile, self.cases.len(), self.cases.len() - failed, failed);
+        for c in &self.cases {
+            let _ = writeln!(t, "  {:<5} {:<28} {} ({})", if c.passed() { "ok" } else { "FAIL" }, c.name, c.outcome, c.file);
+            for check in c.checks.iter().filter(|k| !k.ok) {
+                let _ = writeln!(t, "        {}:", check.what);
+                let _ = writeln!(t, "          - expected {}", check.expected);
+                let _ = writeln!(t, "          + got      {}", check.actual);
+            }
+        }
+        t
+    }
+}
+
+/// Runs every case file of a profile directory.
+pub fn run(dir: &Path) -> Result<Report, InputError> {
+    let profile = Profile::load(dir)?;
+    let profile_dir = profile.path.parent().unwrap_or(Path::new(".")).to_owned();
+    let canonical_path = profile_dir.join(canonical::FILE);
+    let canonical = Canonical::load(&canonical_path)?;
+    let tests = profile_dir.join("tests");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&tests)
+        .map_err(|e| InputError::new(&tests, format!("cannot list the profile's tests: {e}")))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    let mut cases = Vec::new();
+    let mut summaries: BTreeMap<String, Summary> = BTreeMap::new();
+    for file in files {
+        let text = read_text(&file)?;
+        let parsed: CaseFile = toml::from_str(&text).map_err(|e| match e.span() {
+            Some(s) => InputError::at_offset(&file, &text, s.start, e.message().trim_end()),
+            None => InputError::new(&file, e.message().trim_end()),
+        })?;
+        for case in parsed.cases {
+            let report = run_case(&profile, &canonical, &canonical_path, &file, case, &mut summaries)?;
+            cases.push(report);
+        }
+    }
+    if cases.is_empty() {
+        return Err(InputError::new(&tests, "declares no case: a profile is tested by its fixtures"));
+    }
+    Ok(Report { profile: profile.id, cases })
+}
+
+fn run_case(
+    profile: &Profile,
+    canonical: &Canonical,
+    canonical_path: &Path,
+    file: &Path,
+    case: RawCase,
+    summaries: &mut BTreeMap<String, Summary>,
+) -> Result<CaseReport, InputError> {
+    let base = file.parent().unwrap_or(Path::new("."));
+    let request = Request { source: base.join(&case.source), release: Some(case.name.clone()), ..Request::default() };
+    let outcome = register(profile, &request)?;
+    let mut checks = Vec::new();
+    let shown = match &outcome {
+        Registration::Registered(_) => "registered".to_owned(),
+        Registration::Escalated(e) => format!("escalated {e}"),
+    };
+    let expected_outcome = match &case.escalate {
+        Some(code) => format!("escalated {code}"),
+        None => "registered".to_owned(),
+    };
+    let actual_outcome = match &outcome {
+        Registration::Registered(_) => "registered".to_owned(),
+        Registration::Escalated(e) => format!("escalated {}", e.code),
+    };
+    checks.push(Check { what: "registration".into(), ok: expected_outcome == actual_outcome, expected: expected_outcome, actual: shown.clone() });
+    if let Registration::Escalated(e) = &outcome {
+        if case.escalate.is_some() && e.anchor.is_none() && e.code != fcd_frontends::EscalationCode::RegionMissing {
+            checks.push(Check { what: "escalation anchor".into(), expected: "file:line".into(), actual: "none".into(), ok: false });
+        }
+    }
+    if let Registration::Registered(summary) = &outcome {
+        if let Some(regime) = &case.regime {
+            if !canonical.regimes.contains(regime) {
+                return Err(InputError::new(file, format!("case `{}`: regime `{regime}` is not one of {:?}", case.name, canonical.regimes)));
+            }
+            for (name, c) in &canonical.calls {
+                let call = canonical.call(name).unwrap_or_else(|| Call { tool: canonical.tool.clone(), arguments: c.arguments.clone() });
+                let Some(expect) = c.expect.get(regime) else { continue };
+                checks.push(judge(summary, &format!("canonical call {name}"), &call, *expect, canonical, canonical_path)?);
+            }
+        }
+        for extra in &case.calls {
+            let arguments = match serde_json::to_value(&extra.arguments) {
+                Ok(serde_json::Value::Object(m)) => m,
+                _ => return Err(InputError::new(file, format!("case `{}`: call `{}` has unusable arguments", case.name, extra.name))),
+            };
+            let call = Call { tool: canonical.tool.clone(), arguments };
+            checks.push(judge(summary, &format!("call {}", extra.name), &call, extra.expect, canonical, file)?);
+        }
+        if let Some(other) = &case.same_rules_as {
+            let Some(reference) = summaries.get(other) else {
+                return Err(InputError::new(file, format!("case `{}`: same-rules-as `{other}` names no earlier registered case", case.name)));
+            };
+            checks.push(Check {
+                what: format!("rules identical to case {other}"),
+                expected: reference.rules_digest.clone(),
+                actual: summary.rules_digest.clone(),
+                ok: reference.rules_digest == summary.rules_digest,
+            });
+        }
+        summaries.insert(case.name.clone(), (**summary).clone());
+    }
+    Ok(CaseReport {
+        file: file.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default(),
+        name: case.name,
+        description: case.description,
+        outcome: shown,
+        checks,
+    })
+}
+
+fn judge(summary: &Summary, what: &str, call: &Call, expect: Verdict, canonical: &Canonical, file: &Path) -> Result<Check, InputError> {
+    check_call(summary, call, file)?;
+    let d = decide(summary, call, &canonical.env, &canonical.contract);
+    let actual = match (&d.reason, d.matched_rule) {
+        (Some(r), Some(i)) => format!("{} (rule {i}: {r})", d.decision.as_str()),
+        (None, Some(i)) => format!("{} (rule {i})", d.decision.as_str()),
+        (Some(r), None) => format!("{} ({r})", d.decision.as_str()),
+        (None, None) => d.decision.as_str().to_owned(),
+    };
+    Ok(Check { what: what.to_owned(), expected: expect.as_str().to_owned(), actual, ok: d.decision == expect })
+}

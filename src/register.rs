@@ -1,0 +1,108 @@
+//! Registration: one release of one profile, from source directory to summary
+//! or escalation.
+//!
+//! The pipeline is DESIGN.md's: select the files, let the frontend locate
+//! regions and extract facts, run the call-site guard, check required facts,
+//! compile the summary. Any step that finds a shape outside the profile stops
+//! with an [`Escalation`]; nothing is written by this module.
+
+use std::path::{Path, PathBuf};
+
+use fcd_frontends::{Anchor, Escalation, EscalationCode};
+
+use crate::canon;
+use crate::error::{InputError, read_json};
+use crate::guard;
+use crate::profile::Profile;
+use crate::source::{self, Closure};
+use crate::summary::{self, Binding, Summary};
+
+/// What registration was asked to bind the summary to.
+#[derive(Debug, Clone, Default)]
+pub struct Request {
+    /// Release root: the unpacked sdist, npm package or repository at a tag.
+    pub source: PathBuf,
+    /// Release id; the source directory's name when not given.
+    pub release: Option<String>,
+    /// `sha256:HEX` of the official artifact.
+    pub artifact_digest: Option<String>,
+    /// A JSON object of registered configuration.
+    pub config: Option<PathBuf>,
+}
+
+/// The outcome of registering a release.
+#[derive(Debug, Clone)]
+pub enum Registration {
+    Registered(Box<Summary>),
+    Escalated(Escalation),
+}
+
+/// The digest of a registered configuration: canonical JSON of the object, `{}` when none.
+pub fn config_digest(config: Option<&Path>) -> Result<String, InputError> {
+    let value = match config {
+        Some(path) => {
+            let v: serde_json::Value = read_json(path)?;
+            if !v.is_object() {
+                return Err(InputError::new(path, "a configuration is a JSON object"));
+            }
+            v
+        }
+        None => serde_json::json!({}),
+    };
+    Ok(canon::digest(&value))
+}
+
+/// Registers one release; input problems are errors, source shapes outside the
+/// profile are escalations.
+pub fn register(profile: &Profile, req: &Request) -> Result<Registration, InputError> {
+    if let Some(d) = &req.artifact_digest {
+        if !canon::is_sha256(d) {
+            return Err(InputError::new(&req.source, format!("--artifact-digest `{d}` is not sha256: followed by 64 lower-case hex digits")));
+        }
+    }
+    let release = match &req.release {
+        Some(r) => r.clone(),
+        None => req
+            .source
+            .canonicalize()
+            .ok()
+            .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .unwrap_or_else(|| "unnamed".into()),
+    };
+    let binding = Binding { release, artifact_digest: req.artifact_digest.clone(), config_digest: config_digest(req.config.as_deref())? };
+
+    let files = source::collect(&req.source, profile)?;
+    if files.is_empty() {
+        return Ok(Registration::Escalated(Escalation::new(
+            EscalationCode::RegionMissing,
+            format!("no file of the release matches source.files [{}]", profile.files.join(", ")),
+            None,
+        )));
+    }
+    let closure = Closure::of(&files);
+    let analysis = match fcd_frontends::analyze(profile.language, &files, &profile.regions, &profile.fact_specs()) {
+        Ok(a) => a,
+        Err(e) => return Ok(Registration::Escalated(e)),
+    };
+    if let Err(e) = guard::check(&analysis.regions, |r| profile.inventories.get(r)) {
+        return Ok(Registration::Escalated(e));
+    }
+    for request in profile.facts.iter().filter(|f| f.required) {
+        if !analysis.facts.iter().any(|f| f.name == request.spec.name) {
+            let region = analysis.regions.iter().find(|r| r.name == request.spec.region);
+            return Ok(Registration::Escalated(Escalation::new(
+                EscalationCode::FactMissing,
+                format!("required fact `{}` ({}) is not in region `{}`", request.spec.name, describe(&request.spec.kind), request.spec.region),
+                region.map(|r| r.anchor.clone()).or_else(|| files.first().map(|f| Anchor::at_line(&f.path, 1))),
+            )));
+        }
+    }
+    Ok(Registration::Registered(Box::new(summary::compile(profile, closure, analysis, binding))))
+}
+
+fn describe(kind: &fcd_frontends::FactKind) -> String {
+    match kind {
+        fcd_frontends::FactKind::Call { callee, .. } => format!("a call to `{callee}`"),
+        fcd_frontends::FactKind::Guard { callee, .. } => format!("a guard testing `{callee}`"),
+    }
+}

@@ -1,0 +1,385 @@
+//! Rules: `when <predicate> -> effects | reject(code) | unknown(reason)`.
+//!
+//! These are the compiled, serializable forms stored in a summary and read
+//! back by the verifier, plus their evaluation against one concrete call.
+//! Evaluation never guesses: a predicate over a missing argument is false, a
+//! template that names a value the call lacks makes the outcome UNKNOWN.
+
+use std::collections::BTreeMap;
+
+use regex::Regex;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use fcd_frontends::{Effect, Exposure};
+
+/// One ordered first-match rule of a summary.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rule {
+    pub when: Predicate,
+    pub then: Outcome,
+    /// Facts this rule was compiled from (its `requires`), for provenance.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub facts: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// A condition over the call's arguments and the authenticated environment.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum Predicate {
+    Always,
+    All(Vec<Predicate>),
+    Any(Vec<Predicate>),
+    Not(Box<Predicate>),
+    /// A test on the argument with this name.
+    Arg { name: String, test: Test },
+    /// A test on an environment value: `principal`, `destination` or `config.KEY`.
+    Env { path: String, test: Test },
+}
+
+/// A test on one value.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum Test {
+    /// A string starting with this prefix.
+    StartsWith(String),
+    /// A string the regular expression matches; named groups become template values.
+    Matches(String),
+    /// A value of this JSON type.
+    Type(ValueType),
+    /// A value equal to this one.
+    Equals(Value),
+    /// The value is absent.
+    Absent,
+    /// The value is present.
+    Present,
+}
+
+/// JSON value types an argument may have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ValueType {
+    String,
+    Integer,
+    Number,
+    Boolean,
+    Object,
+    Array,
+}
+
+impl ValueType {
+    pub fn parse(s: &str) -> Option<ValueType> {
+        Some(match s {
+            "string" => ValueType::String,
+            "integer" => ValueType::Integer,
+            "number" => ValueType::Number,
+            "boolean" => ValueType::Boolean,
+            "object" => ValueType::Object,
+            "array" => ValueType::Array,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ValueType::String => "string",
+            ValueType::Integer => "integer",
+            ValueType::Number => "number",
+            ValueType::Boolean => "boolean",
+            ValueType::Object => "object",
+            ValueType::Array => "array",
+        }
+    }
+
+    pub fn holds(self, v: &Value) -> bool {
+        match self {
+            ValueType::String => v.is_string(),
+            ValueType::Integer => v.is_i64() || v.is_u64(),
+            ValueType::Number => v.is_number(),
+            ValueType::Boolean => v.is_boolean(),
+            ValueType::Object => v.is_object(),
+            ValueType::Array => v.is_array(),
+        }
+    }
+}
+
+/// What a matched rule says.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum Outcome {
+    /// The handler runs and has these effects.
+    Effects(Vec<EffectTemplate>),
+    /// The handler refuses the call before any effect, with this code.
+    Reject(String),
+    /// The call is outside the reviewed envelope.
+    Unknown(String),
+}
+
+/// An effect record with `{…}` templates still to fill from the call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EffectTemplate {
+    /// `domain:operation`.
+    pub op: String,
+    pub principal: String,
+    pub destination: String,
+    pub resource: String,
+    pub exposure: String,
+    pub mutation: bool,
+    pub write_scopes: Vec<String>,
+}
+
+/// The values a call brings to evaluation.
+pub struct Bindings<'a> {
+    pub arguments: &'a serde_json::Map<String, Value>,
+    pub principal: &'a str,
+    pub destination: &'a str,
+    pub config: &'a Value,
+}
+
+impl Bindings<'_> {
+    fn env(&self, path: &str) -> Option<Value> {
+        match path {
+            "principal" => Some(Value::String(self.principal.to_owned())),
+            "destination" => Some(Value::String(self.destination.to_owned())),
+            // `principal_login` is the part after `user:`, the account's name.
+            "principal_login" => Some(Value::String(
+                self.principal.split_once(':').map_or(self.principal, |(_, l)| l).to_owned(),
+            )),
+            _ => {
+                let key = path.strip_prefix("config.")?;
+                self.config.get(key).cloned()
+            }
+        }
+    }
+}
+
+/// Regular expressions of a summary, compiled once per evaluation.
+fn compile(pattern: &str) -> Option<Regex> {
+    Regex::new(pattern).ok()
+}
+
+impl Predicate {
+    /// Whether the predicate holds; named regex groups of matching tests are
+    /// added to `captures`.
+    pub fn holds(&self, b: &Bindings<'_>, captures: &mut BTreeMap<String, String>) -> bool {
+        match self {
+            Predicate::Always => true,
+            Predicate::All(ps) => ps.iter().all(|p| p.holds(b, captures)),
+            Predicate::Any(ps) => ps.iter().any(|p| p.holds(b, captures)),
+            Predicate::Not(p) => !p.holds(b, &mut BTreeMap::new()),
+            Predicate::Arg { name, test } => test.holds(b.arguments.get(name), captures),
+            Predicate::Env { path, test } => test.holds(b.env(path).as_ref(), captures),
+        }
+    }
+}
+
+impl Test {
+    fn holds(&self, value: Option<&Value>, captures: &mut BTreeMap<String, String>) -> bool {
+        match (self, value) {
+            (Test::Absent, v) => v.is_none() || v == Some(&Value::Null),
+            (Test::Present, v) => !(v.is_none() || v == Some(&Value::Null)),
+            (_, None) => false,
+            (Test::StartsWith(prefix), Some(v)) => v.as_str().is_some_and(|s| s.starts_with(prefix.as_str())),
+            (Test::Matches(pattern), Some(v)) => {
+                let (Some(s), Some(re)) = (v.as_str(), compile(pattern)) else { return false };
+                let Some(caps) = re.captures(s) else { return false };
+                for name in re.capture_names().flatten() {
+                    if let Some(m) = caps.name(name) {
+                        captures.insert(name.to_owned(), m.as_str().to_owned());
+                    }
+                }
+                true
+            }
+            (Test::Type(t), Some(v)) => t.holds(v),
+            (Test::Equals(want), Some(v)) => want == v,
+        }
+    }
+}
+
+/// Why a template could not be filled.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TemplateGap(pub String);
+
+/// Fills `{arg.NAME}`, `{env.PATH}` and `{CAPTURE}` placeholders; `{{` and `}}` are literal braces.
+pub fn render(template: &str, b: &Bindings<'_>, captures: &BTreeMap<String, String>) -> Result<String, TemplateGap> {
+    let mut out = String::with_capacity(template.len());
+    let mut rest = template;
+    while let Some(i) = rest.find(['{', '}']) {
+        out.push_str(&rest[..i]);
+        let tail = &rest[i..];
+        if let Some(t) = tail.strip_prefix("{{") {
+            out.push('{');
+            rest = t;
+            continue;
+        }
+        if let Some(t) = tail.strip_prefix("}}") {
+            out.push('}');
+            rest = t;
+            continue;
+        }
+        let close = tail.find('}').filter(|_| tail.starts_with('{'));
+        let Some(close) = close else {
+            return Err(TemplateGap(format!("unbalanced brace in template `{template}`")));
+        };
+        let key = &tail[1..close];
+        let value = if let Some(name) = key.strip_prefix("arg.") {
+            match b.arguments.get(name) {
+                Some(Value::String(s)) => s.clone(),
+                Some(Value::Null) | None => return Err(TemplateGap(format!("the call gives no argument `{name}`"))),
+                Some(other) => other.to_string(),
+            }
+        } else if let Some(path) = key.strip_prefix("env.") {
+            match b.env(path) {
+                Some(Value::String(s)) => s,
+                Some(Value::Null) | None => return Err(TemplateGap(format!("the environment has no `{path}`"))),
+                Some(other) => other.to_string(),
+            }
+        } else {
+            captures.get(key).cloned().ok_or_else(|| TemplateGap(format!("no value for `{{{key}}}`")))?
+        };
+        out.push_str(&value);
+        rest = &tail[close + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+impl EffectTemplate {
+    /// The concrete effect for one call.
+    pub fn instantiate(&self, b: &Bindings<'_>, captures: &BTreeMap<String, String>) -> Result<Effect, TemplateGap> {
+        let op = render(&self.op, b, captures)?;
+        let (domain, operation) = op
+            .split_once(':')
+            .ok_or_else(|| TemplateGap(format!("operation `{op}` is not `domain:operation`")))?;
+        let exposure_text = render(&self.exposure, b, captures)?;
+        let exposure = Exposure::parse(&exposure_text)
+            .ok_or_else(|| TemplateGap(format!("exposure `{exposure_text}` is not none, private or public")))?;
+        Ok(Effect {
+            domain: domain.to_owned(),
+            operation: operation.to_owned(),
+            principal: render(&self.principal, b, captures)?,
+            destination: render(&self.destination, b, captures)?,
+            resource: render(&self.resource, b, captures)?,
+            exposure,
+            mutation: self.mutation,
+            write_scopes: self.write_scopes.iter().map(|s| render(s, b, captures)).collect::<Result<_, _>>()?,
+        })
+    }
+}
+
+/// The placeholders of a template, for validation when a profile is loaded.
+pub fn placeholders(template: &str) -> Result<Vec<String>, String> {
+    let mut out = Vec::new();
+    let mut rest = template;
+    while let Some(i) = rest.find(['{', '}']) {
+        let tail = &rest[i..];
+        if let Some(t) = tail.strip_prefix("{{").or_else(|| tail.strip_prefix("}}")) {
+            rest = t;
+            continue;
+        }
+        match tail.find('}').filter(|_| tail.starts_with('{')) {
+            Some(close) => {
+                out.push(tail[1..close].to_owned());
+                rest = &tail[close + 1..];
+            }
+            None => return Err(format!("unbalanced brace in `{template}`")),
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn bindings(args: &Value) -> Bindings<'_> {
+        static NULL: Value = Value::Null;
+        Bindings { arguments: args.as_object().unwrap(), principal: "user:alice", destination: "d", config: &NULL }
+    }
+
+    #[test]
+    fn regex_captures_fill_templates() {
+        let args = json!({"target": "--output=/tmp/x"});
+        let b = bindings(&args);
+        let mut caps = BTreeMap::new();
+        let p = Predicate::Arg { name: "target".into(), test: Test::Matches("^--output=(?P<path>.+)$".into()) };
+        assert!(p.holds(&b, &mut caps));
+        assert_eq!(render("w {path} by {env.principal_login}", &b, &caps).unwrap(), "w /tmp/x by alice");
+    }
+
+    #[test]
+    fn missing_argument_is_a_template_gap() {
+        let args = json!({});
+        let err = render("{arg.repo_path}", &bindings(&args), &BTreeMap::new()).unwrap_err();
+        assert!(err.0.contains("repo_path"));
+    }
+
+    #[test]
+    fn absent_counts_null() {
+        let args = json!({"private": null});
+        assert!(Test::Absent.holds(bindings(&args).arguments.get("private"), &mut BTreeMap::new()));
+    }
+
+    #[test]
+    fn placeholders_are_listed_and_braces_checked() {
+        assert_eq!(placeholders("{a}/{{x}}/{arg.b}").unwrap(), vec!["a", "arg.b"]);
+        assert!(placeholders("{a").is_err());
+    }
+}
+
+impl std::fmt::Display for Predicate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let join = |f: &mut std::fmt::Formatter<'_>, ps: &[Predicate], op: &str| {
+            f.write_str("(")?;
+            for (i, p) in ps.iter().enumerate() {
+                if i > 0 {
+                    write!(f, " {op} ")?;
+                }
+                write!(f, "{p}")?;
+            }
+            f.write_str(")")
+        };
+        match self {
+            Predicate::Always => f.write_str("always"),
+            Predicate::All(ps) => join(f, ps, "and"),
+            Predicate::Any(ps) => join(f, ps, "or"),
+            Predicate::Not(p) => write!(f, "not {p}"),
+            Predicate::Arg { name, test } => write!(f, "{name} {test}"),
+            Predicate::Env { path, test } => write!(f, "env.{path} {test}"),
+        }
+    }
+}
+
+impl std::fmt::Display for Test {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Test::StartsWith(p) => write!(f, "starts with {p:?}"),
+            Test::Matches(r) => write!(f, "matches /{r}/"),
+            Test::Type(t) => write!(f, "is a {}", t.name()),
+            Test::Equals(v) => write!(f, "= {v}"),
+            Test::Absent => f.write_str("is absent"),
+            Test::Present => f.write_str("is present"),
+        }
+    }
+}
+
+impl std::fmt::Display for Outcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Outcome::Reject(code) => write!(f, "reject {code}"),
+            Outcome::Unknown(reason) => write!(f, "unknown ({reason})"),
+            Outcome::Effects(effects) => {
+                let ops: Vec<String> = effects
+                    .iter()
+                    .map(|e| format!("{} on {}{}", e.op, e.resource, if e.mutation { " (mutation)" } else { "" }))
+                    .collect();
+                write!(f, "effects {}", ops.join(", "))
+            }
+        }
+    }
+}

@@ -1,0 +1,81 @@
+//! The source closure: every file of a release that a profile reads.
+//!
+//! Files are found by walking the release root (never following symbolic
+//! links, so a link cannot pull in files from outside the release or loop),
+//! matching the profile's globs against `/`-separated relative paths, and
+//! sorting by path, so the closure and its digest do not depend on the order
+//! the file system lists entries in.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use walkdir::WalkDir;
+
+use fcd_frontends::SourceFile;
+use fcd_frontends::ts::MAX_FILE_BYTES;
+
+use crate::canon;
+use crate::error::InputError;
+use crate::profile::Profile;
+
+/// One file of the closure and its digest.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileDigest {
+    pub path: String,
+    pub digest: String,
+}
+
+/// The files a summary was computed from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Closure {
+    /// Digest of `files` (canonical JSON).
+    pub digest: String,
+    pub files: Vec<FileDigest>,
+}
+
+impl Closure {
+    pub fn of(files: &[SourceFile]) -> Closure {
+        let files: Vec<FileDigest> = files
+            .iter()
+            .map(|f| FileDigest { path: f.path.clone(), digest: canon::sha256(&f.bytes) })
+            .collect();
+        Closure { digest: canon::digest(&files), files }
+    }
+}
+
+/// Reads every regular file under `root` that the profile's globs select.
+pub fn collect(root: &Path, profile: &Profile) -> Result<Vec<SourceFile>, InputError> {
+    if !root.is_dir() {
+        return Err(InputError::new(root, "the release source is not a directory"));
+    }
+    let mut files = Vec::new();
+    for entry in WalkDir::new(root).follow_links(false).sort_by_file_name() {
+        let entry = entry.map_err(|e| {
+            InputError::new(e.path().unwrap_or(root), format!("cannot walk the release source: {e}"))
+        })?;
+        if !entry.file_type().is_file() {
+            continue;
+        }
+        let Ok(relative) = entry.path().strip_prefix(root) else { continue };
+        let Some(relative) = relative.to_str() else {
+            return Err(InputError::new(entry.path(), "the path is not UTF-8"));
+        };
+        let relative = relative.replace(std::path::MAIN_SEPARATOR, "/");
+        if !profile.globs.is_match(&relative) {
+            continue;
+        }
+        let len = entry.metadata().map(|m| m.len()).unwrap_or(0);
+        // An oversized file is still part of the closure: the frontend refuses it
+        // with a parse error, which escalates instead of silently skipping it.
+        let bytes = if len > MAX_FILE_BYTES as u64 {
+            vec![0; MAX_FILE_BYTES + 1]
+        } else {
+            std::fs::read(entry.path()).map_err(|e| InputError::new(entry.path(), format!("cannot read: {e}")))?
+        };
+        files.push(SourceFile { path: relative, bytes });
+    }
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(files)
+}
