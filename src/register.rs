@@ -8,6 +8,8 @@
 
 use std::path::{Path, PathBuf};
 
+use serde_json::{Value, json};
+
 use fcd_frontends::{Anchor, Escalation, EscalationCode};
 
 use crate::canon;
@@ -106,3 +108,27 @@ fn describe(kind: &fcd_frontends::FactKind) -> String {
         fcd_frontends::FactKind::Guard { callee, .. } => format!("a guard testing `{callee}`"),
     }
 }
+
+/// The JSON form of a registration, as DESIGN.md's CLI contract gives it.
+pub fn registration_json(r: &Registration) -> Value {
+    match r {
+        Registration::Registered(s) => json!({
+            "status": "registered",
+            "profile": s.profile.id,
+            "release": s.release,
+            "summary_digest": s.summary_digest,
+            "rules": s.rules,
+            "facts": s.facts,
+        }),
+        Registration::Escalated(e) => json!({ "status": "escalated", "reason": escalation_json(e) }),
+    }
+}
+
+pub fn escalation_json(e: &Escalation) -> Value {
+    json!({
+        "code": e.code.as_str(),
+        "detail": e.detail,
+        "anchor": e.anchor.as_ref().map(|a| json!({"file": a.file, "line": a.line})),
+    })
+}
+

@@ -5,12 +5,10 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
-use fcd_frontends::Escalation;
-
 use super::{Format, Io, Status, print, print_json, write_atomic};
 use crate::error::InputError;
 use crate::profile::Profile;
-use crate::register::{Registration, Request, register as run_register};
+use crate::register::{Registration, Request, escalation_json, register as run_register, registration_json};
 use crate::summary::Summary;
 
 /// Compiles a profile against one release's source into a summary, or escalates.
@@ -69,29 +67,6 @@ pub fn register(a: RegisterArgs, io: &mut Io<'_>) -> Result<Status, InputError> 
     Ok(match outcome {
         Registration::Registered(_) => Status::Success,
         Registration::Escalated(_) => Status::Escalated,
-    })
-}
-
-/// The JSON form of a registration, as DESIGN.md's CLI contract gives it.
-pub fn registration_json(r: &Registration) -> Value {
-    match r {
-        Registration::Registered(s) => json!({
-            "status": "registered",
-            "profile": s.profile.id,
-            "release": s.release,
-            "summary_digest": s.summary_digest,
-            "rules": s.rules,
-            "facts": s.facts,
-        }),
-        Registration::Escalated(e) => json!({ "status": "escalated", "reason": escalation_json(e) }),
-    }
-}
-
-pub fn escalation_json(e: &Escalation) -> Value {
-    json!({
-        "code": e.code.as_str(),
-        "detail": e.detail,
-        "anchor": e.anchor.as_ref().map(|a| json!({"file": a.file, "line": a.line})),
     })
 }
 

@@ -77,8 +77,19 @@ fn identity(scope: &Scope<'_>, call: Node<'_>) -> Identity {
         },
         // Calling the result of a call, a subscript, a lambda or anything else:
         // the callee is chosen at run time.
-        other => Identity::Dynamic(format!("call of a {other}")),
+        "call" => Identity::Dynamic(format!("calls the result of `{}`", clip(function.text()))),
+        other => Identity::Dynamic(format!("calls a {other} (`{}`)", clip(function.text()))),
     }
+}
+
+/// The first line of a text, at most 60 characters, for messages.
+fn clip(text: &str) -> String {
+    let line = text.lines().next().unwrap_or_default();
+    let mut out: String = line.chars().take(60).collect();
+    if out.len() < text.len() {
+        out.push('…');
+    }
+    out
 }
 
 /// Context of one fact extraction.

@@ -1,0 +1,319 @@
+//! The `fcd` command end to end, each step in its own process: register,
+//! regenerate, certify, keygen, verify-cert, and the refusals of bad or
+//! altered input.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+const FCD: &str = env!("CARGO_BIN_EXE_fcd");
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Run {
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}", self.stdout))
+    }
+}
+
+fn fcd(args: &[&str]) -> Run {
+    let out = Command::new(FCD).args(args).current_dir(root()).output().expect("fcd runs");
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// Copies a directory tree.
+fn copy_tree(from: &Path, to: &Path) {
+    for entry in walkdir::WalkDir::new(from) {
+        let entry = entry.unwrap();
+        let target = to.join(entry.path().strip_prefix(from).unwrap());
+        if entry.file_type().is_dir() {
+            std::fs::create_dir_all(&target).unwrap();
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// The canonical call, env and contract of git-diff as files in `dir`.
+fn canonical_inputs(dir: &Path, call: &str) -> (PathBuf, PathBuf, PathBuf) {
+    let text = std::fs::read_to_string(root().join("profiles/git-diff/canonical.json")).unwrap();
+    let c: Value = serde_json::from_str(&text).unwrap();
+    let call_path = dir.join(format!("call-{call}.json"));
+    let env_path = dir.join("env.json");
+    let contract_path = dir.join("contract.json");
+    let call_json = serde_json::json!({"tool": c["tool"], "arguments": c["calls"][call]["arguments"]});
+    std::fs::write(&call_path, call_json.to_string()).unwrap();
+    std::fs::write(&env_path, c["env"].to_string()).unwrap();
+    std::fs::write(&contract_path, c["contract"].to_string()).unwrap();
+    (call_path, env_path, contract_path)
+}
+
+fn register(dir: &Path, regime: &str) -> PathBuf {
+    let out = dir.join(format!("{regime}.summary.json"));
+    let source = root().join("fixtures/git-diff").join(regime);
+    let r = fcd(&["register", "--profile", "profiles/git-diff", "--source", s(&source), "--out", s(&out), "--format", "json"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert_eq!(r.json()["status"], "registered");
+    out
+}
+
+#[test]
+fn register_writes_canonical_summary_and_json_contract() {
+    let tmp = tempfile::tempdir().unwrap();
+    let summary = register(tmp.path(), "guarded");
+    let bytes = std::fs::read(&summary).unwrap();
+    let value: Value = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(serde_json_canonicalizer::to_vec(&value).unwrap(), bytes, "the summary file is canonical JSON");
+    let r = fcd(&["register", "--profile", "profiles/git-diff", "--source", "fixtures/git-diff/guarded", "--format", "json"]);
+    let j = r.json();
+    assert_eq!(j["summary_digest"], value["summary_digest"], "same inputs, same summary");
+    assert_eq!(j["profile"], "git-diff");
+    assert_eq!(j["facts"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn regenerate_in_second_process_matches() {
+    let tmp = tempfile::tempdir().unwrap();
+    for regime in ["unguarded", "guarded"] {
+        let summary = register(tmp.path(), regime);
+        let source = root().join("fixtures/git-diff").join(regime);
+        let r = fcd(&["regenerate", "--summary", s(&summary), "--source", s(&source), "--profile", "profiles/git-diff", "--format", "json"]);
+        assert_eq!(r.code, 0, "{}", r.stdout);
+        assert_eq!(r.json()["status"], "match");
+    }
+}
+
+#[test]
+fn one_byte_changes_are_detected() {
+    let tmp = tempfile::tempdir().unwrap();
+    let summary = register(tmp.path(), "guarded");
+
+    // Source: one byte of the handler file.
+    let source = tmp.path().join("src");
+    copy_tree(&root().join("fixtures/git-diff/guarded"), &source);
+    let file = source.join("mcp_server_git/server.py");
+    let mut bytes = std::fs::read(&file).unwrap();
+    let i = bytes.iter().position(|&b| b == b'3').unwrap();
+    bytes[i] = b'4';
+    std::fs::write(&file, &bytes).unwrap();
+    let r = fcd(&["regenerate", "--summary", s(&summary), "--source", s(&source), "--profile", "profiles/git-diff", "--format", "json"]);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    let differing: Vec<String> = r.json()["differing"].as_array().unwrap().iter().map(|d| d["digest"].as_str().unwrap().to_owned()).collect();
+    assert!(differing.contains(&"source".to_owned()), "{differing:?}");
+
+    // Profile: one byte of a comment.
+    let profile = tmp.path().join("profile");
+    copy_tree(&root().join("profiles/git-diff"), &profile);
+    let toml = profile.join("profile.toml");
+    let text = std::fs::read_to_string(&toml).unwrap().replacen("# Reviewed", "# reviewed", 1);
+    std::fs::write(&toml, text).unwrap();
+    let r = fcd(&["regenerate", "--summary", s(&summary), "--source", "fixtures/git-diff/guarded", "--profile", s(&profile), "--format", "json"]);
+    assert_eq!(r.code, 1);
+    assert_eq!(r.json()["differing"][0]["digest"], "profile");
+
+    // Summary: one byte of a fact's line number.
+    let text = std::fs::read_to_string(&summary).unwrap();
+    let altered = tmp.path().join("altered.json");
+    std::fs::write(&altered, text.replacen("\"line\":1", "\"line\":2", 1)).unwrap();
+    let r = fcd(&["regenerate", "--summary", s(&altered), "--source", "fixtures/git-diff/guarded", "--profile", "profiles/git-diff"]);
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("altered.json") && r.stderr.contains("summary_digest"), "{}", r.stderr);
+}
+
+#[test]
+fn certify_signs_only_safe_calls_and_verify_cert_checks_everything() {
+    let tmp = tempfile::tempdir().unwrap();
+    let summary = register(tmp.path(), "guarded");
+    let key = tmp.path().join("issuer");
+    let r = fcd(&["keygen", "--out", s(&key)]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let pubkey = tmp.path().join("issuer.pub");
+    assert!(pubkey.exists());
+    assert_eq!(fcd(&["keygen", "--out", s(&key)]).code, 2, "keygen never overwrites");
+
+    let (call, env, contract) = canonical_inputs(tmp.path(), "A");
+    let cert = tmp.path().join("a.cert.json");
+    let now = "1900000000";
+    let r = fcd(&[
+        "certify", "--summary", s(&summary), "--call", s(&call), "--env", s(&env), "--contract", s(&contract),
+        "--key", s(&key), "--out", s(&cert), "--now", now, "--format", "json",
+    ]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let j = r.json();
+    assert_eq!(j["decision"], "safe");
+    assert_eq!(j["certificate"]["payloadType"], "application/vnd.in-toto+json");
+
+    let verify = |cert: &Path, key: &Path, now: &str| fcd(&["verify-cert", "--cert", s(cert), "--pubkey", s(key), "--now", now, "--format", "json"]);
+    let ok = verify(&cert, &pubkey, "1900000100");
+    assert_eq!(ok.code, 0, "{}", ok.stdout);
+    let statement = &ok.json()["statement"];
+    assert_eq!(statement["_type"], "https://in-toto.io/Statement/v1");
+    assert_eq!(statement["predicate"]["principal"], "user:alice");
+
+    // Expired, not yet valid.
+    assert_eq!(verify(&cert, &pubkey, "1900000301").code, 1);
+    assert_eq!(verify(&cert, &pubkey, "1899999999").code, 1);
+
+    // Any altered byte: flip each of a spread of positions.
+    let bytes = std::fs::read(&cert).unwrap();
+    for i in (0..bytes.len() - 1).step_by(bytes.len() / 40) {
+        let mut altered = bytes.clone();
+        altered[i] ^= 0x01;
+        let path = tmp.path().join("altered.cert.json");
+        std::fs::write(&path, &altered).unwrap();
+        let r = verify(&path, &pubkey, "1900000100");
+        assert_ne!(r.code, 0, "flipping byte {i} went unnoticed");
+    }
+
+    // A wrong key.
+    let other = tmp.path().join("other");
+    fcd(&["keygen", "--out", s(&other)]);
+    let r = verify(&cert, &tmp.path().join("other.pub"), "1900000100");
+    assert_eq!(r.code, 1);
+    assert!(r.json()["reason"].as_str().unwrap().contains("no signature"));
+
+    // An unsafe call gets no certificate, even with a key.
+    let (call_b, _, _) = canonical_inputs(tmp.path(), "B");
+    let out_b = tmp.path().join("b.cert.json");
+    let r = fcd(&[
+        "certify", "--summary", s(&summary), "--call", s(&call_b), "--env", s(&env), "--contract", s(&contract),
+        "--key", s(&key), "--out", s(&out_b), "--format", "json",
+    ]);
+    assert_eq!(r.code, 1);
+    assert_eq!(r.json()["decision"], "reject");
+    assert!(r.json()["certificate"].is_null());
+    assert!(!out_b.exists());
+}
+
+#[test]
+fn canonical_decisions_hold_through_the_cli() {
+    let tmp = tempfile::tempdir().unwrap();
+    let canonical: Value = serde_json::from_str(&std::fs::read_to_string(root().join("profiles/git-diff/canonical.json")).unwrap()).unwrap();
+    for regime in ["unguarded", "guarded"] {
+        let summary = register(tmp.path(), regime);
+        for name in ["A", "B", "C"] {
+            let (call, env, contract) = canonical_inputs(tmp.path(), name);
+            let r = fcd(&["certify", "--summary", s(&summary), "--call", s(&call), "--env", s(&env), "--contract", s(&contract), "--format", "json"]);
+            let expected = &canonical["calls"][name]["expect"][regime];
+            assert_eq!(&r.json()["decision"], expected, "call {name} on {regime}");
+            assert_eq!(r.code, if expected == "safe" { 0 } else { 1 });
+        }
+    }
+}
+
+#[test]
+fn escalation_exits_3_and_writes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("s.json");
+    let r = fcd(&[
+        "register", "--profile", "profiles/git-diff", "--source", "fixtures/git-diff/mutations/04_added_filesystem_call",
+        "--out", s(&out), "--format", "json",
+    ]);
+    assert_eq!(r.code, 3);
+    let j = r.json();
+    assert_eq!(j["status"], "escalated");
+    assert_eq!(j["reason"]["code"], "inventory_violation");
+    assert_eq!(j["reason"]["anchor"]["file"], "mcp_server_git/server.py");
+    assert_eq!(j["reason"]["anchor"]["line"], 11);
+    assert!(!out.exists());
+}
+
+fn assert_input_error(r: &Run, names: &[&str]) {
+    assert_eq!(r.code, 2, "stdout: {} stderr: {}", r.stdout, r.stderr);
+    for n in names {
+        assert!(r.stderr.contains(n), "`{n}` missing from: {}", r.stderr);
+    }
+    assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
+}
+
+#[test]
+fn bad_profiles_name_file_line_and_key() {
+    let tmp = tempfile::tempdir().unwrap();
+    let good = std::fs::read_to_string(root().join("profiles/git-diff/profile.toml")).unwrap();
+    let cases: [(&str, String, &[&str]); 5] = [
+        ("malformed", good.replacen("[source]", "[source", 1), &["malformed.toml:28:8:", "unclosed table"]),
+        ("unknown-key", good.replacen("required = true\n\n[facts.dash_guard]", "required = true\nrequierd = true\n\n[facts.dash_guard]", 1), &["unknown-key.toml:", "requierd"]),
+        ("wrong-type", good.replacen("version = 1", "version = \"one\"", 1), &["wrong-type.toml:6:"]),
+        ("dangling-region", good.replacen("region = \"handler\"\ncallee", "region = \"handlr\"\ncallee", 1), &["dangling-region.toml:", "facts.sink.region", "handlr"]),
+        ("dangling-fact", good.replacen("requires = [\"dash_guard\"]", "requires = [\"dash_gaurd\"]", 1), &["dangling-fact.toml:", "rules[0]", "dash_gaurd"]),
+    ];
+    for (name, text, expect) in cases {
+        assert_ne!(text, good, "{name}: the mutation applied");
+        let path = tmp.path().join(format!("{name}.toml"));
+        std::fs::write(&path, text).unwrap();
+        let r = fcd(&["register", "--profile", s(&path), "--source", "fixtures/git-diff/guarded"]);
+        assert_input_error(&r, expect);
+    }
+}
+
+#[test]
+fn bad_inputs_are_refused_with_exit_2() {
+    let tmp = tempfile::tempdir().unwrap();
+    let summary = register(tmp.path(), "guarded");
+    let (call, env, contract) = canonical_inputs(tmp.path(), "A");
+
+    let r = fcd(&["register", "--profile", "profiles/git-diff", "--source", "no/such/dir"]);
+    assert_input_error(&r, &["no/such/dir", "not a directory"]);
+
+    let wrong = tmp.path().join("wrong-type.json");
+    std::fs::write(&wrong, "{\"tool\": \"git_diff\",\n \"arguments\": {\"repo_path\": \"/srv/repo\",\n  \"target\": 5}}").unwrap();
+    let r = fcd(&["certify", "--summary", s(&summary), "--call", s(&wrong), "--env", s(&env), "--contract", s(&contract)]);
+    assert_input_error(&r, &["wrong-type.json:3", "`target` must be string"]);
+
+    let extra = tmp.path().join("extra.json");
+    std::fs::write(&extra, r#"{"tool": "git_diff", "arguments": {"repo_path": "/srv/repo", "target": "main", "force": true}}"#).unwrap();
+    let r = fcd(&["certify", "--summary", s(&summary), "--call", s(&extra), "--env", s(&env), "--contract", s(&contract)]);
+    assert_input_error(&r, &["extra.json", "`force` is not in the tool's input schema"]);
+
+    let broken = tmp.path().join("broken.json");
+    std::fs::write(&broken, "{\"tool\": \"git_diff\",\n \"arguments\": {").unwrap();
+    let r = fcd(&["certify", "--summary", s(&summary), "--call", s(&broken), "--env", s(&env), "--contract", s(&contract)]);
+    assert_input_error(&r, &["broken.json:2"]);
+
+    let r = fcd(&["certify", "--summary", s(&summary), "--call", s(&call), "--env", s(&env), "--contract", "missing.json"]);
+    assert_input_error(&r, &["missing.json", "cannot read"]);
+
+    let bad_contract = tmp.path().join("bad-contract.json");
+    std::fs::write(&bad_contract, r#"{"principal": "user:alice", "allow": [], "destinations": [], "resources": [], "max_exposure": "secret", "mutation": false, "write_scopes": []}"#).unwrap();
+    let r = fcd(&["certify", "--summary", s(&summary), "--call", s(&call), "--env", s(&env), "--contract", s(&bad_contract)]);
+    assert_input_error(&r, &["bad-contract.json:1", "secret"]);
+
+    let not_a_cert = tmp.path().join("not-a-cert.json");
+    std::fs::write(&not_a_cert, [0xff, 0xfe, 0x00]).unwrap();
+    let key = tmp.path().join("k");
+    fcd(&["keygen", "--out", s(&key)]);
+    let r = fcd(&["verify-cert", "--cert", s(&not_a_cert), "--pubkey", s(&tmp.path().join("k.pub"))]);
+    assert_eq!(r.code, 1, "an unreadable certificate is refused: {}", r.stdout);
+
+    let r = fcd(&["verify-cert", "--cert", s(&not_a_cert), "--pubkey", s(&not_a_cert)]);
+    assert_input_error(&r, &["not-a-cert.json", "not UTF-8"]);
+
+    let r = fcd(&["certify", "--summary"]);
+    assert_eq!(r.code, 2, "usage errors exit 2");
+}
+
+#[test]
+fn demo_runs_the_whole_path() {
+    let r = fcd(&["demo", "--format", "json"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let j = r.json();
+    assert_eq!(j["all_expected"], true);
+    assert_eq!(j["decisions"].as_array().unwrap().len(), 6);
+}
