@@ -1,0 +1,110 @@
+//! The Python frontend through its public interface: callee identities,
+//! dynamic callees, and what comments and strings can never create.
+
+use fcd_frontends::{Identity, Lang, RegionKind, RegionSpec, SourceFile, analyze};
+
+/// The identities of the calls in function `f` of `src`, in source order.
+fn callees(src: &str) -> Vec<String> {
+    let file = SourceFile { path: "m.py".into(), bytes: src.as_bytes().to_vec() };
+    let region = RegionSpec { name: "r".into(), kind: RegionKind::Function("f".into()) };
+    let analysis = analyze(Lang::Python, &[file], &[region], &[]).expect("analyzes");
+    analysis.regions[0]
+        .calls
+        .iter()
+        .map(|c| match &c.identity {
+            Identity::Path(p) => p.clone(),
+            Identity::Unresolved(t) => format!("?{t}"),
+            Identity::Dynamic(t) => format!("dynamic: {t}"),
+        })
+        .collect()
+}
+
+fn check(src: &str, expected: &[&str]) {
+    assert_eq!(callees(src), expected, "in:\n{src}");
+}
+
+#[test]
+fn imports_and_aliases_resolve_to_dotted_paths() {
+    check(
+        "import os.path
+import subprocess as sp
+from shutil import rmtree as wipe
+def f(x: str):
+    os.path.join(x)
+    sp.run(x)
+    wipe(x)
+",
+        &["os.path.join", "subprocess.run", "shutil.rmtree"],
+    );
+}
+
+#[test]
+fn annotations_and_local_aliases_give_receiver_types() {
+    check(
+        "import git
+def f(repo: git.Repo, name: str = 'x'):
+    d = repo.git.diff
+    d(name)
+    name.upper()
+    'a'.join([])
+",
+        &["git.Repo.git.diff", "str.upper", "str.join"],
+    );
+}
+
+#[test]
+fn module_definitions_and_builtins_resolve() {
+    check(
+        "def helper(): pass
+def f():
+    helper()
+    len([])
+",
+        &["m.helper", "len"],
+    );
+}
+
+#[test]
+fn a_name_bound_twice_is_unresolved() {
+    check(
+        "import os
+def f(flag):
+    g = os.remove
+    if flag:
+        g = print
+    g('x')
+",
+        &["?g"],
+    );
+}
+
+#[test]
+fn dynamic_callees_are_marked() {
+    check("def f(o, n):\n    getattr(o, n)()\n", &["dynamic: calls the result of `getattr(o, n)`", "dynamic: getattr"]);
+    check("def f(t):\n    t['k']()\n", &["dynamic: calls a subscript (`t['k']`)"]);
+    check("def f(s):\n    eval(s)\n", &["dynamic: eval"]);
+    check("import importlib\ndef f(s):\n    importlib.import_module(s)\n", &["dynamic: importlib.import_module"]);
+    check("def f():\n    (lambda: 1)()\n", &["dynamic: calls a parenthesized_expression (`(lambda: 1)`)"]);
+}
+
+#[test]
+fn wildcard_imports_make_bare_names_unresolved() {
+    check("from os import *\ndef f():\n    system('x')\n", &["?system"]);
+}
+
+#[test]
+fn comments_and_strings_create_no_callees() {
+    check(
+        "def f():
+    # os.system('rm -rf /')
+    x = \"subprocess.run(['x'])\"
+    y = '''eval(x)'''
+",
+        &[],
+    );
+}
+
+#[test]
+fn calls_inside_fstring_holes_are_real_calls() {
+    check("def f(x: str):\n    return f\"{x.upper()}\"\n", &["str.upper"]);
+}
