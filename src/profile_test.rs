@@ -161,10 +161,12 @@ fn run_case(
         Registration::Escalated(e) => format!("escalated {}", e.code),
     };
     checks.push(Check { what: "registration".into(), ok: expected_outcome == actual_outcome, expected: expected_outcome, actual: shown.clone() });
-    if let Registration::Escalated(e) = &outcome {
-        if case.escalate.is_some() && e.anchor.is_none() && e.code != fcd_frontends::EscalationCode::RegionMissing {
-            checks.push(Check { what: "escalation anchor".into(), expected: "file:line".into(), actual: "none".into(), ok: false });
-        }
+    if let Registration::Escalated(e) = &outcome
+        && case.escalate.is_some()
+        && e.anchor.is_none()
+        && e.code != fcd_frontends::EscalationCode::RegionMissing
+    {
+        checks.push(Check { what: "escalation anchor".into(), expected: "file:line".into(), actual: "none".into(), ok: false });
     }
     if let Registration::Registered(summary) = &outcome {
         if let Some(regime) = &case.regime {

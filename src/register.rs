@@ -57,10 +57,10 @@ pub fn config_digest(config: Option<&Path>) -> Result<String, InputError> {
 /// Registers one release; input problems are errors, source shapes outside the
 /// profile are escalations.
 pub fn register(profile: &Profile, req: &Request) -> Result<Registration, InputError> {
-    if let Some(d) = &req.artifact_digest {
-        if !canon::is_sha256(d) {
-            return Err(InputError::new(&req.source, format!("--artifact-digest `{d}` is not sha256: followed by 64 lower-case hex digits")));
-        }
+    if let Some(d) = &req.artifact_digest
+        && !canon::is_sha256(d)
+    {
+        return Err(InputError::new(&req.source, format!("--artifact-digest `{d}` is not sha256: followed by 64 lower-case hex digits")));
     }
     let release = match &req.release {
         Some(r) => r.clone(),

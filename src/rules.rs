@@ -292,46 +292,6 @@ pub fn placeholders(template: &str) -> Result<Vec<String>, String> {
     Ok(out)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn bindings(args: &Value) -> Bindings<'_> {
-        static NULL: Value = Value::Null;
-        Bindings { arguments: args.as_object().unwrap(), principal: "user:alice", destination: "d", config: &NULL }
-    }
-
-    #[test]
-    fn regex_captures_fill_templates() {
-        let args = json!({"target": "--output=/tmp/x"});
-        let b = bindings(&args);
-        let mut caps = BTreeMap::new();
-        let p = Predicate::Arg { name: "target".into(), test: Test::Matches("^--output=(?P<path>.+)$".into()) };
-        assert!(p.holds(&b, &mut caps));
-        assert_eq!(render("w {path} by {env.principal_login}", &b, &caps).unwrap(), "w /tmp/x by alice");
-    }
-
-    #[test]
-    fn missing_argument_is_a_template_gap() {
-        let args = json!({});
-        let err = render("{arg.repo_path}", &bindings(&args), &BTreeMap::new()).unwrap_err();
-        assert!(err.0.contains("repo_path"));
-    }
-
-    #[test]
-    fn absent_counts_null() {
-        let args = json!({"private": null});
-        assert!(Test::Absent.holds(bindings(&args).arguments.get("private"), &mut BTreeMap::new()));
-    }
-
-    #[test]
-    fn placeholders_are_listed_and_braces_checked() {
-        assert_eq!(placeholders("{a}/{{x}}/{arg.b}").unwrap(), vec!["a", "arg.b"]);
-        assert!(placeholders("{a").is_err());
-    }
-}
-
 impl std::fmt::Display for Predicate {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let join = |f: &mut std::fmt::Formatter<'_>, ps: &[Predicate], op: &str| {
@@ -381,5 +341,45 @@ impl std::fmt::Display for Outcome {
                 write!(f, "effects {}", ops.join(", "))
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn bindings(args: &Value) -> Bindings<'_> {
+        static NULL: Value = Value::Null;
+        Bindings { arguments: args.as_object().unwrap(), principal: "user:alice", destination: "d", config: &NULL }
+    }
+
+    #[test]
+    fn regex_captures_fill_templates() {
+        let args = json!({"target": "--output=/tmp/x"});
+        let b = bindings(&args);
+        let mut caps = BTreeMap::new();
+        let p = Predicate::Arg { name: "target".into(), test: Test::Matches("^--output=(?P<path>.+)$".into()) };
+        assert!(p.holds(&b, &mut caps));
+        assert_eq!(render("w {path} by {env.principal_login}", &b, &caps).unwrap(), "w /tmp/x by alice");
+    }
+
+    #[test]
+    fn missing_argument_is_a_template_gap() {
+        let args = json!({});
+        let err = render("{arg.repo_path}", &bindings(&args), &BTreeMap::new()).unwrap_err();
+        assert!(err.0.contains("repo_path"));
+    }
+
+    #[test]
+    fn absent_counts_null() {
+        let args = json!({"private": null});
+        assert!(Test::Absent.holds(bindings(&args).arguments.get("private"), &mut BTreeMap::new()));
+    }
+
+    #[test]
+    fn placeholders_are_listed_and_braces_checked() {
+        assert_eq!(placeholders("{a}/{{x}}/{arg.b}").unwrap(), vec!["a", "arg.b"]);
+        assert!(placeholders("{a").is_err());
     }
 }

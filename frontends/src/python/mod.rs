@@ -213,13 +213,13 @@ impl<'a> Cx<'_, 'a> {
             (None, Some((p, rest))) => p.optional.then(|| self.align(args, rest)).flatten(),
             (Some(_), None) => None,
             (Some((a, args_rest)), Some((p, rest))) => {
-                if self.arg_matches(*a, p) {
-                    if let Some(mut tail) = self.align(args_rest, rest) {
-                        let mut shown = p.clone();
-                        shown.optional = false;
-                        tail.insert(0, shown.to_string());
-                        return Some(tail);
-                    }
+                if self.arg_matches(*a, p)
+                    && let Some(mut tail) = self.align(args_rest, rest)
+                {
+                    let mut shown = p.clone();
+                    shown.optional = false;
+                    tail.insert(0, shown.to_string());
+                    return Some(tail);
                 }
                 if p.optional { self.align(args, rest) } else { None }
             }
