@@ -157,9 +157,23 @@ impl Bindings<'_> {
     }
 }
 
-/// Regular expressions of a summary, compiled once per evaluation.
-fn compile(pattern: &str) -> Option<Regex> {
-    Regex::new(pattern).ok()
+/// Compiled regular expressions, by pattern: compiling dominates a decision,
+/// and a process certifies many calls against few summaries. The cache is
+/// bounded, so a stream of hostile summaries cannot grow it without limit.
+fn compile(pattern: &str) -> Option<std::sync::Arc<Regex>> {
+    use std::sync::{Arc, LazyLock, Mutex};
+    static CACHE: LazyLock<Mutex<BTreeMap<String, Arc<Regex>>>> = LazyLock::new(|| Mutex::new(BTreeMap::new()));
+    const MAX_CACHED: usize = 256;
+    let mut cache = CACHE.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(re) = cache.get(pattern) {
+        return Some(Arc::clone(re));
+    }
+    let re = Arc::new(Regex::new(pattern).ok()?);
+    if cache.len() >= MAX_CACHED {
+        cache.clear();
+    }
+    cache.insert(pattern.to_owned(), Arc::clone(&re));
+    Some(re)
 }
 
 impl Predicate {

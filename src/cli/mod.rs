@@ -141,6 +141,12 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), InputError> {
     };
     let mut tmp = tempfile::NamedTempFile::new_in(&dir).map_err(|e| InputError::new(path, format!("cannot create a file in {}: {e}", dir.display())))?;
     tmp.write_all(bytes).map_err(|e| InputError::new(path, format!("cannot write: {e}")))?;
+    // Temporary files are private (0600); summaries and certificates are not secrets.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let _ = std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o644));
+    }
     tmp.persist(path).map_err(|e| InputError::new(path, format!("cannot write: {}", e.error)))?;
     Ok(())
 }

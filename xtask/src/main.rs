@@ -1,1 +1,91 @@
-fn main(){}
+//! `cargo xtask`: the project's own jobs that are not part of `fcd` itself —
+//! the release job that runs the pipeline on official releases, and the
+//! benchmark that checks the latency targets.
+//!
+//! Exit codes: 0 everything as expected, 1 an expectation failed (a decision,
+//! a regeneration, an escalation), 2 an error (bad input, a refused download,
+//! a tool that did not run).
+
+mod bench;
+mod fetch;
+mod manifest;
+mod releases;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+#[derive(Debug, Parser)]
+#[command(name = "cargo xtask", about = "fcd's release job and benchmarks", max_term_width = 100)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Fetches every development release listed in profiles/*/releases.toml, verifies its
+    /// digest, then registers, regenerates and certifies it with the `fcd` binary.
+    Releases(ReleasesArgs),
+    /// Times registration and certification in process. Run it optimized:
+    /// `cargo run --release --package xtask -- bench`.
+    Bench(BenchArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct ReleasesArgs {
+    /// Only these profiles (directory names under profiles/); repeatable. Default: every
+    /// profile that has a releases.toml.
+    #[arg(long = "profile", value_name = "ID")]
+    profiles: Vec<String>,
+    /// Where verified artifacts, unpacked releases and summaries are kept
+    /// (default: .cache/official in the workspace).
+    #[arg(long, value_name = "DIR")]
+    cache: Option<PathBuf>,
+    #[arg(long, value_enum, default_value_t)]
+    format: Format,
+}
+
+#[derive(Debug, clap::Args)]
+struct BenchArgs {
+    /// Timed iterations per certify operation; registration runs a hundredth of
+    /// them (at least 20), since one registration reads and parses the release.
+    #[arg(long, default_value_t = 20_000, value_parser = clap::value_parser!(u32).range(1..))]
+    iterations: u32,
+}
+
+/// How a report is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum Format {
+    /// A table for people.
+    #[default]
+    Text,
+    /// JSON Lines, one object per release.
+    Json,
+}
+
+/// The workspace root: the parent of this crate's directory.
+pub fn workspace_root() -> &'static Path {
+    let manifest_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    manifest_dir.parent().unwrap_or(manifest_dir)
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Releases(a) => {
+            let cache = a.cache.unwrap_or_else(|| workspace_root().join(".cache/official"));
+            releases::run(&releases::Options { profiles: a.profiles, cache, format: a.format })
+        }
+        Command::Bench(a) => bench::run(a.iterations as usize),
+    };
+    match result {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::from(1),
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}

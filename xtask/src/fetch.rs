@@ -1,0 +1,251 @@
+//! Official artifacts onto this machine: download with the registry's own
+//! client, verify the digest releases.toml records, and only then keep and
+//! unpack the artifact.
+//!
+//! Cache layout (git-ignored): `<cache>/<id>.tar.gz` is the verified artifact,
+//! `<cache>/<id>/` its unpacked tree (recreated on every run). A cached
+//! artifact whose digest differs is refused, not replaced: someone or
+//! something altered it, and a person should look before it is deleted.
+
+use std::fs::File;
+use std::io::Read;
+use std::path::{Component, Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, Result, bail};
+use sha2::{Digest, Sha256};
+
+use crate::manifest::{PypiSource, Release, Source};
+
+/// A release ready for the pipeline.
+#[derive(Debug, Clone)]
+pub struct Materialized {
+    /// `sha256:HEX` of the verified artifact.
+    pub artifact_digest: String,
+    /// The release root: the single top-level folder of the unpacked artifact.
+    pub root: PathBuf,
+    /// Whether this run downloaded the artifact (false: the verified cache was used).
+    pub downloaded: bool,
+}
+
+/// Makes the release available under `cache`, verified and unpacked.
+pub fn materialize(release: &Release, cache: &Path) -> Result<Materialized> {
+    let p = pypi_source(release)?;
+    std::fs::create_dir_all(cache).with_context(|| format!("{}: cannot create the cache directory", cache.display()))?;
+    let archive = cache.join(format!("{}.tar.gz", release.id));
+    let downloaded = ensure_pypi(p, &archive, cache)?;
+    let root = unpack_tar_gz(&archive, &cache.join(&release.id))?;
+    Ok(Materialized { artifact_digest: format!("sha256:{}", p.sha256), root, downloaded })
+}
+
+/// Refuses, before any work starts, a release whose source kind has no fetcher yet.
+pub fn check_supported(release: &Release) -> Result<()> {
+    pypi_source(release).map(|_| ())
+}
+
+/// The one source kind fetched so far.
+fn pypi_source(release: &Release) -> Result<&PypiSource> {
+    match &release.source {
+        Source::Pypi(p) => Ok(p),
+        other => bail!(
+            "release `{}`: {} from [release.{}]: this source kind is not supported yet (only [release.pypi])",
+            release.id,
+            other.describe(),
+            other.kind()
+        ),
+    }
+}
+
+/// The verified sdist at `archive`: the cached one if its digest matches,
+/// otherwise a fresh download. Returns whether it downloaded.
+fn ensure_pypi(p: &PypiSource, archive: &Path, cache: &Path) -> Result<bool> {
+    if archive.exists() {
+        let actual = sha256_file(archive)?;
+        if actual != p.sha256 {
+            bail!(
+                "{}: digest mismatch: the cached artifact has sha256 {actual}, releases.toml records {}; \
+                 refusing it (inspect, then delete the file to download again)",
+                archive.display(),
+                p.sha256
+            );
+        }
+        return Ok(false);
+    }
+    let work = tempfile::tempdir_in(cache).with_context(|| format!("{}: cannot create a download directory", cache.display()))?;
+    let file = pip_download(p, work.path())?;
+    let actual = sha256_file(&file)?;
+    if actual != p.sha256 {
+        bail!(
+            "{}: digest mismatch: {}=={} downloaded with sha256 {actual}, releases.toml records {}; refusing it",
+            file.display(),
+            p.package,
+            p.version,
+            p.sha256
+        );
+    }
+    std::fs::rename(&file, archive).with_context(|| format!("{}: cannot move the verified artifact into the cache", archive.display()))?;
+    Ok(true)
+}
+
+/// Runs `pip download` for exactly one sdist into `work/download` and returns its path.
+///
+/// The digest goes to pip too (`--require-hashes`), so pip refuses a different
+/// file before it runs the sdist's build backend to read its metadata; our own
+/// check afterwards does not depend on pip doing so.
+fn pip_download(p: &PypiSource, work: &Path) -> Result<PathBuf> {
+    let requirements = work.join("requirements.txt");
+    let line = format!("{}=={} --hash=sha256:{}\n", p.package, p.version, p.sha256);
+    std::fs::write(&requirements, line).with_context(|| format!("{}: cannot write", requirements.display()))?;
+    let download = work.join("download");
+    let output = Command::new("pip")
+        .args(["download", "--no-deps", "--no-binary", ":all:", "--require-hashes", "--disable-pip-version-check", "-r"])
+        .arg(&requirements)
+        .arg("-d")
+        .arg(&download)
+        .output()
+        .context("cannot run `pip` (is it installed and on PATH?)")?;
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let kind = if stderr.contains("DO NOT MATCH THE HASHES") { "digest mismatch, pip refused the download" } else { "pip download failed" };
+        bail!("{}=={}: {kind} ({}):\n{}", p.package, p.version, output.status, stderr.trim_end());
+    }
+    single_entry(&download, |p| p.is_file() && p.to_string_lossy().ends_with(".tar.gz"))
+        .with_context(|| format!("{}=={}: pip did not leave exactly one .tar.gz", p.package, p.version))
+}
+
+/// The one entry of `dir` that satisfies `wanted`, and no other entry at all.
+fn single_entry(dir: &Path, wanted: impl Fn(&Path) -> bool) -> Result<PathBuf> {
+    let mut entries = Vec::new();
+    for entry in std::fs::read_dir(dir).with_context(|| format!("{}: cannot list", dir.display()))? {
+        entries.push(entry.with_context(|| format!("{}: cannot list", dir.display()))?.path());
+    }
+    match entries.as_slice() {
+        [one] if wanted(one) => Ok(one.clone()),
+        _ => {
+            let names: Vec<String> = entries.iter().filter_map(|e| e.file_name()).map(|n| n.to_string_lossy().into_owned()).collect();
+            bail!("{}: expected exactly one entry of the right kind, found [{}]", dir.display(), names.join(", "))
+        }
+    }
+}
+
+/// Lower-case hex sha256 of a file's bytes.
+pub fn sha256_file(path: &Path) -> Result<String> {
+    let mut file = File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = file.read(&mut buf).with_context(|| format!("{}: cannot read", path.display()))?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+    }
+    Ok(fcd::canon::hex(&hasher.finalize()))
+}
+
+/// Unpacks a .tar.gz into a fresh `dest` and returns its single top-level folder.
+/// On any error nothing is left at `dest`.
+pub fn unpack_tar_gz(archive: &Path, dest: &Path) -> Result<PathBuf> {
+    if dest.exists() {
+        std::fs::remove_dir_all(dest).with_context(|| format!("{}: cannot remove the previous unpacked tree", dest.display()))?;
+    }
+    std::fs::create_dir_all(dest).with_context(|| format!("{}: cannot create", dest.display()))?;
+    let result = unpack_entries(archive, dest)
+        .and_then(|()| single_entry(dest, Path::is_dir).with_context(|| format!("{}: the archive has no single top-level folder", archive.display())));
+    if result.is_err() {
+        let _ = std::fs::remove_dir_all(dest);
+    }
+    result
+}
+
+fn unpack_entries(archive: &Path, dest: &Path) -> Result<()> {
+    let file = File::open(archive).with_context(|| format!("{}: cannot open", archive.display()))?;
+    let mut tar = tar::Archive::new(flate2::read::GzDecoder::new(file));
+    let entries = tar.entries().with_context(|| format!("{}: not a tar.gz", archive.display()))?;
+    for entry in entries {
+        let mut entry = entry.with_context(|| format!("{}: corrupt archive", archive.display()))?;
+        let path = entry.path().with_context(|| format!("{}: an entry has an unreadable path", archive.display()))?.into_owned();
+        let kind = entry.header().entry_type();
+        if kind.is_pax_global_extensions() {
+            continue;
+        }
+        check_entry_path(&path).with_context(|| format!("{}: entry `{}`", archive.display(), path.display()))?;
+        if !(kind.is_file() || kind.is_dir()) {
+            bail!("{}: entry `{}` is a {kind:?}; only files and directories are unpacked", archive.display(), path.display());
+        }
+        let target = dest.join(&path);
+        if let Some(parent) = target.parent() {
+            std::fs::create_dir_all(parent).with_context(|| format!("{}: cannot create", parent.display()))?;
+        }
+        entry.unpack(&target).with_context(|| format!("{}: cannot unpack `{}`", archive.display(), path.display()))?;
+    }
+    Ok(())
+}
+
+/// Refuses absolute paths and `..`: an entry must stay inside the destination.
+fn check_entry_path(path: &Path) -> Result<()> {
+    for component in path.components() {
+        match component {
+            Component::Normal(_) | Component::CurDir => {}
+            Component::ParentDir => bail!("refused: the path climbs out with `..`"),
+            Component::RootDir | Component::Prefix(_) => bail!("refused: the path is absolute"),
+        }
+    }
+    if path.components().all(|c| c == Component::CurDir) {
+        bail!("refused: the path is empty");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entry_paths_outside_the_destination_are_refused() {
+        assert!(check_entry_path(Path::new("pkg-1.0/src/a.py")).is_ok());
+        assert!(check_entry_path(Path::new("./pkg-1.0/")).is_ok());
+        assert!(check_entry_path(Path::new("/etc/passwd")).is_err());
+        assert!(check_entry_path(Path::new("pkg/../../x")).is_err());
+        assert!(check_entry_path(Path::new(".")).is_err());
+    }
+
+    /// A tar.gz with one entry whose raw name is written byte for byte, as a hostile archive would.
+    fn archive_with(name: &[u8]) -> Vec<u8> {
+        let mut header = tar::Header::new_old();
+        header.as_old_mut().name[..name.len()].copy_from_slice(name);
+        header.set_size(1);
+        header.set_mode(0o644);
+        header.set_entry_type(tar::EntryType::Regular);
+        header.set_cksum();
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        {
+            let mut builder = tar::Builder::new(&mut gz);
+            builder.append(&header, &b"x"[..]).unwrap();
+            builder.finish().unwrap();
+        }
+        gz.finish().unwrap()
+    }
+
+    #[test]
+    fn archive_climbing_out_is_refused_and_leaves_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let archive = dir.path().join("a.tar.gz");
+        std::fs::write(&archive, archive_with(b"pkg/../../escape")).unwrap();
+        let dest = dir.path().join("out");
+        let e = unpack_tar_gz(&archive, &dest).unwrap_err();
+        assert!(format!("{e:#}").contains("climbs out"), "{e:#}");
+        assert!(!dest.exists());
+        assert!(!dir.path().join("escape").exists());
+    }
+
+    #[test]
+    fn archive_with_one_folder_unpacks_to_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let archive = dir.path().join("a.tar.gz");
+        std::fs::write(&archive, archive_with(b"pkg-1.0/a.py")).unwrap();
+        let root = unpack_tar_gz(&archive, &dir.path().join("out")).unwrap();
+        assert_eq!(root, dir.path().join("out/pkg-1.0"));
+        assert_eq!(std::fs::read(root.join("a.py")).unwrap(), b"x");
+    }
+}

@@ -1,0 +1,263 @@
+//! `profiles/<id>/releases.toml`: the official releases a profile was developed
+//! against, where to get each one, its digest, and what must come of it.
+//!
+//! ```toml
+//! [[release]]
+//! id = "mcp-server-git-2025.9.25"   # names the cache entries and the registered release
+//! regime = "unguarded"              # key into canonical.json's per-call `expect`
+//! # escalate = "region_missing"     # instead of `regime`: registration must escalate with this code
+//! [release.pypi]                    # exactly one source table: pypi, npm or git
+//! package = "mcp-server-git"
+//! version = "2025.9.25"
+//! sha256 = "…"                      # the registry's digest of the sdist
+//! ```
+//!
+//! Parsing is strict (`deny_unknown_fields`), then a second pass checks what
+//! serde cannot and names the file, line and release in every error.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+use serde::Deserialize;
+use toml::Spanned;
+
+use fcd_frontends::EscalationCode;
+
+/// The file name inside a profile directory.
+pub const FILE: &str = "releases.toml";
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawManifest {
+    release: Vec<Spanned<RawRelease>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRelease {
+    id: String,
+    regime: Option<String>,
+    escalate: Option<EscalationCode>,
+    pypi: Option<PypiSource>,
+    npm: Option<NpmSource>,
+    git: Option<GitSource>,
+}
+
+/// An sdist on PyPI, fetched with `pip download`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PypiSource {
+    pub package: String,
+    pub version: String,
+    /// Lower-case hex sha256 of the sdist, as the registry publishes it.
+    pub sha256: String,
+}
+
+/// A package on the npm registry, to be fetched with `npm pack` (not implemented yet).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NpmSource {
+    pub package: String,
+    pub version: String,
+    /// Lower-case hex sha256 of the packed tarball.
+    pub sha256: String,
+}
+
+/// A tag of an official git repository, read from a mirror (not implemented yet).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GitSource {
+    pub repository: String,
+    pub tag: String,
+    /// The commit the tag must point to.
+    pub commit: String,
+}
+
+/// Where a release comes from.
+#[derive(Debug, Clone)]
+pub enum Source {
+    Pypi(PypiSource),
+    Npm(NpmSource),
+    Git(GitSource),
+}
+
+impl Source {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Source::Pypi(_) => "pypi",
+            Source::Npm(_) => "npm",
+            Source::Git(_) => "git",
+        }
+    }
+
+    /// What the source names, for messages.
+    pub fn describe(&self) -> String {
+        match self {
+            Source::Pypi(p) => format!("{}=={}", p.package, p.version),
+            Source::Npm(n) => format!("{}@{}", n.package, n.version),
+            Source::Git(g) => format!("{} tag {} (commit {})", g.repository, g.tag, g.commit),
+        }
+    }
+}
+
+/// What registering a release must give.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Expectation {
+    /// A summary whose canonical decisions are those of this regime.
+    Regime(String),
+    /// An escalation with this code.
+    Escalate(EscalationCode),
+}
+
+impl std::fmt::Display for Expectation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Expectation::Regime(r) => write!(f, "regime {r}"),
+            Expectation::Escalate(c) => write!(f, "escalate {c}"),
+        }
+    }
+}
+
+/// One validated release.
+#[derive(Debug, Clone)]
+pub struct Release {
+    pub id: String,
+    pub expect: Expectation,
+    pub source: Source,
+}
+
+/// Reads and validates a releases.toml; `regimes` are the canonical regimes a
+/// release may name.
+pub fn load(path: &Path, regimes: &[String]) -> Result<Vec<Release>> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("{}: cannot read", path.display()))?;
+    parse(path, &text, regimes)
+}
+
+fn parse(path: &Path, text: &str, regimes: &[String]) -> Result<Vec<Release>> {
+    let raw: RawManifest = toml::from_str(text).map_err(|e| {
+        let line = e.span().map(|s| fcd::error::line_col(text, s.start).0);
+        anyhow::anyhow!("{}{}: {}", path.display(), line.map(|l| format!(":{l}")).unwrap_or_default(), e.message().trim_end())
+    })?;
+    let mut seen = BTreeSet::new();
+    let mut releases = Vec::new();
+    for spanned in raw.release {
+        let line = fcd::error::line_col(text, spanned.span().start).0;
+        let at = format!("{}:{line}", path.display());
+        let release = validate(spanned.into_inner(), regimes).with_context(|| at.clone())?;
+        if !seen.insert(release.id.clone()) {
+            bail!("{at}: release id `{}` appears twice", release.id);
+        }
+        releases.push(release);
+    }
+    if releases.is_empty() {
+        bail!("{}: lists no [[release]]", path.display());
+    }
+    Ok(releases)
+}
+
+fn validate(raw: RawRelease, regimes: &[String]) -> Result<Release> {
+    let id = raw.id;
+    check_id(&id)?;
+    let expect = match (raw.regime, raw.escalate) {
+        (Some(regime), None) => {
+            if !regimes.contains(&regime) {
+                bail!("release `{id}`: regime `{regime}` is not one of canonical.json's regimes ({})", regimes.join(", "));
+            }
+            Expectation::Regime(regime)
+        }
+        (None, Some(code)) => Expectation::Escalate(code),
+        _ => bail!("release `{id}`: give exactly one of `regime` (it registers) and `escalate` (it must escalate)"),
+    };
+    let source = match (raw.pypi, raw.npm, raw.git) {
+        (Some(p), None, None) => {
+            check_sha256(&id, &p.sha256)?;
+            Source::Pypi(p)
+        }
+        (None, Some(n), None) => {
+            check_sha256(&id, &n.sha256)?;
+            Source::Npm(n)
+        }
+        (None, None, Some(g)) => Source::Git(g),
+        _ => bail!("release `{id}`: give exactly one source table: [release.pypi], [release.npm] or [release.git]"),
+    };
+    Ok(Release { id, expect, source })
+}
+
+/// A release id names directories in the cache, so it must be a plain file name.
+fn check_id(id: &str) -> Result<()> {
+    let plain = id.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if id.is_empty() || id.starts_with('.') || !plain {
+        bail!("release id `{id}`: use ASCII letters, digits, `-`, `_` and `.`, not starting with `.`");
+    }
+    Ok(())
+}
+
+fn check_sha256(id: &str, hex: &str) -> Result<()> {
+    if hex.len() != 64 || !hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
+        bail!("release `{id}`: sha256 `{hex}` is not 64 lower-case hex digits");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(text: &str) -> Result<Vec<Release>> {
+        parse(Path::new("releases.toml"), text, &["unguarded".to_owned(), "guarded".to_owned()])
+    }
+
+    const HEX: &str = "487d9359d67dd73187d77db0200601f21d6dc9d0d79e8df69b012ceb2c9923e4";
+
+    #[test]
+    fn pypi_release_with_regime_parses() {
+        let r = check(&format!("[[release]]\nid = \"a-1\"\nregime = \"guarded\"\n[release.pypi]\npackage = \"p\"\nversion = \"1\"\nsha256 = \"{HEX}\"\n")).unwrap();
+        assert_eq!(r[0].expect, Expectation::Regime("guarded".into()));
+        assert_eq!(r[0].source.kind(), "pypi");
+    }
+
+    #[test]
+    fn escalating_release_parses_its_code() {
+        let r = check(&format!("[[release]]\nid = \"a\"\nescalate = \"region_missing\"\n[release.pypi]\npackage = \"p\"\nversion = \"1\"\nsha256 = \"{HEX}\"\n")).unwrap();
+        assert_eq!(r[0].expect, Expectation::Escalate(EscalationCode::RegionMissing));
+    }
+
+    #[test]
+    fn unknown_key_is_an_error_with_its_line() {
+        let e = check("[[release]]\nid = \"a\"\nregim = \"guarded\"\n").unwrap_err();
+        assert!(format!("{e:#}").starts_with("releases.toml:3:"), "{e:#}");
+    }
+
+    #[test]
+    fn regime_and_escalate_together_are_refused() {
+        let e = check(&format!("[[release]]\nid = \"a\"\nregime = \"guarded\"\nescalate = \"parse_error\"\n[release.pypi]\npackage = \"p\"\nversion = \"1\"\nsha256 = \"{HEX}\"\n")).unwrap_err();
+        assert!(format!("{e:#}").contains("exactly one of `regime`"), "{e:#}");
+    }
+
+    #[test]
+    fn unknown_regime_is_refused() {
+        let e = check(&format!("[[release]]\nid = \"a\"\nregime = \"patched\"\n[release.pypi]\npackage = \"p\"\nversion = \"1\"\nsha256 = \"{HEX}\"\n")).unwrap_err();
+        assert!(format!("{e:#}").contains("regime `patched`"), "{e:#}");
+    }
+
+    #[test]
+    fn every_committed_manifest_is_valid() {
+        let profiles = crate::workspace_root().join("profiles");
+        for entry in std::fs::read_dir(&profiles).unwrap() {
+            let dir = entry.unwrap().path();
+            let path = dir.join(FILE);
+            if path.is_file() {
+                let canonical = fcd::canonical::Canonical::load(&dir.join(fcd::canonical::FILE)).unwrap();
+                let releases = load(&path, &canonical.regimes).unwrap_or_else(|e| panic!("{e:#}"));
+                assert!(releases.iter().all(|r| crate::fetch::check_supported(r).is_ok()), "{}", path.display());
+            }
+        }
+    }
+
+    #[test]
+    fn path_like_id_is_refused() {
+        let e = check(&format!("[[release]]\nid = \"../x\"\nregime = \"guarded\"\n[release.pypi]\npackage = \"p\"\nversion = \"1\"\nsha256 = \"{HEX}\"\n")).unwrap_err();
+        assert!(format!("{e:#}").contains("release id `../x`"), "{e:#}");
+    }
+}

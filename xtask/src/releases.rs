@@ -1,0 +1,443 @@
+//! `cargo xtask releases`: the release job. Every development release of every
+//! profile goes through the pipeline exactly as a user would run it — the
+//! built `fcd` binary, one process per step — and each outcome is compared
+//! with what the profile's releases.toml and canonical.json expect.
+//!
+//! Per release: fetch and verify the artifact ([`crate::fetch`]); `fcd
+//! register`; `fcd regenerate` in a second process (must report `match`);
+//! `fcd certify` for every canonical call, compared with `expect[regime]`.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use serde::Serialize;
+use serde_json::Value;
+
+use fcd::canonical::{self, Canonical};
+
+use crate::Format;
+use crate::fetch;
+use crate::manifest::{self, Expectation, Release};
+
+pub struct Options {
+    pub profiles: Vec<String>,
+    pub cache: PathBuf,
+    pub format: Format,
+}
+
+/// What came of one release; one JSON Lines object.
+#[derive(Debug, Serialize)]
+struct Outcome {
+    profile: String,
+    release: String,
+    /// `regime NAME` or `escalate CODE`.
+    expect: String,
+    artifact_digest: String,
+    downloaded: bool,
+    root: String,
+    registration: Option<Registration>,
+    regeneration: Option<Regeneration>,
+    decisions: Vec<CallDecision>,
+    /// Every way the release differs from its expectation; empty when it matches.
+    problems: Vec<String>,
+    ok: bool,
+    seconds: f64,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+enum Registration {
+    Registered { summary_digest: String },
+    Escalated { code: String, detail: String, file: Option<String>, line: Option<u64> },
+}
+
+#[derive(Debug, Serialize)]
+struct Regeneration {
+    status: String,
+    pid: Option<u64>,
+}
+
+#[derive(Debug, Serialize)]
+struct CallDecision {
+    call: String,
+    decision: String,
+    expected: Option<String>,
+}
+
+/// Runs the job; `Ok(false)` when some release differs from its expectation.
+pub fn run(opts: &Options) -> Result<bool> {
+    let start = Instant::now();
+    let root = crate::workspace_root();
+    // Every manifest is read and checked before anything is downloaded or built.
+    let plans = profile_dirs(root, &opts.profiles)?.into_iter().map(|dir| Plan::load(&dir)).collect::<Result<Vec<_>>>()?;
+    let fcd = Fcd::build(root)?;
+    let build_time = start.elapsed();
+    let mut outcomes = Vec::new();
+    for plan in &plans {
+        for release in &plan.releases {
+            outcomes.push(run_release(&fcd, plan, release, &opts.cache)?);
+        }
+    }
+    let wall = start.elapsed();
+    match opts.format {
+        Format::Text => print!("{}", table(&outcomes, wall, build_time)),
+        Format::Json => {
+            for o in &outcomes {
+                println!("{}", serde_json::to_string(o)?);
+            }
+            eprint!("{}", totals(&outcomes, wall, build_time));
+        }
+    }
+    Ok(outcomes.iter().all(|o| o.ok))
+}
+
+/// The profile directories to run: the named ones, or every one with a releases.toml.
+fn profile_dirs(root: &Path, names: &[String]) -> Result<Vec<PathBuf>> {
+    let profiles = root.join("profiles");
+    if !names.is_empty() {
+        return names
+            .iter()
+            .map(|n| {
+                let dir = profiles.join(n);
+                if dir.join(manifest::FILE).is_file() {
+                    Ok(dir)
+                } else {
+                    bail!("{}: no such file; profile `{n}` lists no releases", dir.join(manifest::FILE).display())
+                }
+            })
+            .collect();
+    }
+    let mut dirs = Vec::new();
+    for entry in std::fs::read_dir(&profiles).with_context(|| format!("{}: cannot list", profiles.display()))? {
+        let dir = entry.with_context(|| format!("{}: cannot list", profiles.display()))?.path();
+        if dir.join(manifest::FILE).is_file() {
+            dirs.push(dir);
+        }
+    }
+    dirs.sort();
+    if dirs.is_empty() {
+        bail!("{}: no profile has a {}", profiles.display(), manifest::FILE);
+    }
+    Ok(dirs)
+}
+
+/// One profile's releases and canonical calls, validated.
+struct Plan {
+    dir: PathBuf,
+    name: String,
+    canonical: Canonical,
+    releases: Vec<Release>,
+}
+
+impl Plan {
+    fn load(dir: &Path) -> Result<Plan> {
+        let canonical = Canonical::load(&dir.join(canonical::FILE))?;
+        let path = dir.join(manifest::FILE);
+        let releases = manifest::load(&path, &canonical.regimes)?;
+        for release in &releases {
+            fetch::check_supported(release).with_context(|| path.display().to_string())?;
+        }
+        let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        Ok(Plan { dir: dir.to_owned(), name, canonical, releases })
+    }
+}
+
+fn run_release(fcd: &Fcd, plan: &Plan, release: &Release, cache: &Path) -> Result<Outcome> {
+    let start = Instant::now();
+    let art = fetch::materialize(release, cache)?;
+    let mut o = Outcome {
+        profile: plan.name.clone(),
+        release: release.id.clone(),
+        expect: release.expect.to_string(),
+        artifact_digest: art.artifact_digest.clone(),
+        downloaded: art.downloaded,
+        root: art.root.display().to_string(),
+        registration: None,
+        regeneration: None,
+        decisions: Vec::new(),
+        problems: Vec::new(),
+        ok: false,
+        seconds: 0.0,
+    };
+    let summary = cache.join(format!("{}.summary.json", release.id));
+    if summary.exists() {
+        std::fs::remove_file(&summary).with_context(|| format!("{}: cannot remove the previous summary", summary.display()))?;
+    }
+    check_release(fcd, &plan.dir, &plan.canonical, release, &art, &summary, &mut o)?;
+    o.ok = o.problems.is_empty();
+    o.seconds = start.elapsed().as_secs_f64();
+    Ok(o)
+}
+
+/// Register, regenerate, certify; every difference from the expectation goes into `o.problems`.
+fn check_release(
+    fcd: &Fcd,
+    dir: &Path,
+    canonical: &Canonical,
+    release: &Release,
+    art: &fetch::Materialized,
+    summary: &Path,
+    o: &mut Outcome,
+) -> Result<()> {
+    let registration = match register(fcd, dir, release, art, summary) {
+        Ok(r) => r,
+        Err(e) => {
+            o.problems.push(format!("{e:#}"));
+            return Ok(());
+        }
+    };
+    let registered = matches!(registration, Registration::Registered { .. });
+    o.problems.extend(escalation_problems(&release.expect, &registration));
+    o.registration = Some(registration);
+    let Expectation::Regime(regime) = &release.expect else { return Ok(()) };
+    if !registered {
+        return Ok(());
+    }
+    match regenerate(fcd, dir, art, summary) {
+        Ok((regeneration, problem)) => {
+            o.regeneration = Some(regeneration);
+            o.problems.extend(problem);
+        }
+        Err(e) => o.problems.push(format!("{e:#}")),
+    }
+    let work = tempfile::tempdir().context("cannot create a directory for the canonical calls")?;
+    for (name, call) in &canonical.calls {
+        let expected = call.expect.get(regime).map(|v| v.as_str().to_owned());
+        match certify(fcd, canonical, name, summary, work.path()) {
+            Ok(decision) => {
+                if expected.as_deref() != Some(decision.as_str()) {
+                    o.problems.push(format!(
+                        "call {name}: decision {decision}, canonical.json expects {} for regime {regime}",
+                        expected.as_deref().unwrap_or("nothing")
+                    ));
+                }
+                o.decisions.push(CallDecision { call: name.clone(), decision, expected });
+            }
+            Err(e) => o.problems.push(format!("call {name}: {e:#}")),
+        }
+    }
+    Ok(())
+}
+
+fn escalation_problems(expect: &Expectation, got: &Registration) -> Option<String> {
+    match (expect, got) {
+        (Expectation::Regime(_), Registration::Registered { .. }) => None,
+        (Expectation::Regime(r), Registration::Escalated { code, detail, .. }) => {
+            Some(format!("unexpected escalation {code} (expected to register as regime {r}): {detail}"))
+        }
+        (Expectation::Escalate(want), Registration::Registered { .. }) => {
+            Some(format!("expected escalation {want}, but the release was registered (accepted)"))
+        }
+        (Expectation::Escalate(want), Registration::Escalated { code, .. }) if want.as_str() != code => {
+            Some(format!("escalated with {code}, releases.toml expects {want}"))
+        }
+        (Expectation::Escalate(_), Registration::Escalated { .. }) => None,
+    }
+}
+
+fn register(fcd: &Fcd, dir: &Path, release: &Release, art: &fetch::Materialized, summary: &Path) -> Result<Registration> {
+    let mut cmd = fcd.command("register");
+    cmd.arg("--profile").arg(dir).arg("--source").arg(&art.root);
+    cmd.args(["--release", &release.id, "--artifact-digest", &art.artifact_digest]);
+    cmd.arg("--out").arg(summary).args(["--format", "json"]);
+    let run = fcd.run(cmd, &[0, 3])?;
+    let v = &run.json;
+    match v["status"].as_str() {
+        Some("registered") if run.code == 0 => Ok(Registration::Registered { summary_digest: text(&v["summary_digest"]) }),
+        Some("escalated") if run.code == 3 => {
+            let reason = &v["reason"];
+            Ok(Registration::Escalated {
+                code: text(&reason["code"]),
+                detail: text(&reason["detail"]),
+                file: reason["anchor"]["file"].as_str().map(str::to_owned),
+                line: reason["anchor"]["line"].as_u64(),
+            })
+        }
+        _ => bail!("fcd register: exit {} with unexpected output {v}", run.code),
+    }
+}
+
+/// The second-process check; the problem, if any, in words.
+fn regenerate(fcd: &Fcd, dir: &Path, art: &fetch::Materialized, summary: &Path) -> Result<(Regeneration, Option<String>)> {
+    let mut cmd = fcd.command("regenerate");
+    cmd.arg("--summary").arg(summary).arg("--source").arg(&art.root).arg("--profile").arg(dir).args(["--format", "json"]);
+    let run = fcd.run(cmd, &[0, 1, 3])?;
+    let status = run.json["status"].as_str().unwrap_or("?").to_owned();
+    let problem = (run.code != 0 || status != "match")
+        .then(|| format!("regeneration: {status} (exit {}): {}", run.code, run.json["differing"]));
+    Ok((Regeneration { status, pid: run.json["process"].as_u64() }, problem))
+}
+
+/// Writes the canonical call, env and contract as files and runs `fcd certify`; returns the decision.
+fn certify(fcd: &Fcd, canonical: &Canonical, name: &str, summary: &Path, work: &Path) -> Result<String> {
+    let call = canonical.call(name).with_context(|| format!("canonical.json has no call {name}"))?;
+    let files = [
+        (work.join(format!("{name}.call.json")), serde_json::to_vec_pretty(&call)?),
+        (work.join("env.json"), serde_json::to_vec_pretty(&canonical.env)?),
+        (work.join("contract.json"), serde_json::to_vec_pretty(&canonical.contract)?),
+    ];
+    for (path, bytes) in &files {
+        std::fs::write(path, bytes).with_context(|| format!("{}: cannot write", path.display()))?;
+    }
+    let mut cmd = fcd.command("certify");
+    cmd.arg("--summary").arg(summary);
+    cmd.arg("--call").arg(&files[0].0).arg("--env").arg(&files[1].0).arg("--contract").arg(&files[2].0);
+    cmd.args(["--format", "json"]);
+    let run = fcd.run(cmd, &[0, 1])?;
+    match run.json["decision"].as_str() {
+        Some(d) => Ok(d.to_owned()),
+        None => bail!("fcd certify: no decision in {}", run.json),
+    }
+}
+
+fn text(v: &Value) -> String {
+    v.as_str().unwrap_or_default().to_owned()
+}
+
+/// The `fcd` binary next to this xtask executable, built fresh by [`Fcd::build`].
+struct Fcd {
+    exe: PathBuf,
+}
+
+/// One finished `fcd` process.
+struct Run {
+    code: i32,
+    json: Value,
+}
+
+impl Fcd {
+    /// Runs `cargo build --bin fcd` in the profile this xtask was built with,
+    /// so the job never judges a stale binary.
+    fn build(root: &Path) -> Result<Fcd> {
+        let me = std::env::current_exe().context("cannot locate the xtask executable")?;
+        let dir = me.parent().context("the xtask executable has no directory")?.to_owned();
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let mut cmd = Command::new(cargo);
+        cmd.current_dir(root).args(["build", "--quiet", "--bin", "fcd"]);
+        match dir.file_name().and_then(|n| n.to_str()) {
+            Some("debug") => {}
+            Some("release") => {
+                cmd.arg("--release");
+            }
+            Some(other) => {
+                cmd.args(["--profile", other]);
+            }
+            None => bail!("{}: cannot tell which cargo profile built xtask", dir.display()),
+        }
+        let status = cmd.status().context("cannot run cargo to build fcd")?;
+        if !status.success() {
+            bail!("cargo build --bin fcd failed ({status})");
+        }
+        let exe = dir.join(format!("fcd{}", std::env::consts::EXE_SUFFIX));
+        if !exe.is_file() {
+            bail!("{}: fcd was built but is not next to xtask", exe.display());
+        }
+        Ok(Fcd { exe })
+    }
+
+    fn command(&self, subcommand: &str) -> Command {
+        let mut cmd = Command::new(&self.exe);
+        cmd.arg(subcommand);
+        cmd
+    }
+
+    /// Runs `cmd`, which must exit with one of `codes` and print one JSON document.
+    fn run(&self, mut cmd: Command, codes: &[i32]) -> Result<Run> {
+        let shown = format!("{cmd:?}");
+        let output = cmd.output().with_context(|| format!("cannot run {}", self.exe.display()))?;
+        let code = output.status.code().unwrap_or(-1);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        if !codes.contains(&code) {
+            bail!("{shown}: exit {code}: {}", stderr.trim_end());
+        }
+        let json = serde_json::from_slice(&output.stdout)
+            .with_context(|| format!("{shown}: stdout is not JSON: {}", String::from_utf8_lossy(&output.stdout).trim_end()))?;
+        Ok(Run { code, json })
+    }
+}
+
+fn table(outcomes: &[Outcome], wall: Duration, build: Duration) -> String {
+    let mut rows = vec![[
+        "release".to_owned(),
+        "registration".to_owned(),
+        "regeneration".to_owned(),
+        "decisions".to_owned(),
+        "matches expected".to_owned(),
+    ]];
+    for o in outcomes {
+        rows.push([
+            format!("{}/{}", o.profile, o.release),
+            registration_cell(o.registration.as_ref()),
+            match &o.regeneration {
+                Some(r) => format!("{} (pid {})", r.status, r.pid.map_or("?".to_owned(), |p| p.to_string())),
+                None => "-".to_owned(),
+            },
+            if o.decisions.is_empty() {
+                "-".to_owned()
+            } else {
+                o.decisions.iter().map(|d| format!("{}={}", d.call, d.decision)).collect::<Vec<_>>().join(" ")
+            },
+            if o.ok { format!("yes ({})", o.expect) } else { format!("NO ({})", o.expect) },
+        ]);
+    }
+    let widths: Vec<usize> = (0..5).map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0)).collect();
+    let mut t = String::new();
+    for (n, row) in rows.iter().enumerate() {
+        let cells: Vec<String> = row.iter().zip(&widths).map(|(c, w)| format!("{c:<w$}")).collect();
+        let _ = writeln!(t, "{}", cells.join(" | ").trim_end());
+        if n == 0 {
+            let _ = writeln!(t, "{}", widths.iter().map(|w| "-".repeat(*w)).collect::<Vec<_>>().join("-|-"));
+        }
+        if n > 0 {
+            for p in &outcomes[n - 1].problems {
+                let _ = writeln!(t, "    ! {p}");
+            }
+        }
+    }
+    t.push('\n');
+    t.push_str(&totals(outcomes, wall, build));
+    t
+}
+
+fn registration_cell(r: Option<&Registration>) -> String {
+    match r {
+        None => "error".to_owned(),
+        Some(Registration::Registered { summary_digest }) => {
+            format!("registered {}", summary_digest.get(..19).unwrap_or(summary_digest))
+        }
+        Some(Registration::Escalated { code, file, line, .. }) => match (file, line) {
+            (Some(f), Some(l)) => format!("escalated {code} at {f}:{l}"),
+            (Some(f), None) => format!("escalated {code} at {f}"),
+            _ => format!("escalated {code}"),
+        },
+    }
+}
+
+fn totals(outcomes: &[Outcome], wall: Duration, build: Duration) -> String {
+    let automatic = outcomes.iter().filter(|o| matches!(o.registration, Some(Registration::Registered { .. }))).count();
+    let escalated = outcomes.iter().filter(|o| matches!(o.registration, Some(Registration::Escalated { .. }))).count();
+    let errors = outcomes.len() - automatic - escalated;
+    let failed = outcomes.iter().filter(|o| !o.ok).count();
+    let downloaded = outcomes.iter().filter(|o| o.downloaded).count();
+    let mut t = String::new();
+    let _ = write!(t, "{} releases: {automatic} automatic + {escalated} escalated", outcomes.len());
+    if errors > 0 {
+        let _ = write!(t, " + {errors} failed to register");
+    }
+    let _ = writeln!(
+        t,
+        "; {}",
+        if failed == 0 { "every outcome matches its expectation".to_owned() } else { format!("{failed} DIFFER from their expectations") }
+    );
+    let _ = writeln!(
+        t,
+        "wall time {:.2} s ({:.2} s of it checking the fcd build); artifacts: {downloaded} downloaded, {} from the verified cache",
+        wall.as_secs_f64(),
+        build.as_secs_f64(),
+        outcomes.len() - downloaded
+    );
+    t
+}
