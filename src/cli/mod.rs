@@ -66,9 +66,11 @@ enum Command {
     Certify(certify::CertifyArgs),
     VerifyCert(certify::VerifyArgs),
     Keygen(keygen::KeygenArgs),
+    /// Authoring tools: run a profile against its fixture cases.
     #[command(subcommand)]
     Profile(profile::ProfileCommand),
     Demo(DemoArgs),
+    /// Views for profile authors: what a frontend sees.
     #[command(subcommand)]
     Debug(debug::DebugCommand),
 }
