@@ -105,8 +105,8 @@ pub fn read_input<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, Inpu
 
 /// Checks a call against the tool's argument schema recorded in the summary.
 pub fn check_call(summary: &Summary, call: &Call, file: &Path) -> Result<(), InputError> {
-    let text = std::fs::read_to_string(file).unwrap_or_default();
-    let at = |key: &str, message: String| match line_of_key(&text, key) {
+    // The file is read again only to point an error at its line.
+    let at = |key: &str, message: String| match line_of_key(&std::fs::read_to_string(file).unwrap_or_default(), key) {
         Some(line) => InputError::at(file, line, 1, message),
         None => InputError::new(file, message),
     };
