@@ -317,3 +317,35 @@ fn demo_runs_the_whole_path() {
     assert_eq!(j["all_expected"], true);
     assert_eq!(j["decisions"].as_array().unwrap().len(), 6);
 }
+
+#[test]
+fn registered_configuration_binds_the_summary() {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = tmp.path().join("config.json");
+    std::fs::write(&config, r#"{"readonly": true}"#).unwrap();
+    let summary = tmp.path().join("s.json");
+    let r = fcd(&["register", "--profile", "profiles/git-diff", "--source", "fixtures/git-diff/guarded", "--config", s(&config), "--out", s(&summary)]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let (call, env, contract) = canonical_inputs(tmp.path(), "A");
+    // The canonical env carries an empty config: not the registered one.
+    let r = fcd(&["certify", "--summary", s(&summary), "--call", s(&call), "--env", s(&env), "--contract", s(&contract), "--format", "json"]);
+    assert_eq!(r.code, 1);
+    assert_eq!(r.json()["decision"], "unknown");
+    let env_ok = tmp.path().join("env-ok.json");
+    std::fs::write(&env_ok, r#"{"principal": "user:alice", "destination": "local:/srv/repo", "config": {"readonly": true}}"#).unwrap();
+    let r = fcd(&["certify", "--summary", s(&summary), "--call", s(&call), "--env", s(&env_ok), "--contract", s(&contract), "--format", "json"]);
+    assert_eq!(r.json()["decision"], "safe");
+    // Regenerating without the configuration names the config digest.
+    let r = fcd(&["regenerate", "--summary", s(&summary), "--source", "fixtures/git-diff/guarded", "--profile", "profiles/git-diff", "--format", "json"]);
+    assert_eq!(r.code, 1);
+    assert_eq!(r.json()["differing"][0]["digest"], "config");
+}
+
+#[test]
+fn debug_tree_shows_the_frontends_view() {
+    let r = fcd(&["debug", "tree", "fixtures/git-diff/guarded/mcp_server_git/server.py"]);
+    assert_eq!(r.code, 0);
+    assert!(r.stdout.contains("(function_definition [15:1]"), "{}", r.stdout);
+    let r = fcd(&["debug", "tree", "fixtures/git-diff/mutations/17_parse_error/mcp_server_git/server.py"]);
+    assert_input_error(&r, &["17_parse_error", "parse_error"]);
+}
