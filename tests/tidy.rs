@@ -50,3 +50,20 @@ fn no_pending_snapshots() {
         assert!(stray.is_empty(), "unreviewed snapshots: {stray:?}");
     }
 }
+
+#[test]
+fn frontends_know_no_profiles_digests_or_runtime() {
+    // ARCHITECTURE.md: the frontends never read TOML, never sign and never touch the runtime.
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = std::process::Command::new(cargo)
+        .args(["tree", "--offline", "-p", "fcd-frontends", "-e", "normal", "--prefix", "none"])
+        .current_dir(root())
+        .output()
+        .expect("cargo tree runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let tree = String::from_utf8_lossy(&out.stdout);
+    for forbidden in ["toml ", "fcd v", "ed25519", "rusqlite", "serde_json "] {
+        assert!(!tree.lines().any(|l| l.starts_with(forbidden)), "fcd-frontends depends on `{forbidden}`:\n{tree}");
+    }
+    assert!(tree.lines().any(|l| l.starts_with("tree-sitter ")), "the check reads the real tree:\n{tree}");
+}
