@@ -73,7 +73,10 @@ pub fn register(profile: &Profile, req: &Request) -> Result<Registration, InputE
     };
     let binding = Binding { release, artifact_digest: req.artifact_digest.clone(), config_digest: config_digest(req.config.as_deref())? };
 
-    let files = source::collect(&req.source, profile)?;
+    let files = match source::collect(&req.source, profile)? {
+        Ok(files) => files,
+        Err(e) => return Ok(Registration::Escalated(e)),
+    };
     if files.is_empty() {
         return Ok(Registration::Escalated(Escalation::new(
             EscalationCode::RegionMissing,

@@ -11,7 +11,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use walkdir::WalkDir;
 
-use fcd_frontends::SourceFile;
+use fcd_frontends::{Anchor, Escalation, EscalationCode, SourceFile};
 use fcd_frontends::ts::MAX_FILE_BYTES;
 
 use crate::canon;
@@ -46,7 +46,11 @@ impl Closure {
 }
 
 /// Reads every regular file under `root` that the profile's globs select.
-pub fn collect(root: &Path, profile: &Profile) -> Result<Vec<SourceFile>, InputError> {
+///
+/// The outer error is an input problem (no such directory, unreadable file);
+/// the inner one an escalation: a selected file too large to analyze is part
+/// of the release and cannot be skipped.
+pub fn collect(root: &Path, profile: &Profile) -> Result<Result<Vec<SourceFile>, Escalation>, InputError> {
     if !root.is_dir() {
         return Err(InputError::new(root, "the release source is not a directory"));
     }
@@ -67,15 +71,16 @@ pub fn collect(root: &Path, profile: &Profile) -> Result<Vec<SourceFile>, InputE
             continue;
         }
         let len = entry.metadata().map(|m| m.len()).unwrap_or(0);
-        // An oversized file is still part of the closure: the frontend refuses it
-        // with a parse error, which escalates instead of silently skipping it.
-        let bytes = if len > MAX_FILE_BYTES as u64 {
-            vec![0; MAX_FILE_BYTES + 1]
-        } else {
-            std::fs::read(entry.path()).map_err(|e| InputError::new(entry.path(), format!("cannot read: {e}")))?
-        };
+        if len > MAX_FILE_BYTES as u64 {
+            return Ok(Err(Escalation::new(
+                EscalationCode::ParseError,
+                format!("file is {len} bytes, more than the {MAX_FILE_BYTES} accepted"),
+                Some(Anchor::at_line(&relative, 1)),
+            )));
+        }
+        let bytes = std::fs::read(entry.path()).map_err(|e| InputError::new(entry.path(), format!("cannot read: {e}")))?;
         files.push(SourceFile { path: relative, bytes });
     }
     files.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(files)
+    Ok(Ok(files))
 }

@@ -349,3 +349,19 @@ fn debug_tree_shows_the_frontends_view() {
     let r = fcd(&["debug", "tree", "fixtures/git-diff/mutations/17_parse_error/mcp_server_git/server.py"]);
     assert_input_error(&r, &["17_parse_error", "parse_error"]);
 }
+
+#[test]
+fn an_oversized_source_file_escalates_with_its_name() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("mcp_server_git");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut text = String::from("def git_diff(repo, target):\n    return repo.git.diff(target)\n");
+    text.push_str(&"#".repeat(9 * 1024 * 1024));
+    std::fs::write(dir.join("server.py"), text).unwrap();
+    let r = fcd(&["register", "--profile", "profiles/git-diff", "--source", s(tmp.path()), "--format", "json"]);
+    assert_eq!(r.code, 3, "{}{}", r.stdout, r.stderr);
+    let j = r.json();
+    assert_eq!(j["reason"]["code"], "parse_error");
+    assert_eq!(j["reason"]["anchor"]["file"], "mcp_server_git/server.py");
+    assert!(j["reason"]["detail"].as_str().unwrap().contains("bytes"));
+}
