@@ -14,7 +14,7 @@ use globset::{Glob, GlobSet, GlobSetBuilder};
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
-use fcd_frontends::{ArgPattern, ArgShape, Exposure, FactKind, FactSpec, Lang, RegionKind, RegionSpec};
+use fcd_frontends::{ArgPattern, ArgShape, DefaultRule, Exposure, FactKind, FactSpec, Lang, RegionKind, RegionSpec};
 
 use crate::canon;
 use crate::error::{InputError, read_text};
@@ -94,12 +94,16 @@ pub struct ArgSpec {
 #[serde(deny_unknown_fields)]
 struct RawSource {
     files: Vec<Spanned<String>>,
+    #[serde(default)]
+    exclude: Vec<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawRegion {
     function: Option<String>,
+    #[serde(default)]
+    literal: bool,
 }
 
 #[derive(Deserialize)]
@@ -117,6 +121,13 @@ struct RawFact {
     args: Option<Vec<String>>,
     test: Option<RawGuardTest>,
     before: Option<String>,
+    argument: Option<String>,
+    helpers: Option<BTreeMap<String, String>>,
+    sink: Option<String>,
+    arg: Option<usize>,
+    field: Option<String>,
+    wrap: Option<String>,
+    from: Option<String>,
     #[serde(default)]
     required: bool,
 }
@@ -131,12 +142,14 @@ struct RawGuardTest {
 }
 
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
 struct RawRule {
     #[serde(default)]
     requires: Vec<String>,
     #[serde(default)]
     unless: Vec<String>,
+    #[serde(default)]
+    fact_equals: BTreeMap<String, toml::Value>,
     when: RawPredicate,
     then: RawOutcome,
     note: Option<String>,
@@ -203,6 +216,9 @@ pub struct RuleTemplate {
     pub requires: Vec<String>,
     /// The rule applies only when none of these facts were found.
     pub unless: Vec<String>,
+    /// The rule applies only when these fact values (`FACT.KEY`) are these,
+    /// decided when the summary is compiled.
+    pub fact_equals: Vec<(String, String, serde_json::Value)>,
     pub rule: Rule,
 }
 
@@ -229,6 +245,8 @@ pub struct Profile {
     pub arguments: BTreeMap<String, ArgSpec>,
     pub files: Vec<String>,
     pub globs: GlobSet,
+    /// Files the globs select that are not part of the closure (tests, say).
+    pub excluded: GlobSet,
     pub regions: Vec<RegionSpec>,
     pub inventories: BTreeMap<String, BTreeSet<String>>,
     pub facts: Vec<FactRequest>,
@@ -320,10 +338,21 @@ impl Validator<'_> {
         let Ok(globs) = builder.build() else {
             return Err(InputError::new(self.file, "key `source.files`: the globs do not compile together"));
         };
+        let mut builder = GlobSetBuilder::new();
+        for g in &raw.source.exclude {
+            match Glob::new(g.get_ref()) {
+                Ok(glob) => builder.add(glob),
+                Err(e) => return self.err(g.span(), "source.exclude", format!("bad glob: {e}")),
+            };
+        }
+        let Ok(excluded) = builder.build() else {
+            return Err(InputError::new(self.file, "key `source.exclude`: the globs do not compile together"));
+        };
 
         let mut regions = Vec::new();
         for (name, region) in &raw.regions {
             let kind = match &region.get_ref().function {
+                Some(f) if !f.is_empty() && region.get_ref().literal => RegionKind::Literal(f.clone()),
                 Some(f) if !f.is_empty() => RegionKind::Function(f.clone()),
                 _ => return self.err(region.span(), &format!("regions.{name}"), "a region names a `function`"),
             };
@@ -370,6 +399,7 @@ impl Validator<'_> {
             arguments,
             files: raw.source.files.iter().map(|g| g.get_ref().clone()).collect(),
             globs,
+            excluded,
             regions,
             inventories,
             facts,
@@ -433,8 +463,49 @@ impl Validator<'_> {
                     before: before.clone(),
                 }
             }
-            other => return self.err(span, &format!("{key}.kind"), format!("`{other}` is not a fact kind (known: call, guard)")),
+            "default" => {
+                let (Some(argument), Some(helpers)) = (&f.argument, &f.helpers) else {
+                    return self.err(span, &key, "kind `default` needs `argument` and `helpers`");
+                };
+                if helpers.is_empty() {
+                    return self.err(span, &format!("{key}.helpers"), "list at least one reviewed helper");
+                }
+                let helpers = helpers
+                    .iter()
+                    .map(|(h, rule)| DefaultRule::parse(rule).map(|r| (h.clone(), r)).or_else(|e| self.err(span.clone(), &format!("{key}.helpers"), e)))
+                    .collect::<Result<_, _>>()?;
+                FactKind::Default { argument: argument.clone(), helpers }
+            }
+            "field" => {
+                let (Some(sink), Some(arg), Some(field), Some(from)) = (&f.sink, f.arg, &f.field, &f.from) else {
+                    return self.err(span, &key, "kind `field` needs `sink`, `arg`, `field` and `from`");
+                };
+                for (which, name, kind) in [("sink", sink, "call"), ("from", from, "default")] {
+                    match all.get(name) {
+                        Some(target) if target.get_ref().kind == kind => {}
+                        _ => return self.err(span, &format!("{key}.{which}"), format!("`{name}` is not a `{kind}` fact of this profile")),
+                    }
+                }
+                FactKind::Field { sink: sink.clone(), arg, field: field.clone(), wrap: f.wrap.clone(), from: from.clone() }
+            }
+            other => return self.err(span, &format!("{key}.kind"), format!("`{other}` is not a fact kind (known: call, guard, default, field)")),
         };
+        let foreign: Vec<&str> = [
+            ("argument", f.argument.is_some()),
+            ("helpers", f.helpers.is_some()),
+            ("sink", f.sink.is_some()),
+            ("arg", f.arg.is_some()),
+            ("field", f.field.is_some()),
+            ("wrap", f.wrap.is_some()),
+            ("from", f.from.is_some()),
+        ]
+        .into_iter()
+        .filter(|(k, set)| *set && !matches!((kind.name(), *k), ("default", "argument" | "helpers") | ("field", "sink" | "arg" | "field" | "wrap" | "from")))
+        .map(|(k, _)| k)
+        .collect();
+        if !foreign.is_empty() {
+            return self.err(span, &key, format!("{} do not apply to kind `{}`", foreign.join(", "), kind.name()));
+        }
         Ok(FactRequest { spec: FactSpec { name: name.to_owned(), region: f.region.clone(), kind }, required: f.required })
     }
 
@@ -452,6 +523,14 @@ impl Validator<'_> {
             if !facts.contains(f.as_str()) {
                 return self.err(span, &format!("{key}.requires"), self.unknown_of("fact", f, facts));
             }
+        }
+        let mut fact_equals = Vec::new();
+        for (path, value) in &r.fact_equals {
+            let Some((fact, field)) = path.split_once('.').filter(|(f, k)| facts.contains(f) && !k.is_empty()) else {
+                return self.err(span, &format!("{key}.fact-equals"), format!("`{path}` is not FACT.KEY of a fact of this profile"));
+            };
+            let value = serde_json::to_value(value).or_else(|e| self.err(span.clone(), &format!("{key}.fact-equals"), e))?;
+            fact_equals.push((fact.to_owned(), field.to_owned(), value));
         }
         let mut captures = BTreeSet::new();
         let when = self.predicate(&r.when, &format!("{key}.when"), span.clone(), arguments, &mut captures)?;
@@ -472,7 +551,13 @@ impl Validator<'_> {
         Ok(RuleTemplate {
             requires: r.requires.clone(),
             unless: r.unless.clone(),
-            rule: Rule { when, then, facts: r.requires.clone(), note: r.note.clone() },
+            rule: Rule {
+                when,
+                then,
+                facts: r.requires.iter().chain(fact_equals.iter().map(|(f, _, _)| f)).cloned().collect::<BTreeSet<_>>().into_iter().collect(),
+                note: r.note.clone(),
+            },
+            fact_equals,
         })
     }
 
@@ -484,13 +569,16 @@ impl Validator<'_> {
         arguments: &BTreeMap<String, ArgSpec>,
         captures: &BTreeSet<String>,
     ) -> Result<(), InputError> {
-        let ok = if let Some(arg) = name.strip_prefix("arg.") {
-            arguments.contains_key(arg)
-        } else if let Some(env) = name.strip_prefix("env.") {
-            matches!(env, "principal" | "destination" | "principal_login") || env.starts_with("config.")
-        } else {
-            captures.contains(name)
-        };
+        // `{a|b}` takes the first alternative the call can fill.
+        let ok = name.split('|').all(|name| {
+            if let Some(arg) = name.strip_prefix("arg.") {
+                arguments.contains_key(arg)
+            } else if let Some(env) = name.strip_prefix("env.") {
+                matches!(env, "principal" | "destination" | "principal_login") || env.starts_with("config.")
+            } else {
+                captures.contains(name)
+            }
+        });
         if ok {
             Ok(())
         } else {

@@ -109,6 +109,8 @@ fn describe(kind: &fcd_frontends::FactKind) -> String {
     match kind {
         fcd_frontends::FactKind::Call { callee, .. } => format!("a call to `{callee}`"),
         fcd_frontends::FactKind::Guard { callee, .. } => format!("a guard testing `{callee}`"),
+        fcd_frontends::FactKind::Default { argument, .. } => format!("how argument `{argument}` is read and defaulted"),
+        fcd_frontends::FactKind::Field { field, sink, .. } => format!("the field `{field}` of `{sink}`'s struct"),
     }
 }
 

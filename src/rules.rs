@@ -240,26 +240,45 @@ pub fn render(template: &str, b: &Bindings<'_>, captures: &BTreeMap<String, Stri
             return Err(TemplateGap(format!("unbalanced brace in template `{template}`")));
         };
         let key = &tail[1..close];
-        let value = if let Some(name) = key.strip_prefix("arg.") {
-            match b.arguments.get(name) {
-                Some(Value::String(s)) => s.clone(),
-                Some(Value::Null) | None => return Err(TemplateGap(format!("the call gives no argument `{name}`"))),
-                Some(other) => other.to_string(),
+        // `{a|b}`: the first alternative with a value; an empty string counts as none.
+        let mut gap = None;
+        let mut value = None;
+        for alternative in key.split('|') {
+            match placeholder_value(alternative, b, captures) {
+                Ok(v) if !v.is_empty() => {
+                    value = Some(v);
+                    break;
+                }
+                Ok(_) => gap = Some(TemplateGap(format!("`{alternative}` is empty"))),
+                Err(g) => gap = Some(g),
             }
-        } else if let Some(path) = key.strip_prefix("env.") {
-            match b.env(path) {
-                Some(Value::String(s)) => s,
-                Some(Value::Null) | None => return Err(TemplateGap(format!("the environment has no `{path}`"))),
-                Some(other) => other.to_string(),
-            }
-        } else {
-            captures.get(key).cloned().ok_or_else(|| TemplateGap(format!("no value for `{{{key}}}`")))?
-        };
-        out.push_str(&value);
+        }
+        match value {
+            Some(v) => out.push_str(&v),
+            None => return Err(gap.unwrap_or_else(|| TemplateGap(format!("no value for `{{{key}}}`")))),
+        }
         rest = &tail[close + 1..];
     }
     out.push_str(rest);
     Ok(out)
+}
+
+fn placeholder_value(key: &str, b: &Bindings<'_>, captures: &BTreeMap<String, String>) -> Result<String, TemplateGap> {
+    if let Some(name) = key.strip_prefix("arg.") {
+        match b.arguments.get(name) {
+            Some(Value::String(s)) => Ok(s.clone()),
+            Some(Value::Null) | None => Err(TemplateGap(format!("the call gives no argument `{name}`"))),
+            Some(other) => Ok(other.to_string()),
+        }
+    } else if let Some(path) = key.strip_prefix("env.") {
+        match b.env(path) {
+            Some(Value::String(s)) => Ok(s),
+            Some(Value::Null) | None => Err(TemplateGap(format!("the environment has no `{path}`"))),
+            Some(other) => Ok(other.to_string()),
+        }
+    } else {
+        captures.get(key).cloned().ok_or_else(|| TemplateGap(format!("no value for `{{{key}}}`")))
+    }
 }
 
 impl EffectTemplate {

@@ -67,7 +67,7 @@ pub fn collect(root: &Path, profile: &Profile) -> Result<Result<Vec<SourceFile>,
             return Err(InputError::new(entry.path(), "the path is not UTF-8"));
         };
         let relative = relative.replace(std::path::MAIN_SEPARATOR, "/");
-        if !profile.globs.is_match(&relative) {
+        if !profile.globs.is_match(&relative) || profile.excluded.is_match(&relative) {
             continue;
         }
         let len = entry.metadata().map(|m| m.len()).unwrap_or(0);

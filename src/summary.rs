@@ -110,6 +110,16 @@ pub fn compile(profile: &Profile, closure: Closure, analysis: Analysis, binding:
         .iter()
         .filter(|t| t.requires.iter().all(|f| present.contains(f.as_str())))
         .filter(|t| t.unless.iter().all(|f| !present.contains(f.as_str())))
+        .filter(|t| {
+            t.fact_equals.iter().all(|(fact, key, want)| {
+                analysis
+                    .facts
+                    .iter()
+                    .find(|f| f.name == *fact)
+                    .and_then(|f| f.values.get(key))
+                    .is_some_and(|v| serde_json::to_value(v).ok().as_ref() == Some(want))
+            })
+        })
         .map(|t| t.rule.clone())
         .collect();
     rules.push(catch_all());

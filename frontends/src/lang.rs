@@ -9,22 +9,24 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use crate::ir::{Anchor, Escalation, Fact, Identity};
-use crate::spec::{FactSpec, RegionKind};
+use crate::spec::{ArgPattern, FactSpec, RegionKind};
 use crate::ts::{Node, Syntax};
 
 /// A source language with a frontend.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Lang {
     Python,
+    Go,
 }
 
 impl Lang {
-    pub const ALL: [Lang; 1] = [Lang::Python];
+    pub const ALL: [Lang; 2] = [Lang::Python, Lang::Go];
 
     /// The name profiles use for the language.
     pub fn name(self) -> &'static str {
         match self {
             Lang::Python => "python",
+            Lang::Go => "go",
         }
     }
 
@@ -36,6 +38,7 @@ impl Lang {
     pub fn frontend(self) -> &'static dyn Frontend {
         match self {
             Lang::Python => &crate::python::Python,
+            Lang::Go => &crate::go::Go,
         }
     }
 }
@@ -52,6 +55,9 @@ pub struct Region<'a> {
     pub name: &'a str,
     pub file: &'a str,
     pub node: Node<'a>,
+    /// Every selected file of the release, for facts that resolve names
+    /// across a package (a constant default, say).
+    pub trees: &'a [(&'a str, &'a Syntax)],
 }
 
 impl<'a> Region<'a> {
@@ -86,4 +92,26 @@ pub trait Frontend: Sync {
         spec: &FactSpec,
         found: &BTreeMap<String, Found<'a>>,
     ) -> Result<Option<Found<'a>>, Escalation>;
+}
+
+/// Aligns call arguments with argument patterns, skipping optional patterns
+/// that do not match; returns the patterns that matched (without their `?`).
+/// Shared by every frontend so the meaning of a pattern list is one thing.
+pub fn align<T>(args: &[T], patterns: &[ArgPattern], matches: &dyn Fn(&T, &ArgPattern) -> bool) -> Option<Vec<String>> {
+    match (args.split_first(), patterns.split_first()) {
+        (None, None) => Some(Vec::new()),
+        (None, Some((p, rest))) => p.optional.then(|| align(args, rest, matches)).flatten(),
+        (Some(_), None) => None,
+        (Some((a, args_rest)), Some((p, rest))) => {
+            if matches(a, p)
+                && let Some(mut tail) = align(args_rest, rest, matches)
+            {
+                let mut shown = p.clone();
+                shown.optional = false;
+                tail.insert(0, shown.to_string());
+                return Some(tail);
+            }
+            if p.optional { align(args, rest, matches) } else { None }
+        }
+    }
 }

@@ -12,13 +12,14 @@ pub mod lang;
 pub mod spec;
 pub mod ts;
 
+mod go;
 mod python;
 
 use std::collections::BTreeMap;
 
 pub use ir::{Anchor, CallSite, Effect, Escalation, EscalationCode, Exposure, Fact, FactValue, Identity};
 pub use lang::{Found, Frontend, Lang, Region};
-pub use spec::{ArgPattern, ArgShape, FactKind, FactSpec, RegionKind, RegionSpec};
+pub use spec::{ArgPattern, ArgShape, DefaultRule, FactKind, FactSpec, RegionKind, RegionSpec};
 
 use ts::Syntax;
 
@@ -85,6 +86,7 @@ pub fn analyze(
         .map(|f| parse(lang, f).map(|s| (f, s)))
         .collect::<Result<_, _>>()?;
 
+    let trees: Vec<(&str, &Syntax)> = parsed.iter().map(|(f, s)| (f.path.as_str(), s)).collect();
     let mut located: BTreeMap<&str, Region<'_>> = BTreeMap::new();
     let mut reports = Vec::new();
     for spec in regions {
@@ -94,7 +96,7 @@ pub fn analyze(
                 frontend
                     .find_regions(syntax, &spec.kind)
                     .into_iter()
-                    .map(|node| Region { name: &spec.name, file: &file.path, node })
+                    .map(|node| Region { name: &spec.name, file: &file.path, node, trees: &trees })
             })
             .collect();
         let region = match hits.as_slice() {
@@ -133,7 +135,7 @@ pub fn analyze(
     // ones they refer to; the order of the output stays the order asked for.
     let mut found: BTreeMap<String, Found<'_>> = BTreeMap::new();
     let mut order: Vec<&FactSpec> = facts.iter().collect();
-    order.sort_by_key(|f| matches!(f.kind, FactKind::Guard { .. }));
+    order.sort_by_key(|f| matches!(f.kind, FactKind::Guard { .. } | FactKind::Field { .. }));
     for spec in order {
         let Some(region) = located.get(spec.region.as_str()) else {
             return Err(Escalation::new(

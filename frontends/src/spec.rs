@@ -19,20 +19,24 @@ pub struct RegionSpec {
 pub enum RegionKind {
     /// A function (or method) definition with this name, anywhere in the files.
     Function(String),
+    /// The outermost function literal inside the function with this name (a
+    /// handler a constructor receives as a closure).
+    Literal(String),
 }
 
 impl fmt::Display for RegionKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             RegionKind::Function(name) => write!(f, "function `{name}`"),
+            RegionKind::Literal(name) => write!(f, "function literal inside `{name}`"),
         }
     }
 }
 
 /// One expected argument of a call or a guard test.
 ///
-/// Written in profiles as `param:NAME`, `str:TEXT` or `format:TEMPLATE`, with
-/// a trailing `?` when the argument may be absent.
+/// Written in profiles as `param:NAME`, `var:NAME`, `str:TEXT`,
+/// `format:TEMPLATE` or `any`, with a trailing `?` when the argument may be absent.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ArgPattern {
     pub shape: ArgShape,
@@ -43,6 +47,10 @@ pub struct ArgPattern {
 pub enum ArgShape {
     /// The region's parameter NAME, unchanged since entry.
     Param(String),
+    /// A local variable NAME of the region, bound exactly once and never assigned again.
+    Var(String),
+    /// Any single argument.
+    Any,
     /// A plain string literal with exactly this content.
     Str(String),
     /// A formatted string whose literal parts are the template's and whose
@@ -57,18 +65,26 @@ impl ArgPattern {
             Some(b) => (b, true),
             None => (text, false),
         };
+        let name_ok = |name: &str| !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '_');
         let shape = if let Some(name) = body.strip_prefix("param:") {
-            if name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || c == '_') {
+            if !name_ok(name) {
                 return Err(format!("`{text}`: a parameter name is letters, digits and `_`"));
             }
             ArgShape::Param(name.to_owned())
+        } else if let Some(name) = body.strip_prefix("var:") {
+            if !name_ok(name) {
+                return Err(format!("`{text}`: a variable name is letters, digits and `_`"));
+            }
+            ArgShape::Var(name.to_owned())
+        } else if body == "any" {
+            ArgShape::Any
         } else if let Some(s) = body.strip_prefix("str:") {
             ArgShape::Str(s.to_owned())
         } else if let Some(t) = body.strip_prefix("format:") {
             ArgShape::Format(t.to_owned())
         } else {
             return Err(format!(
-                "`{text}` is not an argument pattern: expected `param:NAME`, `str:TEXT` or `format:TEMPLATE`, optionally ending in `?`"
+                "`{text}` is not an argument pattern: expected `param:NAME`, `var:NAME`, `str:TEXT`, `format:TEMPLATE` or `any`, optionally ending in `?`"
             ));
         };
         Ok(ArgPattern { shape, optional })
@@ -79,6 +95,8 @@ impl fmt::Display for ArgPattern {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.shape {
             ArgShape::Param(n) => write!(f, "param:{n}")?,
+            ArgShape::Var(n) => write!(f, "var:{n}")?,
+            ArgShape::Any => f.write_str("any")?,
             ArgShape::Str(s) => write!(f, "str:{s}")?,
             ArgShape::Format(t) => write!(f, "format:{t}")?,
         }
@@ -107,6 +125,36 @@ pub enum FactKind {
     /// `callee` on `receiver` with `args`, whose body exits on every path, and
     /// which runs before the call fact `before`.
     Guard { callee: String, receiver: ArgPattern, args: Vec<ArgPattern>, before: String },
+    /// How a tool argument is read and what it is when omitted: exactly one
+    /// binding `VAR := HELPER(…, "argument", …)` in the region, where HELPER is
+    /// one of the reviewed helpers, each with its rule for the default.
+    Default { argument: String, helpers: Vec<(String, DefaultRule)> },
+    /// What the field `field` of the struct passed as argument `arg` of the
+    /// call fact `sink` receives: the variable of the default fact `from`
+    /// (optionally through the call `wrap`), or a literal.
+    Field { sink: String, arg: usize, field: String, wrap: Option<String>, from: String },
+}
+
+/// Where a reviewed helper's default comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DefaultRule {
+    /// The helper returns this literal (the type's zero value) when the argument is omitted.
+    Zero(String),
+    /// The helper returns its argument at this index (0-based) when omitted.
+    Arg(usize),
+}
+
+impl DefaultRule {
+    /// Parses `zero:LITERAL` or `arg:INDEX`.
+    pub fn parse(text: &str) -> Result<DefaultRule, String> {
+        if let Some(lit) = text.strip_prefix("zero:") {
+            return Ok(DefaultRule::Zero(lit.to_owned()));
+        }
+        if let Some(i) = text.strip_prefix("arg:") {
+            return i.parse().map(DefaultRule::Arg).map_err(|_| format!("`{text}`: `arg:` takes a 0-based argument index"));
+        }
+        Err(format!("`{text}` is not a default rule: expected `zero:LITERAL` or `arg:INDEX`"))
+    }
 }
 
 impl FactKind {
@@ -115,6 +163,8 @@ impl FactKind {
         match self {
             FactKind::Call { .. } => "call",
             FactKind::Guard { .. } => "guard",
+            FactKind::Default { .. } => "default",
+            FactKind::Field { .. } => "field",
         }
     }
 }
@@ -125,7 +175,7 @@ mod tests {
 
     #[test]
     fn arg_patterns_round_trip() {
-        for text in ["param:target", "str:-", "format:--unified={n}?", "str:"] {
+        for text in ["param:target", "str:-", "format:--unified={n}?", "str:", "var:repo", "any?"] {
             assert_eq!(ArgPattern::parse(text).unwrap().to_string(), text);
         }
     }

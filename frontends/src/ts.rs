@@ -43,13 +43,16 @@ impl Names {
 pub fn grammar(lang: Lang) -> Language {
     match lang {
         Lang::Python => tree_sitter_python::LANGUAGE.into(),
+        Lang::Go => tree_sitter_go::LANGUAGE.into(),
     }
 }
 
 fn names(lang: Lang) -> &'static Names {
     static PYTHON: LazyLock<Names> = LazyLock::new(|| Names::of(&grammar(Lang::Python)));
+    static GO: LazyLock<Names> = LazyLock::new(|| Names::of(&grammar(Lang::Go)));
     match lang {
         Lang::Python => &PYTHON,
+        Lang::Go => &GO,
     }
 }
 
@@ -249,7 +252,7 @@ impl<'a> Node<'a> {
     }
 
     /// All children, named and anonymous, in source order.
-    pub fn children(&self) -> impl DoubleEndedIterator<Item = Node<'a>> + 'a {
+    pub fn children(&self) -> impl DoubleEndedIterator<Item = Node<'a>> + use<'a> {
         let syntax = self.syntax;
         let range = self.data().children.clone();
         syntax.child_ids[range.start as usize..range.end as usize]
@@ -258,7 +261,7 @@ impl<'a> Node<'a> {
     }
 
     /// Named children in source order.
-    pub fn named_children(&self) -> impl DoubleEndedIterator<Item = Node<'a>> + 'a {
+    pub fn named_children(&self) -> impl DoubleEndedIterator<Item = Node<'a>> + use<'a> {
         self.children().filter(|c| c.is_named())
     }
 
@@ -268,12 +271,12 @@ impl<'a> Node<'a> {
     }
 
     /// Every child hanging under `field`.
-    pub fn field_children(&self, field: &'a str) -> impl Iterator<Item = Node<'a>> + 'a {
+    pub fn field_children(&self, field: &'a str) -> impl Iterator<Item = Node<'a>> + use<'a> {
         self.children().filter(move |c| c.field() == field)
     }
 
     /// This node and every node below it, in pre-order.
-    pub fn descendants(&self) -> impl Iterator<Item = Node<'a>> + 'a {
+    pub fn descendants(&self) -> impl Iterator<Item = Node<'a>> + use<'a> {
         let syntax = self.syntax;
         let mut stack = vec![self.id];
         std::iter::from_fn(move || {
@@ -285,7 +288,7 @@ impl<'a> Node<'a> {
     }
 
     /// Ancestors from the parent up to the root.
-    pub fn ancestors(&self) -> impl Iterator<Item = Node<'a>> + 'a {
+    pub fn ancestors(&self) -> impl Iterator<Item = Node<'a>> + use<'a> {
         std::iter::successors(self.parent(), |n| n.parent())
     }
 

@@ -21,7 +21,8 @@ pub struct Python;
 
 impl Frontend for Python {
     fn find_regions<'a>(&self, syntax: &'a Syntax, kind: &RegionKind) -> Vec<Node<'a>> {
-        let RegionKind::Function(name) = kind;
+        // Python handlers are definitions; a literal region names no Python shape.
+        let RegionKind::Function(name) = kind else { return Vec::new() };
         syntax
             .root()
             .descendants()
@@ -55,6 +56,11 @@ impl Frontend for Python {
                 // Without the node it guards, a guard states nothing.
                 None => Ok(None),
             },
+            other => Err(Escalation::new(
+                EscalationCode::ShapeMismatch,
+                format!("fact `{}`: the Python frontend does not extract `{}` facts", spec.name, other.name()),
+                Some(region.anchor(region.node)),
+            )),
         }
     }
 }
@@ -205,25 +211,8 @@ impl<'a> Cx<'_, 'a> {
         }
     }
 
-    /// Aligns arguments with patterns, skipping optional patterns; the result
-    /// lists the patterns that matched (without their `?`).
     fn align(&self, args: &[Node<'a>], patterns: &[ArgPattern]) -> Option<Vec<String>> {
-        match (args.split_first(), patterns.split_first()) {
-            (None, None) => Some(Vec::new()),
-            (None, Some((p, rest))) => p.optional.then(|| self.align(args, rest)).flatten(),
-            (Some(_), None) => None,
-            (Some((a, args_rest)), Some((p, rest))) => {
-                if self.arg_matches(*a, p)
-                    && let Some(mut tail) = self.align(args_rest, rest)
-                {
-                    let mut shown = p.clone();
-                    shown.optional = false;
-                    tail.insert(0, shown.to_string());
-                    return Some(tail);
-                }
-                if p.optional { self.align(args, rest) } else { None }
-            }
-        }
+        crate::lang::align(args, patterns, &|a, p| self.arg_matches(*a, p))
     }
 
     fn arg_matches(&self, arg: Node<'a>, pattern: &ArgPattern) -> bool {
@@ -234,6 +223,13 @@ impl<'a> Cx<'_, 'a> {
                     && self.scope.is_param(name)
                     && self.scope.rebinding(name).is_none()
             }
+            ArgShape::Var(name) => {
+                arg.kind() == "identifier"
+                    && arg.text() == name
+                    && !self.scope.is_param(name)
+                    && self.scope.bindings.get(name).is_some_and(|b| b.len() == 1)
+            }
+            ArgShape::Any => true,
             ArgShape::Str(text) => plain_string(arg).as_deref() == Some(text.as_str()),
             ArgShape::Format(template) => format_template(arg).as_deref() == Some(template.as_str()),
         }
