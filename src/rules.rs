@@ -369,7 +369,7 @@ impl std::fmt::Display for Outcome {
             Outcome::Effects(effects) => {
                 let ops: Vec<String> = effects
                     .iter()
-                    .map(|e| format!("{} on {}{}", e.op, e.resource, if e.mutation { " (mutation)" } else { "" }))
+                    .map(|e| format!("{} on {} (exposure {}{})", e.op, e.resource, e.exposure, if e.mutation { ", mutation" } else { "" }))
                     .collect();
                 write!(f, "effects {}", ops.join(", "))
             }

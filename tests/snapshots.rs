@@ -1,6 +1,6 @@
-//! Insta snapshots of real outputs: both git-diff summaries, the canonical
-//! decisions on each, and the registration outcome of every mutation fixture.
-//! Read a snapshot before accepting it.
+//! Insta snapshots of real outputs: the summaries of both regimes of each
+//! profile, the canonical decisions on each, and the registration outcome of
+//! every mutation fixture. Read a snapshot before accepting it.
 
 use std::path::{Path, PathBuf};
 
@@ -14,12 +14,20 @@ fn root() -> PathBuf {
 }
 
 fn profile() -> Profile {
-    Profile::load(&root().join("profiles/git-diff")).expect("the git-diff profile loads")
+    load("git-diff")
+}
+
+fn load(id: &str) -> Profile {
+    Profile::load(&root().join("profiles").join(id)).expect("the profile loads")
 }
 
 fn registered(source: &Path) -> fcd::summary::Summary {
+    registered_with(&profile(), source)
+}
+
+fn registered_with(profile: &Profile, source: &Path) -> fcd::summary::Summary {
     let request = Request { source: source.to_owned(), release: Some("fixture".into()), ..Request::default() };
-    match register(&profile(), &request).unwrap() {
+    match register(profile, &request).unwrap() {
         Registration::Registered(s) => *s,
         Registration::Escalated(e) => panic!("{} escalated: {e}", source.display()),
     }
@@ -54,6 +62,35 @@ fn git_diff_canonical_decisions() {
 fn git_diff_mutations() {
     let profile = profile();
     insta::glob!("../fixtures/git-diff", "mutations/*", |dir| {
+        let request = Request { source: dir.to_owned(), release: Some("mutation".into()), ..Request::default() };
+        let outcome = register(&profile, &request).unwrap();
+        insta::assert_json_snapshot!(registration_json(&outcome));
+    });
+}
+
+#[test]
+fn github_summaries_and_decisions() {
+    let profile = load("github-create-repository");
+    let canonical_path = root().join("profiles/github-create-repository/canonical.json");
+    let canonical = Canonical::load(&canonical_path).unwrap();
+    for regime in ["default-false", "default-true"] {
+        let summary = registered_with(&profile, &root().join("fixtures/github-create-repository").join(regime));
+        let mut decisions = serde_json::Map::new();
+        for name in canonical.calls.keys() {
+            let call = canonical.call(name).unwrap();
+            check_call(&summary, &call, &canonical_path).unwrap();
+            let d = decide(&summary, &call, &canonical.env, &canonical.contract);
+            decisions.insert(name.clone(), serde_json::to_value(d).unwrap());
+        }
+        insta::assert_json_snapshot!(format!("github_facts_{regime}"), summary.facts);
+        insta::assert_json_snapshot!(format!("github_decisions_{regime}"), decisions);
+    }
+}
+
+#[test]
+fn github_mutations() {
+    let profile = load("github-create-repository");
+    insta::glob!("../fixtures/github-create-repository", "mutations/*", |dir| {
         let request = Request { source: dir.to_owned(), release: Some("mutation".into()), ..Request::default() };
         let outcome = register(&profile, &request).unwrap();
         insta::assert_json_snapshot!(registration_json(&outcome));

@@ -15,45 +15,92 @@ use std::process::Command;
 use anyhow::{Context, Result, bail};
 use sha2::{Digest, Sha256};
 
-use crate::manifest::{PypiSource, Release, Source};
+use std::collections::BTreeMap;
+
+use crate::manifest::{GitSource, PypiSource, Release, Source};
 
 /// A release ready for the pipeline.
 #[derive(Debug, Clone)]
 pub struct Materialized {
-    /// `sha256:HEX` of the verified artifact.
-    pub artifact_digest: String,
+    /// `sha256:HEX` of the verified artifact (none for a git tag: its identity is the commit).
+    pub artifact_digest: Option<String>,
+    /// Where the tree came from, for the report: registry digest or commit and tree ids.
+    pub provenance: String,
     /// The release root: the single top-level folder of the unpacked artifact.
     pub root: PathBuf,
     /// Whether this run downloaded the artifact (false: the verified cache was used).
     pub downloaded: bool,
 }
 
-/// Makes the release available under `cache`, verified and unpacked.
-pub fn materialize(release: &Release, cache: &Path) -> Result<Materialized> {
-    let p = pypi_source(release)?;
+/// Makes the release available under `cache`, verified and unpacked. A git
+/// release without a mirror for its repository is not run (`Ok(None)`).
+pub fn materialize(release: &Release, cache: &Path, mirrors: &BTreeMap<String, PathBuf>) -> Result<Option<Materialized>> {
     std::fs::create_dir_all(cache).with_context(|| format!("{}: cannot create the cache directory", cache.display()))?;
-    let archive = cache.join(format!("{}.tar.gz", release.id));
-    let downloaded = ensure_pypi(p, &archive, cache)?;
-    let root = unpack_tar_gz(&archive, &cache.join(&release.id))?;
-    Ok(Materialized { artifact_digest: format!("sha256:{}", p.sha256), root, downloaded })
+    match &release.source {
+        Source::Pypi(p) => {
+            let archive = cache.join(format!("{}.tar.gz", release.id));
+            let downloaded = ensure_pypi(p, &archive, cache)?;
+            let root = unpack_tar_gz(&archive, &cache.join(&release.id))?;
+            let digest = format!("sha256:{}", p.sha256);
+            Ok(Some(Materialized { provenance: format!("pypi {}=={} {digest}", p.package, p.version), artifact_digest: Some(digest), root, downloaded }))
+        }
+        Source::Git(g) => match mirrors.get(&g.repository) {
+            Some(mirror) => git_tree(release, g, mirror, cache).map(Some),
+            None => Ok(None),
+        },
+        other => bail!("release `{}`: {} from [release.{}]: this source kind is not supported yet", release.id, other.describe(), other.kind()),
+    }
 }
 
 /// Refuses, before any work starts, a release whose source kind has no fetcher yet.
 pub fn check_supported(release: &Release) -> Result<()> {
-    pypi_source(release).map(|_| ())
-}
-
-/// The one source kind fetched so far.
-fn pypi_source(release: &Release) -> Result<&PypiSource> {
     match &release.source {
-        Source::Pypi(p) => Ok(p),
+        Source::Pypi(_) | Source::Git(_) => Ok(()),
         other => bail!(
-            "release `{}`: {} from [release.{}]: this source kind is not supported yet (only [release.pypi])",
+            "release `{}`: {} from [release.{}]: this source kind is not supported yet ([release.pypi] and [release.git] are)",
             release.id,
             other.describe(),
             other.kind()
         ),
     }
+}
+
+/// `git archive` of a tag from a local mirror, after checking the tag still
+/// names the reviewed commit (a moved tag is refused).
+fn git_tree(release: &Release, g: &GitSource, mirror: &Path, cache: &Path) -> Result<Materialized> {
+    let git = |args: &[&str]| -> Result<Vec<u8>> {
+        let out = Command::new("git")
+            .arg("--git-dir")
+            .arg(mirror)
+            .args(args)
+            .output()
+            .with_context(|| format!("{}: cannot run git", mirror.display()))?;
+        if !out.status.success() {
+            bail!("{}: git {}: {}", mirror.display(), args.join(" "), String::from_utf8_lossy(&out.stderr).trim());
+        }
+        Ok(out.stdout)
+    };
+    let commit = String::from_utf8_lossy(&git(&["rev-parse", &format!("{}^{{commit}}", g.tag)])?).trim().to_owned();
+    if commit != g.commit {
+        bail!(
+            "release `{}`: tag {} of {} is commit {commit} in {}, releases.toml records {}; refusing it",
+            release.id,
+            g.tag,
+            g.repository,
+            mirror.display(),
+            g.commit
+        );
+    }
+    let tree = String::from_utf8_lossy(&git(&["rev-parse", &format!("{}^{{tree}}", g.tag)])?).trim().to_owned();
+    let archive = cache.join(format!("{}.tar.gz", release.id));
+    git(&["archive", "--format=tar.gz", &format!("--prefix={}/", release.id), "-o", &archive.to_string_lossy(), &commit])?;
+    let root = unpack_tar_gz(&archive, &cache.join(&release.id))?;
+    Ok(Materialized {
+        artifact_digest: None,
+        provenance: format!("git {}@{} commit {commit} tree {tree}", g.repository, g.tag),
+        root,
+        downloaded: false,
+    })
 }
 
 /// The verified sdist at `archive`: the cached one if its digest matches,

@@ -45,6 +45,17 @@ struct ReleasesArgs {
     cache: Option<PathBuf>,
     #[arg(long, value_enum, default_value_t)]
     format: Format,
+    /// A local bare mirror for [release.git] releases: OWNER/REPO=DIR (repeatable).
+    /// Git releases whose repository has no mirror are listed as not run.
+    #[arg(long = "git-mirror", value_name = "OWNER/REPO=DIR", value_parser = parse_mirror)]
+    git_mirrors: Vec<(String, PathBuf)>,
+}
+
+fn parse_mirror(text: &str) -> Result<(String, PathBuf), String> {
+    match text.split_once('=') {
+        Some((repo, dir)) if repo.contains('/') && !dir.is_empty() => Ok((repo.to_owned(), PathBuf::from(dir))),
+        _ => Err(format!("`{text}` is not OWNER/REPO=DIR")),
+    }
 }
 
 #[derive(Debug, clap::Args)]
@@ -76,7 +87,12 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Releases(a) => {
             let cache = a.cache.unwrap_or_else(|| workspace_root().join(".cache/official"));
-            releases::run(&releases::Options { profiles: a.profiles, cache, format: a.format })
+            releases::run(&releases::Options {
+                profiles: a.profiles,
+                git_mirrors: a.git_mirrors.into_iter().collect(),
+                cache,
+                format: a.format,
+            })
         }
         Command::Bench(a) => bench::run(a.iterations as usize),
     };

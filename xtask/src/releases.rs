@@ -24,6 +24,8 @@ use crate::manifest::{self, Expectation, Release};
 
 pub struct Options {
     pub profiles: Vec<String>,
+    /// `OWNER/REPO` -> a local bare mirror, for [release.git] releases.
+    pub git_mirrors: std::collections::BTreeMap<String, PathBuf>,
     pub cache: PathBuf,
     pub format: Format,
 }
@@ -35,8 +37,12 @@ struct Outcome {
     release: String,
     /// `regime NAME` or `escalate CODE`.
     expect: String,
-    artifact_digest: String,
+    artifact_digest: Option<String>,
+    /// Registry digest, or commit and tree ids of a git tag.
+    provenance: String,
     downloaded: bool,
+    /// Not run: a git release whose repository has no --git-mirror.
+    skipped: bool,
     root: String,
     registration: Option<Registration>,
     regeneration: Option<Regeneration>,
@@ -78,7 +84,7 @@ pub fn run(opts: &Options) -> Result<bool> {
     let mut outcomes = Vec::new();
     for plan in &plans {
         for release in &plan.releases {
-            outcomes.push(run_release(&fcd, plan, release, &opts.cache)?);
+            outcomes.push(run_release(&fcd, plan, release, &opts.cache, &opts.git_mirrors)?);
         }
     }
     let wall = start.elapsed();
@@ -145,15 +151,34 @@ impl Plan {
     }
 }
 
-fn run_release(fcd: &Fcd, plan: &Plan, release: &Release, cache: &Path) -> Result<Outcome> {
+fn run_release(fcd: &Fcd, plan: &Plan, release: &Release, cache: &Path, mirrors: &std::collections::BTreeMap<String, PathBuf>) -> Result<Outcome> {
     let start = Instant::now();
-    let art = fetch::materialize(release, cache)?;
+    let Some(art) = fetch::materialize(release, cache, mirrors)? else {
+        return Ok(Outcome {
+            profile: plan.name.clone(),
+            release: release.id.clone(),
+            expect: release.expect.to_string(),
+            artifact_digest: None,
+            provenance: format!("not run: {} (give --git-mirror)", release.source.describe()),
+            downloaded: false,
+            skipped: true,
+            root: String::new(),
+            registration: None,
+            regeneration: None,
+            decisions: Vec::new(),
+            problems: Vec::new(),
+            ok: true,
+            seconds: 0.0,
+        });
+    };
     let mut o = Outcome {
         profile: plan.name.clone(),
         release: release.id.clone(),
         expect: release.expect.to_string(),
         artifact_digest: art.artifact_digest.clone(),
+        provenance: art.provenance.clone(),
         downloaded: art.downloaded,
+        skipped: false,
         root: art.root.display().to_string(),
         registration: None,
         regeneration: None,
@@ -241,7 +266,10 @@ fn escalation_problems(expect: &Expectation, got: &Registration) -> Option<Strin
 fn register(fcd: &Fcd, dir: &Path, release: &Release, art: &fetch::Materialized, summary: &Path) -> Result<Registration> {
     let mut cmd = fcd.command("register");
     cmd.arg("--profile").arg(dir).arg("--source").arg(&art.root);
-    cmd.args(["--release", &release.id, "--artifact-digest", &art.artifact_digest]);
+    cmd.args(["--release", &release.id]);
+    if let Some(d) = &art.artifact_digest {
+        cmd.args(["--artifact-digest", d]);
+    }
     cmd.arg("--out").arg(summary).args(["--format", "json"]);
     let run = fcd.run(cmd, &[0, 3])?;
     let v = &run.json;
@@ -370,7 +398,7 @@ fn table(outcomes: &[Outcome], wall: Duration, build: Duration) -> String {
     for o in outcomes {
         rows.push([
             format!("{}/{}", o.profile, o.release),
-            registration_cell(o.registration.as_ref()),
+            if o.skipped { o.provenance.clone() } else { registration_cell(o.registration.as_ref()) },
             match &o.regeneration {
                 Some(r) => format!("{} (pid {})", r.status, r.pid.map_or("?".to_owned(), |p| p.to_string())),
                 None => "-".to_owned(),
@@ -380,7 +408,13 @@ fn table(outcomes: &[Outcome], wall: Duration, build: Duration) -> String {
             } else {
                 o.decisions.iter().map(|d| format!("{}={}", d.call, d.decision)).collect::<Vec<_>>().join(" ")
             },
-            if o.ok { format!("yes ({})", o.expect) } else { format!("NO ({})", o.expect) },
+            if o.skipped {
+                "not run".to_owned()
+            } else if o.ok {
+                format!("yes ({})", o.expect)
+            } else {
+                format!("NO ({})", o.expect)
+            },
         ]);
     }
     let widths: Vec<usize> = (0..5).map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0)).collect();
@@ -419,13 +453,17 @@ fn registration_cell(r: Option<&Registration>) -> String {
 fn totals(outcomes: &[Outcome], wall: Duration, build: Duration) -> String {
     let automatic = outcomes.iter().filter(|o| matches!(o.registration, Some(Registration::Registered { .. }))).count();
     let escalated = outcomes.iter().filter(|o| matches!(o.registration, Some(Registration::Escalated { .. }))).count();
-    let errors = outcomes.len() - automatic - escalated;
+    let skipped = outcomes.iter().filter(|o| o.skipped).count();
+    let errors = outcomes.len() - automatic - escalated - skipped;
     let failed = outcomes.iter().filter(|o| !o.ok).count();
     let downloaded = outcomes.iter().filter(|o| o.downloaded).count();
     let mut t = String::new();
     let _ = write!(t, "{} releases: {automatic} automatic + {escalated} escalated", outcomes.len());
     if errors > 0 {
         let _ = write!(t, " + {errors} failed to register");
+    }
+    if skipped > 0 {
+        let _ = write!(t, " ({skipped} git releases not run: no --git-mirror)");
     }
     let _ = writeln!(
         t,
@@ -437,7 +475,7 @@ fn totals(outcomes: &[Outcome], wall: Duration, build: Duration) -> String {
         "wall time {:.2} s ({:.2} s of it checking the fcd build); artifacts: {downloaded} downloaded, {} from the verified cache",
         wall.as_secs_f64(),
         build.as_secs_f64(),
-        outcomes.len() - downloaded
+        outcomes.iter().filter(|o| !o.skipped && !o.downloaded).count()
     );
     t
 }

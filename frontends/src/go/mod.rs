@@ -56,9 +56,10 @@ impl Frontend for Go {
         match &spec.kind {
             FactKind::Call { callee, args } => cx.call_fact(callee, args),
             FactKind::Default { argument, helpers } => cx.default_fact(argument, helpers),
-            FactKind::Field { sink, arg, field, wrap, from } => match (found.get(sink), found.get(from)) {
-                (Some(sink), Some(from)) => cx.field_fact(sink, *arg, field, wrap.as_deref(), from),
-                _ => Ok(None),
+            // Without the default fact, only a literal field can be a fact.
+            FactKind::Field { sink, arg, field, wrap, from } => match found.get(sink) {
+                Some(sink) => cx.field_fact(sink, *arg, field, wrap.as_deref(), found.get(from)),
+                None => Ok(None),
             },
             other => Err(Escalation::new(
                 EscalationCode::ShapeMismatch,
@@ -171,15 +172,6 @@ fn literal_text(text: &str) -> Option<FactValue> {
             .ok()
             .map(FactValue::Int)
             .or_else(|| text.strip_prefix('"')?.strip_suffix('"').map(|s| FactValue::Text(s.to_owned()))),
-    }
-}
-
-fn shown(v: &FactValue) -> String {
-    match v {
-        FactValue::Bool(b) => b.to_string(),
-        FactValue::Int(i) => i.to_string(),
-        FactValue::Text(t) => format!("{t:?}"),
-        FactValue::List(l) => format!("{l:?}"),
     }
 }
 
@@ -363,7 +355,7 @@ impl<'a> Cx<'_, 'a> {
     }
 
     /// The field `field` of the struct passed as argument `index` of the sink.
-    fn field_fact(&self, sink: &Found<'a>, index: usize, field: &str, wrap: Option<&str>, from: &Found<'a>) -> Result<Option<Found<'a>>, Escalation> {
+    fn field_fact(&self, sink: &Found<'a>, index: usize, field: &str, wrap: Option<&str>, from: Option<&Found<'a>>) -> Result<Option<Found<'a>>, Escalation> {
         let Some(arg) = arguments(sink.node).get(index).copied() else {
             return Err(self.escalate(sink.node, format!("the sink has no argument {index}")));
         };
@@ -401,13 +393,13 @@ impl<'a> Cx<'_, 'a> {
                 _ => return Err(self.escalate(value, format!("`{wrap}` takes one argument here")))
             }
         }
-        let variable = match from.fact.values.get("variable") {
+        let variable = match from.and_then(|f| f.fact.values.get("variable")) {
             Some(FactValue::Text(v)) => v.clone(),
             _ => String::new(),
         };
         let mut values = BTreeMap::new();
         values.insert("field".into(), FactValue::Text(field.to_owned()));
-        if value.kind() == "identifier" && value.text() == variable {
+        if value.kind() == "identifier" && !variable.is_empty() && value.text() == variable {
             let uses: Vec<Node<'a>> = self
                 .region
                 .node
@@ -425,7 +417,6 @@ impl<'a> Cx<'_, 'a> {
         } else {
             return Err(self.escalate(value, format!("field `{field}` receives `{}`, neither `{variable}` nor a literal", compact(value.text()))));
         }
-        let _ = shown;
         Ok(Some(self.fact(element, values)))
     }
 }
