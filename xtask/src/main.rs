@@ -9,6 +9,7 @@
 mod bench;
 mod fetch;
 mod manifest;
+mod oracle_check;
 mod releases;
 
 use std::path::{Path, PathBuf};
@@ -45,6 +46,10 @@ struct ReleasesArgs {
     cache: Option<PathBuf>,
     #[arg(long, value_enum, default_value_t)]
     format: Format,
+    /// Also judge every automatic registration with the independent oracle
+    /// (fcd-oracle); any disagreement or refusal fails the job.
+    #[arg(long)]
+    oracle: bool,
     /// A local bare mirror for [release.git] releases: OWNER/REPO=DIR (repeatable).
     /// Git releases whose repository has no mirror are listed as not run.
     #[arg(long = "git-mirror", value_name = "OWNER/REPO=DIR", value_parser = parse_mirror)]
@@ -89,6 +94,7 @@ fn main() -> ExitCode {
             let cache = a.cache.unwrap_or_else(|| workspace_root().join(".cache/official"));
             releases::run(&releases::Options {
                 profiles: a.profiles,
+                oracle: a.oracle,
                 git_mirrors: a.git_mirrors.into_iter().collect(),
                 cache,
                 format: a.format,

@@ -24,6 +24,8 @@ use crate::manifest::{self, Expectation, Release};
 
 pub struct Options {
     pub profiles: Vec<String>,
+    /// Compare every automatic registration's decisions with the independent oracle's.
+    pub oracle: bool,
     /// `OWNER/REPO` -> a local bare mirror, for [release.git] releases.
     pub git_mirrors: std::collections::BTreeMap<String, PathBuf>,
     pub cache: PathBuf,
@@ -43,6 +45,8 @@ struct Outcome {
     downloaded: bool,
     /// Not run: a git release whose repository has no --git-mirror.
     skipped: bool,
+    /// With --oracle: what the independent oracle said, in one line.
+    oracle: Option<String>,
     root: String,
     registration: Option<Registration>,
     regeneration: Option<Regeneration>,
@@ -70,6 +74,8 @@ struct Regeneration {
 struct CallDecision {
     call: String,
     decision: String,
+    /// The compiler's reason: the matched rule, its reason or the contract violations.
+    why: String,
     expected: Option<String>,
 }
 
@@ -84,7 +90,7 @@ pub fn run(opts: &Options) -> Result<bool> {
     let mut outcomes = Vec::new();
     for plan in &plans {
         for release in &plan.releases {
-            outcomes.push(run_release(&fcd, plan, release, &opts.cache, &opts.git_mirrors)?);
+            outcomes.push(run_release(&fcd, plan, release, &opts.cache, &opts.git_mirrors, opts.oracle)?);
         }
     }
     let wall = start.elapsed();
@@ -151,7 +157,14 @@ impl Plan {
     }
 }
 
-fn run_release(fcd: &Fcd, plan: &Plan, release: &Release, cache: &Path, mirrors: &std::collections::BTreeMap<String, PathBuf>) -> Result<Outcome> {
+fn run_release(
+    fcd: &Fcd,
+    plan: &Plan,
+    release: &Release,
+    cache: &Path,
+    mirrors: &std::collections::BTreeMap<String, PathBuf>,
+    oracle: bool,
+) -> Result<Outcome> {
     let start = Instant::now();
     let Some(art) = fetch::materialize(release, cache, mirrors)? else {
         return Ok(Outcome {
@@ -162,6 +175,7 @@ fn run_release(fcd: &Fcd, plan: &Plan, release: &Release, cache: &Path, mirrors:
             provenance: format!("not run: {} (give --git-mirror)", release.source.describe()),
             downloaded: false,
             skipped: true,
+            oracle: None,
             root: String::new(),
             registration: None,
             regeneration: None,
@@ -179,6 +193,7 @@ fn run_release(fcd: &Fcd, plan: &Plan, release: &Release, cache: &Path, mirrors:
         provenance: art.provenance.clone(),
         downloaded: art.downloaded,
         skipped: false,
+        oracle: None,
         root: art.root.display().to_string(),
         registration: None,
         regeneration: None,
@@ -192,6 +207,12 @@ fn run_release(fcd: &Fcd, plan: &Plan, release: &Release, cache: &Path, mirrors:
         std::fs::remove_file(&summary).with_context(|| format!("{}: cannot remove the previous summary", summary.display()))?;
     }
     check_release(fcd, &plan.dir, &plan.canonical, release, &art, &summary, &mut o)?;
+    if oracle && matches!(o.registration, Some(Registration::Registered { .. })) {
+        let decisions: Vec<(String, String, String)> = o.decisions.iter().map(|d| (d.call.clone(), d.decision.clone(), d.why.clone())).collect();
+        let report = crate::oracle_check::run(&plan.name, &plan.dir, &art.root, &decisions)?;
+        o.problems.extend(report.problems);
+        o.oracle = Some(report.summary);
+    }
     o.ok = o.problems.is_empty();
     o.seconds = start.elapsed().as_secs_f64();
     Ok(o)
@@ -232,14 +253,14 @@ fn check_release(
     for (name, call) in &canonical.calls {
         let expected = call.expect.get(regime).map(|v| v.as_str().to_owned());
         match certify(fcd, canonical, name, summary, work.path()) {
-            Ok(decision) => {
+            Ok((decision, why)) => {
                 if expected.as_deref() != Some(decision.as_str()) {
                     o.problems.push(format!(
                         "call {name}: decision {decision}, canonical.json expects {} for regime {regime}",
                         expected.as_deref().unwrap_or("nothing")
                     ));
                 }
-                o.decisions.push(CallDecision { call: name.clone(), decision, expected });
+                o.decisions.push(CallDecision { call: name.clone(), decision, why, expected });
             }
             Err(e) => o.problems.push(format!("call {name}: {e:#}")),
         }
@@ -299,8 +320,9 @@ fn regenerate(fcd: &Fcd, dir: &Path, art: &fetch::Materialized, summary: &Path) 
     Ok((Regeneration { status, pid: run.json["process"].as_u64() }, problem))
 }
 
-/// Writes the canonical call, env and contract as files and runs `fcd certify`; returns the decision.
-fn certify(fcd: &Fcd, canonical: &Canonical, name: &str, summary: &Path, work: &Path) -> Result<String> {
+/// Writes the canonical call, env and contract as files and runs `fcd certify`;
+/// returns the decision and the compiler's reason for it.
+fn certify(fcd: &Fcd, canonical: &Canonical, name: &str, summary: &Path, work: &Path) -> Result<(String, String)> {
     let call = canonical.call(name).with_context(|| format!("canonical.json has no call {name}"))?;
     let files = [
         (work.join(format!("{name}.call.json")), serde_json::to_vec_pretty(&call)?),
@@ -315,8 +337,20 @@ fn certify(fcd: &Fcd, canonical: &Canonical, name: &str, summary: &Path, work: &
     cmd.arg("--call").arg(&files[0].0).arg("--env").arg(&files[1].0).arg("--contract").arg(&files[2].0);
     cmd.args(["--format", "json"]);
     let run = fcd.run(cmd, &[0, 1])?;
-    match run.json["decision"].as_str() {
-        Some(d) => Ok(d.to_owned()),
+    let v = &run.json;
+    let mut why = match v["matched_rule"].as_u64() {
+        Some(i) => format!("rule {i}"),
+        None => "no rule".to_owned(),
+    };
+    if let Some(reason) = v["reason"].as_str() {
+        why.push_str(&format!(": {reason}"));
+    }
+    if let Some(violations) = v["violations"].as_array().filter(|a| !a.is_empty()) {
+        let list: Vec<&str> = violations.iter().filter_map(Value::as_str).collect();
+        why.push_str(&format!(": {}", list.join("; ")));
+    }
+    match v["decision"].as_str() {
+        Some(d) => Ok((d.to_owned(), why)),
         None => bail!("fcd certify: no decision in {}", run.json),
     }
 }
@@ -394,6 +428,7 @@ fn table(outcomes: &[Outcome], wall: Duration, build: Duration) -> String {
         "regeneration".to_owned(),
         "decisions".to_owned(),
         "matches expected".to_owned(),
+        "oracle".to_owned(),
     ]];
     for o in outcomes {
         rows.push([
@@ -415,9 +450,10 @@ fn table(outcomes: &[Outcome], wall: Duration, build: Duration) -> String {
             } else {
                 format!("NO ({})", o.expect)
             },
+            o.oracle.clone().unwrap_or_else(|| "-".to_owned()),
         ]);
     }
-    let widths: Vec<usize> = (0..5).map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0)).collect();
+    let widths: Vec<usize> = (0..6).map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0)).collect();
     let mut t = String::new();
     for (n, row) in rows.iter().enumerate() {
         let cells: Vec<String> = row.iter().zip(&widths).map(|(c, w)| format!("{c:<w$}")).collect();

@@ -1,0 +1,100 @@
+//! The oracle on every hand-written fixture, mutations included. Where the
+//! compiler escalates a mutation, this table says what the oracle does
+//! instead: refuse ("cannot judge") or judge, and why that is right.
+
+use std::path::PathBuf;
+
+use fcd_oracle::{Verdict, judge};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn canonical(profile: &str) -> serde_json::Value {
+    let text = std::fs::read_to_string(root().join("profiles").join(profile).join("canonical.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+/// `expected`: the verdicts of calls in name order, or one `CannotJudge` for all.
+fn check(profile: &str, fixture: &str, expected: &[Verdict]) {
+    let dir = root().join("fixtures").join(profile).join(fixture);
+    let judgements = judge(profile, &dir, &canonical(profile)).unwrap();
+    let got: Vec<Verdict> = judgements.iter().map(|j| j.verdict.clone()).collect();
+    let want: Vec<Verdict> = if expected == [Verdict::CannotJudge] { vec![Verdict::CannotJudge; got.len()] } else { expected.to_vec() };
+    assert_eq!(got, want, "{profile}/{fixture}: {judgements:#?}");
+}
+
+use Verdict::{CannotJudge as Cannot, Reject, Safe, Unknown, Unsafe};
+
+const UNGUARDED: &[Verdict] = &[Safe, Unsafe, Unknown];
+const GUARDED: &[Verdict] = &[Safe, Reject, Reject];
+
+#[test]
+fn git_diff_regimes_and_mutations() {
+    let cases: &[(&str, &[Verdict])] = &[
+        ("unguarded", UNGUARDED),
+        ("guarded", GUARDED),
+        ("mutations/01_comment_spoof", UNGUARDED),
+        ("mutations/02_guard_after_sink", UNGUARDED),
+        ("mutations/03_missing_sink", &[Cannot]),
+        // Added calls are the call-site guard's business, not the oracle's: it judges the flow.
+        ("mutations/04_added_filesystem_call", UNGUARDED),
+        ("mutations/05_added_network_call", UNGUARDED),
+        ("mutations/06_added_process_call", UNGUARDED),
+        ("mutations/07_comment_control", GUARDED),
+        ("mutations/08_dynamic_getattr", &[Cannot]),
+        ("mutations/09_target_rebound", &[Cannot]),
+        ("mutations/10_guard_not_exiting", UNGUARDED),
+        ("mutations/11_guard_other_variable", UNGUARDED),
+        ("mutations/12_guard_in_dead_code", UNGUARDED),
+        ("mutations/13_two_sinks", &[Cannot]),
+        ("mutations/14_extra_keyword", &[Cannot]),
+        ("mutations/15_duplicate_region", &[Cannot]),
+        ("mutations/16_region_renamed", &[Cannot]),
+        // Tokens do not check grammar: the oracle reads the missing colon's function anyway.
+        ("mutations/17_parse_error", UNGUARDED),
+        // The oracle does not follow aliases: it finds no `.git.diff(` call and refuses.
+        ("mutations/18_aliases_resolved", &[Cannot]),
+        ("mutations/19_guard_returns", GUARDED),
+        ("mutations/20_unresolved_receiver", UNGUARDED),
+        ("mutations/21_call_of_call_result", UNGUARDED),
+        ("mutations/22_not_utf8", &[Cannot]),
+    ];
+    for (fixture, expected) in cases {
+        check("git-diff", fixture, expected);
+    }
+}
+
+#[test]
+fn github_regimes_and_mutations() {
+    let default_false: &[Verdict] = &[Unsafe, Safe, Unsafe];
+    let default_true: &[Verdict] = &[Safe, Safe, Unsafe];
+    let cases: &[(&str, &[Verdict])] = &[
+        ("default-false", default_false),
+        ("default-true", default_true),
+        ("mutations/01_default_flipped", default_false),
+        ("mutations/02_flow_broken", &[Cannot]),
+        ("mutations/03_extra_network_call", default_true),
+        ("mutations/04_second_create_repository", &[Cannot]),
+        ("mutations/05_comment_control", default_true),
+        ("mutations/06_reassigned", &[Cannot]),
+        ("mutations/07_second_create_call", &[Cannot]),
+        ("mutations/08_constant_default", default_true),
+        ("mutations/09_variable_default", &[Cannot]),
+        // A hard-coded Private is outside what the oracle reads: it refuses.
+        ("mutations/10_literal_field", &[Cannot]),
+        ("mutations/11_direct_map_read", &[Cannot]),
+        ("mutations/12_dynamic_callee", default_true),
+        // An unclosed brace: the function's body never ends.
+        ("mutations/13_parse_error", &[Cannot]),
+    ];
+    for (fixture, expected) in cases {
+        check("github-create-repository", fixture, expected);
+    }
+}
+
+#[test]
+fn an_unknown_profile_is_an_error() {
+    let err = judge("nope", &root(), &canonical("git-diff")).unwrap_err();
+    assert!(err.contains("git-diff"), "{err}");
+}
