@@ -128,6 +128,12 @@ struct RawFact {
     field: Option<String>,
     wrap: Option<String>,
     from: Option<String>,
+    definition: Option<String>,
+    key: Option<String>,
+    #[serde(default)]
+    matching: bool,
+    #[serde(default)]
+    implies: Vec<String>,
     #[serde(default)]
     required: bool,
 }
@@ -227,6 +233,8 @@ pub struct RuleTemplate {
 pub struct FactRequest {
     pub spec: FactSpec,
     pub required: bool,
+    /// Facts that must also be found when this one is (wiring that is all or nothing).
+    pub implies: Vec<String>,
 }
 
 /// A validated profile.
@@ -436,7 +444,11 @@ impl Validator<'_> {
                     return self.err(span, &key, "`test` and `before` belong to kind `guard`, not `call`");
                 }
                 let Some(callee) = &f.callee else { return self.err(span, &format!("{key}.callee"), "kind `call` needs a `callee`") };
-                FactKind::Call { callee: callee.clone(), args: patterns(f.args.as_deref().unwrap_or_default(), "args")? }
+                let args = f.args.as_deref().map(|a| patterns(a, "args")).transpose()?;
+                if f.matching && args.is_none() {
+                    return self.err(span, &format!("{key}.matching"), "`matching` selects calls by their `args`: give `args`");
+                }
+                FactKind::Call { callee: callee.clone(), args, matching: f.matching }
             }
             "guard" => {
                 if f.callee.is_some() || f.args.is_some() {
@@ -474,39 +486,95 @@ impl Validator<'_> {
                     .iter()
                     .map(|(h, rule)| DefaultRule::parse(rule).map(|r| (h.clone(), r)).or_else(|e| self.err(span.clone(), &format!("{key}.helpers"), e)))
                     .collect::<Result<_, _>>()?;
-                FactKind::Default { argument: argument.clone(), helpers }
+                FactKind::Default { argument: argument.clone(), helpers, definition: f.definition.clone() }
             }
             "field" => {
-                let (Some(sink), Some(arg), Some(field), Some(from)) = (&f.sink, f.arg, &f.field, &f.from) else {
-                    return self.err(span, &key, "kind `field` needs `sink`, `arg`, `field` and `from`");
+                let (Some(field), Some(from)) = (&f.field, &f.from) else {
+                    return self.err(span, &key, "kind `field` needs `field` and `from` (and, in Go, `sink` and `arg`)");
                 };
-                for (which, name, kind) in [("sink", sink, "call"), ("from", from, "default")] {
-                    match all.get(name) {
-                        Some(target) if target.get_ref().kind == kind => {}
-                        _ => return self.err(span, &format!("{key}.{which}"), format!("`{name}` is not a `{kind}` fact of this profile")),
-                    }
+                if let Some(sink) = &f.sink {
+                    self.fact_of_kind(all, sink, &["call"], span.clone(), &format!("{key}.sink"))?;
                 }
-                FactKind::Field { sink: sink.clone(), arg, field: field.clone(), wrap: f.wrap.clone(), from: from.clone() }
+                self.fact_of_kind(all, from, &["default", "map"], span.clone(), &format!("{key}.from"))?;
+                FactKind::Field { sink: f.sink.clone(), arg: f.arg, field: field.clone(), wrap: f.wrap.clone(), from: from.clone() }
             }
-            other => return self.err(span, &format!("{key}.kind"), format!("`{other}` is not a fact kind (known: call, guard, default, field)")),
+            "pass" => {
+                let (Some(sink), Some(from)) = (&f.sink, &f.from) else {
+                    return self.err(span, &key, "kind `pass` needs `sink` and `from`");
+                };
+                self.fact_of_kind(all, sink, &["call"], span.clone(), &format!("{key}.sink"))?;
+                self.fact_of_kind(all, from, &["default"], span.clone(), &format!("{key}.from"))?;
+                FactKind::Pass { sink: sink.clone(), from: from.clone() }
+            }
+            "map" => {
+                let Some(from) = &f.from else { return self.err(span, &key, "kind `map` needs `from`, a `pass` fact") };
+                self.fact_of_kind(all, from, &["pass"], span.clone(), &format!("{key}.from"))?;
+                FactKind::Map { from: from.clone() }
+            }
+            "key" => {
+                let Some(k) = &f.key else { return self.err(span, &key, "kind `key` needs `key`") };
+                FactKind::Key { key: k.clone() }
+            }
+            other => return self.err(span, &format!("{key}.kind"), format!("`{other}` is not a fact kind (known: call, guard, default, field, pass, map, key)")),
+        };
+        let allowed: &[&str] = match kind.name() {
+            "call" => &["callee", "args", "matching"],
+            "guard" => &["test", "before"],
+            "default" => &["argument", "helpers", "definition"],
+            "field" => &["sink", "arg", "field", "wrap", "from"],
+            "pass" => &["sink", "from"],
+            "map" => &["from"],
+            _ => &["key"],
         };
         let foreign: Vec<&str> = [
+            ("callee", f.callee.is_some()),
+            ("args", f.args.is_some()),
+            ("matching", f.matching),
+            ("test", f.test.is_some()),
+            ("before", f.before.is_some()),
             ("argument", f.argument.is_some()),
             ("helpers", f.helpers.is_some()),
+            ("definition", f.definition.is_some()),
             ("sink", f.sink.is_some()),
             ("arg", f.arg.is_some()),
             ("field", f.field.is_some()),
             ("wrap", f.wrap.is_some()),
             ("from", f.from.is_some()),
+            ("key", f.key.is_some()),
         ]
         .into_iter()
-        .filter(|(k, set)| *set && !matches!((kind.name(), *k), ("default", "argument" | "helpers") | ("field", "sink" | "arg" | "field" | "wrap" | "from")))
+        .filter(|(k, set)| *set && !allowed.contains(k))
         .map(|(k, _)| k)
         .collect();
         if !foreign.is_empty() {
             return self.err(span, &key, format!("{} do not apply to kind `{}`", foreign.join(", "), kind.name()));
         }
-        Ok(FactRequest { spec: FactSpec { name: name.to_owned(), region: f.region.clone(), kind }, required: f.required })
+        for implied in &f.implies {
+            if !all.contains_key(implied) {
+                let names: BTreeSet<&str> = all.keys().map(String::as_str).collect();
+                return self.err(span, &format!("{key}.implies"), self.unknown_of("fact", implied, &names));
+            }
+        }
+        Ok(FactRequest {
+            spec: FactSpec { name: name.to_owned(), region: f.region.clone(), kind },
+            required: f.required,
+            implies: f.implies.clone(),
+        })
+    }
+
+    /// `name` must be a fact of one of these kinds.
+    fn fact_of_kind(
+        &self,
+        all: &BTreeMap<String, Spanned<RawFact>>,
+        name: &str,
+        kinds: &[&str],
+        span: std::ops::Range<usize>,
+        key: &str,
+    ) -> Result<(), InputError> {
+        match all.get(name) {
+            Some(f) if kinds.contains(&f.get_ref().kind.as_str()) => Ok(()),
+            _ => self.err(span, key, format!("`{name}` is not a {} fact of this profile", kinds.join(" or "))),
+        }
     }
 
     fn rule(

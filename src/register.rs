@@ -102,6 +102,20 @@ pub fn register(profile: &Profile, req: &Request) -> Result<Registration, InputE
             )));
         }
     }
+    // Wiring is all or nothing: a fact found without the facts it implies is a
+    // partial wiring (registered but not bound, bound but not passed, …).
+    for request in &profile.facts {
+        let Some(present) = analysis.facts.iter().find(|f| f.name == request.spec.name) else { continue };
+        for implied in &request.implies {
+            if !analysis.facts.iter().any(|f| &f.name == implied) {
+                return Ok(Registration::Escalated(Escalation::new(
+                    EscalationCode::FactMissing,
+                    format!("partial wiring: `{}` is present ({}:{}) but `{implied}` is missing", request.spec.name, present.anchor.file, present.anchor.line),
+                    Some(present.anchor.clone()),
+                )));
+            }
+        }
+    }
     Ok(Registration::Registered(Box::new(summary::compile(profile, closure, analysis, binding))))
 }
 
@@ -110,7 +124,10 @@ fn describe(kind: &fcd_frontends::FactKind) -> String {
         fcd_frontends::FactKind::Call { callee, .. } => format!("a call to `{callee}`"),
         fcd_frontends::FactKind::Guard { callee, .. } => format!("a guard testing `{callee}`"),
         fcd_frontends::FactKind::Default { argument, .. } => format!("how argument `{argument}` is read and defaulted"),
-        fcd_frontends::FactKind::Field { field, sink, .. } => format!("the field `{field}` of `{sink}`'s struct"),
+        fcd_frontends::FactKind::Field { field, .. } => format!("what the field `{field}` receives"),
+        fcd_frontends::FactKind::Pass { sink, from } => format!("`{from}`'s value passed to `{sink}`"),
+        fcd_frontends::FactKind::Map { from } => format!("the mapping of the parameter `{from}` feeds"),
+        fcd_frontends::FactKind::Key { key } => format!("the template value of `{key}`"),
     }
 }
 

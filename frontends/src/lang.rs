@@ -17,16 +17,18 @@ use crate::ts::{Node, Syntax};
 pub enum Lang {
     Python,
     Go,
+    CSharp,
 }
 
 impl Lang {
-    pub const ALL: [Lang; 2] = [Lang::Python, Lang::Go];
+    pub const ALL: [Lang; 3] = [Lang::Python, Lang::Go, Lang::CSharp];
 
     /// The name profiles use for the language.
     pub fn name(self) -> &'static str {
         match self {
             Lang::Python => "python",
             Lang::Go => "go",
+            Lang::CSharp => "csharp",
         }
     }
 
@@ -39,6 +41,7 @@ impl Lang {
         match self {
             Lang::Python => &crate::python::Python,
             Lang::Go => &crate::go::Go,
+            Lang::CSharp => &crate::csharp::CSharp,
         }
     }
 }

@@ -12,6 +12,7 @@ pub mod lang;
 pub mod spec;
 pub mod ts;
 
+mod csharp;
 mod go;
 mod python;
 
@@ -135,7 +136,13 @@ pub fn analyze(
     // ones they refer to; the order of the output stays the order asked for.
     let mut found: BTreeMap<String, Found<'_>> = BTreeMap::new();
     let mut order: Vec<&FactSpec> = facts.iter().collect();
-    order.sort_by_key(|f| matches!(f.kind, FactKind::Guard { .. } | FactKind::Field { .. }));
+    // Dependency levels: calls, defaults and keys first; then what refers to them.
+    order.sort_by_key(|f| match f.kind {
+        FactKind::Call { .. } | FactKind::Default { .. } | FactKind::Key { .. } => 0,
+        FactKind::Guard { .. } | FactKind::Pass { .. } => 1,
+        FactKind::Map { .. } => 2,
+        FactKind::Field { .. } => 3,
+    });
     for spec in order {
         let Some(region) = located.get(spec.region.as_str()) else {
             return Err(Escalation::new(

@@ -51,6 +51,8 @@ pub enum ArgShape {
     Var(String),
     /// Any single argument.
     Any,
+    /// An argument that is exactly this name or member chain (`A.B.C`).
+    Ref(String),
     /// A plain string literal with exactly this content.
     Str(String),
     /// A formatted string whose literal parts are the template's and whose
@@ -78,13 +80,18 @@ impl ArgPattern {
             ArgShape::Var(name.to_owned())
         } else if body == "any" {
             ArgShape::Any
+        } else if let Some(path) = body.strip_prefix("ref:") {
+            if path.is_empty() || !path.split('.').all(name_ok) {
+                return Err(format!("`{text}`: a reference is dotted names"));
+            }
+            ArgShape::Ref(path.to_owned())
         } else if let Some(s) = body.strip_prefix("str:") {
             ArgShape::Str(s.to_owned())
         } else if let Some(t) = body.strip_prefix("format:") {
             ArgShape::Format(t.to_owned())
         } else {
             return Err(format!(
-                "`{text}` is not an argument pattern: expected `param:NAME`, `var:NAME`, `str:TEXT`, `format:TEMPLATE` or `any`, optionally ending in `?`"
+                "`{text}` is not an argument pattern: expected `param:NAME`, `var:NAME`, `ref:A.B`, `str:TEXT`, `format:TEMPLATE` or `any`, optionally ending in `?`"
             ));
         };
         Ok(ArgPattern { shape, optional })
@@ -97,6 +104,7 @@ impl fmt::Display for ArgPattern {
             ArgShape::Param(n) => write!(f, "param:{n}")?,
             ArgShape::Var(n) => write!(f, "var:{n}")?,
             ArgShape::Any => f.write_str("any")?,
+            ArgShape::Ref(p) => write!(f, "ref:{p}")?,
             ArgShape::Str(s) => write!(f, "str:{s}")?,
             ArgShape::Format(t) => write!(f, "format:{t}")?,
         }
@@ -119,8 +127,10 @@ pub struct FactSpec {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FactKind {
     /// Exactly one call to `callee` in the region, whose positional arguments
-    /// match `args` and which takes no keyword or splat arguments.
-    Call { callee: String, args: Vec<ArgPattern> },
+    /// match `args` (unchecked when `None`) and which takes no keyword or splat
+    /// arguments. With `matching`, only the calls whose arguments match are
+    /// counted: none means no fact, two or more a duplicate.
+    Call { callee: String, args: Option<Vec<ArgPattern>>, matching: bool },
     /// A conditional at the top level of the region whose test is a call to
     /// `callee` on `receiver` with `args`, whose body exits on every path, and
     /// which runs before the call fact `before`.
@@ -128,11 +138,25 @@ pub enum FactKind {
     /// How a tool argument is read and what it is when omitted: exactly one
     /// binding `VAR := HELPER(…, "argument", …)` in the region, where HELPER is
     /// one of the reviewed helpers, each with its rule for the default.
-    Default { argument: String, helpers: Vec<(String, DefaultRule)> },
+    /// In C#, `argument` may also be the member chain passed to the helper, and
+    /// `definition` names the option definition whose explicit default factory
+    /// overrides the helper's zero value.
+    Default { argument: String, helpers: Vec<(String, DefaultRule)>, definition: Option<String> },
     /// What the field `field` of the struct passed as argument `arg` of the
     /// call fact `sink` receives: the variable of the default fact `from`
     /// (optionally through the call `wrap`), or a literal.
-    Field { sink: String, arg: usize, field: String, wrap: Option<String>, from: String },
+    /// (In C#, the field is a member initializer anywhere in the region, and
+    /// `wrap` names the nested initializer member holding the value.)
+    Field { sink: Option<String>, arg: Option<usize>, field: String, wrap: Option<String>, from: String },
+    /// Where the variable of the default fact `from` is passed to the call fact `sink`:
+    /// its position or parameter name.
+    Pass { sink: String, from: String },
+    /// The region's parameter that the pass fact `from` feeds is mapped to two
+    /// literals by one conditional: `var V = P == true ? "A" : "B"`.
+    Map { from: String },
+    /// The single `"key": "value"` pair inside the region's string literals
+    /// (a JSON template, say).
+    Key { key: String },
 }
 
 /// Where a reviewed helper's default comes from.
@@ -165,6 +189,9 @@ impl FactKind {
             FactKind::Guard { .. } => "guard",
             FactKind::Default { .. } => "default",
             FactKind::Field { .. } => "field",
+            FactKind::Pass { .. } => "pass",
+            FactKind::Map { .. } => "map",
+            FactKind::Key { .. } => "key",
         }
     }
 }
@@ -175,7 +202,7 @@ mod tests {
 
     #[test]
     fn arg_patterns_round_trip() {
-        for text in ["param:target", "str:-", "format:--unified={n}?", "str:", "var:repo", "any?"] {
+        for text in ["param:target", "str:-", "format:--unified={n}?", "str:", "var:repo", "any?", "ref:A.B.Name"] {
             assert_eq!(ArgPattern::parse(text).unwrap().to_string(), text);
         }
     }

@@ -44,15 +44,18 @@ pub fn grammar(lang: Lang) -> Language {
     match lang {
         Lang::Python => tree_sitter_python::LANGUAGE.into(),
         Lang::Go => tree_sitter_go::LANGUAGE.into(),
+        Lang::CSharp => tree_sitter_c_sharp::LANGUAGE.into(),
     }
 }
 
 fn names(lang: Lang) -> &'static Names {
     static PYTHON: LazyLock<Names> = LazyLock::new(|| Names::of(&grammar(Lang::Python)));
     static GO: LazyLock<Names> = LazyLock::new(|| Names::of(&grammar(Lang::Go)));
+    static CSHARP: LazyLock<Names> = LazyLock::new(|| Names::of(&grammar(Lang::CSharp)));
     match lang {
         Lang::Python => &PYTHON,
         Lang::Go => &GO,
+        Lang::CSharp => &CSHARP,
     }
 }
 

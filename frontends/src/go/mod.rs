@@ -54,10 +54,10 @@ impl Frontend for Go {
         let bindings = Bindings::of(region.node);
         let cx = Cx { region, bindings: &bindings, spec };
         match &spec.kind {
-            FactKind::Call { callee, args } => cx.call_fact(callee, args),
-            FactKind::Default { argument, helpers } => cx.default_fact(argument, helpers),
+            FactKind::Call { callee, args, matching } => cx.call_fact(callee, args.as_deref(), *matching),
+            FactKind::Default { argument, helpers, .. } => cx.default_fact(argument, helpers),
             // Without the default fact, only a literal field can be a fact.
-            FactKind::Field { sink, arg, field, wrap, from } => match found.get(sink) {
+            FactKind::Field { sink: Some(sink), arg: Some(arg), field, wrap, from } => match found.get(sink) {
                 Some(sink) => cx.field_fact(sink, *arg, field, wrap.as_deref(), found.get(from)),
                 None => Ok(None),
             },
@@ -205,8 +205,11 @@ impl<'a> Cx<'_, 'a> {
     }
 
     /// Exactly one call to `callee` whose arguments match the patterns.
-    fn call_fact(&self, callee: &str, patterns: &[ArgPattern]) -> Result<Option<Found<'a>>, Escalation> {
-        let calls = self.calls_to(callee);
+    fn call_fact(&self, callee: &str, patterns: Option<&[ArgPattern]>, matching: bool) -> Result<Option<Found<'a>>, Escalation> {
+        let mut calls = self.calls_to(callee);
+        if let (true, Some(p)) = (matching, patterns) {
+            calls.retain(|c| crate::lang::align(&arguments(*c), p, &|a, q| self.arg_matches(*a, q)).is_some());
+        }
         let call = match calls.as_slice() {
             [] => return Ok(None),
             [one] => *one,
@@ -218,6 +221,9 @@ impl<'a> Cx<'_, 'a> {
                 ));
             }
         };
+        let mut values = BTreeMap::new();
+        values.insert("callee".into(), FactValue::Text(callee.to_owned()));
+        let Some(patterns) = patterns else { return Ok(Some(self.fact(call, values))) };
         let args = arguments(call);
         if call.field_child("arguments").is_some_and(|l| l.children().any(|c| c.kind() == "...")) {
             return Err(self.escalate(call, "a variadic `...` argument is outside the profile's shape".into()));
@@ -237,8 +243,6 @@ impl<'a> Cx<'_, 'a> {
             let want: Vec<String> = patterns.iter().map(ToString::to_string).collect();
             return Err(self.escalate(call, format!("arguments ({}) do not match the profile's shape [{}]", got.join(", "), want.join(", "))));
         };
-        let mut values = BTreeMap::new();
-        values.insert("callee".into(), FactValue::Text(callee.to_owned()));
         values.insert("args".into(), FactValue::List(matched.into_iter().map(FactValue::Text).collect()));
         Ok(Some(self.fact(call, values)))
     }
@@ -261,6 +265,7 @@ impl<'a> Cx<'_, 'a> {
                 arg.kind() == "identifier" && arg.text() == name && !self.bindings.is_param(name) && self.bindings.sites(name).len() == 1
             }
             ArgShape::Any => true,
+            ArgShape::Ref(path) => dotted(arg).as_deref() == Some(path.as_str()),
             ArgShape::Str(text) => string_content(arg).as_deref() == Some(text.as_str()),
             ArgShape::Format(_) => false,
         }

@@ -50,7 +50,7 @@ impl Frontend for Python {
         let scope = region_scope(region);
         let cx = Cx { region, scope: &scope, spec };
         match &spec.kind {
-            FactKind::Call { callee, args } => cx.call_fact(callee, args),
+            FactKind::Call { callee, args, matching } => cx.call_fact(callee, args.as_deref(), *matching),
             FactKind::Guard { callee, receiver, args, before } => match found.get(before) {
                 Some(sink) => cx.guard_fact(callee, receiver, args, before, sink.node),
                 // Without the node it guards, a guard states nothing.
@@ -124,13 +124,14 @@ impl<'a> Cx<'_, 'a> {
     }
 
     /// Exactly one call to `callee`, with arguments of the profile's shape.
-    fn call_fact(&self, callee: &str, patterns: &[ArgPattern]) -> Result<Option<Found<'a>>, Escalation> {
+    fn call_fact(&self, callee: &str, patterns: Option<&[ArgPattern]>, matching: bool) -> Result<Option<Found<'a>>, Escalation> {
         let want = Identity::Path(callee.to_owned());
         let calls: Vec<Node<'a>> = self
             .region
             .node
             .descendants()
             .filter(|n| n.kind() == "call" && identity(self.scope, *n) == want)
+            .filter(|n| !matching || patterns.is_none_or(|p| self.match_args(*n, p).is_ok()))
             .collect();
         let call = match calls.as_slice() {
             [] => return Ok(None),
@@ -144,10 +145,12 @@ impl<'a> Cx<'_, 'a> {
                 ));
             }
         };
-        let args = self.match_args(call, patterns)?;
         let mut values = BTreeMap::new();
         values.insert("callee".into(), FactValue::Text(callee.to_owned()));
-        values.insert("args".into(), FactValue::List(args.into_iter().map(FactValue::Text).collect()));
+        if let Some(patterns) = patterns {
+            let args = self.match_args(call, patterns)?;
+            values.insert("args".into(), FactValue::List(args.into_iter().map(FactValue::Text).collect()));
+        }
         Ok(Some(self.fact(call, values)))
     }
 
@@ -230,6 +233,7 @@ impl<'a> Cx<'_, 'a> {
                     && self.scope.bindings.get(name).is_some_and(|b| b.len() == 1)
             }
             ArgShape::Any => true,
+            ArgShape::Ref(path) => matches!(arg.kind(), "identifier" | "attribute") && arg.text().split_whitespace().collect::<String>() == *path,
             ArgShape::Str(text) => plain_string(arg).as_deref() == Some(text.as_str()),
             ArgShape::Format(template) => format_template(arg).as_deref() == Some(template.as_str()),
         }
