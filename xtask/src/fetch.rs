@@ -93,11 +93,20 @@ fn git_tree(release: &Release, g: &GitSource, mirror: &Path, cache: &Path) -> Re
     }
     let tree = String::from_utf8_lossy(&git(&["rev-parse", &format!("{}^{{tree}}", g.tag)])?).trim().to_owned();
     let archive = cache.join(format!("{}.tar.gz", release.id));
-    git(&["archive", "--format=tar.gz", &format!("--prefix={}/", release.id), "-o", &archive.to_string_lossy(), &commit])?;
+    let prefix = format!("--prefix={}/", release.id);
+    let output = archive.to_string_lossy().into_owned();
+    let mut args = vec!["archive", "--format=tar.gz", prefix.as_str(), "-o", output.as_str(), commit.as_str(), "--"];
+    args.extend(g.paths.iter().map(String::as_str));
+    git(&args)?;
     let root = unpack_tar_gz(&archive, &cache.join(&release.id))?;
     Ok(Materialized {
         artifact_digest: None,
-        provenance: format!("git {}@{} commit {commit} tree {tree}", g.repository, g.tag),
+        provenance: format!(
+            "git {}@{} commit {commit} tree {tree}{}",
+            g.repository,
+            g.tag,
+            if g.paths.is_empty() { String::new() } else { format!(" paths {}", g.paths.join(",")) }
+        ),
         root,
         downloaded: false,
     })

@@ -72,6 +72,10 @@ pub struct GitSource {
     pub tag: String,
     /// The commit the tag must point to.
     pub commit: String,
+    /// Only these folders of the tag (the part that holds the handler and its
+    /// package); the whole tree when empty.
+    #[serde(default)]
+    pub paths: Vec<String>,
 }
 
 /// Where a release comes from.
