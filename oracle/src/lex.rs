@@ -45,6 +45,7 @@ impl Token {
 pub enum Dialect {
     Python,
     Go,
+    CSharp,
 }
 
 /// Splits `src` into tokens; `Err` names the line of an unterminated string or comment.
@@ -69,8 +70,9 @@ pub fn scan(src: &str, dialect: Dialect) -> Result<Vec<Token>, String> {
         match c {
             '\n' => {
                 // Python joins lines inside brackets; Go ends a line at every newline.
-                let ends = dialect == Dialect::Go || depth <= 0;
-                if ends && out.last().is_some_and(|t: &Token| t.kind != Kind::Newline) {
+                // C# statements end at `;`: its newlines are only white space.
+                let ends = dialect != Dialect::Python || depth <= 0;
+                if ends && dialect != Dialect::CSharp && out.last().is_some_and(|t: &Token| t.kind != Kind::Newline) {
                     out.push(Token { kind: Kind::Newline, text: "\n".into(), line, indent });
                 }
                 line += 1;
@@ -87,12 +89,12 @@ pub fn scan(src: &str, dialect: Dialect) -> Result<Vec<Token>, String> {
                     i += 1;
                 }
             }
-            '/' if dialect == Dialect::Go && chars.get(i + 1) == Some(&'/') => {
+            '/' if dialect != Dialect::Python && chars.get(i + 1) == Some(&'/') => {
                 while i < chars.len() && chars[i] != '\n' {
                     i += 1;
                 }
             }
-            '/' if dialect == Dialect::Go && chars.get(i + 1) == Some(&'*') => {
+            '/' if dialect != Dialect::Python && chars.get(i + 1) == Some(&'*') => {
                 let start = line;
                 i += 2;
                 loop {
@@ -106,6 +108,18 @@ pub fn scan(src: &str, dialect: Dialect) -> Result<Vec<Token>, String> {
                         i += 2;
                         break;
                     }
+                    i += 1;
+                }
+            }
+            '@' if dialect == Dialect::CSharp && chars.get(i + 1) == Some(&'"') => {
+                let (token, next, lines) = verbatim(&chars, i, line, indent)?;
+                out.push(token);
+                i = next;
+                line += lines;
+            }
+            '#' if dialect == Dialect::CSharp => {
+                // Preprocessor directives are lines of their own.
+                while i < chars.len() && chars[i] != '\n' {
                     i += 1;
                 }
             }
@@ -144,7 +158,7 @@ pub fn scan(src: &str, dialect: Dialect) -> Result<Vec<Token>, String> {
             }
             _ => {
                 let two: String = chars[i..(i + 2).min(chars.len())].iter().collect();
-                let text = if [":=", "==", "!=", "<=", ">=", "&&", "||", "->", "**", "//", "+=", "-="].contains(&two.as_str()) {
+                let text = if [":=", "==", "!=", "<=", ">=", "&&", "||", "->", "=>", "**", "//", "+=", "-="].contains(&two.as_str()) {
                     two
                 } else {
                     c.to_string()
@@ -162,13 +176,45 @@ pub fn scan(src: &str, dialect: Dialect) -> Result<Vec<Token>, String> {
     Ok(out)
 }
 
+/// Scans a C# verbatim string `@"…"` (a doubled quote stands for one).
+fn verbatim(chars: &[char], start: usize, line: usize, indent: usize) -> Result<(Token, usize, usize), String> {
+    let mut i = start + 2;
+    let mut value = String::new();
+    let mut lines = 0;
+    loop {
+        match chars.get(i) {
+            None => return Err(format!("line {line}: unterminated string")),
+            Some('"') if chars.get(i + 1) == Some(&'"') => {
+                value.push('"');
+                i += 2;
+            }
+            Some('"') => {
+                i += 1;
+                break;
+            }
+            Some(c) => {
+                if *c == '\n' {
+                    lines += 1;
+                }
+                value.push(*c);
+                i += 1;
+            }
+        }
+    }
+    let text: String = chars[start..i].iter().collect();
+    Ok((Token { kind: Kind::Str(Some(value)), text, line, indent }, i, lines))
+}
+
 /// Scans one string literal starting at `start` (its prefix) with the quote at `quote`.
 fn string(chars: &[char], start: usize, quote: usize, dialect: Dialect, line: usize, indent: usize) -> Result<(Token, usize, usize), String> {
     let prefix: String = chars[start..quote].iter().collect::<String>().to_ascii_lowercase();
     let q = chars[quote];
-    let triple = dialect == Dialect::Python && chars.get(quote + 1) == Some(&q) && chars.get(quote + 2) == Some(&q);
+    let triple = dialect != Dialect::Go && q == '"' || dialect == Dialect::Python;
+    let triple = triple && chars.get(quote + 1) == Some(&q) && chars.get(quote + 2) == Some(&q);
+    // C# raw strings (`"""`) take no escapes.
+    let raw_csharp = dialect == Dialect::CSharp && triple;
     let open = if triple { 3 } else { 1 };
-    let raw = prefix.contains('r') || q == '`';
+    let raw = prefix.contains('r') || q == '`' || raw_csharp;
     let mut i = quote + open;
     let mut value = String::new();
     let mut decodable = !prefix.contains('f') && !prefix.contains('b');
@@ -234,6 +280,14 @@ mod tests {
         let t = scan("a := `x\ny` /* b() */ // c()\nd()", Dialect::Go).unwrap();
         let texts: Vec<&str> = t.iter().map(|t| t.text.as_str()).collect();
         assert_eq!(texts, ["a", ":=", "`x\ny`", "\n", "d", "(", ")"]);
+    }
+
+    #[test]
+    fn csharp_raw_and_verbatim_strings() {
+        let t = scan("var t = \"\"\"\n { \"k\": \"v\" }\n \"\"\"; var p = @\"a\"\"b\"; // c()\n#if X\nd();", Dialect::CSharp).unwrap();
+        let strs: Vec<&str> = t.iter().filter_map(|t| t.str_value()).collect();
+        assert_eq!(strs, ["\n { \"k\": \"v\" }\n ", "a\"b"]);
+        assert!(t.iter().any(|t| t.is("d")));
     }
 
     #[test]

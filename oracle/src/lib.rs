@@ -12,6 +12,7 @@
 pub mod contract;
 pub mod lex;
 
+mod azure;
 mod files;
 mod git_diff;
 mod github;
@@ -57,7 +58,7 @@ pub struct Judgement {
 type Model = dyn Fn(&serde_json::Map<String, Value>) -> (Verdict, String);
 
 /// The profiles the oracle can judge.
-pub const PROFILES: &[&str] = &["git-diff", "github-create-repository"];
+pub const PROFILES: &[&str] = &["git-diff", "github-create-repository", "azure-redis-create"];
 
 /// Judges every call of a canonical-calls document (`../shared/canonical/<profile>.json`)
 /// against the release rooted at `root`.
@@ -72,6 +73,10 @@ pub fn judge(profile: &str, root: &Path, canonical: &Value) -> Result<Vec<Judgem
         "github-create-repository" => {
             let shape = github::read(root);
             Box::new(move |args| github::verdict(&shape, args, &ctx))
+        }
+        "azure-redis-create" => {
+            let shape = azure::read(root);
+            Box::new(move |args| azure::verdict(&shape, args, &ctx))
         }
         other => return Err(format!("the oracle has no judge for profile `{other}` (it judges: {})", PROFILES.join(", "))),
     };

@@ -94,6 +94,32 @@ fn github_regimes_and_mutations() {
 }
 
 #[test]
+fn azure_shapes_and_mutations() {
+    let legacy: &[Verdict] = &[Unsafe, Unknown, Unknown];
+    let wired: &[Verdict] = &[Safe, Safe, Unsafe];
+    let cases: &[(&str, &[Verdict])] = &[
+        ("legacy-enabled", legacy),
+        ("wired-default-false", wired),
+        ("mutations/01_registered_not_bound", &[Cannot]),
+        ("mutations/02_bound_not_passed", &[Cannot]),
+        ("mutations/03_passed_not_mapped", &[Cannot]),
+        // The definition's default factory says true: omitted is public.
+        ("mutations/04_default_flipped", &[Unsafe, Safe, Unsafe]),
+        // Added calls are the call-site guard's business.
+        ("mutations/05_extra_network_call", wired),
+        ("mutations/06_comment_control", wired),
+        ("mutations/07_duplicate_registration", &[Cannot]),
+        // The oracle does not look for the deployment call; the compiler requires it.
+        ("mutations/08_missing_deployment", wired),
+        ("mutations/09_odd_csharp", wired),
+        ("mutations/10_template_hard_codes_disabled", &[Safe, Unknown, Unknown]),
+    ];
+    for (fixture, expected) in cases {
+        check("azure-redis-create", fixture, expected);
+    }
+}
+
+#[test]
 fn an_unknown_profile_is_an_error() {
     let err = judge("nope", &root(), &canonical("git-diff")).unwrap_err();
     assert!(err.contains("git-diff"), "{err}");
