@@ -96,3 +96,32 @@ fn github_mutations() {
         insta::assert_json_snapshot!(registration_json(&outcome));
     });
 }
+
+#[test]
+fn azure_summaries_and_decisions() {
+    let profile = load("azure-redis-create");
+    let canonical_path = root().join("profiles/azure-redis-create/canonical.json");
+    let canonical = Canonical::load(&canonical_path).unwrap();
+    for regime in ["legacy-enabled", "wired-default-false"] {
+        let summary = registered_with(&profile, &root().join("fixtures/azure-redis-create").join(regime));
+        let mut decisions = serde_json::Map::new();
+        for name in canonical.calls.keys() {
+            let call = canonical.call(name).unwrap();
+            check_call(&summary, &call, &canonical_path).unwrap();
+            let d = decide(&summary, &call, &canonical.env, &canonical.contract);
+            decisions.insert(name.clone(), serde_json::to_value(d).unwrap());
+        }
+        insta::assert_json_snapshot!(format!("azure_facts_{regime}"), summary.facts);
+        insta::assert_json_snapshot!(format!("azure_decisions_{regime}"), decisions);
+    }
+}
+
+#[test]
+fn azure_mutations() {
+    let profile = load("azure-redis-create");
+    insta::glob!("../fixtures/azure-redis-create", "mutations/*", |dir| {
+        let request = Request { source: dir.to_owned(), release: Some("mutation".into()), ..Request::default() };
+        let outcome = register(&profile, &request).unwrap();
+        insta::assert_json_snapshot!(registration_json(&outcome));
+    });
+}
