@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use crate::ir::{Anchor, Escalation, Fact, Identity};
+use crate::ir::{Anchor, Escalation, EscalationCode, Fact, FactValue, Identity};
 use crate::spec::{ArgPattern, FactSpec, RegionKind};
 use crate::ts::{Node, Syntax};
 
@@ -115,6 +115,52 @@ pub fn align<T>(args: &[T], patterns: &[ArgPattern], matches: &dyn Fn(&T, &ArgPa
                 return Some(tail);
             }
             if p.optional { align(args, rest, matches) } else { None }
+        }
+    }
+}
+
+/// Builds the facts and escalations of one fact extraction, the same way in every frontend.
+pub struct FactSite<'r, 'a> {
+    pub region: &'r Region<'a>,
+    pub spec: &'r FactSpec,
+}
+
+impl<'a> FactSite<'_, 'a> {
+    /// A `shape_mismatch` naming the fact, anchored at `node`.
+    pub fn mismatch(&self, node: Node<'_>, detail: String) -> Escalation {
+        self.escalate(EscalationCode::ShapeMismatch, node, detail)
+    }
+
+    pub fn escalate(&self, code: EscalationCode, node: Node<'_>, detail: String) -> Escalation {
+        Escalation::new(code, format!("fact `{}`: {detail}", self.spec.name), Some(self.region.anchor(node)))
+    }
+
+    /// The fact this extraction found at `node`.
+    pub fn fact(&self, node: Node<'a>, values: BTreeMap<String, FactValue>) -> Found<'a> {
+        Found {
+            fact: Fact {
+                name: self.spec.name.clone(),
+                kind: self.spec.kind.name().to_owned(),
+                region: self.region.name.to_owned(),
+                anchor: self.region.anchor(node),
+                values,
+            },
+            node,
+        }
+    }
+
+    /// The one call a call fact accepts: none is no fact, two or more escalate.
+    pub fn one_call(&self, calls: &[Node<'a>], callee: &str) -> Result<Option<Node<'a>>, Escalation> {
+        match calls {
+            [] => Ok(None),
+            [one] => Ok(Some(*one)),
+            [_, second, ..] => {
+                let lines: Vec<String> = calls.iter().map(|c| c.line().to_string()).collect();
+                Err(self.mismatch(
+                    *second,
+                    format!("{} calls to `{callee}` (lines {}); the profile accepts exactly one", calls.len(), lines.join(", ")),
+                ))
+            }
         }
     }
 }

@@ -12,8 +12,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::ir::{Escalation, EscalationCode, Fact, FactValue, Identity};
-use crate::lang::{Found, Frontend, Region};
+use crate::ir::{Escalation, EscalationCode, FactValue, Identity};
+use crate::lang::{FactSite, Found, Frontend, Region};
 use crate::spec::{ArgPattern, ArgShape, DefaultRule, FactKind, FactSpec, RegionKind};
 use crate::ts::{Node, Syntax};
 
@@ -141,7 +141,7 @@ fn arguments(call: Node<'_>) -> Vec<(Option<String>, Node<'_>)> {
                 .filter(|a| a.kind() == "argument")
                 .filter_map(|a| {
                     let name = a.field_child("name").map(|n| n.text().to_owned());
-                    let expr = a.named_children().filter(|c| c.kind() != "comment" && Some(*c) != a.field_child("name")).last()?;
+                    let expr = a.named_children().rfind(|c| c.kind() != "comment" && Some(*c) != a.field_child("name"))?;
                     Some((name, expr))
                 })
                 .collect()
@@ -202,21 +202,16 @@ struct Cx<'r, 'a> {
 }
 
 impl<'a> Cx<'_, 'a> {
+    fn site(&self) -> FactSite<'_, 'a> {
+        FactSite { region: self.region, spec: self.spec }
+    }
+
     fn escalate(&self, node: Node<'_>, detail: String) -> Escalation {
-        Escalation::new(EscalationCode::ShapeMismatch, format!("fact `{}`: {detail}", self.spec.name), Some(self.region.anchor(node)))
+        self.site().mismatch(node, detail)
     }
 
     fn fact(&self, node: Node<'a>, values: BTreeMap<String, FactValue>) -> Found<'a> {
-        Found {
-            fact: Fact {
-                name: self.spec.name.clone(),
-                kind: self.spec.kind.name().to_owned(),
-                region: self.region.name.to_owned(),
-                anchor: self.region.anchor(node),
-                values,
-            },
-            node,
-        }
+        self.site().fact(node, values)
     }
 
     fn arg_matches(&self, arg: &(Option<String>, Node<'a>), pattern: &ArgPattern) -> bool {
@@ -237,17 +232,7 @@ impl<'a> Cx<'_, 'a> {
         if let (true, Some(p)) = (matching, patterns) {
             calls.retain(|c| crate::lang::align(&arguments(*c), p, &|a, q| self.arg_matches(a, q)).is_some());
         }
-        let call = match calls.as_slice() {
-            [] => return Ok(None),
-            [one] => *one,
-            [_, second, ..] => {
-                let lines: Vec<String> = calls.iter().map(|c| c.line().to_string()).collect();
-                return Err(self.escalate(
-                    *second,
-                    format!("{} calls to `{callee}` (lines {}); the profile accepts exactly one", calls.len(), lines.join(", ")),
-                ));
-            }
-        };
+        let Some(call) = self.site().one_call(&calls, callee)? else { return Ok(None) };
         let mut values = BTreeMap::new();
         values.insert("callee".into(), FactValue::Text(callee.to_owned()));
         if let Some(patterns) = patterns {
@@ -274,7 +259,7 @@ impl<'a> Cx<'_, 'a> {
                 }
                 "variable_declarator" => {
                     if let Some(name) = n.field_child("name") {
-                        let value = n.named_children().filter(|c| Some(*c) != n.field_child("name")).last();
+                        let value = n.named_children().rfind(|c| Some(*c) != n.field_child("name"));
                         out.push((name.text().to_owned(), name, value));
                     }
                 }

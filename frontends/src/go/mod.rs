@@ -11,8 +11,8 @@ mod bindings;
 
 use std::collections::BTreeMap;
 
-use crate::ir::{Escalation, EscalationCode, Fact, FactValue, Identity};
-use crate::lang::{Found, Frontend, Region};
+use crate::ir::{Escalation, EscalationCode, FactValue, Identity};
+use crate::lang::{FactSite, Found, Frontend, Region};
 use crate::spec::{ArgPattern, ArgShape, DefaultRule, FactKind, FactSpec, RegionKind};
 use crate::ts::{Node, Syntax};
 
@@ -182,21 +182,16 @@ struct Cx<'r, 'a> {
 }
 
 impl<'a> Cx<'_, 'a> {
+    fn site(&self) -> FactSite<'_, 'a> {
+        FactSite { region: self.region, spec: self.spec }
+    }
+
     fn escalate(&self, node: Node<'_>, detail: String) -> Escalation {
-        Escalation::new(EscalationCode::ShapeMismatch, format!("fact `{}`: {detail}", self.spec.name), Some(self.region.anchor(node)))
+        self.site().mismatch(node, detail)
     }
 
     fn fact(&self, node: Node<'a>, values: BTreeMap<String, FactValue>) -> Found<'a> {
-        Found {
-            fact: Fact {
-                name: self.spec.name.clone(),
-                kind: self.spec.kind.name().to_owned(),
-                region: self.region.name.to_owned(),
-                anchor: self.region.anchor(node),
-                values,
-            },
-            node,
-        }
+        self.site().fact(node, values)
     }
 
     fn calls_to(&self, callee: &str) -> Vec<Node<'a>> {
@@ -210,17 +205,7 @@ impl<'a> Cx<'_, 'a> {
         if let (true, Some(p)) = (matching, patterns) {
             calls.retain(|c| crate::lang::align(&arguments(*c), p, &|a, q| self.arg_matches(*a, q)).is_some());
         }
-        let call = match calls.as_slice() {
-            [] => return Ok(None),
-            [one] => *one,
-            [_, second, ..] => {
-                let lines: Vec<String> = calls.iter().map(|c| c.line().to_string()).collect();
-                return Err(self.escalate(
-                    *second,
-                    format!("{} calls to `{callee}` (lines {}); the profile accepts exactly one", calls.len(), lines.join(", ")),
-                ));
-            }
-        };
+        let Some(call) = self.site().one_call(&calls, callee)? else { return Ok(None) };
         let mut values = BTreeMap::new();
         values.insert("callee".into(), FactValue::Text(callee.to_owned()));
         let Some(patterns) = patterns else { return Ok(Some(self.fact(call, values))) };

@@ -9,8 +9,8 @@ mod scope;
 
 use std::collections::BTreeMap;
 
-use crate::ir::{Escalation, EscalationCode, Fact, FactValue, Identity};
-use crate::lang::{Found, Frontend, Region};
+use crate::ir::{Escalation, EscalationCode, FactValue, Identity};
+use crate::lang::{FactSite, Found, Frontend, Region};
 use crate::spec::{ArgPattern, ArgShape, FactKind, FactSpec, RegionKind};
 use crate::ts::{Node, Syntax};
 
@@ -106,21 +106,16 @@ struct Cx<'r, 'a> {
 }
 
 impl<'a> Cx<'_, 'a> {
+    fn site(&self) -> FactSite<'_, 'a> {
+        FactSite { region: self.region, spec: self.spec }
+    }
+
     fn escalate(&self, code: EscalationCode, node: Node<'_>, detail: String) -> Escalation {
-        Escalation::new(code, format!("fact `{}`: {detail}", self.spec.name), Some(self.region.anchor(node)))
+        self.site().escalate(code, node, detail)
     }
 
     fn fact(&self, node: Node<'a>, values: BTreeMap<String, FactValue>) -> Found<'a> {
-        Found {
-            fact: Fact {
-                name: self.spec.name.clone(),
-                kind: self.spec.kind.name().to_owned(),
-                region: self.region.name.to_owned(),
-                anchor: self.region.anchor(node),
-                values,
-            },
-            node,
-        }
+        self.site().fact(node, values)
     }
 
     /// Exactly one call to `callee`, with arguments of the profile's shape.
@@ -133,18 +128,7 @@ impl<'a> Cx<'_, 'a> {
             .filter(|n| n.kind() == "call" && identity(self.scope, *n) == want)
             .filter(|n| !matching || patterns.is_none_or(|p| self.match_args(*n, p).is_ok()))
             .collect();
-        let call = match calls.as_slice() {
-            [] => return Ok(None),
-            [one] => *one,
-            [_, second, ..] => {
-                let lines: Vec<String> = calls.iter().map(|c| c.line().to_string()).collect();
-                return Err(self.escalate(
-                    EscalationCode::ShapeMismatch,
-                    *second,
-                    format!("{} calls to `{callee}` (lines {}); the profile accepts exactly one", calls.len(), lines.join(", ")),
-                ));
-            }
-        };
+        let Some(call) = self.site().one_call(&calls, callee)? else { return Ok(None) };
         let mut values = BTreeMap::new();
         values.insert("callee".into(), FactValue::Text(callee.to_owned()));
         if let Some(patterns) = patterns {
