@@ -104,6 +104,7 @@ struct RawRegion {
     function: Option<String>,
     #[serde(default)]
     literal: bool,
+    variable: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -130,6 +131,10 @@ struct RawFact {
     from: Option<String>,
     definition: Option<String>,
     key: Option<String>,
+    returns: Option<String>,
+    row: Option<String>,
+    member: Option<String>,
+    conditions: Option<Vec<String>>,
     #[serde(default)]
     matching: bool,
     #[serde(default)]
@@ -142,9 +147,11 @@ struct RawFact {
 #[serde(deny_unknown_fields)]
 struct RawGuardTest {
     callee: String,
-    receiver: String,
+    receiver: Option<String>,
     #[serde(default)]
     args: Vec<String>,
+    #[serde(default)]
+    negated: bool,
 }
 
 #[derive(Deserialize)]
@@ -359,10 +366,12 @@ impl Validator<'_> {
 
         let mut regions = Vec::new();
         for (name, region) in &raw.regions {
-            let kind = match &region.get_ref().function {
-                Some(f) if !f.is_empty() && region.get_ref().literal => RegionKind::Literal(f.clone()),
-                Some(f) if !f.is_empty() => RegionKind::Function(f.clone()),
-                _ => return self.err(region.span(), &format!("regions.{name}"), "a region names a `function`"),
+            let r = region.get_ref();
+            let kind = match (&r.function, &r.variable) {
+                (Some(f), None) if !f.is_empty() && r.literal => RegionKind::Literal(f.clone()),
+                (Some(f), None) if !f.is_empty() => RegionKind::Function(f.clone()),
+                (None, Some(v)) if !v.is_empty() && !r.literal => RegionKind::Variable(v.clone()),
+                _ => return self.err(region.span(), &format!("regions.{name}"), "a region names one `function` (optionally `literal = true`) or one `variable`"),
             };
             regions.push(RegionSpec { name: name.clone(), kind });
         }
@@ -464,15 +473,23 @@ impl Validator<'_> {
                         return self.err(span, &format!("{key}.before"), self.unknown_of("fact", before, &names));
                     }
                 }
-                let receiver = ArgPattern::parse(&test.receiver).or_else(|e| self.err(span.clone(), &format!("{key}.test.receiver"), e))?;
-                if !matches!(receiver.shape, ArgShape::Param(_)) {
-                    return self.err(span, &format!("{key}.test.receiver"), "a guard tests a parameter: `param:NAME`");
-                }
+                let receiver = match &test.receiver {
+                    Some(r) => {
+                        let receiver = ArgPattern::parse(r).or_else(|e| self.err(span.clone(), &format!("{key}.test.receiver"), e))?;
+                        if !matches!(receiver.shape, ArgShape::Param(_) | ArgShape::Var(_)) {
+                            return self.err(span, &format!("{key}.test.receiver"), "a guard tests a parameter or variable: `param:NAME` or `var:NAME`");
+                        }
+                        Some(receiver)
+                    }
+                    None => None,
+                };
                 FactKind::Guard {
                     callee: test.callee.clone(),
                     receiver,
                     args: patterns(&test.args, "test.args")?,
                     before: before.clone(),
+                    negated: test.negated,
+                    returns: f.returns.clone(),
                 }
             }
             "default" => {
@@ -515,11 +532,25 @@ impl Validator<'_> {
                 let Some(k) = &f.key else { return self.err(span, &key, "kind `key` needs `key`") };
                 FactKind::Key { key: k.clone() }
             }
-            other => return self.err(span, &format!("{key}.kind"), format!("`{other}` is not a fact kind (known: call, guard, default, field, pass, map, key)")),
+            "table" => {
+                let (Some(row), Some(member)) = (&f.row, &f.member) else {
+                    return self.err(span, &key, "kind `table` needs `row` and `member`");
+                };
+                FactKind::Table { row: row.clone(), member: member.clone() }
+            }
+            "exit" => {
+                let (Some(returns), Some(conditions)) = (&f.returns, &f.conditions) else {
+                    return self.err(span, &key, "kind `exit` needs `returns` and `conditions`");
+                };
+                FactKind::Exit { returns: returns.clone(), conditions: conditions.clone() }
+            }
+            other => return self.err(span, &format!("{key}.kind"), format!("`{other}` is not a fact kind (known: call, guard, default, field, pass, map, key, table, exit)")),
         };
         let allowed: &[&str] = match kind.name() {
             "call" => &["callee", "args", "matching"],
-            "guard" => &["test", "before"],
+            "guard" => &["test", "before", "returns"],
+            "table" => &["row", "member"],
+            "exit" => &["returns", "conditions"],
             "default" => &["argument", "helpers", "definition"],
             "field" => &["sink", "arg", "field", "wrap", "from"],
             "pass" => &["sink", "from"],
@@ -541,6 +572,10 @@ impl Validator<'_> {
             ("wrap", f.wrap.is_some()),
             ("from", f.from.is_some()),
             ("key", f.key.is_some()),
+            ("returns", f.returns.is_some()),
+            ("row", f.row.is_some()),
+            ("member", f.member.is_some()),
+            ("conditions", f.conditions.is_some()),
         ]
         .into_iter()
         .filter(|(k, set)| *set && !allowed.contains(k))

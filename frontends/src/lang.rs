@@ -18,10 +18,13 @@ pub enum Lang {
     Python,
     Go,
     CSharp,
+    /// JavaScript; a profile in this language also reads `.ts` files as TypeScript.
+    JavaScript,
+    TypeScript,
 }
 
 impl Lang {
-    pub const ALL: [Lang; 3] = [Lang::Python, Lang::Go, Lang::CSharp];
+    pub const ALL: [Lang; 5] = [Lang::Python, Lang::Go, Lang::CSharp, Lang::JavaScript, Lang::TypeScript];
 
     /// The name profiles use for the language.
     pub fn name(self) -> &'static str {
@@ -29,6 +32,8 @@ impl Lang {
             Lang::Python => "python",
             Lang::Go => "go",
             Lang::CSharp => "csharp",
+            Lang::JavaScript => "javascript",
+            Lang::TypeScript => "typescript",
         }
     }
 
@@ -42,6 +47,19 @@ impl Lang {
             Lang::Python => &crate::python::Python,
             Lang::Go => &crate::go::Go,
             Lang::CSharp => &crate::csharp::CSharp,
+            Lang::JavaScript | Lang::TypeScript => &crate::javascript::JavaScript,
+        }
+    }
+
+    /// The grammar for one file of a release in this language: the JavaScript
+    /// family reads an npm bundle (`.js`) and its TypeScript source (`.ts`) alike.
+    pub fn for_file(self, path: &str) -> Lang {
+        match self {
+            Lang::JavaScript | Lang::TypeScript if path.ends_with(".ts") || path.ends_with(".mts") || path.ends_with(".cts") => {
+                Lang::TypeScript
+            }
+            Lang::JavaScript | Lang::TypeScript => Lang::JavaScript,
+            other => other,
         }
     }
 }

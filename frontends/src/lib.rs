@@ -14,6 +14,7 @@ pub mod ts;
 
 mod csharp;
 mod go;
+mod javascript;
 mod python;
 
 use std::collections::BTreeMap;
@@ -49,6 +50,10 @@ pub struct Analysis {
     pub facts: Vec<Fact>,
 }
 
+/// A JavaScript line longer than this marks a minified bundle, which hides
+/// structure a reviewer cannot read: it escalates instead of being analyzed.
+pub const MINIFIED_LINE: usize = 2_000;
+
 /// Parses one file, turning undecodable or unparsable text into a `parse_error` escalation.
 pub fn parse(lang: Lang, file: &SourceFile) -> Result<Syntax, Escalation> {
     let text = match std::str::from_utf8(&file.bytes) {
@@ -62,6 +67,15 @@ pub fn parse(lang: Lang, file: &SourceFile) -> Result<Syntax, Escalation> {
             ));
         }
     };
+    if matches!(lang, Lang::JavaScript | Lang::TypeScript)
+        && let Some((i, line)) = text.lines().enumerate().find(|(_, l)| l.len() > MINIFIED_LINE)
+    {
+        return Err(Escalation::new(
+            EscalationCode::ParseError,
+            format!("minified source: line {} is {} characters; fcd reads only non-minified bundles", i + 1, line.len()),
+            Some(Anchor::at_line(&file.path, i as u32 + 1)),
+        ));
+    }
     Syntax::parse(lang, text).map_err(|f| {
         Escalation::new(
             EscalationCode::ParseError,
@@ -84,7 +98,7 @@ pub fn analyze(
     let frontend = lang.frontend();
     let parsed: Vec<(&SourceFile, Syntax)> = files
         .iter()
-        .map(|f| parse(lang, f).map(|s| (f, s)))
+        .map(|f| parse(lang.for_file(&f.path), f).map(|s| (f, s)))
         .collect::<Result<_, _>>()?;
 
     let trees: Vec<(&str, &Syntax)> = parsed.iter().map(|(f, s)| (f.path.as_str(), s)).collect();
@@ -138,7 +152,7 @@ pub fn analyze(
     let mut order: Vec<&FactSpec> = facts.iter().collect();
     // Dependency levels: calls, defaults and keys first; then what refers to them.
     order.sort_by_key(|f| match f.kind {
-        FactKind::Call { .. } | FactKind::Default { .. } | FactKind::Key { .. } => 0,
+        FactKind::Call { .. } | FactKind::Default { .. } | FactKind::Key { .. } | FactKind::Table { .. } | FactKind::Exit { .. } => 0,
         FactKind::Guard { .. } | FactKind::Pass { .. } => 1,
         FactKind::Map { .. } => 2,
         FactKind::Field { .. } => 3,

@@ -22,6 +22,8 @@ pub enum RegionKind {
     /// The outermost function literal inside the function with this name (a
     /// handler a constructor receives as a closure).
     Literal(String),
+    /// A module-level variable declaration with this name (a data table).
+    Variable(String),
 }
 
 impl fmt::Display for RegionKind {
@@ -29,6 +31,7 @@ impl fmt::Display for RegionKind {
         match self {
             RegionKind::Function(name) => write!(f, "function `{name}`"),
             RegionKind::Literal(name) => write!(f, "function literal inside `{name}`"),
+            RegionKind::Variable(name) => write!(f, "module-level variable `{name}`"),
         }
     }
 }
@@ -134,7 +137,18 @@ pub enum FactKind {
     /// A conditional at the top level of the region whose test is a call to
     /// `callee` on `receiver` with `args`, whose body exits on every path, and
     /// which runs before the call fact `before`.
-    Guard { callee: String, receiver: ArgPattern, args: Vec<ArgPattern>, before: String },
+    ///
+    /// `receiver` is the method's receiver (Python `target.startswith`), absent
+    /// for a plain function call; `negated` asks for `not f(…)` / `!f(…)`; a
+    /// `returns` text must appear as a string literal in the exiting return.
+    Guard {
+        callee: String,
+        receiver: Option<ArgPattern>,
+        args: Vec<ArgPattern>,
+        before: String,
+        negated: bool,
+        returns: Option<String>,
+    },
     /// How a tool argument is read and what it is when omitted: exactly one
     /// binding `VAR := HELPER(…, "argument", …)` in the region, where HELPER is
     /// one of the reviewed helpers, each with its rule for the default.
@@ -157,6 +171,12 @@ pub enum FactKind {
     /// The single `"key": "value"` pair inside the region's string literals
     /// (a JSON template, say).
     Key { key: String },
+    /// In a data-table region (an object of arrays), the array under `row` and
+    /// whether it holds the string `member`.
+    Table { row: String, member: String },
+    /// A `return RETURNS` reached only under conditions that mention every one
+    /// of these string literals (`if (w === "pragma" …) { if (s.includes("=")) return false }`).
+    Exit { returns: String, conditions: Vec<String> },
 }
 
 /// Where a reviewed helper's default comes from.
@@ -192,6 +212,8 @@ impl FactKind {
             FactKind::Pass { .. } => "pass",
             FactKind::Map { .. } => "map",
             FactKind::Key { .. } => "key",
+            FactKind::Table { .. } => "table",
+            FactKind::Exit { .. } => "exit",
         }
     }
 }

@@ -45,6 +45,8 @@ pub fn grammar(lang: Lang) -> Language {
         Lang::Python => tree_sitter_python::LANGUAGE.into(),
         Lang::Go => tree_sitter_go::LANGUAGE.into(),
         Lang::CSharp => tree_sitter_c_sharp::LANGUAGE.into(),
+        Lang::JavaScript => tree_sitter_javascript::LANGUAGE.into(),
+        Lang::TypeScript => tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
     }
 }
 
@@ -52,10 +54,14 @@ fn names(lang: Lang) -> &'static Names {
     static PYTHON: LazyLock<Names> = LazyLock::new(|| Names::of(&grammar(Lang::Python)));
     static GO: LazyLock<Names> = LazyLock::new(|| Names::of(&grammar(Lang::Go)));
     static CSHARP: LazyLock<Names> = LazyLock::new(|| Names::of(&grammar(Lang::CSharp)));
+    static JAVASCRIPT: LazyLock<Names> = LazyLock::new(|| Names::of(&grammar(Lang::JavaScript)));
+    static TYPESCRIPT: LazyLock<Names> = LazyLock::new(|| Names::of(&grammar(Lang::TypeScript)));
     match lang {
         Lang::Python => &PYTHON,
         Lang::Go => &GO,
         Lang::CSharp => &CSHARP,
+        Lang::JavaScript => &JAVASCRIPT,
+        Lang::TypeScript => &TYPESCRIPT,
     }
 }
 

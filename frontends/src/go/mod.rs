@@ -23,7 +23,7 @@ pub struct Go;
 
 impl Frontend for Go {
     fn find_regions<'a>(&self, syntax: &'a Syntax, kind: &RegionKind) -> Vec<Node<'a>> {
-        let (RegionKind::Function(name) | RegionKind::Literal(name)) = kind;
+        let (RegionKind::Function(name) | RegionKind::Literal(name)) = kind else { return Vec::new() };
         let functions = syntax
             .root()
             .descendants()
@@ -31,7 +31,7 @@ impl Frontend for Go {
             .filter(|n| n.field_child("name").is_some_and(|id| id.text() == name));
         match kind {
             RegionKind::Function(_) => functions.collect(),
-            RegionKind::Literal(_) => functions
+            _ => functions
                 .flat_map(|f| {
                     f.descendants().filter(move |n| {
                         n.kind() == "func_literal" && n.ancestors().take_while(|a| *a != f).all(|a| a.kind() != "func_literal")

@@ -51,8 +51,8 @@ impl Frontend for Python {
         let cx = Cx { region, scope: &scope, spec };
         match &spec.kind {
             FactKind::Call { callee, args, matching } => cx.call_fact(callee, args.as_deref(), *matching),
-            FactKind::Guard { callee, receiver, args, before } => match found.get(before) {
-                Some(sink) => cx.guard_fact(callee, receiver, args, before, sink.node),
+            FactKind::Guard { callee, receiver, args, before, negated, .. } => match found.get(before) {
+                Some(sink) => cx.guard_fact(callee, receiver.as_ref(), args, before, *negated, sink.node),
                 // Without the node it guards, a guard states nothing.
                 None => Ok(None),
             },
@@ -229,9 +229,10 @@ impl<'a> Cx<'_, 'a> {
     fn guard_fact(
         &self,
         callee: &str,
-        receiver: &ArgPattern,
+        receiver: Option<&ArgPattern>,
         args: &[ArgPattern],
         before: &str,
+        negated: bool,
         sink: Node<'a>,
     ) -> Result<Option<Found<'a>>, Escalation> {
         let Some(body) = self.region.node.field_child("body") else { return Ok(None) };
@@ -241,12 +242,13 @@ impl<'a> Cx<'_, 'a> {
             if stmt.kind() == "if_statement" {
                 let test_ok = stmt
                     .field_child("condition")
-                    .is_some_and(|c| self.test_matches(c, callee, receiver, args));
+                    .is_some_and(|c| self.test_matches(c, callee, receiver, args, negated));
                 let exit = stmt.field_child("consequence").and_then(block_exit);
                 if let (true, Some(exit)) = (test_ok, exit) {
                     let mut values = BTreeMap::new();
                     let shown: Vec<String> = args.iter().map(ToString::to_string).collect();
-                    values.insert("test".into(), FactValue::Text(format!("{callee}({receiver}; {})", shown.join(", "))));
+                    let on = receiver.map(|r| format!("{r}; ")).unwrap_or_default();
+                    values.insert("test".into(), FactValue::Text(format!("{}{callee}({on}{})", if negated { "not " } else { "" }, shown.join(", "))));
                     values.insert("exit".into(), FactValue::Text(exit.into()));
                     values.insert("before".into(), FactValue::Text(before.into()));
                     return Ok(Some(self.fact(*stmt, values)));
@@ -260,32 +262,39 @@ impl<'a> Cx<'_, 'a> {
         Ok(None)
     }
 
-    fn test_matches(&self, test: Node<'a>, callee: &str, receiver: &ArgPattern, args: &[ArgPattern]) -> bool {
+    fn test_matches(&self, test: Node<'a>, callee: &str, receiver: Option<&ArgPattern>, args: &[ArgPattern], negated: bool) -> bool {
         match test.kind() {
             "parenthesized_expression" => test
                 .named_children()
                 .filter(|c| c.kind() != "comment")
-                .any(|inner| self.test_matches(inner, callee, receiver, args)),
+                .any(|inner| self.test_matches(inner, callee, receiver, args, negated)),
+            // `not f(…)` holds exactly when the negated test asks for `f(…)` false.
+            "not_operator" if negated => test
+                .field_child("argument")
+                .is_some_and(|inner| self.test_matches(inner, callee, receiver, args, false)),
             // `a or b` exits whenever `a` holds.
             "boolean_operator" => {
                 test.field_child("operator").is_some_and(|o| o.text() == "or")
                     && [test.field_child("left"), test.field_child("right")]
                         .into_iter()
                         .flatten()
-                        .any(|side| self.test_matches(side, callee, receiver, args))
+                        .any(|side| self.test_matches(side, callee, receiver, args, negated))
             }
-            "call" => {
+            "call" if !negated => {
                 if identity(self.scope, test) != Identity::Path(callee.to_owned()) {
                     return false;
                 }
-                let Some(object) = test.field_child("function").and_then(|f| f.field_child("object")) else {
-                    return false;
+                let object = test.field_child("function").and_then(|f| f.field_child("object"));
+                let receiver_ok = match (receiver, object) {
+                    (Some(r), Some(o)) => self.arg_matches(o, r),
+                    (None, _) => true,
+                    (Some(_), None) => false,
                 };
                 let Some(list) = test.field_child("arguments").filter(|l| l.kind() == "argument_list") else {
                     return false;
                 };
                 let actual: Vec<Node<'a>> = list.named_children().filter(|a| a.kind() != "comment").collect();
-                self.arg_matches(object, receiver) && self.align(&actual, args).is_some()
+                receiver_ok && self.align(&actual, args).is_some()
             }
             _ => false,
         }
