@@ -10,7 +10,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use globset::{Glob, GlobSet, GlobSetBuilder};
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
@@ -345,7 +345,7 @@ impl Validator<'_> {
         }
         let mut builder = GlobSetBuilder::new();
         for g in &raw.source.files {
-            match Glob::new(g.get_ref()) {
+            match GlobBuilder::new(g.get_ref()).literal_separator(true).build() {
                 Ok(glob) => builder.add(glob),
                 Err(e) => return self.err(g.span(), "source.files", format!("bad glob: {e}")),
             };
@@ -355,7 +355,7 @@ impl Validator<'_> {
         };
         let mut builder = GlobSetBuilder::new();
         for g in &raw.source.exclude {
-            match Glob::new(g.get_ref()) {
+            match GlobBuilder::new(g.get_ref()).literal_separator(true).build() {
                 Ok(glob) => builder.add(glob),
                 Err(e) => return self.err(g.span(), "source.exclude", format!("bad glob: {e}")),
             };

@@ -145,7 +145,16 @@ fn run_case(
     summaries: &mut BTreeMap<String, Summary>,
 ) -> Result<CaseReport, InputError> {
     let base = file.parent().unwrap_or(Path::new("."));
-    let request = Request { source: base.join(&case.source), release: Some(case.name.clone()), ..Request::default() };
+    // The canonical environment's configuration is the one registered: the
+    // canonical calls are decided under it.
+    let config = tempfile::NamedTempFile::new().map_err(|e| InputError::new(file, format!("cannot create a temporary file: {e}")))?;
+    std::fs::write(config.path(), canonical.env.config.to_string()).map_err(|e| InputError::new(config.path(), e.to_string()))?;
+    let request = Request {
+        source: base.join(&case.source),
+        release: Some(case.name.clone()),
+        config: Some(config.path().to_owned()),
+        ..Request::default()
+    };
     let outcome = register(profile, &request)?;
     let mut checks = Vec::new();
     let shown = match &outcome {

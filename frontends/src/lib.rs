@@ -87,8 +87,8 @@ pub fn parse(lang: Lang, file: &SourceFile) -> Result<Syntax, Escalation> {
 
 /// Locates every region exactly once and extracts every fact the source states.
 ///
-/// Files are parsed in the order given; every file must parse, even one that
-/// holds no region, because an unparsable file could hide a second definition.
+/// Files are parsed in the order given. A file that does not parse escalates
+/// whenever its text names a region, since it could hide a second definition.
 pub fn analyze(
     lang: Lang,
     files: &[SourceFile],
@@ -96,10 +96,27 @@ pub fn analyze(
     facts: &[FactSpec],
 ) -> Result<Analysis, Escalation> {
     let frontend = lang.frontend();
-    let parsed: Vec<(&SourceFile, Syntax)> = files
+    // A file that does not parse escalates when it could hold a region (its
+    // text names one); one that cannot is left out of the analysis, as it can
+    // define nothing the profile reads (it stays in the source closure).
+    let names: Vec<&str> = regions
         .iter()
-        .map(|f| parse(lang.for_file(&f.path), f).map(|s| (f, s)))
-        .collect::<Result<_, _>>()?;
+        .map(|r| match &r.kind {
+            RegionKind::Function(n) | RegionKind::Literal(n) | RegionKind::Variable(n) => n.rsplit('.').next().unwrap_or(n),
+        })
+        .collect();
+    let mut parsed: Vec<(&SourceFile, Syntax)> = Vec::new();
+    for f in files {
+        match parse(lang.for_file(&f.path), f) {
+            Ok(s) => parsed.push((f, s)),
+            Err(e) => {
+                let text = String::from_utf8_lossy(&f.bytes);
+                if names.iter().any(|n| text.contains(n)) || std::str::from_utf8(&f.bytes).is_err() {
+                    return Err(e);
+                }
+            }
+        }
+    }
 
     let trees: Vec<(&str, &Syntax)> = parsed.iter().map(|(f, s)| (f.path.as_str(), s)).collect();
     let mut located: BTreeMap<&str, Region<'_>> = BTreeMap::new();

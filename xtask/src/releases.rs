@@ -291,6 +291,12 @@ fn register(fcd: &Fcd, dir: &Path, release: &Release, art: &fetch::Materialized,
     if let Some(d) = &art.artifact_digest {
         cmd.args(["--artifact-digest", d]);
     }
+    // The configuration registered is the canonical environment's: the
+    // canonical calls are decided under it.
+    let config = summary.with_extension("config.json");
+    let canonical: Value = serde_json::from_str(&std::fs::read_to_string(dir.join(canonical::FILE))?)?;
+    std::fs::write(&config, canonical["env"]["config"].to_string()).with_context(|| format!("{}: cannot write", config.display()))?;
+    cmd.arg("--config").arg(&config);
     cmd.arg("--out").arg(summary).args(["--format", "json"]);
     let run = fcd.run(cmd, &[0, 3])?;
     let v = &run.json;
@@ -313,6 +319,7 @@ fn register(fcd: &Fcd, dir: &Path, release: &Release, art: &fetch::Materialized,
 fn regenerate(fcd: &Fcd, dir: &Path, art: &fetch::Materialized, summary: &Path) -> Result<(Regeneration, Option<String>)> {
     let mut cmd = fcd.command("regenerate");
     cmd.arg("--summary").arg(summary).arg("--source").arg(&art.root).arg("--profile").arg(dir).args(["--format", "json"]);
+    cmd.arg("--config").arg(summary.with_extension("config.json"));
     let run = fcd.run(cmd, &[0, 1, 3])?;
     let status = run.json["status"].as_str().unwrap_or("?").to_owned();
     let problem = (run.code != 0 || status != "match")
