@@ -17,7 +17,7 @@ use sha2::{Digest, Sha256};
 
 use std::collections::BTreeMap;
 
-use crate::manifest::{GitSource, PypiSource, Release, Source};
+use crate::manifest::{GitSource, NpmSource, PypiSource, Release, Source};
 
 /// A release ready for the pipeline.
 #[derive(Debug, Clone)]
@@ -44,24 +44,24 @@ pub fn materialize(release: &Release, cache: &Path, mirrors: &BTreeMap<String, P
             let digest = format!("sha256:{}", p.sha256);
             Ok(Some(Materialized { provenance: format!("pypi {}=={} {digest}", p.package, p.version), artifact_digest: Some(digest), root, downloaded }))
         }
+        Source::Npm(n) => {
+            let archive = cache.join(format!("{}.tgz", release.id));
+            let downloaded = ensure_npm(n, &archive, cache)?;
+            let root = unpack_tar_gz(&archive, &cache.join(&release.id))?;
+            let digest = format!("sha256:{}", n.sha256);
+            Ok(Some(Materialized { provenance: format!("npm {}@{} {digest}", n.package, n.version), artifact_digest: Some(digest), root, downloaded }))
+        }
         Source::Git(g) => match mirrors.get(&g.repository) {
             Some(mirror) => git_tree(release, g, mirror, cache).map(Some),
             None => Ok(None),
         },
-        other => bail!("release `{}`: {} from [release.{}]: this source kind is not supported yet", release.id, other.describe(), other.kind()),
     }
 }
 
 /// Refuses, before any work starts, a release whose source kind has no fetcher yet.
 pub fn check_supported(release: &Release) -> Result<()> {
     match &release.source {
-        Source::Pypi(_) | Source::Git(_) => Ok(()),
-        other => bail!(
-            "release `{}`: {} from [release.{}]: this source kind is not supported yet ([release.pypi] and [release.git] are)",
-            release.id,
-            other.describe(),
-            other.kind()
-        ),
+        Source::Pypi(_) | Source::Npm(_) | Source::Git(_) => Ok(()),
     }
 }
 
@@ -138,6 +138,47 @@ fn ensure_pypi(p: &PypiSource, archive: &Path, cache: &Path) -> Result<bool> {
             p.version,
             p.sha256
         );
+    }
+    std::fs::rename(&file, archive).with_context(|| format!("{}: cannot move the verified artifact into the cache", archive.display()))?;
+    Ok(true)
+}
+
+/// The verified npm tarball at `archive`: the cached one if its digest matches,
+/// otherwise `npm pack` into a work directory, checked before it is kept.
+fn ensure_npm(n: &NpmSource, archive: &Path, cache: &Path) -> Result<bool> {
+    if archive.exists() {
+        let actual = sha256_file(archive)?;
+        if actual != n.sha256 {
+            bail!(
+                "{}: digest mismatch: the cached artifact has sha256 {actual}, releases.toml records {}; \
+                 refusing it (inspect, then delete the file to download again)",
+                archive.display(),
+                n.sha256
+            );
+        }
+        return Ok(false);
+    }
+    let work = tempfile::tempdir_in(cache).with_context(|| format!("{}: cannot create a download directory", cache.display()))?;
+    let spec = format!("{}@{}", n.package, n.version);
+    let out = Command::new("npm")
+        .args(["pack", &spec, "--silent", "--pack-destination"])
+        .arg(work.path())
+        .output()
+        .context("cannot run npm (is Node.js installed?)")?;
+    if !out.status.success() {
+        bail!("npm pack {spec}: {}", String::from_utf8_lossy(&out.stderr).trim());
+    }
+    let file = single_entry(work.path(), |p: &Path| p.extension().is_some_and(|e| e == "tgz"))?;
+    let actual = sha256_file(&file)?;
+    if actual != n.sha256 {
+        bail!("{}: digest mismatch: {spec} packed with sha256 {actual}, releases.toml records {}; refusing it", file.display(), n.sha256);
+    }
+    if let Some(integrity) = &n.integrity {
+        let bytes = std::fs::read(&file).with_context(|| format!("{}: cannot read", file.display()))?;
+        let got = format!("sha512-{}", base64::Engine::encode(&base64::engine::general_purpose::STANDARD, sha2::Sha512::digest(&bytes)));
+        if &got != integrity {
+            bail!("{}: integrity mismatch: {spec} is {got}, the registry's integrity in releases.toml is {integrity}; refusing it", file.display());
+        }
     }
     std::fs::rename(&file, archive).with_context(|| format!("{}: cannot move the verified artifact into the cache", archive.display()))?;
     Ok(true)

@@ -54,7 +54,7 @@ pub struct PypiSource {
     pub sha256: String,
 }
 
-/// A package on the npm registry, to be fetched with `npm pack` (not implemented yet).
+/// A package on the npm registry, fetched with `npm pack`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NpmSource {
@@ -62,9 +62,11 @@ pub struct NpmSource {
     pub version: String,
     /// Lower-case hex sha256 of the packed tarball.
     pub sha256: String,
+    /// The registry's own `dist.integrity` (`sha512-BASE64`), checked as well when given.
+    pub integrity: Option<String>,
 }
 
-/// A tag of an official git repository, read from a mirror (not implemented yet).
+/// A tag of an official git repository, read from a local mirror.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GitSource {
@@ -87,14 +89,6 @@ pub enum Source {
 }
 
 impl Source {
-    pub fn kind(&self) -> &'static str {
-        match self {
-            Source::Pypi(_) => "pypi",
-            Source::Npm(_) => "npm",
-            Source::Git(_) => "git",
-        }
-    }
-
     /// What the source names, for messages.
     pub fn describe(&self) -> String {
         match self {
@@ -218,7 +212,7 @@ mod tests {
     fn pypi_release_with_regime_parses() {
         let r = check(&format!("[[release]]\nid = \"a-1\"\nregime = \"guarded\"\n[release.pypi]\npackage = \"p\"\nversion = \"1\"\nsha256 = \"{HEX}\"\n")).unwrap();
         assert_eq!(r[0].expect, Expectation::Regime("guarded".into()));
-        assert_eq!(r[0].source.kind(), "pypi");
+        assert!(matches!(r[0].source, Source::Pypi(_)));
     }
 
     #[test]
