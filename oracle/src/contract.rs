@@ -21,6 +21,8 @@ pub struct Effect {
 pub struct Context {
     pub principal: String,
     pub destination: String,
+    /// The authenticated configuration (`env.config`).
+    pub config: Value,
     contract: Value,
 }
 
@@ -54,6 +56,7 @@ impl Context {
         Ok(Context {
             principal: env["principal"].as_str().ok_or("env.principal is missing")?.to_owned(),
             destination: env["destination"].as_str().ok_or("env.destination is missing")?.to_owned(),
+            config: env["config"].clone(),
             contract: doc["contract"].clone(),
         })
     }

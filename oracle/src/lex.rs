@@ -46,6 +46,7 @@ pub enum Dialect {
     Python,
     Go,
     CSharp,
+    JavaScript,
 }
 
 /// Splits `src` into tokens; `Err` names the line of an unterminated string or comment.
@@ -72,7 +73,7 @@ pub fn scan(src: &str, dialect: Dialect) -> Result<Vec<Token>, String> {
                 // Python joins lines inside brackets; Go ends a line at every newline.
                 // C# statements end at `;`: its newlines are only white space.
                 let ends = dialect != Dialect::Python || depth <= 0;
-                if ends && dialect != Dialect::CSharp && out.last().is_some_and(|t: &Token| t.kind != Kind::Newline) {
+                if ends && !matches!(dialect, Dialect::CSharp | Dialect::JavaScript) && out.last().is_some_and(|t: &Token| t.kind != Kind::Newline) {
                     out.push(Token { kind: Kind::Newline, text: "\n".into(), line, indent });
                 }
                 line += 1;
@@ -122,6 +123,28 @@ pub fn scan(src: &str, dialect: Dialect) -> Result<Vec<Token>, String> {
                 while i < chars.len() && chars[i] != '\n' {
                     i += 1;
                 }
+            }
+            // A JavaScript regular expression literal: a `/` where a value may start.
+            '/' if dialect == Dialect::JavaScript && chars.get(i + 1) != Some(&'/') && chars.get(i + 1) != Some(&'*') && regex_may_start(&out) => {
+                let start = i;
+                i += 1;
+                let mut in_class = false;
+                while let Some(&c) = chars.get(i) {
+                    match c {
+                        '\\' => i += 1,
+                        '[' => in_class = true,
+                        ']' => in_class = false,
+                        '/' if !in_class => break,
+                        '\n' => return Err(format!("line {line}: unterminated regular expression")),
+                        _ => {}
+                    }
+                    i += 1;
+                }
+                i += 1;
+                while chars.get(i).is_some_and(|c| c.is_ascii_alphabetic()) {
+                    i += 1;
+                }
+                out.push(Token { kind: Kind::Str(None), text: chars[start..i.min(chars.len())].iter().collect(), line, indent });
             }
             '"' | '\'' | '`' => {
                 let (token, next, lines) = string(&chars, i, i, dialect, line, indent)?;
@@ -174,6 +197,16 @@ pub fn scan(src: &str, dialect: Dialect) -> Result<Vec<Token>, String> {
         }
     }
     Ok(out)
+}
+
+/// Whether a `/` after these tokens starts a regular expression (not a division).
+fn regex_may_start(out: &[Token]) -> bool {
+    match out.last() {
+        None => true,
+        Some(t) if t.kind == Kind::Punct => !matches!(t.text.as_str(), ")" | "]" | "}"),
+        Some(t) if t.kind == Kind::Ident => matches!(t.text.as_str(), "return" | "typeof" | "case" | "in" | "of" | "new" | "delete" | "void" | "throw"),
+        Some(_) => false,
+    }
 }
 
 /// Scans a C# verbatim string `@"…"` (a doubled quote stands for one).
@@ -288,6 +321,13 @@ mod tests {
         let strs: Vec<&str> = t.iter().filter_map(|t| t.str_value()).collect();
         assert_eq!(strs, ["\n { \"k\": \"v\" }\n ", "a\"b"]);
         assert!(t.iter().any(|t| t.is("d")));
+    }
+
+    #[test]
+    fn javascript_regex_literals_are_single_tokens() {
+        let t = scan("const w = s.match(/[\"']\\S+/g)?.[0]; x = a / b / c;", Dialect::JavaScript).unwrap();
+        assert!(t.iter().any(|t| t.text == "/[\"']\\S+/g"), "{t:?}");
+        assert_eq!(t.iter().filter(|t| t.is("/")).count(), 2);
     }
 
     #[test]

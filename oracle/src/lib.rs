@@ -13,6 +13,7 @@ pub mod contract;
 pub mod lex;
 
 mod azure;
+mod dbhub;
 mod files;
 mod git_diff;
 mod github;
@@ -58,7 +59,7 @@ pub struct Judgement {
 type Model = dyn Fn(&serde_json::Map<String, Value>) -> (Verdict, String);
 
 /// The profiles the oracle can judge.
-pub const PROFILES: &[&str] = &["git-diff", "github-create-repository", "azure-redis-create"];
+pub const PROFILES: &[&str] = &["git-diff", "github-create-repository", "azure-redis-create", "dbhub-execute-sql"];
 
 /// Judges every call of a canonical-calls document (`../shared/canonical/<profile>.json`)
 /// against the release rooted at `root`.
@@ -77,6 +78,10 @@ pub fn judge(profile: &str, root: &Path, canonical: &Value) -> Result<Vec<Judgem
         "azure-redis-create" => {
             let shape = azure::read(root);
             Box::new(move |args| azure::verdict(&shape, args, &ctx))
+        }
+        "dbhub-execute-sql" => {
+            let shape = dbhub::read(root);
+            Box::new(move |args| dbhub::verdict(&shape, args, &ctx))
         }
         other => return Err(format!("the oracle has no judge for profile `{other}` (it judges: {})", PROFILES.join(", "))),
     };

@@ -120,6 +120,32 @@ fn azure_shapes_and_mutations() {
 }
 
 #[test]
+fn dbhub_regimes_and_mutations() {
+    let allowed: &[Verdict] = &[Safe, Unsafe, Safe, Unknown];
+    let refused: &[Verdict] = &[Safe, Reject, Safe, Unknown];
+    let cases: &[(&str, &[Verdict])] = &[
+        ("bundle-assignment-allowed", allowed),
+        ("bundle-assignment-refused", refused),
+        ("ts-assignment-allowed", allowed),
+        ("ts-assignment-refused", refused),
+        ("mutations/01_comment_spoof", allowed),
+        ("mutations/02_missing_guard", &[Cannot]),
+        // Tokens cannot tell that the guard's body falls through; the oracle sees no return and refuses.
+        ("mutations/03_guard_falls_through", &[Cannot]),
+        ("mutations/04_duplicate_classifier", &[Cannot]),
+        // Added calls are the call-site guard's business.
+        ("mutations/05_filesystem_call", refused),
+        ("mutations/06_network_call", refused),
+        ("mutations/07_process_call", refused),
+        ("mutations/08_comment_control", refused),
+        ("mutations/09_minified", &[Cannot]),
+    ];
+    for (fixture, expected) in cases {
+        check("dbhub-execute-sql", fixture, expected);
+    }
+}
+
+#[test]
 fn an_unknown_profile_is_an_error() {
     let err = judge("nope", &root(), &canonical("git-diff")).unwrap_err();
     assert!(err.contains("git-diff"), "{err}");
