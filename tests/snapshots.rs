@@ -125,3 +125,40 @@ fn azure_mutations() {
         insta::assert_json_snapshot!(registration_json(&outcome));
     });
 }
+
+#[test]
+fn dbhub_facts_and_decisions() {
+    let profile = load("dbhub-execute-sql");
+    let canonical_path = root().join("profiles/dbhub-execute-sql/canonical.json");
+    let canonical = Canonical::load(&canonical_path).unwrap();
+    let config = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(config.path(), canonical.env.config.to_string()).unwrap();
+    for fixture in ["bundle-assignment-allowed", "ts-assignment-refused"] {
+        let request = Request {
+            source: root().join("fixtures/dbhub-execute-sql").join(fixture),
+            release: Some("fixture".into()),
+            config: Some(config.path().to_owned()),
+            ..Request::default()
+        };
+        let Registration::Registered(summary) = register(&profile, &request).unwrap() else { panic!("{fixture} escalated") };
+        let mut decisions = serde_json::Map::new();
+        for name in canonical.calls.keys() {
+            let call = canonical.call(name).unwrap();
+            check_call(&summary, &call, &canonical_path).unwrap();
+            let d = decide(&summary, &call, &canonical.env, &canonical.contract);
+            decisions.insert(name.clone(), serde_json::to_value(d).unwrap());
+        }
+        insta::assert_json_snapshot!(format!("dbhub_facts_{fixture}"), summary.facts);
+        insta::assert_json_snapshot!(format!("dbhub_decisions_{fixture}"), decisions);
+    }
+}
+
+#[test]
+fn dbhub_mutations() {
+    let profile = load("dbhub-execute-sql");
+    insta::glob!("../fixtures/dbhub-execute-sql", "mutations/*", |dir| {
+        let request = Request { source: dir.to_owned(), release: Some("mutation".into()), ..Request::default() };
+        let outcome = register(&profile, &request).unwrap();
+        insta::assert_json_snapshot!(registration_json(&outcome));
+    });
+}
