@@ -20,6 +20,7 @@ pub mod guard;
 pub mod profile;
 pub mod profile_test;
 pub mod register;
+pub mod registry;
 pub mod rules;
 pub mod source;
 pub mod summary;

@@ -365,3 +365,42 @@ fn an_oversized_source_file_escalates_with_its_name() {
     assert_eq!(j["reason"]["anchor"]["file"], "mcp_server_git/server.py");
     assert!(j["reason"]["detail"].as_str().unwrap().contains("bytes"));
 }
+
+#[test]
+fn registry_admits_regenerated_summaries_and_refuses_edits() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("registry.sqlite");
+    let summary_path = register(tmp.path(), "guarded");
+    let summary = fcd::summary::Summary::load(&summary_path).unwrap();
+    let mut registry = fcd::registry::Registry::open(&db).unwrap();
+
+    // Evidence that does not reproduce the summary is refused.
+    let wrong = fcd::registry::Regeneration { process: 1, summary_digest: "sha256:00".into() };
+    assert!(registry.admit(&summary, &wrong).is_err());
+    let evidence = fcd::registry::Regeneration { process: 42, summary_digest: summary.summary_digest.clone() };
+    let id = registry.admit(&summary, &evidence).unwrap();
+    drop(registry);
+
+    let r = fcd(&["registry", "verify", "--db", s(&db), "--format", "json"]);
+    assert_eq!(r.code, 0, "{}", r.stdout);
+    assert_eq!(r.json()["epochs"], 1);
+    let r = fcd(&["registry", "list", "--db", s(&db), "--format", "json"]);
+    assert_eq!(r.json()[0]["epoch_id"], id);
+    assert_eq!(r.json()[0]["regenerated_by"], 42);
+    let r = fcd(&["registry", "show", "--db", s(&db), "no-such-release"]);
+    assert_eq!(r.code, 2, "an unknown epoch is an input error: {}", r.stderr);
+    let r = fcd(&["registry", "show", "--db", s(&db), "guarded"]);
+    assert_eq!(r.json()["summary"]["summary_digest"], summary.summary_digest.as_str());
+    let r = fcd(&["registry", "show", "--db", s(&db), &id]);
+    assert_eq!(r.json()["manifest"]["tool"], "git_diff");
+
+    // Edit the stored summary after admission: verify refuses it.
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let bytes: Vec<u8> = conn.query_row("SELECT bytes FROM summaries", [], |r| r.get(0)).unwrap();
+    let edited = String::from_utf8(bytes).unwrap().replacen("\"reject\":\"dash_target\"", "\"reject\":\"dash_targe\"", 1);
+    conn.execute("UPDATE summaries SET bytes = ?1", [edited.as_bytes()]).unwrap();
+    drop(conn);
+    let r = fcd(&["registry", "verify", "--db", s(&db)]);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(r.stdout.contains("altered"), "{}", r.stdout);
+}

@@ -10,6 +10,7 @@ mod debug;
 mod keygen;
 mod profile;
 mod register;
+mod registry;
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -70,6 +71,9 @@ enum Command {
     #[command(subcommand)]
     Profile(profile::ProfileCommand),
     Demo(DemoArgs),
+    /// The registry of admitted epochs: list, show, verify.
+    #[command(subcommand)]
+    Registry(registry::RegistryCommand),
     /// Views for profile authors: what a frontend sees.
     #[command(subcommand)]
     Debug(debug::DebugCommand),
@@ -112,6 +116,7 @@ where
         Command::Keygen(a) => keygen::keygen(a, &mut io),
         Command::Profile(c) => profile::run(c, &mut io),
         Command::Demo(a) => crate::demo::run(a.format, &mut io),
+        Command::Registry(c) => registry::run(c, &mut io),
         Command::Debug(c) => debug::run(c, &mut io),
     };
     match result {

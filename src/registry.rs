@@ -1,0 +1,247 @@
+//! The registry: admitted epochs, their manifests, summaries and the
+//! second-process regeneration evidence, in SQLite (WAL).
+//!
+//! A summary is admitted only with evidence that another process rebuilt it
+//! to the same digest, and only in one transaction with its manifest, so a
+//! reader never sees half an admission. `verify` re-derives every digest from
+//! the stored bytes: a summary edited after admission, a manifest that no
+//! longer matches its summary, or a missing regeneration is reported.
+
+use std::path::Path;
+
+use rusqlite::{Connection, OptionalExtension, params};
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::canon;
+use crate::error::InputError;
+use crate::summary::Summary;
+
+/// The registration manifest of a release: what the epoch id is the digest of.
+pub fn manifest(summary: &Summary) -> Value {
+    json!({
+        "tool": summary.tool,
+        "profile": {"id": summary.profile.id, "version": summary.profile.version, "digest": summary.profile.digest},
+        "descriptor_digest": null,
+        "artifact_digest": summary.artifact_digest,
+        "source_digest": summary.source.digest,
+        "config_digest": summary.config_digest,
+        "flags": [],
+        "dependencies": [],
+    })
+}
+
+/// The epoch id: the digest of the canonical manifest.
+pub fn epoch_id(summary: &Summary) -> String {
+    canon::digest(&manifest(summary))
+}
+
+/// Evidence that a separate process rebuilt a summary.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Regeneration {
+    pub process: u32,
+    pub summary_digest: String,
+}
+
+/// One admitted epoch.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Epoch {
+    pub epoch_id: String,
+    pub profile: String,
+    pub release: String,
+    pub summary_digest: String,
+    pub regenerated_by: Option<u32>,
+}
+
+/// What the release job last saw of a release.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Outcome {
+    /// `automatic` or `escalated`.
+    pub status: String,
+    pub code: Option<String>,
+}
+
+pub struct Registry {
+    db: Connection,
+    path: std::path::PathBuf,
+}
+
+fn sql_error(path: &Path, e: rusqlite::Error) -> InputError {
+    InputError::new(path, format!("registry: {e}"))
+}
+
+impl Registry {
+    /// Opens (creating if needed) the registry at `path`.
+    pub fn open(path: &Path) -> Result<Registry, InputError> {
+        let db = Connection::open(path).map_err(|e| sql_error(path, e))?;
+        let err = |e| sql_error(path, e);
+        db.pragma_update(None, "journal_mode", "WAL").map_err(err)?;
+        db.busy_timeout(std::time::Duration::from_secs(10)).map_err(err)?;
+        db.execute_batch(
+            "CREATE TABLE IF NOT EXISTS summaries (summary_digest TEXT PRIMARY KEY, bytes BLOB NOT NULL);
+             CREATE TABLE IF NOT EXISTS epochs (
+                 epoch_id TEXT PRIMARY KEY, profile TEXT NOT NULL, release TEXT NOT NULL,
+                 manifest TEXT NOT NULL, summary_digest TEXT NOT NULL REFERENCES summaries(summary_digest));
+             CREATE TABLE IF NOT EXISTS regenerations (summary_digest TEXT NOT NULL, process INTEGER NOT NULL, regenerated_digest TEXT NOT NULL);
+             CREATE TABLE IF NOT EXISTS outcomes (profile TEXT NOT NULL, release TEXT NOT NULL, status TEXT NOT NULL, code TEXT, PRIMARY KEY (profile, release));
+             CREATE TABLE IF NOT EXISTS accepted_escalations (profile TEXT NOT NULL, release TEXT NOT NULL, code TEXT NOT NULL, PRIMARY KEY (profile, release));",
+        )
+        .map_err(err)?;
+        Ok(Registry { db, path: path.to_owned() })
+    }
+
+    fn err(&self, e: rusqlite::Error) -> InputError {
+        sql_error(&self.path, e)
+    }
+
+    /// Admits a summary with its regeneration evidence; refuses a summary whose
+    /// digests do not hold or whose regeneration did not reproduce it.
+    pub fn admit(&mut self, summary: &Summary, regeneration: &Regeneration) -> Result<String, InputError> {
+        let problems = summary.integrity_problems();
+        if !problems.is_empty() {
+            return Err(InputError::new(&self.path, format!("refusing summary {}: {} do not match its content", summary.summary_digest, problems.join(", "))));
+        }
+        if regeneration.summary_digest != summary.summary_digest {
+            return Err(InputError::new(
+                &self.path,
+                format!("refusing summary {}: the second process produced {}", summary.summary_digest, regeneration.summary_digest),
+            ));
+        }
+        let id = epoch_id(summary);
+        let manifest = String::from_utf8(canon::to_canonical(&manifest(summary))).unwrap_or_default();
+        let tx = self.db.transaction().map_err(|e| sql_error(&self.path, e))?;
+        tx.execute("INSERT OR REPLACE INTO summaries VALUES (?1, ?2)", params![summary.summary_digest, summary.to_canonical()])
+            .map_err(|e| sql_error(&self.path, e))?;
+        tx.execute(
+            "INSERT OR REPLACE INTO epochs VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![id, summary.profile.id, summary.release, manifest, summary.summary_digest],
+        )
+        .map_err(|e| sql_error(&self.path, e))?;
+        tx.execute(
+            "INSERT INTO regenerations VALUES (?1, ?2, ?3)",
+            params![summary.summary_digest, regeneration.process, regeneration.summary_digest],
+        )
+        .map_err(|e| sql_error(&self.path, e))?;
+        tx.commit().map_err(|e| sql_error(&self.path, e))?;
+        Ok(id)
+    }
+
+    /// Every admitted epoch, by profile and release.
+    pub fn list(&self) -> Result<Vec<Epoch>, InputError> {
+        let mut stmt = self
+            .db
+            .prepare(
+                "SELECT e.epoch_id, e.profile, e.release, e.summary_digest,
+                        (SELECT MAX(process) FROM regenerations r WHERE r.summary_digest = e.summary_digest)
+                 FROM epochs e ORDER BY e.profile, e.release, e.epoch_id",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok(Epoch { epoch_id: r.get(0)?, profile: r.get(1)?, release: r.get(2)?, summary_digest: r.get(3)?, regenerated_by: r.get(4)? })
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| self.err(e))
+    }
+
+    /// The manifest and summary of an epoch, found by epoch id or release.
+    pub fn show(&self, key: &str) -> Result<Option<(Value, Value)>, InputError> {
+        let row: Option<(String, Vec<u8>)> = self
+            .db
+            .query_row(
+                "SELECT e.manifest, s.bytes FROM epochs e JOIN summaries s USING (summary_digest)
+                 WHERE e.epoch_id = ?1 OR e.release = ?1 ORDER BY e.epoch_id LIMIT 1",
+                params![key],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+            .map_err(|e| self.err(e))?;
+        Ok(row.map(|(m, s)| (serde_json::from_str(&m).unwrap_or(Value::Null), serde_json::from_slice(&s).unwrap_or(Value::Null))))
+    }
+
+    /// Every way a stored epoch is not what was admitted.
+    pub fn verify(&self) -> Result<Vec<String>, InputError> {
+        let mut stmt = self
+            .db
+            .prepare("SELECT e.epoch_id, e.release, e.manifest, e.summary_digest, s.bytes FROM epochs e LEFT JOIN summaries s USING (summary_digest)")
+            .map_err(|e| self.err(e))?;
+        type Row = (String, String, String, String, Option<Vec<u8>>);
+        let rows: Vec<Row> = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))
+            .map_err(|e| self.err(e))?
+            .collect::<Result<_, _>>()
+            .map_err(|e| self.err(e))?;
+        let mut problems = Vec::new();
+        for (id, release, manifest_text, digest, bytes) in rows {
+            let Some(bytes) = bytes else {
+                problems.push(format!("{release}: epoch {id} has no stored summary"));
+                continue;
+            };
+            let summary: Summary = match serde_json::from_slice(&bytes) {
+                Ok(s) => s,
+                Err(e) => {
+                    problems.push(format!("{release}: the stored summary does not read: {e}"));
+                    continue;
+                }
+            };
+            let broken = summary.integrity_problems();
+            if !broken.is_empty() {
+                problems.push(format!("{release}: the stored summary was altered ({} do not match)", broken.join(", ")));
+            }
+            if summary.summary_digest != digest {
+                problems.push(format!("{release}: the stored summary is {}, the epoch admitted {digest}", summary.summary_digest));
+            }
+            if canon::sha256(&bytes) != canon::sha256(&summary.to_canonical()) {
+                problems.push(format!("{release}: the stored summary is not in canonical form"));
+            }
+            let expected = String::from_utf8(canon::to_canonical(&manifest(&summary))).unwrap_or_default();
+            if manifest_text != expected {
+                problems.push(format!("{release}: the manifest no longer matches the summary's digests"));
+            }
+            if epoch_id(&summary) != id {
+                problems.push(format!("{release}: epoch id {id} is not the digest of its manifest"));
+            }
+            let regenerated: i64 = self
+                .db
+                .query_row("SELECT COUNT(*) FROM regenerations WHERE summary_digest = ?1 AND regenerated_digest = ?1", params![digest], |r| r.get(0))
+                .map_err(|e| self.err(e))?;
+            if regenerated == 0 {
+                problems.push(format!("{release}: no second-process regeneration reproduced {digest}"));
+            }
+        }
+        Ok(problems)
+    }
+
+    /// What the job saw last time for this release.
+    pub fn previous_outcome(&self, profile: &str, release: &str) -> Result<Option<Outcome>, InputError> {
+        self.db
+            .query_row("SELECT status, code FROM outcomes WHERE profile = ?1 AND release = ?2", params![profile, release], |r| {
+                Ok(Outcome { status: r.get(0)?, code: r.get(1)? })
+            })
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
+    pub fn record_outcome(&self, profile: &str, release: &str, outcome: &Outcome) -> Result<(), InputError> {
+        self.db
+            .execute("INSERT OR REPLACE INTO outcomes VALUES (?1, ?2, ?3, ?4)", params![profile, release, outcome.status, outcome.code])
+            .map(|_| ())
+            .map_err(|e| self.err(e))
+    }
+
+    /// Records that a person reviewed this release's escalation.
+    pub fn accept_escalation(&self, profile: &str, release: &str, code: &str) -> Result<(), InputError> {
+        self.db
+            .execute("INSERT OR REPLACE INTO accepted_escalations VALUES (?1, ?2, ?3)", params![profile, release, code])
+            .map(|_| ())
+            .map_err(|e| self.err(e))
+    }
+
+    /// The reviewed escalation code of a release, if one was accepted.
+    pub fn accepted_escalation(&self, profile: &str, release: &str) -> Result<Option<String>, InputError> {
+        self.db
+            .query_row("SELECT code FROM accepted_escalations WHERE profile = ?1 AND release = ?2", params![profile, release], |r| r.get(0))
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+}
