@@ -41,14 +41,14 @@ pub fn materialize(release: &Release, cache: &Path, mirrors: &BTreeMap<String, P
             let archive = cache.join(format!("{}.tar.gz", release.id));
             let downloaded = ensure_pypi(p, &archive, cache)?;
             let root = unpack_tar_gz(&archive, &cache.join(&release.id))?;
-            let digest = format!("sha256:{}", p.sha256);
+            let digest = format!("sha256:{}", sha256_file(&archive)?);
             Ok(Some(Materialized { provenance: format!("pypi {}=={} {digest}", p.package, p.version), artifact_digest: Some(digest), root, downloaded }))
         }
         Source::Npm(n) => {
             let archive = cache.join(format!("{}.tgz", release.id));
             let downloaded = ensure_npm(n, &archive, cache)?;
             let root = unpack_tar_gz(&archive, &cache.join(&release.id))?;
-            let digest = format!("sha256:{}", n.sha256);
+            let digest = format!("sha256:{}", sha256_file(&archive)?);
             Ok(Some(Materialized { provenance: format!("npm {}@{} {digest}", n.package, n.version), artifact_digest: Some(digest), root, downloaded }))
         }
         Source::Git(g) => match mirrors.get(&g.repository) {
@@ -81,7 +81,7 @@ fn git_tree(release: &Release, g: &GitSource, mirror: &Path, cache: &Path) -> Re
         Ok(out.stdout)
     };
     let commit = String::from_utf8_lossy(&git(&["rev-parse", &format!("{}^{{commit}}", g.tag)])?).trim().to_owned();
-    if commit != g.commit {
+    if !g.commit.is_empty() && commit != g.commit {
         bail!(
             "release `{}`: tag {} of {} is commit {commit} in {}, releases.toml records {}; refusing it",
             release.id,
@@ -115,6 +115,9 @@ fn git_tree(release: &Release, g: &GitSource, mirror: &Path, cache: &Path) -> Re
 /// The verified sdist at `archive`: the cached one if its digest matches,
 /// otherwise a fresh download. Returns whether it downloaded.
 fn ensure_pypi(p: &PypiSource, archive: &Path, cache: &Path) -> Result<bool> {
+    if p.sha256.is_empty() {
+        return first_use(archive, cache, |work| pip_download(p, work));
+    }
     if archive.exists() {
         let actual = sha256_file(archive)?;
         if actual != p.sha256 {
@@ -146,6 +149,9 @@ fn ensure_pypi(p: &PypiSource, archive: &Path, cache: &Path) -> Result<bool> {
 /// The verified npm tarball at `archive`: the cached one if its digest matches,
 /// otherwise `npm pack` into a work directory, checked before it is kept.
 fn ensure_npm(n: &NpmSource, archive: &Path, cache: &Path) -> Result<bool> {
+    if n.sha256.is_empty() {
+        return first_use(archive, cache, |work| npm_pack(n, work));
+    }
     if archive.exists() {
         let actual = sha256_file(archive)?;
         if actual != n.sha256 {
@@ -160,15 +166,7 @@ fn ensure_npm(n: &NpmSource, archive: &Path, cache: &Path) -> Result<bool> {
     }
     let work = tempfile::tempdir_in(cache).with_context(|| format!("{}: cannot create a download directory", cache.display()))?;
     let spec = format!("{}@{}", n.package, n.version);
-    let out = Command::new("npm")
-        .args(["pack", &spec, "--silent", "--pack-destination"])
-        .arg(work.path())
-        .output()
-        .context("cannot run npm (is Node.js installed?)")?;
-    if !out.status.success() {
-        bail!("npm pack {spec}: {}", String::from_utf8_lossy(&out.stderr).trim());
-    }
-    let file = single_entry(work.path(), |p: &Path| p.extension().is_some_and(|e| e == "tgz"))?;
+    let file = npm_pack(n, work.path())?;
     let actual = sha256_file(&file)?;
     if actual != n.sha256 {
         bail!("{}: digest mismatch: {spec} packed with sha256 {actual}, releases.toml records {}; refusing it", file.display(), n.sha256);
@@ -184,6 +182,29 @@ fn ensure_npm(n: &NpmSource, archive: &Path, cache: &Path) -> Result<bool> {
     Ok(true)
 }
 
+/// `npm pack` of exactly one package version into `work`; returns the tarball.
+fn npm_pack(n: &NpmSource, work: &Path) -> Result<PathBuf> {
+    let spec = format!("{}@{}", n.package, n.version);
+    let out = Command::new("npm")
+        .args(["pack", &spec, "--silent", "--pack-destination"])
+        .arg(work)
+        .output()
+        .context("cannot run npm (is Node.js installed?)")?;
+    if !out.status.success() {
+        bail!("npm pack {spec}: {}", String::from_utf8_lossy(&out.stderr).trim());
+    }
+    single_entry(work, |p: &Path| p.extension().is_some_and(|e| e == "tgz"))
+}
+
+/// A release named on the command line has no recorded digest: it is
+/// downloaded afresh every time and its digest is only reported.
+fn first_use(archive: &Path, cache: &Path, download: impl FnOnce(&Path) -> Result<PathBuf>) -> Result<bool> {
+    let work = tempfile::tempdir_in(cache).with_context(|| format!("{}: cannot create a download directory", cache.display()))?;
+    let file = download(work.path())?;
+    std::fs::rename(&file, archive).with_context(|| format!("{}: cannot move the artifact into the cache", archive.display()))?;
+    Ok(true)
+}
+
 /// Runs `pip download` for exactly one sdist into `work/download` and returns its path.
 ///
 /// The digest goes to pip too (`--require-hashes`), so pip refuses a different
@@ -191,11 +212,17 @@ fn ensure_npm(n: &NpmSource, archive: &Path, cache: &Path) -> Result<bool> {
 /// check afterwards does not depend on pip doing so.
 fn pip_download(p: &PypiSource, work: &Path) -> Result<PathBuf> {
     let requirements = work.join("requirements.txt");
-    let line = format!("{}=={} --hash=sha256:{}\n", p.package, p.version, p.sha256);
+    // A release named on the command line has no digest to require yet.
+    let line = if p.sha256.is_empty() {
+        format!("{}=={}\n", p.package, p.version)
+    } else {
+        format!("{}=={} --hash=sha256:{}\n", p.package, p.version, p.sha256)
+    };
     std::fs::write(&requirements, line).with_context(|| format!("{}: cannot write", requirements.display()))?;
     let download = work.join("download");
+    let require_hashes = if p.sha256.is_empty() { "--no-cache-dir" } else { "--require-hashes" };
     let output = Command::new("pip")
-        .args(["download", "--no-deps", "--no-binary", ":all:", "--require-hashes", "--disable-pip-version-check", "-r"])
+        .args(["download", "--no-deps", "--no-binary", ":all:", require_hashes, "--disable-pip-version-check", "-r"])
         .arg(&requirements)
         .arg("-d")
         .arg(&download)

@@ -8,8 +8,10 @@
 
 mod bench;
 mod fetch;
-mod manifest;
+pub mod manifest;
 mod oracle_check;
+mod progress;
+mod sarif;
 mod releases;
 
 use std::path::{Path, PathBuf};
@@ -50,10 +52,25 @@ struct ReleasesArgs {
     /// (fcd-oracle); any disagreement or refusal fails the job.
     #[arg(long)]
     oracle: bool,
+    /// The SQLite registry admitted summaries go to (default: .cache/registry.sqlite).
+    #[arg(long, value_name = "FILE")]
+    registry: Option<PathBuf>,
+    /// A release whose escalation a person reviewed (its id); the escalation is
+    /// recorded in the registry and no longer fails the job. Repeatable.
+    #[arg(long = "accept-escalation", value_name = "RELEASE")]
+    accept: Vec<String>,
+    /// Also run a release not listed in releases.toml: PROFILE=pypi:NAME==VERSION,
+    /// PROFILE=npm:NAME@VERSION or PROFILE=git:OWNER/REPO@TAG. Repeatable.
+    #[arg(long = "release", value_name = "PROFILE=SOURCE", value_parser = parse_extra)]
+    extra: Vec<(String, manifest::Release)>,
     /// A local bare mirror for [release.git] releases: OWNER/REPO=DIR (repeatable).
     /// Git releases whose repository has no mirror are listed as not run.
     #[arg(long = "git-mirror", value_name = "OWNER/REPO=DIR", value_parser = parse_mirror)]
     git_mirrors: Vec<(String, PathBuf)>,
+}
+
+fn parse_extra(text: &str) -> Result<(String, manifest::Release), String> {
+    manifest::parse_extra(text).map_err(|e| format!("{e:#}"))
 }
 
 fn parse_mirror(text: &str) -> Result<(String, PathBuf), String> {
@@ -79,6 +96,8 @@ pub enum Format {
     Text,
     /// JSON Lines, one object per release.
     Json,
+    /// SARIF 2.1.0, one run per profile, results at the escalation anchors.
+    Sarif,
 }
 
 /// The workspace root: the parent of this crate's directory.
@@ -95,6 +114,9 @@ fn main() -> ExitCode {
             releases::run(&releases::Options {
                 profiles: a.profiles,
                 oracle: a.oracle,
+                registry: a.registry.unwrap_or_else(|| workspace_root().join(".cache/registry.sqlite")),
+                accept: a.accept,
+                extra: a.extra,
                 git_mirrors: a.git_mirrors.into_iter().collect(),
                 cache,
                 format: a.format,

@@ -106,6 +106,8 @@ pub enum Expectation {
     Regime(String),
     /// An escalation with this code.
     Escalate(EscalationCode),
+    /// A release named on the command line: nobody has reviewed what it should give.
+    Unreviewed,
 }
 
 impl std::fmt::Display for Expectation {
@@ -113,6 +115,7 @@ impl std::fmt::Display for Expectation {
         match self {
             Expectation::Regime(r) => write!(f, "regime {r}"),
             Expectation::Escalate(c) => write!(f, "escalate {c}"),
+            Expectation::Unreviewed => f.write_str("unreviewed"),
         }
     }
 }
@@ -196,6 +199,32 @@ fn check_sha256(id: &str, hex: &str) -> Result<()> {
         bail!("release `{id}`: sha256 `{hex}` is not 64 lower-case hex digits");
     }
     Ok(())
+}
+
+/// A release named on the command line: `PROFILE=pypi:NAME==VERSION`,
+/// `PROFILE=npm:NAME@VERSION` or `PROFILE=git:OWNER/REPO@TAG`. Its digest is
+/// taken on first use and reported, never trusted from anywhere else.
+pub fn parse_extra(text: &str) -> Result<(String, Release)> {
+    let Some((profile, spec)) = text.split_once('=') else {
+        bail!("`{text}` is not PROFILE=pypi:NAME==VERSION, PROFILE=npm:NAME@VERSION or PROFILE=git:OWNER/REPO@TAG");
+    };
+    let (source, id) = if let Some(p) = spec.strip_prefix("pypi:") {
+        let (package, version) = p.split_once("==").with_context(|| format!("`{spec}`: pypi:NAME==VERSION"))?;
+        (Source::Pypi(PypiSource { package: package.into(), version: version.into(), sha256: String::new() }), format!("{package}-{version}"))
+    } else if let Some(n) = spec.strip_prefix("npm:") {
+        let (package, version) = n.rsplit_once('@').filter(|(p, _)| !p.is_empty()).with_context(|| format!("`{spec}`: npm:NAME@VERSION"))?;
+        let name = package.trim_start_matches('@').replace('/', "-");
+        (Source::Npm(NpmSource { package: package.into(), version: version.into(), sha256: String::new(), integrity: None }), format!("{name}-{version}-npm"))
+    } else if let Some(g) = spec.strip_prefix("git:") {
+        let (repository, tag) = g.split_once('@').with_context(|| format!("`{spec}`: git:OWNER/REPO@TAG"))?;
+        let name = repository.replace('/', "-");
+        (Source::Git(GitSource { repository: repository.into(), tag: tag.into(), commit: String::new(), paths: Vec::new() }), format!("{name}-{tag}"))
+    } else {
+        bail!("`{spec}`: a release is pypi:…, npm:… or git:…");
+    };
+    let id: String = id.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') { c } else { '-' }).collect();
+    check_id(&id)?;
+    Ok((profile.to_owned(), Release { id, expect: Expectation::Unreviewed, source }))
 }
 
 #[cfg(test)]

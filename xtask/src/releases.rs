@@ -30,6 +30,20 @@ pub struct Options {
     pub git_mirrors: std::collections::BTreeMap<String, PathBuf>,
     pub cache: PathBuf,
     pub format: Format,
+    /// The SQLite registry that admitted summaries and outcomes go to.
+    pub registry: PathBuf,
+    /// Releases whose escalation a person reviewed and accepts.
+    pub accept: Vec<String>,
+    /// Releases named on the command line, by profile.
+    pub extra: Vec<(String, Release)>,
+}
+
+/// What every release of a run shares.
+struct Job<'a> {
+    fcd: &'a Fcd,
+    registry: fcd::registry::Registry,
+    accept: &'a [String],
+    oracle: bool,
 }
 
 /// What came of one release; one JSON Lines object.
@@ -47,6 +61,11 @@ struct Outcome {
     skipped: bool,
     /// With --oracle: what the independent oracle said, in one line.
     oracle: Option<String>,
+    /// The registry epoch the summary was admitted as.
+    epoch: Option<String>,
+    /// Summary and profile digests, for the reports.
+    summary_digest: Option<String>,
+    profile_digest: Option<String>,
     root: String,
     registration: Option<Registration>,
     regeneration: Option<Regeneration>,
@@ -68,6 +87,8 @@ enum Registration {
 struct Regeneration {
     status: String,
     pid: Option<u64>,
+    /// The summary digest the second process produced.
+    digest: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -84,15 +105,32 @@ pub fn run(opts: &Options) -> Result<bool> {
     let start = Instant::now();
     let root = crate::workspace_root();
     // Every manifest is read and checked before anything is downloaded or built.
-    let plans = profile_dirs(root, &opts.profiles)?.into_iter().map(|dir| Plan::load(&dir)).collect::<Result<Vec<_>>>()?;
+    let mut named: Vec<String> = opts.profiles.clone();
+    named.extend(opts.extra.iter().map(|(p, _)| p.clone()).filter(|p| !opts.profiles.is_empty() && !opts.profiles.contains(p)));
+    let mut plans = profile_dirs(root, &named)?.into_iter().map(|dir| Plan::load(&dir)).collect::<Result<Vec<_>>>()?;
+    for (profile, release) in &opts.extra {
+        let Some(plan) = plans.iter_mut().find(|p| &p.name == profile) else {
+            bail!("--release {profile}=…: no profile `{profile}` with a {}", manifest::FILE);
+        };
+        plan.releases.push(release.clone());
+    }
     let fcd = Fcd::build(root)?;
     let build_time = start.elapsed();
+    std::fs::create_dir_all(&opts.cache).with_context(|| format!("{}: cannot create", opts.cache.display()))?;
+    let registry = fcd::registry::Registry::open(&opts.registry).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut job = Job { fcd: &fcd, registry, accept: &opts.accept, oracle: opts.oracle };
+    let total: usize = plans.iter().map(|p| p.releases.len()).sum();
+    let progress = crate::progress::Progress::new(total as u64);
     let mut outcomes = Vec::new();
     for plan in &plans {
         for release in &plan.releases {
-            outcomes.push(run_release(&fcd, plan, release, &opts.cache, &opts.git_mirrors, opts.oracle)?);
+            progress.start(&format!("{}/{}", plan.name, release.id));
+            let outcome = run_release(&mut job, plan, release, &opts.cache, &opts.git_mirrors)?;
+            progress.done(&format!("{}/{}: {}", plan.name, release.id, if outcome.ok { "ok" } else { "DIFFERS" }));
+            outcomes.push(outcome);
         }
     }
+    progress.finish();
     let wall = start.elapsed();
     match opts.format {
         Format::Text => print!("{}", table(&outcomes, wall, build_time)),
@@ -102,8 +140,34 @@ pub fn run(opts: &Options) -> Result<bool> {
             }
             eprint!("{}", totals(&outcomes, wall, build_time));
         }
+        Format::Sarif => {
+            let sarif = crate::sarif::log(&outcomes.iter().map(Outcome::sarif_view).collect::<Vec<_>>());
+            println!("{}", serde_json::to_string_pretty(&sarif)?);
+            eprint!("{}", totals(&outcomes, wall, build_time));
+        }
     }
     Ok(outcomes.iter().all(|o| o.ok))
+}
+
+impl Outcome {
+    /// What the SARIF report needs of an outcome.
+    fn sarif_view(&self) -> crate::sarif::ReleaseView {
+        let escalation = match &self.registration {
+            Some(Registration::Escalated { code, detail, file, line }) => Some((code.clone(), detail.clone(), file.clone(), *line)),
+            _ => None,
+        };
+        crate::sarif::ReleaseView {
+            profile: self.profile.clone(),
+            release: self.release.clone(),
+            root: self.root.clone(),
+            summary_digest: self.summary_digest.clone(),
+            profile_digest: self.profile_digest.clone(),
+            artifact_digest: self.artifact_digest.clone(),
+            escalation,
+            problems: self.problems.clone(),
+            skipped: self.skipped,
+        }
+    }
 }
 
 /// The profile directories to run: the named ones, or every one with a releases.toml.
@@ -157,14 +221,7 @@ impl Plan {
     }
 }
 
-fn run_release(
-    fcd: &Fcd,
-    plan: &Plan,
-    release: &Release,
-    cache: &Path,
-    mirrors: &std::collections::BTreeMap<String, PathBuf>,
-    oracle: bool,
-) -> Result<Outcome> {
+fn run_release(job: &mut Job<'_>, plan: &Plan, release: &Release, cache: &Path, mirrors: &std::collections::BTreeMap<String, PathBuf>) -> Result<Outcome> {
     let start = Instant::now();
     let Some(art) = fetch::materialize(release, cache, mirrors)? else {
         return Ok(Outcome {
@@ -176,6 +233,9 @@ fn run_release(
             downloaded: false,
             skipped: true,
             oracle: None,
+            epoch: None,
+            summary_digest: None,
+            profile_digest: None,
             root: String::new(),
             registration: None,
             regeneration: None,
@@ -194,6 +254,9 @@ fn run_release(
         downloaded: art.downloaded,
         skipped: false,
         oracle: None,
+        epoch: None,
+        summary_digest: None,
+        profile_digest: None,
         root: art.root.display().to_string(),
         registration: None,
         regeneration: None,
@@ -206,8 +269,8 @@ fn run_release(
     if summary.exists() {
         std::fs::remove_file(&summary).with_context(|| format!("{}: cannot remove the previous summary", summary.display()))?;
     }
-    check_release(fcd, &plan.dir, &plan.canonical, release, &art, &summary, &mut o)?;
-    if oracle && matches!(o.registration, Some(Registration::Registered { .. })) {
+    check_release(job, plan, release, &art, &summary, &mut o)?;
+    if job.oracle && matches!(o.registration, Some(Registration::Registered { .. })) {
         let decisions: Vec<(String, String, String)> = o.decisions.iter().map(|d| (d.call.clone(), d.decision.clone(), d.why.clone())).collect();
         let report = crate::oracle_check::run(&plan.name, &plan.dir, &art.root, &decisions)?;
         o.problems.extend(report.problems);
@@ -218,16 +281,9 @@ fn run_release(
     Ok(o)
 }
 
-/// Register, regenerate, certify; every difference from the expectation goes into `o.problems`.
-fn check_release(
-    fcd: &Fcd,
-    dir: &Path,
-    canonical: &Canonical,
-    release: &Release,
-    art: &fetch::Materialized,
-    summary: &Path,
-    o: &mut Outcome,
-) -> Result<()> {
+/// Register, regenerate, admit, certify; every difference from the expectation goes into `o.problems`.
+fn check_release(job: &mut Job<'_>, plan: &Plan, release: &Release, art: &fetch::Materialized, summary: &Path, o: &mut Outcome) -> Result<()> {
+    let (fcd, dir, canonical) = (job.fcd, plan.dir.as_path(), &plan.canonical);
     let registration = match register(fcd, dir, release, art, summary) {
         Ok(r) => r,
         Err(e) => {
@@ -236,25 +292,60 @@ fn check_release(
         }
     };
     let registered = matches!(registration, Registration::Registered { .. });
-    o.problems.extend(escalation_problems(&release.expect, &registration));
+    // What the job saw last time, and what a person accepted.
+    let previous = job.registry.previous_outcome(&plan.name, &release.id).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let accepted = job.registry.accepted_escalation(&plan.name, &release.id).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let now = match &registration {
+        Registration::Registered { .. } => fcd::registry::Outcome { status: "automatic".into(), code: None },
+        Registration::Escalated { code, .. } => {
+            if job.accept.contains(&release.id) {
+                job.registry.accept_escalation(&plan.name, &release.id, code).map_err(|e| anyhow::anyhow!("{e}"))?;
+            }
+            fcd::registry::Outcome { status: "escalated".into(), code: Some(code.clone()) }
+        }
+    };
+    let accepted_now = job.accept.contains(&release.id);
+    o.problems.extend(review(&release.expect, &registration, previous.as_ref(), accepted.as_deref(), accepted_now));
+    job.registry.record_outcome(&plan.name, &release.id, &now).map_err(|e| anyhow::anyhow!("{e}"))?;
     o.registration = Some(registration);
-    let Expectation::Regime(regime) = &release.expect else { return Ok(()) };
+    let regime = match &release.expect {
+        Expectation::Regime(r) => Some(r.as_str()),
+        Expectation::Unreviewed => None,
+        Expectation::Escalate(_) => return Ok(()),
+    };
     if !registered {
         return Ok(());
     }
     match regenerate(fcd, dir, art, summary) {
         Ok((regeneration, problem)) => {
-            o.regeneration = Some(regeneration);
+            let matched = problem.is_none();
             o.problems.extend(problem);
+            if matched {
+                // Admission: only a summary a second process reproduced, in one transaction.
+                let stored = fcd::summary::Summary::load(summary).map_err(|e| anyhow::anyhow!("{e}"))?;
+                let evidence = fcd::registry::Regeneration {
+                    process: regeneration.pid.unwrap_or(0) as u32,
+                    summary_digest: regeneration.digest.clone().unwrap_or_default(),
+                };
+                match job.registry.admit(&stored, &evidence) {
+                    Ok(epoch) => o.epoch = Some(epoch),
+                    Err(e) => o.problems.push(format!("registry: {e}")),
+                }
+                o.summary_digest = Some(stored.summary_digest.clone());
+                o.profile_digest = Some(stored.profile.digest.clone());
+            }
+            o.regeneration = Some(regeneration);
         }
         Err(e) => o.problems.push(format!("{e:#}")),
     }
     let work = tempfile::tempdir().context("cannot create a directory for the canonical calls")?;
     for (name, call) in &canonical.calls {
-        let expected = call.expect.get(regime).map(|v| v.as_str().to_owned());
+        let expected = regime.and_then(|r| call.expect.get(r)).map(|v| v.as_str().to_owned());
         match certify(fcd, canonical, name, summary, work.path()) {
             Ok((decision, why)) => {
-                if expected.as_deref() != Some(decision.as_str()) {
+                if let Some(regime) = regime
+                    && expected.as_deref() != Some(decision.as_str())
+                {
                     o.problems.push(format!(
                         "call {name}: decision {decision}, canonical.json expects {} for regime {regime}",
                         expected.as_deref().unwrap_or("nothing")
@@ -266,6 +357,30 @@ fn check_release(
         }
     }
     Ok(())
+}
+
+/// Every way a registration outcome fails the job: an unexpected or wrong
+/// escalation, an expected escalation that was accepted instead, or a release
+/// that registered automatically before and escalates now; an escalation a
+/// person accepted (now or before, with the same code) fails nothing.
+fn review(
+    expect: &Expectation,
+    got: &Registration,
+    previous: Option<&fcd::registry::Outcome>,
+    accepted: Option<&str>,
+    accepted_now: bool,
+) -> Vec<String> {
+    if let Registration::Escalated { code, .. } = got
+        && (accepted_now || accepted == Some(code.as_str()))
+    {
+        return Vec::new();
+    }
+    let mut problems: Vec<String> = escalation_problems(expect, got).into_iter().collect();
+    let was_automatic = previous.is_some_and(|p| p.status == "automatic");
+    if was_automatic && matches!(got, Registration::Escalated { .. }) && !matches!(expect, Expectation::Escalate(_)) {
+        problems.push("this release registered automatically before and escalates now".into());
+    }
+    problems
 }
 
 fn escalation_problems(expect: &Expectation, got: &Registration) -> Option<String> {
@@ -281,6 +396,9 @@ fn escalation_problems(expect: &Expectation, got: &Registration) -> Option<Strin
             Some(format!("escalated with {code}, releases.toml expects {want}"))
         }
         (Expectation::Escalate(_), Registration::Escalated { .. }) => None,
+        // Nobody said what a release named on the command line should give: its
+        // escalation is reported for review, not counted against the job.
+        (Expectation::Unreviewed, _) => None,
     }
 }
 
@@ -324,7 +442,7 @@ fn regenerate(fcd: &Fcd, dir: &Path, art: &fetch::Materialized, summary: &Path) 
     let status = run.json["status"].as_str().unwrap_or("?").to_owned();
     let problem = (run.code != 0 || status != "match")
         .then(|| format!("regeneration: {status} (exit {}): {}", run.code, run.json["differing"]));
-    Ok((Regeneration { status, pid: run.json["process"].as_u64() }, problem))
+    Ok((Regeneration { status, pid: run.json["process"].as_u64(), digest: run.json["summary_digest"].as_str().map(str::to_owned) }, problem))
 }
 
 /// Writes the canonical call, env and contract as files and runs `fcd certify`;
@@ -521,4 +639,40 @@ fn totals(outcomes: &[Outcome], wall: Duration, build: Duration) -> String {
         outcomes.iter().filter(|o| !o.skipped && !o.downloaded).count()
     );
     t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn escalated(code: &str) -> Registration {
+        Registration::Escalated { code: code.into(), detail: "d".into(), file: Some("f".into()), line: Some(1) }
+    }
+
+    fn automatic() -> fcd::registry::Outcome {
+        fcd::registry::Outcome { status: "automatic".into(), code: None }
+    }
+
+    #[test]
+    fn a_previously_automatic_release_that_escalates_fails() {
+        let problems = review(&Expectation::Unreviewed, &escalated("inventory_violation"), Some(&automatic()), None, false);
+        assert_eq!(problems, ["this release registered automatically before and escalates now"]);
+        assert!(review(&Expectation::Unreviewed, &escalated("inventory_violation"), None, None, false).is_empty());
+    }
+
+    #[test]
+    fn an_accepted_escalation_fails_nothing_while_its_code_holds() {
+        let regime = Expectation::Regime("guarded".into());
+        assert_eq!(review(&regime, &escalated("shape_mismatch"), Some(&automatic()), None, false).len(), 2);
+        assert!(review(&regime, &escalated("shape_mismatch"), Some(&automatic()), None, true).is_empty());
+        assert!(review(&regime, &escalated("shape_mismatch"), None, Some("shape_mismatch"), false).is_empty());
+        assert_eq!(review(&regime, &escalated("parse_error"), None, Some("shape_mismatch"), false).len(), 1, "another code is a new escalation");
+    }
+
+    #[test]
+    fn an_expected_escalation_that_registers_fails() {
+        let expect = Expectation::Escalate(fcd_frontends::EscalationCode::ShapeMismatch);
+        let problems = review(&expect, &Registration::Registered { summary_digest: "x".into() }, None, None, false);
+        assert!(problems[0].contains("accepted"), "{problems:?}");
+    }
 }
