@@ -51,6 +51,13 @@ pub fn materialize(release: &Release, cache: &Path, mirrors: &BTreeMap<String, P
             let digest = format!("sha256:{}", sha256_file(&archive)?);
             Ok(Some(Materialized { provenance: format!("npm {}@{} {digest}", n.package, n.version), artifact_digest: Some(digest), root, downloaded }))
         }
+        Source::Dir(d) => {
+            let root = d.path.canonicalize().with_context(|| format!("{}: release directory not found", d.path.display()))?;
+            if !root.is_dir() {
+                bail!("{}: not a directory", root.display());
+            }
+            Ok(Some(Materialized { artifact_digest: None, provenance: format!("directory {}", root.display()), root, downloaded: false }))
+        }
         Source::Git(g) => match mirrors.get(&g.repository) {
             Some(mirror) => git_tree(release, g, mirror, cache).map(Some),
             None => Ok(None),
@@ -61,7 +68,7 @@ pub fn materialize(release: &Release, cache: &Path, mirrors: &BTreeMap<String, P
 /// Refuses, before any work starts, a release whose source kind has no fetcher yet.
 pub fn check_supported(release: &Release) -> Result<()> {
     match &release.source {
-        Source::Pypi(_) | Source::Npm(_) | Source::Git(_) => Ok(()),
+        Source::Pypi(_) | Source::Npm(_) | Source::Git(_) | Source::Dir(_) => Ok(()),
     }
 }
 
@@ -324,6 +331,20 @@ fn check_entry_path(path: &Path) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tampered_cached_artifact_is_refused() {
+        let cache = tempfile::tempdir().unwrap();
+        let archive = cache.path().join("x.tar.gz");
+        std::fs::write(&archive, b"not the reviewed bytes").unwrap();
+        let source = PypiSource { package: "mcp-server-git".into(), version: "1".into(), sha256: "0".repeat(64) };
+        let err = ensure_pypi(&source, &archive, cache.path()).unwrap_err();
+        assert!(format!("{err:#}").contains("digest mismatch"), "{err:#}");
+        let npm = NpmSource { package: "p".into(), version: "1".into(), sha256: "0".repeat(64), integrity: None };
+        let tgz = cache.path().join("y.tgz");
+        std::fs::write(&tgz, b"tampered").unwrap();
+        assert!(format!("{:#}", ensure_npm(&npm, &tgz, cache.path()).unwrap_err()).contains("digest mismatch"));
+    }
 
     #[test]
     fn entry_paths_outside_the_destination_are_refused() {

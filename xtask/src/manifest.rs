@@ -42,6 +42,14 @@ struct RawRelease {
     pypi: Option<PypiSource>,
     npm: Option<NpmSource>,
     git: Option<GitSource>,
+    dir: Option<DirSource>,
+}
+
+/// A release already on disk (a vendored tree, a build output), relative to releases.toml.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DirSource {
+    pub path: std::path::PathBuf,
 }
 
 /// An sdist on PyPI, fetched with `pip download`.
@@ -86,6 +94,7 @@ pub enum Source {
     Pypi(PypiSource),
     Npm(NpmSource),
     Git(GitSource),
+    Dir(DirSource),
 }
 
 impl Source {
@@ -95,6 +104,7 @@ impl Source {
             Source::Pypi(p) => format!("{}=={}", p.package, p.version),
             Source::Npm(n) => format!("{}@{}", n.package, n.version),
             Source::Git(g) => format!("{} tag {} (commit {})", g.repository, g.tag, g.commit),
+            Source::Dir(d) => format!("directory {}", d.path.display()),
         }
     }
 }
@@ -145,7 +155,11 @@ fn parse(path: &Path, text: &str, regimes: &[String]) -> Result<Vec<Release>> {
     for spanned in raw.release {
         let line = fcd::error::line_col(text, spanned.span().start).0;
         let at = format!("{}:{line}", path.display());
-        let release = validate(spanned.into_inner(), regimes).with_context(|| at.clone())?;
+        let mut release = validate(spanned.into_inner(), regimes).with_context(|| at.clone())?;
+        // A directory release is relative to the releases.toml that names it.
+        if let Source::Dir(d) = &mut release.source {
+            d.path = path.parent().unwrap_or(Path::new(".")).join(&d.path);
+        }
         if !seen.insert(release.id.clone()) {
             bail!("{at}: release id `{}` appears twice", release.id);
         }
@@ -170,17 +184,18 @@ fn validate(raw: RawRelease, regimes: &[String]) -> Result<Release> {
         (None, Some(code)) => Expectation::Escalate(code),
         _ => bail!("release `{id}`: give exactly one of `regime` (it registers) and `escalate` (it must escalate)"),
     };
-    let source = match (raw.pypi, raw.npm, raw.git) {
-        (Some(p), None, None) => {
+    let source = match (raw.pypi, raw.npm, raw.git, raw.dir) {
+        (Some(p), None, None, None) => {
             check_sha256(&id, &p.sha256)?;
             Source::Pypi(p)
         }
-        (None, Some(n), None) => {
+        (None, Some(n), None, None) => {
             check_sha256(&id, &n.sha256)?;
             Source::Npm(n)
         }
-        (None, None, Some(g)) => Source::Git(g),
-        _ => bail!("release `{id}`: give exactly one source table: [release.pypi], [release.npm] or [release.git]"),
+        (None, None, Some(g), None) => Source::Git(g),
+        (None, None, None, Some(d)) => Source::Dir(d),
+        _ => bail!("release `{id}`: give exactly one source table: [release.pypi], [release.npm], [release.git] or [release.dir]"),
     };
     Ok(Release { id, expect, source })
 }
