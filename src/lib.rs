@@ -22,6 +22,7 @@ pub mod profile_test;
 pub mod register;
 pub mod registry;
 pub mod rules;
+pub mod runtime;
 pub mod source;
 pub mod summary;
 

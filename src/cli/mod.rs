@@ -11,6 +11,7 @@ mod keygen;
 mod profile;
 mod register;
 mod registry;
+mod runtime;
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -71,6 +72,9 @@ enum Command {
     #[command(subcommand)]
     Profile(profile::ProfileCommand),
     Demo(DemoArgs),
+    /// The admission runtime: epochs, formation, admission, leases, revocation, the final-hop fence.
+    #[command(subcommand)]
+    Runtime(runtime::RuntimeCommand),
     /// The registry of admitted epochs: list, show, verify.
     #[command(subcommand)]
     Registry(registry::RegistryCommand),
@@ -117,6 +121,7 @@ where
         Command::Profile(c) => profile::run(c, &mut io),
         Command::Demo(a) => crate::demo::run(a.format, &mut io),
         Command::Registry(c) => registry::run(c, &mut io),
+        Command::Runtime(c) => runtime::run(c, &mut io),
         Command::Debug(c) => debug::run(c, &mut io),
     };
     match result {
