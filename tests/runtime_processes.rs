@@ -1,0 +1,146 @@
+//! The runtime across operating-system processes: several `fcd runtime`
+//! processes admitting while another drains and retires, on one database
+//! file; and a process killed in the middle of an admission.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use fcd::runtime::{EvidenceKind, Runtime};
+
+const FCD: &str = env!("CARGO_BIN_EXE_fcd");
+
+fn fcd(db: &Path, args: &[&str]) -> serde_json::Value {
+    let out = Command::new(FCD).arg("runtime").args(args).arg("--db").arg(db).output().expect("fcd runs");
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {} {}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
+}
+
+fn setup(db: &Path) -> i64 {
+    let mut rt = Runtime::open(db).unwrap();
+    rt.register_epoch("v14", "create_repository", "sha256:a14", "sha256:c14", "sha256:s14").unwrap();
+    rt.register_epoch("v13", "create_repository", "sha256:a13", "sha256:c13", "sha256:s13").unwrap();
+    let cert = rt.add_evidence(EvidenceKind::Certificate, "create_repository", Some("sha256:args"), "v14", "v13", 0, u64::MAX / 4).unwrap();
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    rt.form("snap", "create_repository", "sha256:args", "user:alice", "v14", Some(cert), now, 3600).unwrap()
+}
+
+/// Schedules: each run starts 4 admitting processes and one that drains and
+/// retires the source while they run; the OS interleaves them differently every time.
+const SCHEDULES: usize = 6;
+const ADMISSIONS_PER_PROCESS: usize = 40;
+
+#[test]
+fn concurrent_admission_and_retirement_keep_every_lease_in_its_authority() {
+    let (mut on_source, mut on_successor, mut refused) = (0, 0, 0);
+    for schedule in 0..SCHEDULES {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("runtime.sqlite");
+        let formation = setup(&db).to_string();
+        let count = ADMISSIONS_PER_PROCESS.to_string();
+        let workers: Vec<_> = (0..4)
+            .map(|_| {
+                Command::new(FCD)
+                    .args(["runtime", "stress", "--formation", &formation, "--count", &count, "--db"])
+                    .arg(&db)
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        std::thread::sleep(std::time::Duration::from_millis(5 * schedule as u64));
+        let drained = fcd(&db, &["transition", "--epoch", "v14", "--to", "drain"]);
+        assert_eq!(drained["state"], "DRAINING", "{drained}");
+        // Retire once every admitted lease completed: retry while leases are open.
+        let mut retired = false;
+        for _ in 0..2_000 {
+            let r = fcd(&db, &["transition", "--epoch", "v14", "--to", "retire"]);
+            if r["state"] == "STALE" {
+                retired = true;
+                break;
+            }
+            assert_eq!(r["refused"], "leases_outstanding", "{r}");
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        let mut reported = Vec::new();
+        for w in workers {
+            let out = w.wait_with_output().unwrap();
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            let results: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+            reported.extend(results);
+        }
+        assert!(retired, "schedule {schedule}: the source never became STALE");
+
+        let rt = Runtime::open(&db).unwrap();
+        let leases = rt.leases().unwrap();
+        let (drain_seq, stale_seq) = rt.lifecycle_seqs("v14").unwrap();
+        let (drain_seq, stale_seq) = (drain_seq.unwrap(), stale_seq.unwrap());
+        // No lease lost: every lease a worker was given exists, passed the fence once and completed.
+        let given: Vec<i64> = reported.iter().filter_map(|r| r["lease"].as_i64()).collect();
+        assert_eq!(given.len(), leases.len(), "schedule {schedule}: leases given {} vs stored {}", given.len(), leases.len());
+        for r in reported.iter().filter(|r| r["lease"].is_i64()) {
+            assert_eq!(r["fenced"], true, "{r}");
+            assert_eq!(r["completed"], true, "{r}");
+        }
+        for l in &leases {
+            assert!(l.used && l.state == "completed", "{l:?}");
+            match l.epoch.as_str() {
+                // On the source only before the drain began; on the successor only after the source was stale.
+                "v14" => assert!(l.admitted_seq < drain_seq, "schedule {schedule}: {l:?} admitted on the source after the drain"),
+                "v13" => assert!(l.admitted_seq > stale_seq, "schedule {schedule}: {l:?} on the successor before the source was stale"),
+                other => panic!("lease on {other}, outside the formation's authority"),
+            }
+        }
+        // Every refusal was one the lifecycle explains.
+        for r in reported.iter().filter_map(|r| r["refused"].as_str()) {
+            assert!(r == "source_draining", "schedule {schedule}: unexpected refusal {r}");
+            refused += 1;
+        }
+        on_source += leases.iter().filter(|l| l.epoch == "v14").count();
+        on_successor += leases.iter().filter(|l| l.epoch == "v13").count();
+        assert!(rt.verify_audit().is_ok());
+    }
+    // The schedules really raced: work ran on both sides of the retirement.
+    assert!(on_source > 0 && on_successor > 0, "source {on_source}, successor {on_successor}, refused {refused}");
+    eprintln!("{SCHEDULES} schedules: {on_source} leases on the source, {on_successor} on the successor, {refused} refused while draining");
+}
+
+#[test]
+fn a_process_killed_inside_an_admission_leaves_a_consistent_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("runtime.sqlite");
+    let formation = setup(&db).to_string();
+    let mut child = Command::new(FCD)
+        .args(["runtime", "admit", "--formation", &formation, "--stall-ms", "5000", "--db"])
+        .arg(&db)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the admission holds the write lock, then kill the process mid-transaction.
+    let mut waited = 0;
+    loop {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        waited += 20;
+        let busy = rusqlite::Connection::open(&db)
+            .and_then(|c| {
+                c.busy_timeout(std::time::Duration::from_millis(0))?;
+                c.execute_batch("BEGIN IMMEDIATE; ROLLBACK;")
+            })
+            .is_err();
+        if busy || waited > 4_000 {
+            break;
+        }
+    }
+    child.kill().unwrap();
+    let _ = child.wait();
+
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let check: String = conn.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
+    assert_eq!(check, "ok");
+    drop(conn);
+    let mut rt = Runtime::open(&db).unwrap();
+    assert!(rt.leases().unwrap().is_empty(), "the killed admission left a lease behind");
+    assert!(rt.verify_audit().is_ok());
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    let lease = rt.admit(formation.parse().unwrap(), now).unwrap();
+    assert_eq!(lease.epoch, "v14");
+}
