@@ -7,6 +7,7 @@
 //! a tool that did not run).
 
 mod bench;
+mod bench_runtime;
 mod fetch;
 pub mod manifest;
 mod oracle_check;
@@ -34,6 +35,13 @@ enum Command {
     /// Times registration and certification in process. Run it optimized:
     /// `cargo run --release --package xtask -- bench`.
     Bench(BenchArgs),
+    /// Times the admission runtime against raw SQLite at the same durability. Run it optimized:
+    /// `cargo run --release --package xtask -- bench-runtime`.
+    BenchRuntime {
+        /// Operations per connection.
+        #[arg(long, default_value_t = 2_000)]
+        operations: usize,
+    },
 }
 
 #[derive(Debug, clap::Args)]
@@ -123,6 +131,7 @@ fn main() -> ExitCode {
             })
         }
         Command::Bench(a) => bench::run(a.iterations as usize),
+        Command::BenchRuntime { operations } => bench_runtime::run(operations),
     };
     match result {
         Ok(true) => ExitCode::SUCCESS,
