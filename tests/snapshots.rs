@@ -1,6 +1,6 @@
-//! Insta snapshots of real outputs: the summaries of both regimes of each
-//! profile, the canonical decisions on each, and the registration outcome of
-//! every mutation fixture. Read a snapshot before accepting it.
+//! Insta snapshots of real outputs: the git-diff summaries, the facts and
+//! canonical decisions of both regimes of every profile, and the registration
+//! outcome of every mutation fixture. Read a snapshot before accepting it.
 
 use std::path::{Path, PathBuf};
 
@@ -8,157 +8,77 @@ use fcd::canonical::Canonical;
 use fcd::certify::{check_call, decide};
 use fcd::profile::Profile;
 use fcd::register::{Registration, Request, register, registration_json};
+use fcd::summary::Summary;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn profile() -> Profile {
-    load("git-diff")
+/// Registers a fixture under the profile's canonical configuration.
+fn registration(profile_id: &str, source: &Path, release: &str) -> Registration {
+    let dir = root().join("profiles").join(profile_id);
+    let profile = Profile::load(&dir).expect("the profile loads");
+    let canonical = Canonical::load(&dir.join("canonical.json")).unwrap();
+    let config = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(config.path(), canonical.env.config.to_string()).unwrap();
+    let request = Request { source: source.to_owned(), release: Some(release.into()), config: Some(config.path().to_owned()), ..Request::default() };
+    register(&profile, &request).unwrap()
 }
 
-fn load(id: &str) -> Profile {
-    Profile::load(&root().join("profiles").join(id)).expect("the profile loads")
-}
-
-fn registered(source: &Path) -> fcd::summary::Summary {
-    registered_with(&profile(), source)
-}
-
-fn registered_with(profile: &Profile, source: &Path) -> fcd::summary::Summary {
-    let request = Request { source: source.to_owned(), release: Some("fixture".into()), ..Request::default() };
-    match register(profile, &request).unwrap() {
+fn registered(profile_id: &str, fixture: &str) -> Summary {
+    match registration(profile_id, &root().join("fixtures").join(profile_id).join(fixture), "fixture") {
         Registration::Registered(s) => *s,
-        Registration::Escalated(e) => panic!("{} escalated: {e}", source.display()),
+        Registration::Escalated(e) => panic!("{profile_id}/{fixture} escalated: {e}"),
     }
+}
+
+/// Every canonical call decided on a summary.
+fn decisions(profile_id: &str, summary: &Summary) -> serde_json::Map<String, serde_json::Value> {
+    let path = root().join("profiles").join(profile_id).join("canonical.json");
+    let canonical = Canonical::load(&path).unwrap();
+    let mut out = serde_json::Map::new();
+    for name in canonical.calls.keys() {
+        let call = canonical.call(name).unwrap();
+        check_call(summary, &call, &path).unwrap();
+        out.insert(name.clone(), serde_json::to_value(decide(summary, &call, &canonical.env, &canonical.contract)).unwrap());
+    }
+    out
 }
 
 #[test]
 fn git_diff_summaries() {
     for regime in ["unguarded", "guarded"] {
-        let summary = registered(&root().join("fixtures/git-diff").join(regime));
-        insta::assert_json_snapshot!(format!("summary_{regime}"), summary);
+        insta::assert_json_snapshot!(format!("summary_{regime}"), registered("git-diff", regime));
     }
 }
 
+/// (profile, fixture, facts snapshot, decisions snapshot) of every regime fixture.
+const REGIMES: &[(&str, &str, Option<&str>, &str)] = &[
+    ("git-diff", "unguarded", None, "decisions_unguarded"),
+    ("git-diff", "guarded", None, "decisions_guarded"),
+    ("github-create-repository", "default-false", Some("github_facts_default-false"), "github_decisions_default-false"),
+    ("github-create-repository", "default-true", Some("github_facts_default-true"), "github_decisions_default-true"),
+    ("azure-redis-create", "legacy-enabled", Some("azure_facts_legacy-enabled"), "azure_decisions_legacy-enabled"),
+    ("azure-redis-create", "wired-default-false", Some("azure_facts_wired-default-false"), "azure_decisions_wired-default-false"),
+    ("dbhub-execute-sql", "bundle-assignment-allowed", Some("dbhub_facts_bundle-assignment-allowed"), "dbhub_decisions_bundle-assignment-allowed"),
+    ("dbhub-execute-sql", "ts-assignment-refused", Some("dbhub_facts_ts-assignment-refused"), "dbhub_decisions_ts-assignment-refused"),
+];
+
 #[test]
-fn git_diff_canonical_decisions() {
-    let canonical_path = root().join("profiles/git-diff/canonical.json");
-    let canonical = Canonical::load(&canonical_path).unwrap();
-    for regime in ["unguarded", "guarded"] {
-        let summary = registered(&root().join("fixtures/git-diff").join(regime));
-        let mut decisions = serde_json::Map::new();
-        for name in canonical.calls.keys() {
-            let call = canonical.call(name).unwrap();
-            check_call(&summary, &call, &canonical_path).unwrap();
-            let d = decide(&summary, &call, &canonical.env, &canonical.contract);
-            decisions.insert(name.clone(), serde_json::to_value(d).unwrap());
+fn facts_and_canonical_decisions_of_every_regime() {
+    for (profile, fixture, facts, decided) in REGIMES {
+        let summary = registered(profile, fixture);
+        if let Some(name) = facts {
+            insta::assert_json_snapshot!(name.to_string(), summary.facts);
         }
-        insta::assert_json_snapshot!(format!("decisions_{regime}"), decisions);
+        insta::assert_json_snapshot!(decided.to_string(), decisions(profile, &summary));
     }
 }
 
 #[test]
-fn git_diff_mutations() {
-    let profile = profile();
-    insta::glob!("../fixtures/git-diff", "mutations/*", |dir| {
-        let request = Request { source: dir.to_owned(), release: Some("mutation".into()), ..Request::default() };
-        let outcome = register(&profile, &request).unwrap();
-        insta::assert_json_snapshot!(registration_json(&outcome));
-    });
-}
-
-#[test]
-fn github_summaries_and_decisions() {
-    let profile = load("github-create-repository");
-    let canonical_path = root().join("profiles/github-create-repository/canonical.json");
-    let canonical = Canonical::load(&canonical_path).unwrap();
-    for regime in ["default-false", "default-true"] {
-        let summary = registered_with(&profile, &root().join("fixtures/github-create-repository").join(regime));
-        let mut decisions = serde_json::Map::new();
-        for name in canonical.calls.keys() {
-            let call = canonical.call(name).unwrap();
-            check_call(&summary, &call, &canonical_path).unwrap();
-            let d = decide(&summary, &call, &canonical.env, &canonical.contract);
-            decisions.insert(name.clone(), serde_json::to_value(d).unwrap());
-        }
-        insta::assert_json_snapshot!(format!("github_facts_{regime}"), summary.facts);
-        insta::assert_json_snapshot!(format!("github_decisions_{regime}"), decisions);
-    }
-}
-
-#[test]
-fn github_mutations() {
-    let profile = load("github-create-repository");
-    insta::glob!("../fixtures/github-create-repository", "mutations/*", |dir| {
-        let request = Request { source: dir.to_owned(), release: Some("mutation".into()), ..Request::default() };
-        let outcome = register(&profile, &request).unwrap();
-        insta::assert_json_snapshot!(registration_json(&outcome));
-    });
-}
-
-#[test]
-fn azure_summaries_and_decisions() {
-    let profile = load("azure-redis-create");
-    let canonical_path = root().join("profiles/azure-redis-create/canonical.json");
-    let canonical = Canonical::load(&canonical_path).unwrap();
-    for regime in ["legacy-enabled", "wired-default-false"] {
-        let summary = registered_with(&profile, &root().join("fixtures/azure-redis-create").join(regime));
-        let mut decisions = serde_json::Map::new();
-        for name in canonical.calls.keys() {
-            let call = canonical.call(name).unwrap();
-            check_call(&summary, &call, &canonical_path).unwrap();
-            let d = decide(&summary, &call, &canonical.env, &canonical.contract);
-            decisions.insert(name.clone(), serde_json::to_value(d).unwrap());
-        }
-        insta::assert_json_snapshot!(format!("azure_facts_{regime}"), summary.facts);
-        insta::assert_json_snapshot!(format!("azure_decisions_{regime}"), decisions);
-    }
-}
-
-#[test]
-fn azure_mutations() {
-    let profile = load("azure-redis-create");
-    insta::glob!("../fixtures/azure-redis-create", "mutations/*", |dir| {
-        let request = Request { source: dir.to_owned(), release: Some("mutation".into()), ..Request::default() };
-        let outcome = register(&profile, &request).unwrap();
-        insta::assert_json_snapshot!(registration_json(&outcome));
-    });
-}
-
-#[test]
-fn dbhub_facts_and_decisions() {
-    let profile = load("dbhub-execute-sql");
-    let canonical_path = root().join("profiles/dbhub-execute-sql/canonical.json");
-    let canonical = Canonical::load(&canonical_path).unwrap();
-    let config = tempfile::NamedTempFile::new().unwrap();
-    std::fs::write(config.path(), canonical.env.config.to_string()).unwrap();
-    for fixture in ["bundle-assignment-allowed", "ts-assignment-refused"] {
-        let request = Request {
-            source: root().join("fixtures/dbhub-execute-sql").join(fixture),
-            release: Some("fixture".into()),
-            config: Some(config.path().to_owned()),
-            ..Request::default()
-        };
-        let Registration::Registered(summary) = register(&profile, &request).unwrap() else { panic!("{fixture} escalated") };
-        let mut decisions = serde_json::Map::new();
-        for name in canonical.calls.keys() {
-            let call = canonical.call(name).unwrap();
-            check_call(&summary, &call, &canonical_path).unwrap();
-            let d = decide(&summary, &call, &canonical.env, &canonical.contract);
-            decisions.insert(name.clone(), serde_json::to_value(d).unwrap());
-        }
-        insta::assert_json_snapshot!(format!("dbhub_facts_{fixture}"), summary.facts);
-        insta::assert_json_snapshot!(format!("dbhub_decisions_{fixture}"), decisions);
-    }
-}
-
-#[test]
-fn dbhub_mutations() {
-    let profile = load("dbhub-execute-sql");
-    insta::glob!("../fixtures/dbhub-execute-sql", "mutations/*", |dir| {
-        let request = Request { source: dir.to_owned(), release: Some("mutation".into()), ..Request::default() };
-        let outcome = register(&profile, &request).unwrap();
-        insta::assert_json_snapshot!(registration_json(&outcome));
+fn every_mutation() {
+    insta::glob!("../fixtures", "*/mutations/*", |dir| {
+        let profile = dir.parent().and_then(Path::parent).and_then(Path::file_name).unwrap().to_string_lossy().into_owned();
+        insta::assert_json_snapshot!(registration_json(&registration(&profile, dir, "mutation")));
     });
 }
