@@ -284,6 +284,17 @@ impl<'a> Node<'a> {
         self.children().filter(move |c| c.field() == field)
     }
 
+    /// The node's text without white space (for identities and messages).
+    pub fn compact_text(&self) -> String {
+        self.text().split_whitespace().collect()
+    }
+
+    /// The named children of the child under `field`, comments left out
+    /// (a call's arguments, a block's statements).
+    pub fn items(&self, field: &str) -> Vec<Node<'a>> {
+        self.field_child(field).map(|l| l.named_children().filter(|a| a.kind() != "comment").collect()).unwrap_or_default()
+    }
+
     /// This node and every node below it, in pre-order.
     pub fn descendants(&self) -> impl Iterator<Item = Node<'a>> + use<'a> {
         let syntax = self.syntax;

@@ -79,11 +79,6 @@ impl Frontend for CSharp {
     }
 }
 
-/// The text of a node without white space.
-fn compact(text: &str) -> String {
-    text.split_whitespace().collect()
-}
-
 /// The first named child that is not a comment.
 fn inner(n: Node<'_>) -> Option<Node<'_>> {
     n.named_children().find(|c| c.kind() != "comment")
@@ -93,7 +88,7 @@ fn inner(n: Node<'_>) -> Option<Node<'_>> {
 fn dotted(n: Node<'_>) -> Option<String> {
     match n.kind() {
         "identifier" | "predefined_type" | "this_expression" | "base_expression" | "this" | "base" => Some(n.text().to_owned()),
-        "generic_name" | "qualified_name" => Some(compact(n.text())),
+        "generic_name" | "qualified_name" => Some(n.compact_text()),
         "member_access_expression" => {
             let name = n.field_child("name")?;
             // `base.X` and `this.X`: the receiver is a keyword, not a named node.
@@ -109,7 +104,7 @@ fn dotted(n: Node<'_>) -> Option<String> {
             Some(format!("{left}.{}", dotted(binding.field_child("name")?)?))
         }
         "invocation_expression" => Some(format!("{}()", dotted(n.field_child("function")?)?)),
-        "object_creation_expression" => Some(format!("new {}()", compact(n.field_child("type")?.text()))),
+        "object_creation_expression" => Some(format!("new {}()", n.field_child("type")?.compact_text())),
         "implicit_object_creation_expression" => Some("new()".into()),
         "postfix_unary_expression" | "parenthesized_expression" | "await_expression" => dotted(inner(n)?),
         _ => None,
@@ -120,16 +115,16 @@ fn dotted(n: Node<'_>) -> Option<String> {
 fn identity(call: Node<'_>) -> Identity {
     let Some(function) = call.field_child("function") else { return Identity::Dynamic("an invocation without a callee".into()) };
     match function.kind() {
-        "element_access_expression" => Identity::Dynamic(format!("calls an indexed value (`{}`)", compact(function.text()))),
-        "invocation_expression" => Identity::Dynamic(format!("calls the result of `{}`", compact(function.text()))),
+        "element_access_expression" => Identity::Dynamic(format!("calls an indexed value (`{}`)", function.compact_text())),
+        "invocation_expression" => Identity::Dynamic(format!("calls the result of `{}`", function.compact_text())),
         "identifier" | "generic_name" | "member_access_expression" | "conditional_access_expression" | "qualified_name" | "parenthesized_expression" => {
             match dotted(function) {
                 Some(path) => Identity::Path(path),
-                None if function.kind() == "parenthesized_expression" => Identity::Dynamic(format!("calls `{}`", compact(function.text()))),
-                None => Identity::Unresolved(compact(function.text())),
+                None if function.kind() == "parenthesized_expression" => Identity::Dynamic(format!("calls `{}`", function.compact_text())),
+                None => Identity::Unresolved(function.compact_text()),
             }
         }
-        other => Identity::Dynamic(format!("calls a {other} (`{}`)", compact(function.text()))),
+        other => Identity::Dynamic(format!("calls a {other} (`{}`)", function.compact_text())),
     }
 }
 
@@ -238,7 +233,7 @@ impl<'a> Cx<'_, 'a> {
         if let Some(patterns) = patterns {
             let args = arguments(call);
             let Some(matched) = crate::lang::align(&args, patterns, &|a, p| self.arg_matches(a, p)) else {
-                let got: Vec<String> = args.iter().map(|a| compact(a.1.text())).collect();
+                let got: Vec<String> = args.iter().map(|a| a.1.compact_text()).collect();
                 let want: Vec<String> = patterns.iter().map(ToString::to_string).collect();
                 return Err(self.escalate(call, format!("arguments ({}) do not match the profile's shape [{}]", got.join(", "), want.join(", "))));
             };
@@ -254,7 +249,7 @@ impl<'a> Cx<'_, 'a> {
             match n.kind() {
                 "assignment_expression" => {
                     if let Some(left) = n.field_child("left") {
-                        out.push((compact(left.text()), left, n.field_child("right")));
+                        out.push((left.compact_text(), left, n.field_child("right")));
                     }
                 }
                 "variable_declarator" => {
@@ -265,7 +260,7 @@ impl<'a> Cx<'_, 'a> {
                 }
                 "postfix_unary_expression" | "prefix_unary_expression" if n.text().contains("++") || n.text().contains("--") => {
                     if let Some(target) = inner(n) {
-                        out.push((compact(target.text()), target, None));
+                        out.push((target.compact_text(), target, None));
                     }
                 }
                 _ => {}
@@ -374,7 +369,7 @@ impl<'a> Cx<'_, 'a> {
     fn pass_fact(&self, sink: &Found<'a>, from: &Found<'a>) -> Result<Option<Found<'a>>, Escalation> {
         let Some(FactValue::Text(variable)) = from.fact.values.get("variable") else { return Ok(None) };
         let args = arguments(sink.node);
-        let hits: Vec<(usize, &(Option<String>, Node<'a>))> = args.iter().enumerate().filter(|(_, a)| compact(bare(a.1).text()) == *variable).collect();
+        let hits: Vec<(usize, &(Option<String>, Node<'a>))> = args.iter().enumerate().filter(|(_, a)| bare(a.1).compact_text() == *variable).collect();
         let (index, (name, node)) = match hits.as_slice() {
             [] => return Ok(None),
             [one] => *one,
@@ -494,7 +489,7 @@ impl<'a> Cx<'_, 'a> {
         };
         let mut values = BTreeMap::new();
         values.insert("field".into(), FactValue::Text(field.to_owned()));
-        if !variable.is_empty() && compact(value.text()) == variable {
+        if !variable.is_empty() && value.compact_text() == variable {
             values.insert("source".into(), FactValue::Text("argument".into()));
             values.insert("variable".into(), FactValue::Text(variable));
         } else if let Some(lit) = literal(value) {
@@ -505,7 +500,7 @@ impl<'a> Cx<'_, 'a> {
             // and the missing wiring is reported by the facts that imply it.
             return Ok(None);
         } else {
-            return Err(self.escalate(value, format!("`{field}` receives `{}`, neither the mapped value nor a literal", compact(value.text()))));
+            return Err(self.escalate(value, format!("`{field}` receives `{}`, neither the mapped value nor a literal", value.compact_text())));
         }
         Ok(Some(self.fact(init, values)))
     }

@@ -89,22 +89,17 @@ fn type_like(text: &str) -> bool {
     })
 }
 
-/// The text of a node without white space.
-fn compact(text: &str) -> String {
-    text.split_whitespace().collect()
-}
-
 /// A dotted token for an operand chain, or `None` when its root is not a name.
 fn dotted(n: Node<'_>) -> Option<String> {
     match n.kind() {
         "identifier" | "package_identifier" | "type_identifier" | "field_identifier" => Some(n.text().to_owned()),
         "selector_expression" => Some(format!("{}.{}", dotted(n.field_child("operand")?)?, n.field_child("field")?.text())),
-        "qualified_type" => Some(compact(n.text())),
+        "qualified_type" => Some(n.compact_text()),
         "call_expression" => Some(format!("{}()", dotted(n.field_child("function")?)?)),
         "parenthesized_expression" => dotted(n.named_children().find(|c| c.kind() != "comment")?),
         "index_expression" => {
             let index = n.field_child("index")?;
-            type_like(index.text()).then(|| Some(format!("{}[{}]", dotted(n.field_child("operand")?)?, compact(index.text()))))?
+            type_like(index.text()).then(|| Some(format!("{}[{}]", dotted(n.field_child("operand")?)?, index.compact_text())))?
         }
         _ => None,
     }
@@ -116,28 +111,28 @@ fn identity(call: Node<'_>) -> Identity {
         let Some(ty) = call.field_child("type") else { return Identity::Dynamic("a conversion without a type".into()) };
         let args = ty.field_child("type_arguments").map(|a| a.text().trim_matches(['[', ']']).to_owned());
         return match args {
-            Some(a) if !type_like(&a) => Identity::Dynamic(format!("calls an indexed value (`{}`)", compact(ty.text()))),
-            _ => Identity::Path(compact(ty.text())),
+            Some(a) if !type_like(&a) => Identity::Dynamic(format!("calls an indexed value (`{}`)", ty.compact_text())),
+            _ => Identity::Path(ty.compact_text()),
         };
     }
     let Some(function) = call.field_child("function") else { return Identity::Dynamic("a call without a callee".into()) };
     match function.kind() {
         "func_literal" => Identity::Path("func()".into()),
-        "call_expression" => Identity::Dynamic(format!("calls the result of `{}`", compact(function.text()))),
+        "call_expression" => Identity::Dynamic(format!("calls the result of `{}`", function.compact_text())),
         "index_expression" if !function.field_child("index").is_some_and(|i| type_like(i.text())) => {
-            Identity::Dynamic(format!("calls an indexed value (`{}`)", compact(function.text())))
+            Identity::Dynamic(format!("calls an indexed value (`{}`)", function.compact_text()))
         }
         "identifier" | "selector_expression" | "index_expression" | "parenthesized_expression" => match dotted(function) {
             Some(path) => Identity::Path(path),
-            None => Identity::Unresolved(compact(function.text())),
+            None => Identity::Unresolved(function.compact_text()),
         },
-        other => Identity::Dynamic(format!("calls a {other} (`{}`)", compact(function.text()))),
+        other => Identity::Dynamic(format!("calls a {other} (`{}`)", function.compact_text())),
     }
 }
 
-/// Arguments of a call, without comments.
+/// A call's arguments, comments left out.
 fn arguments(call: Node<'_>) -> Vec<Node<'_>> {
-    call.field_child("arguments").map(|l| l.named_children().filter(|a| a.kind() != "comment").collect()).unwrap_or_default()
+    call.items("arguments")
 }
 
 /// The content of a string literal (interpreted without escapes, or raw).
@@ -263,7 +258,7 @@ impl<'a> Cx<'_, 'a> {
         if let Some(direct) = self.region.node.descendants().find(|n| {
             n.kind() == "index_expression" && n.field_child("index").and_then(string_content).as_deref() == Some(argument)
         }) {
-            return Err(self.escalate(direct, format!("argument `{argument}` is read directly (`{}`), not through a reviewed helper", compact(direct.text()))));
+            return Err(self.escalate(direct, format!("argument `{argument}` is read directly (`{}`), not through a reviewed helper", direct.compact_text())));
         }
         let reads: Vec<(Node<'a>, Node<'a>)> = self
             .region
@@ -350,7 +345,7 @@ impl<'a> Cx<'_, 'a> {
             return Err(self.escalate(sink.node, format!("the sink has no argument {index}")));
         };
         if arg.kind() != "identifier" {
-            return Err(self.escalate(arg, format!("argument {index} of the sink is `{}`, not a struct variable", compact(arg.text()))));
+            return Err(self.escalate(arg, format!("argument {index} of the sink is `{}`, not a struct variable", arg.compact_text())));
         }
         let name = arg.text();
         let sites = self.bindings.sites(name);
@@ -405,7 +400,7 @@ impl<'a> Cx<'_, 'a> {
             values.insert("source".into(), FactValue::Text("literal".into()));
             values.insert("literal".into(), lit);
         } else {
-            return Err(self.escalate(value, format!("field `{field}` receives `{}`, neither `{variable}` nor a literal", compact(value.text()))));
+            return Err(self.escalate(value, format!("field `{field}` receives `{}`, neither `{variable}` nor a literal", value.compact_text())));
         }
         Ok(Some(self.fact(element, values)))
     }

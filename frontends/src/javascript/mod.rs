@@ -79,11 +79,6 @@ impl Frontend for JavaScript {
     }
 }
 
-/// The text of a node without white space.
-fn compact(text: &str) -> String {
-    text.split_whitespace().collect()
-}
-
 /// An expression without parentheses, `await`, and TypeScript's `as`, `!` and `satisfies`.
 fn bare(mut n: Node<'_>) -> Node<'_> {
     while matches!(n.kind(), "parenthesized_expression" | "await_expression" | "as_expression" | "non_null_expression" | "satisfies_expression") {
@@ -115,21 +110,21 @@ fn identity(call: Node<'_>) -> Identity {
     let Some(function) = call.field_child("function") else { return Identity::Dynamic("a call without a callee".into()) };
     let f = bare(function);
     match f.kind() {
-        "subscript_expression" => Identity::Dynamic(format!("calls an indexed value (`{}`)", compact(f.text()))),
-        "call_expression" => Identity::Dynamic(format!("calls the result of `{}`", compact(f.text()))),
+        "subscript_expression" => Identity::Dynamic(format!("calls an indexed value (`{}`)", f.compact_text())),
+        "call_expression" => Identity::Dynamic(format!("calls the result of `{}`", f.compact_text())),
         "function_expression" | "arrow_function" | "function" => Identity::Path("function()".into()),
         "identifier" | "member_expression" => match dotted(f) {
             Some(path) if DYNAMIC.contains(&path.as_str()) => Identity::Dynamic(path),
             Some(path) => Identity::Path(path),
-            None => Identity::Unresolved(compact(f.text())),
+            None => Identity::Unresolved(f.compact_text()),
         },
-        other => Identity::Dynamic(format!("calls a {other} (`{}`)", compact(f.text()))),
+        other => Identity::Dynamic(format!("calls a {other} (`{}`)", f.compact_text())),
     }
 }
 
-/// A call's arguments without comments.
+/// A call's arguments, comments left out.
 fn arguments(call: Node<'_>) -> Vec<Node<'_>> {
-    call.field_child("arguments").map(|l| l.named_children().filter(|a| a.kind() != "comment").collect()).unwrap_or_default()
+    call.items("arguments")
 }
 
 /// The content of a plain string literal (no substitutions, no escapes).
@@ -191,7 +186,7 @@ impl<'a> Cx<'_, 'a> {
                 }
             }
             let Some(matched) = crate::lang::align(&args, patterns, &|a, p| self.arg_matches(*a, p)) else {
-                let got: Vec<String> = args.iter().map(|a| compact(a.text())).collect();
+                let got: Vec<String> = args.iter().map(|a| a.compact_text()).collect();
                 let want: Vec<String> = patterns.iter().map(ToString::to_string).collect();
                 return Err(self.site.mismatch(call, format!("arguments ({}) do not match the profile's shape [{}]", got.join(", "), want.join(", "))));
             };
@@ -265,11 +260,11 @@ impl<'a> Cx<'_, 'a> {
                 match op {
                     "&&" => {
                         if let Some(mut others) = self.test(left, callee, receiver, args, negated) {
-                            others.push(compact(right.text()));
+                            others.push(right.compact_text());
                             return Some(others);
                         }
                         let mut others = self.test(right, callee, receiver, args, negated)?;
-                        others.insert(0, compact(left.text()));
+                        others.insert(0, left.compact_text());
                         Some(others)
                     }
                     "||" => self.test(left, callee, receiver, args, negated).or_else(|| self.test(right, callee, receiver, args, negated)),
@@ -323,7 +318,7 @@ impl<'a> Cx<'_, 'a> {
         for element in array.named_children().filter(|e| e.kind() != "comment") {
             match string_content(element) {
                 Some(s) => members.push(s),
-                None => return Err(self.site.mismatch(element, format!("row `{row}` holds `{}`, not a string literal", compact(element.text())))),
+                None => return Err(self.site.mismatch(element, format!("row `{row}` holds `{}`, not a string literal", element.compact_text()))),
             }
         }
         let mut values = BTreeMap::new();
@@ -339,7 +334,7 @@ impl<'a> Cx<'_, 'a> {
     fn exit_fact(&self, returns: &str, conditions: &[String]) -> Result<Option<Found<'a>>, Escalation> {
         for ret in self.site.region.node.descendants().filter(|n| n.kind() == "return_statement") {
             let Some(value) = ret.named_children().find(|c| c.kind() != "comment") else { continue };
-            if compact(value.text()) != returns {
+            if value.compact_text() != returns {
                 continue;
             }
             let mut strings = Vec::new();
