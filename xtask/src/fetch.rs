@@ -119,72 +119,60 @@ fn git_tree(release: &Release, g: &GitSource, mirror: &Path, cache: &Path) -> Re
     })
 }
 
-/// The verified sdist at `archive`: the cached one if its digest matches,
-/// otherwise a fresh download. Returns whether it downloaded.
+/// The verified sdist at `archive`; returns whether it downloaded.
 fn ensure_pypi(p: &PypiSource, archive: &Path, cache: &Path) -> Result<bool> {
-    if p.sha256.is_empty() {
-        return first_use(archive, cache, |work| pip_download(p, work));
-    }
-    if archive.exists() {
-        let actual = sha256_file(archive)?;
-        if actual != p.sha256 {
-            bail!(
-                "{}: digest mismatch: the cached artifact has sha256 {actual}, releases.toml records {}; \
-                 refusing it (inspect, then delete the file to download again)",
-                archive.display(),
-                p.sha256
-            );
-        }
-        return Ok(false);
-    }
-    let work = tempfile::tempdir_in(cache).with_context(|| format!("{}: cannot create a download directory", cache.display()))?;
-    let file = pip_download(p, work.path())?;
-    let actual = sha256_file(&file)?;
-    if actual != p.sha256 {
-        bail!(
-            "{}: digest mismatch: {}=={} downloaded with sha256 {actual}, releases.toml records {}; refusing it",
-            file.display(),
-            p.package,
-            p.version,
-            p.sha256
-        );
-    }
-    std::fs::rename(&file, archive).with_context(|| format!("{}: cannot move the verified artifact into the cache", archive.display()))?;
-    Ok(true)
+    let what = format!("{}=={}", p.package, p.version);
+    ensure(&p.sha256, &what, archive, cache, |work| pip_download(p, work), |_| Ok(()))
 }
 
-/// The verified npm tarball at `archive`: the cached one if its digest matches,
-/// otherwise `npm pack` into a work directory, checked before it is kept.
+/// The verified npm tarball at `archive` (our sha256 and, when recorded, the
+/// registry's sha512 integrity); returns whether it downloaded.
 fn ensure_npm(n: &NpmSource, archive: &Path, cache: &Path) -> Result<bool> {
-    if n.sha256.is_empty() {
-        return first_use(archive, cache, |work| npm_pack(n, work));
+    let what = format!("{}@{}", n.package, n.version);
+    ensure(&n.sha256, &what, archive, cache, |work| npm_pack(n, work), |file| {
+        let Some(integrity) = &n.integrity else { return Ok(()) };
+        let bytes = std::fs::read(file).with_context(|| format!("{}: cannot read", file.display()))?;
+        let got = format!("sha512-{}", base64::Engine::encode(&base64::engine::general_purpose::STANDARD, sha2::Sha512::digest(&bytes)));
+        if &got != integrity {
+            bail!("{}: integrity mismatch: {what} is {got}, the registry's integrity in releases.toml is {integrity}; refusing it", file.display());
+        }
+        Ok(())
+    })
+}
+
+/// The artifact at `archive`, verified against `sha256`: the cached one if its
+/// digest matches (a mismatch is refused, never replaced), otherwise a fresh
+/// download into a work directory, checked before it enters the cache. An
+/// empty `sha256` (a release named on the command line) is taken on first use.
+fn ensure(
+    sha256: &str,
+    what: &str,
+    archive: &Path,
+    cache: &Path,
+    download: impl FnOnce(&Path) -> Result<PathBuf>,
+    extra_check: impl FnOnce(&Path) -> Result<()>,
+) -> Result<bool> {
+    if sha256.is_empty() {
+        return first_use(archive, cache, download);
     }
     if archive.exists() {
         let actual = sha256_file(archive)?;
-        if actual != n.sha256 {
+        if actual != sha256 {
             bail!(
-                "{}: digest mismatch: the cached artifact has sha256 {actual}, releases.toml records {}; \
+                "{}: digest mismatch: the cached artifact has sha256 {actual}, releases.toml records {sha256}; \
                  refusing it (inspect, then delete the file to download again)",
-                archive.display(),
-                n.sha256
+                archive.display()
             );
         }
         return Ok(false);
     }
     let work = tempfile::tempdir_in(cache).with_context(|| format!("{}: cannot create a download directory", cache.display()))?;
-    let spec = format!("{}@{}", n.package, n.version);
-    let file = npm_pack(n, work.path())?;
+    let file = download(work.path())?;
     let actual = sha256_file(&file)?;
-    if actual != n.sha256 {
-        bail!("{}: digest mismatch: {spec} packed with sha256 {actual}, releases.toml records {}; refusing it", file.display(), n.sha256);
+    if actual != sha256 {
+        bail!("{}: digest mismatch: {what} downloaded with sha256 {actual}, releases.toml records {sha256}; refusing it", file.display());
     }
-    if let Some(integrity) = &n.integrity {
-        let bytes = std::fs::read(&file).with_context(|| format!("{}: cannot read", file.display()))?;
-        let got = format!("sha512-{}", base64::Engine::encode(&base64::engine::general_purpose::STANDARD, sha2::Sha512::digest(&bytes)));
-        if &got != integrity {
-            bail!("{}: integrity mismatch: {spec} is {got}, the registry's integrity in releases.toml is {integrity}; refusing it", file.display());
-        }
-    }
+    extra_check(&file)?;
     std::fs::rename(&file, archive).with_context(|| format!("{}: cannot move the verified artifact into the cache", archive.display()))?;
     Ok(true)
 }
