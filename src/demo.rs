@@ -107,7 +107,7 @@ pub fn run(format: Format, io: &mut Io<'_>) -> Result<Status, InputError> {
     let _ = writeln!(
         text,
         "{}",
-        if all_expected { "every decision matches ../shared/canonical/git-diff.json" } else { "SOME DECISIONS DIFFER from the canonical expectations" }
+        if all_expected { "every decision matches the canonical expectations (profiles/git-diff/canonical.json)" } else { "SOME DECISIONS DIFFER from the canonical expectations" }
     );
     match format {
         Format::Json => print_json(io, &json!({"decisions": rows, "all_expected": all_expected}))?,

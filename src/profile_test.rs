@@ -5,6 +5,13 @@
 //! of it (registered with a regime whose canonical decisions must hold,
 //! registered with the same rules as another case, or escalated with a code).
 //! Every mismatch is reported with what was expected and what came.
+//!
+//! A case's tree is either a fixture directory (`source`) or a base fixture
+//! with declared edits (`base` + `[[case.edit]]`, see [`crate::edits`]),
+//! materialized into a temporary directory for the run. A case may also state
+//! the `truth`: the decision each canonical call really has on that source,
+//! established by reading or running it. Whatever registration gives, a
+//! certificate (`safe`) for a call whose truth is not `safe` fails the case.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -14,6 +21,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::canonical::{self, Canonical};
 use crate::certify::{Call, Verdict, check_call, decide};
+use fcd_edits::Edit;
 use crate::error::{InputError, read_text};
 use crate::profile::Profile;
 use crate::register::{Registration, Request, register};
@@ -23,17 +31,22 @@ use crate::summary::Summary;
 #[serde(deny_unknown_fields)]
 struct CaseFile {
     #[serde(rename = "case")]
-    cases: Vec<RawCase>,
+    cases: Vec<Case>,
 }
 
-#[derive(Deserialize)]
+/// One declared case of a profile's tests.
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-struct RawCase {
-    name: String,
+pub struct Case {
+    pub name: String,
     /// Release root of the fixture, relative to the case file.
-    source: PathBuf,
+    source: Option<PathBuf>,
+    /// A base release root, relative to the case file, that `edit` changes.
+    base: Option<PathBuf>,
     #[serde(default)]
-    description: String,
+    edit: Vec<Edit>,
+    #[serde(default)]
+    pub description: String,
     /// The regime whose canonical decisions must hold.
     regime: Option<String>,
     /// The escalation code registration must give.
@@ -43,9 +56,70 @@ struct RawCase {
     /// Further calls with their expected decisions.
     #[serde(default)]
     calls: Vec<RawCall>,
+    /// The true decision of canonical calls on this source: no certificate
+    /// may be issued for a call whose truth is not `safe`.
+    #[serde(default)]
+    truth: BTreeMap<String, Verdict>,
+    /// The case file that declares this case (set when loaded).
+    #[serde(skip)]
+    pub file: PathBuf,
 }
 
-#[derive(Deserialize)]
+/// A case's release root on disk; a temporary tree lives as long as this value.
+pub struct Root {
+    pub path: PathBuf,
+    _tmp: Option<tempfile::TempDir>,
+}
+
+impl Case {
+    /// The release root this case registers: its fixture directory, or its
+    /// base with the declared edits applied in a temporary directory.
+    pub fn root(&self) -> Result<Root, InputError> {
+        let dir = self.file.parent().unwrap_or(Path::new("."));
+        let err = |m: &str| InputError::new(&self.file, format!("case `{}`: {m}", self.name));
+        match (&self.source, &self.base) {
+            (Some(source), None) if self.edit.is_empty() => Ok(Root { path: dir.join(source), _tmp: None }),
+            (None, Some(base)) => {
+                let tmp = tempfile::tempdir().map_err(|e| err(&format!("cannot create a temporary directory: {e}")))?;
+                let path = tmp.path().join("release");
+                std::fs::create_dir(&path).map_err(|e| err(&e.to_string()))?;
+                fcd_edits::materialize(&dir.join(base), &self.edit, &path).map_err(|m| err(&m))?;
+                Ok(Root { path, _tmp: Some(tmp) })
+            }
+            (Some(_), None) => Err(err("edits need a `base`, not a `source`")),
+            _ => Err(err("give exactly one of `source` (a fixture directory) and `base` (with `[[case.edit]]`)")),
+        }
+    }
+}
+
+/// Every case declared in `DIR/tests/*.toml`, in file then declaration order.
+pub fn load_cases(dir: &Path) -> Result<Vec<Case>, InputError> {
+    let tests = dir.join("tests");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&tests)
+        .map_err(|e| InputError::new(&tests, format!("cannot list the profile's tests: {e}")))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    let mut cases = Vec::new();
+    for file in files {
+        let text = read_text(&file)?;
+        let parsed: CaseFile = toml::from_str(&text).map_err(|e| match e.span() {
+            Some(s) => InputError::at_offset(&file, &text, s.start, e.message().trim_end()),
+            None => InputError::new(&file, e.message().trim_end()),
+        })?;
+        for mut case in parsed.cases {
+            case.file = file.clone();
+            cases.push(case);
+        }
+    }
+    if cases.is_empty() {
+        return Err(InputError::new(&tests, "declares no case: a profile is tested by its fixtures"));
+    }
+    Ok(cases)
+}
+
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawCall {
     name: String,
@@ -110,47 +184,29 @@ pub fn run(dir: &Path) -> Result<Report, InputError> {
     let profile_dir = profile.path.parent().unwrap_or(Path::new(".")).to_owned();
     let canonical_path = profile_dir.join(canonical::FILE);
     let canonical = Canonical::load(&canonical_path)?;
-    let tests = profile_dir.join("tests");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&tests)
-        .map_err(|e| InputError::new(&tests, format!("cannot list the profile's tests: {e}")))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-        .collect();
-    files.sort();
-    let mut cases = Vec::new();
     let mut summaries: BTreeMap<String, Summary> = BTreeMap::new();
-    for file in files {
-        let text = read_text(&file)?;
-        let parsed: CaseFile = toml::from_str(&text).map_err(|e| match e.span() {
-            Some(s) => InputError::at_offset(&file, &text, s.start, e.message().trim_end()),
-            None => InputError::new(&file, e.message().trim_end()),
-        })?;
-        for case in parsed.cases {
-            let report = run_case(&profile, &canonical, &canonical_path, &file, case, &mut summaries)?;
-            cases.push(report);
-        }
+    let mut reports = Vec::new();
+    for case in load_cases(&profile_dir)? {
+        reports.push(run_case(&profile, &canonical, &canonical_path, case, &mut summaries)?);
     }
-    if cases.is_empty() {
-        return Err(InputError::new(&tests, "declares no case: a profile is tested by its fixtures"));
-    }
-    Ok(Report { profile: profile.id, cases })
+    Ok(Report { profile: profile.id, cases: reports })
 }
 
 fn run_case(
     profile: &Profile,
     canonical: &Canonical,
     canonical_path: &Path,
-    file: &Path,
-    case: RawCase,
+    case: Case,
     summaries: &mut BTreeMap<String, Summary>,
 ) -> Result<CaseReport, InputError> {
-    let base = file.parent().unwrap_or(Path::new("."));
+    let file = case.file.as_path();
+    let root = case.root()?;
     // The canonical environment's configuration is the one registered: the
     // canonical calls are decided under it.
     let config = tempfile::NamedTempFile::new().map_err(|e| InputError::new(file, format!("cannot create a temporary file: {e}")))?;
     std::fs::write(config.path(), canonical.env.config.to_string()).map_err(|e| InputError::new(config.path(), e.to_string()))?;
     let request = Request {
-        source: base.join(&case.source),
+        source: root.path.clone(),
         release: Some(case.name.clone()),
         config: Some(config.path().to_owned()),
         ..Request::default()
@@ -195,6 +251,20 @@ fn run_case(
             };
             let call = Call { tool: canonical.tool.clone(), arguments };
             checks.push(judge(summary, &format!("call {}", extra.name), &call, extra.expect, canonical, file)?);
+        }
+        for (name, truth) in &case.truth {
+            let Some(call) = canonical.call(name) else {
+                return Err(InputError::new(file, format!("case `{}`: truth names `{name}`, which is not a canonical call", case.name)));
+            };
+            check_call(summary, &call, file)?;
+            let d = decide(summary, &call, &canonical.env, &canonical.contract);
+            let ok = d.decision != Verdict::Safe || *truth == Verdict::Safe;
+            checks.push(Check {
+                what: format!("no certificate against the truth for canonical call {name}"),
+                expected: format!("not safe (truly {})", truth.as_str()),
+                actual: d.decision.as_str().to_owned(),
+                ok,
+            });
         }
         if let Some(other) = &case.same_rules_as {
             let Some(reference) = summaries.get(other) else {

@@ -38,6 +38,13 @@ fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
+/// The release root of a declared mutation of `profiles/PROFILE/tests/mutations.toml`.
+fn mutation(profile: &str, name: &str) -> fcd::profile_test::Root {
+    let cases = fcd::profile_test::load_cases(&root().join("profiles").join(profile)).unwrap();
+    let case = cases.iter().find(|c| c.name == name).unwrap_or_else(|| panic!("{profile} declares no case {name}"));
+    case.root().unwrap()
+}
+
 /// Copies a directory tree.
 fn copy_tree(from: &Path, to: &Path) {
     for entry in walkdir::WalkDir::new(from) {
@@ -222,8 +229,9 @@ fn canonical_decisions_hold_through_the_cli() {
 fn escalation_exits_3_and_writes_nothing() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("s.json");
+    let tree = mutation("git-diff", "04_added_filesystem_call");
     let r = fcd(&[
-        "register", "--profile", "profiles/git-diff", "--source", "fixtures/git-diff/mutations/04_added_filesystem_call",
+        "register", "--profile", "profiles/git-diff", "--source", s(&tree.path),
         "--out", s(&out), "--format", "json",
     ]);
     assert_eq!(r.code, 3);
@@ -346,8 +354,9 @@ fn debug_tree_shows_the_frontends_view() {
     let r = fcd(&["debug", "tree", "fixtures/git-diff/guarded/mcp_server_git/server.py"]);
     assert_eq!(r.code, 0);
     assert!(r.stdout.contains("(function_definition [15:1]"), "{}", r.stdout);
-    let r = fcd(&["debug", "tree", "fixtures/git-diff/mutations/17_parse_error/mcp_server_git/server.py"]);
-    assert_input_error(&r, &["17_parse_error", "parse_error"]);
+    let tree = mutation("git-diff", "17_parse_error");
+    let r = fcd(&["debug", "tree", s(&tree.path.join("mcp_server_git/server.py"))]);
+    assert_input_error(&r, &["server.py", "parse_error"]);
 }
 
 #[test]

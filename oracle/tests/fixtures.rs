@@ -15,9 +15,40 @@ fn canonical(profile: &str) -> serde_json::Value {
     serde_json::from_str(&text).unwrap()
 }
 
+/// A mutation case of `profiles/PROFILE/tests/mutations.toml`: a base tree and its edits.
+#[derive(serde::Deserialize)]
+struct Cases {
+    case: Vec<Case>,
+}
+
+#[derive(serde::Deserialize)]
+struct Case {
+    name: String,
+    base: Option<PathBuf>,
+    #[serde(default)]
+    edit: Vec<fcd_edits::Edit>,
+}
+
+/// The release root of `fixture`: a fixture directory, or `mutations/NAME`
+/// materialized from its declared edits into `scratch`.
+fn tree(profile: &str, fixture: &str, scratch: &tempfile::TempDir) -> PathBuf {
+    let Some(name) = fixture.strip_prefix("mutations/") else {
+        return root().join("fixtures").join(profile).join(fixture);
+    };
+    let file = root().join("profiles").join(profile).join("tests/mutations.toml");
+    let cases: Cases = toml::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let case = cases.case.into_iter().find(|c| c.name == name).unwrap_or_else(|| panic!("{profile}: no mutation {name}"));
+    let base = file.parent().unwrap().join(case.base.expect("a mutation has a base"));
+    let into = scratch.path().join(name);
+    std::fs::create_dir(&into).unwrap();
+    fcd_edits::materialize(&base, &case.edit, &into).unwrap_or_else(|e| panic!("{profile}/{name}: {e}"));
+    into
+}
+
 /// `expected`: the verdicts of calls in name order, or one `CannotJudge` for all.
 fn check(profile: &str, fixture: &str, expected: &[Verdict]) {
-    let dir = root().join("fixtures").join(profile).join(fixture);
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = tree(profile, fixture, &scratch);
     let judgements = judge(profile, &dir, &canonical(profile)).unwrap();
     let got: Vec<Verdict> = judgements.iter().map(|j| j.verdict.clone()).collect();
     let want: Vec<Verdict> = if expected == [Verdict::CannotJudge] { vec![Verdict::CannotJudge; got.len()] } else { expected.to_vec() };
