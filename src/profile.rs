@@ -765,6 +765,20 @@ impl Validator<'_> {
                     let names: BTreeSet<&str> = arguments.keys().map(String::as_str).collect();
                     return self.err(span, &format!("{key}.arg"), self.unknown_of("argument", name, &names));
                 }
+                // A string test on an argument declared with another type could
+                // never hold; it is a profile error, not a rule that falls through.
+                let string_test = matches!(test, Test::StartsWith(_) | Test::Matches(_));
+                if let Some(spec) = arguments.get(name)
+                    && string_test
+                    && spec.ty != ValueType::String
+                {
+                    return self.err(span, key, format!("a string test on argument `{name}`, which is declared {}", spec.ty.name()));
+                }
+                if let (Some(spec), Test::Equals(v)) = (arguments.get(name), &test)
+                    && !spec.ty.holds(v)
+                {
+                    return self.err(span, key, format!("`equals` compares argument `{name}` ({}) with {}", spec.ty.name(), crate::rules::kind_of(v)));
+                }
                 Predicate::Arg { name: name.clone(), test }
             }
             (None, Some(path)) => Predicate::Env { path: path.clone(), test },

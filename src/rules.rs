@@ -176,31 +176,64 @@ fn compile(pattern: &str) -> Option<std::sync::Arc<Regex>> {
     Some(re)
 }
 
+/// Why a condition could not be evaluated on the call's values (a string
+/// test on an array, a pattern that does not compile). The verifier turns it
+/// into UNKNOWN: an undecidable condition must never fall through to a later
+/// rule, which might be a safe one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Undecidable(pub String);
+
 impl Predicate {
     /// Whether the predicate holds; named regex groups of matching tests are
-    /// added to `captures`.
-    pub fn holds(&self, b: &Bindings<'_>, captures: &mut BTreeMap<String, String>) -> bool {
+    /// added to `captures`. Three-valued: `All` is false as soon as one
+    /// conjunct is definitely false and `Any` true as soon as one disjunct is
+    /// definitely true; otherwise an undecidable part makes the whole undecidable.
+    pub fn holds(&self, b: &Bindings<'_>, captures: &mut BTreeMap<String, String>) -> Result<bool, Undecidable> {
         match self {
-            Predicate::Always => true,
-            Predicate::All(ps) => ps.iter().all(|p| p.holds(b, captures)),
-            Predicate::Any(ps) => ps.iter().any(|p| p.holds(b, captures)),
-            Predicate::Not(p) => !p.holds(b, &mut BTreeMap::new()),
-            Predicate::Arg { name, test } => test.holds(b.arguments.get(name), captures),
-            Predicate::Env { path, test } => test.holds(b.env(path).as_ref(), captures),
+            Predicate::Always => Ok(true),
+            Predicate::All(ps) => {
+                let mut gap = None;
+                for p in ps {
+                    match p.holds(b, captures) {
+                        Ok(true) => {}
+                        Ok(false) => return Ok(false),
+                        Err(u) => gap = gap.or(Some(u)),
+                    }
+                }
+                gap.map_or(Ok(true), Err)
+            }
+            Predicate::Any(ps) => {
+                let mut gap = None;
+                for p in ps {
+                    match p.holds(b, captures) {
+                        Ok(true) => return Ok(true),
+                        Ok(false) => {}
+                        Err(u) => gap = gap.or(Some(u)),
+                    }
+                }
+                gap.map_or(Ok(false), Err)
+            }
+            Predicate::Not(p) => p.holds(b, &mut BTreeMap::new()).map(|v| !v),
+            Predicate::Arg { name, test } => test.holds(b.arguments.get(name), captures).map_err(|u| Undecidable(format!("argument `{name}`: {}", u.0))),
+            Predicate::Env { path, test } => test.holds(b.env(path).as_ref(), captures).map_err(|u| Undecidable(format!("environment `{path}`: {}", u.0))),
         }
     }
 }
 
 impl Test {
-    fn holds(&self, value: Option<&Value>, captures: &mut BTreeMap<String, String>) -> bool {
-        match (self, value) {
+    fn holds(&self, value: Option<&Value>, captures: &mut BTreeMap<String, String>) -> Result<bool, Undecidable> {
+        let string = |v: &Value| -> Result<String, Undecidable> {
+            v.as_str().map(str::to_owned).ok_or_else(|| Undecidable(format!("a string test cannot be evaluated on {}", kind_of(v))))
+        };
+        Ok(match (self, value) {
             (Test::Absent, v) => v.is_none() || v == Some(&Value::Null),
             (Test::Present, v) => !(v.is_none() || v == Some(&Value::Null)),
             (_, None) => false,
-            (Test::StartsWith(prefix), Some(v)) => v.as_str().is_some_and(|s| s.starts_with(prefix.as_str())),
+            (Test::StartsWith(prefix), Some(v)) => string(v)?.starts_with(prefix.as_str()),
             (Test::Matches(pattern), Some(v)) => {
-                let (Some(s), Some(re)) = (v.as_str(), compile(pattern)) else { return false };
-                let Some(caps) = re.captures(s) else { return false };
+                let s = string(v)?;
+                let re = compile(pattern).ok_or_else(|| Undecidable(format!("the pattern `{pattern}` does not compile")))?;
+                let Some(caps) = re.captures(&s) else { return Ok(false) };
                 for name in re.capture_names().flatten() {
                     if let Some(m) = caps.name(name) {
                         captures.insert(name.to_owned(), m.as_str().to_owned());
@@ -210,7 +243,20 @@ impl Test {
             }
             (Test::Type(t), Some(v)) => t.holds(v),
             (Test::Equals(want), Some(v)) => want == v,
-        }
+        })
+    }
+}
+
+/// The JSON kind of a value, in words.
+pub fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(n) if n.is_f64() => "a number",
+        Value::Number(_) => "an integer",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
     }
 }
 
@@ -393,8 +439,22 @@ mod tests {
         let b = bindings(&args);
         let mut caps = BTreeMap::new();
         let p = Predicate::Arg { name: "target".into(), test: Test::Matches("^--output=(?P<path>.+)$".into()) };
-        assert!(p.holds(&b, &mut caps));
+        assert_eq!(p.holds(&b, &mut caps), Ok(true));
         assert_eq!(render("w {path} by {env.principal_login}", &b, &caps).unwrap(), "w /tmp/x by alice");
+    }
+
+    #[test]
+    fn a_string_test_on_another_type_is_undecidable_not_false() {
+        let args = json!({"target": ["--output=/tmp/x"]});
+        let b = bindings(&args);
+        let dash = Predicate::Arg { name: "target".into(), test: Test::StartsWith("-".into()) };
+        assert!(dash.holds(&b, &mut BTreeMap::new()).unwrap_err().0.contains("an array"));
+        // A negation or a disjunction cannot turn it into a decision either.
+        assert!(Predicate::Not(Box::new(dash.clone())).holds(&b, &mut BTreeMap::new()).is_err());
+        assert!(Predicate::Any(vec![dash.clone(), Predicate::Not(Box::new(Predicate::Always))]).holds(&b, &mut BTreeMap::new()).is_err());
+        // A definite answer of one part still decides a conjunction or disjunction.
+        assert_eq!(Predicate::All(vec![dash.clone(), Predicate::Not(Box::new(Predicate::Always))]).holds(&b, &mut BTreeMap::new()), Ok(false));
+        assert_eq!(Predicate::Any(vec![dash, Predicate::Always]).holds(&b, &mut BTreeMap::new()), Ok(true));
     }
 
     #[test]
@@ -407,7 +467,7 @@ mod tests {
     #[test]
     fn absent_counts_null() {
         let args = json!({"private": null});
-        assert!(Test::Absent.holds(bindings(&args).arguments.get("private"), &mut BTreeMap::new()));
+        assert_eq!(Test::Absent.holds(bindings(&args).arguments.get("private"), &mut BTreeMap::new()), Ok(true));
     }
 
     #[test]
