@@ -97,7 +97,8 @@ fn no_patching(file: &str, root: Node<'_>) -> Result<(), Escalation> {
             "call" => {
                 let callee = node.field_child("function").map(|f| f.text()).unwrap_or_default();
                 if WRITERS.contains(&callee) && !module.contains_key(callee) {
-                    return Err(escalate(file, node, format!("`{callee}(…)` can rebind any name the handler resolves; fcd cannot follow it")));
+                    let detail = format!("`{callee}(…)` can rebind any name the handler resolves; fcd cannot follow it");
+                    return Err(Escalation::new(EscalationCode::DynamicCallee, detail, escalate(file, node, String::new()).anchor));
                 }
                 continue;
             }
