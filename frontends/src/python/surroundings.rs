@@ -66,7 +66,9 @@ fn handler_bound_once(region: &Region<'_>) -> Result<(), Escalation> {
 /// A decorator of the region (a registration such as `@server.call_tool()`)
 /// decorates nothing else in its module: a second registration replaces the first.
 fn unique_registration(region: &Region<'_>) -> Result<(), Escalation> {
-    let Some(decorated) = region.node.parent().filter(|p| p.kind() == "decorated_definition") else { return Ok(()) };
+    // A route's registration is its dispatcher's.
+    let function = super::route::function_of(region.node);
+    let Some(decorated) = function.parent().filter(|p| p.kind() == "decorated_definition") else { return Ok(()) };
     let root = region.node.ancestors().last().unwrap_or(region.node);
     for own in decorated.named_children().filter(|c| c.kind() == "decorator") {
         let text = squeeze(own.text());
