@@ -17,6 +17,7 @@ pub mod cli;
 pub mod demo;
 pub mod error;
 pub mod guard;
+pub mod loader;
 pub mod profile;
 pub mod profile_test;
 pub mod register;

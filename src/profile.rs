@@ -105,6 +105,11 @@ struct RawRegion {
     #[serde(default)]
     literal: bool,
     variable: Option<String>,
+    /// The code that runs when the tool with this name is called.
+    route: Option<String>,
+    /// The region may be absent from a release.
+    #[serde(default)]
+    optional: bool,
 }
 
 #[derive(Deserialize)]
@@ -367,13 +372,20 @@ impl Validator<'_> {
         let mut regions = Vec::new();
         for (name, region) in &raw.regions {
             let r = region.get_ref();
-            let kind = match (&r.function, &r.variable) {
-                (Some(f), None) if !f.is_empty() && r.literal => RegionKind::Literal(f.clone()),
-                (Some(f), None) if !f.is_empty() => RegionKind::Function(f.clone()),
-                (None, Some(v)) if !v.is_empty() && !r.literal => RegionKind::Variable(v.clone()),
-                _ => return self.err(region.span(), &format!("regions.{name}"), "a region names one `function` (optionally `literal = true`) or one `variable`"),
+            let kind = match (&r.function, &r.variable, &r.route) {
+                (Some(f), None, None) if !f.is_empty() && r.literal => RegionKind::Literal(f.clone()),
+                (Some(f), None, None) if !f.is_empty() => RegionKind::Function(f.clone()),
+                (None, Some(v), None) if !v.is_empty() && !r.literal => RegionKind::Variable(v.clone()),
+                (None, None, Some(t)) if !t.is_empty() && !r.literal => RegionKind::Route(t.clone()),
+                _ => {
+                    return self.err(
+                        region.span(),
+                        &format!("regions.{name}"),
+                        "a region names one `function` (optionally `literal = true`), one `variable` or one `route` (a tool name)",
+                    );
+                }
             };
-            regions.push(RegionSpec { name: name.clone(), kind });
+            regions.push(RegionSpec { name: name.clone(), kind, optional: r.optional });
         }
         let region_names: BTreeSet<&str> = raw.regions.keys().map(String::as_str).collect();
 

@@ -15,6 +15,7 @@ use fcd_frontends::{Anchor, Escalation, EscalationCode};
 use crate::canon;
 use crate::error::{InputError, read_json};
 use crate::guard;
+use crate::loader;
 use crate::profile::Profile;
 use crate::source::{self, Closure};
 use crate::summary::{self, Binding, Summary};
@@ -73,7 +74,7 @@ pub fn register(profile: &Profile, req: &Request) -> Result<Registration, InputE
     };
     let binding = Binding { release, artifact_digest: req.artifact_digest.clone(), config_digest: config_digest(req.config.as_deref())? };
 
-    let files = match source::collect(&req.source, profile)? {
+    let mut files = match source::collect(&req.source, profile)? {
         Ok(files) => files,
         Err(e) => return Ok(Registration::Escalated(e)),
     };
@@ -84,7 +85,17 @@ pub fn register(profile: &Profile, req: &Request) -> Result<Registration, InputE
             None,
         )));
     }
-    let closure = Closure::of(&files);
+    // The closure is what the runtime loads: the package around the selected
+    // files is analysed too, and the packaging files are digested.
+    let loaded = match loader::load(&req.source, profile, &files)? {
+        Ok(loaded) => loaded,
+        Err(e) => return Ok(Registration::Escalated(e)),
+    };
+    files.extend(loaded.sources);
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    let mut digested: Vec<_> = files.iter().chain(&loaded.manifests).cloned().collect();
+    digested.sort_by(|a, b| a.path.cmp(&b.path));
+    let closure = Closure::of(&digested);
     let analysis = match fcd_frontends::analyze(profile.language, &files, &profile.regions, &profile.fact_specs()) {
         Ok(a) => a,
         Err(e) => return Ok(Registration::Escalated(e)),

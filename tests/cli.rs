@@ -92,7 +92,7 @@ fn register_writes_canonical_summary_and_json_contract() {
     let j = r.json();
     assert_eq!(j["summary_digest"], value["summary_digest"], "same inputs, same summary");
     assert_eq!(j["profile"], "git-diff");
-    assert_eq!(j["facts"].as_array().unwrap().len(), 2);
+    assert_eq!(j["facts"].as_array().unwrap().len(), 3);
 }
 
 #[test]
@@ -239,7 +239,7 @@ fn escalation_exits_3_and_writes_nothing() {
     assert_eq!(j["status"], "escalated");
     assert_eq!(j["reason"]["code"], "inventory_violation");
     assert_eq!(j["reason"]["anchor"]["file"], "mcp_server_git/server.py");
-    assert_eq!(j["reason"]["anchor"]["line"], 11);
+    assert_eq!(j["reason"]["anchor"]["line"], 18);
     assert!(!out.exists());
 }
 
@@ -256,7 +256,7 @@ fn bad_profiles_name_file_line_and_key() {
     let tmp = tempfile::tempdir().unwrap();
     let good = std::fs::read_to_string(root().join("profiles/git-diff/profile.toml")).unwrap();
     let cases: [(&str, String, &[&str]); 5] = [
-        ("malformed", good.replacen("[source]", "[source", 1), &["malformed.toml:28:8:", "unclosed table"]),
+        ("malformed", good.replacen("[source]", "[source", 1), &["malformed.toml:29:8:", "unclosed table"]),
         ("unknown-key", good.replacen("required = true\n\n[facts.dash_guard]", "required = true\nrequierd = true\n\n[facts.dash_guard]", 1), &["unknown-key.toml:", "requierd"]),
         ("wrong-type", good.replacen("version = 1", "version = \"one\"", 1), &["wrong-type.toml:6:"]),
         ("dangling-region", good.replacen("region = \"handler\"\ncallee", "region = \"handlr\"\ncallee", 1), &["dangling-region.toml:", "facts.sink.region", "handlr"]),
@@ -353,7 +353,7 @@ fn registered_configuration_binds_the_summary() {
 fn debug_tree_shows_the_frontends_view() {
     let r = fcd(&["debug", "tree", "fixtures/git-diff/guarded/mcp_server_git/server.py"]);
     assert_eq!(r.code, 0);
-    assert!(r.stdout.contains("(function_definition [15:1]"), "{}", r.stdout);
+    assert!(r.stdout.contains("(function_definition [18:1]"), "{}", r.stdout);
     let tree = mutation("git-diff", "17_parse_error");
     let r = fcd(&["debug", "tree", s(&tree.path.join("mcp_server_git/server.py"))]);
     assert_input_error(&r, &["server.py", "parse_error"]);

@@ -9,7 +9,7 @@ fn file(src: &str) -> SourceFile {
 
 /// The identities of the calls in the handler literal of `F`.
 fn callees(src: &str) -> Vec<String> {
-    let region = RegionSpec { name: "r".into(), kind: RegionKind::Literal("F".into()) };
+    let region = RegionSpec { name: "r".into(), kind: RegionKind::Literal("F".into()), optional: false };
     let analysis = analyze(Lang::Go, &[file(src)], &[region], &[]).expect("analyzes");
     analysis.regions[0]
         .calls
@@ -53,7 +53,7 @@ fn only_the_outermost_literal_is_the_region() {
 
 #[test]
 fn a_function_without_a_literal_has_no_region() {
-    let region = RegionSpec { name: "r".into(), kind: RegionKind::Literal("F".into()) };
+    let region = RegionSpec { name: "r".into(), kind: RegionKind::Literal("F".into()), optional: false };
     let err = analyze(Lang::Go, &[file("package x\n\nfunc F() {}\n")], &[region], &[]).unwrap_err();
     assert_eq!(err.code, EscalationCode::RegionMissing);
 }
@@ -61,7 +61,7 @@ fn a_function_without_a_literal_has_no_region() {
 #[test]
 fn odd_go_does_not_panic() {
     for src in ["", "package", "package x\nfunc F[T any](x T) T { return x }\n", "package x\n\u{feff}func F() {}\n", "\x00\x01"] {
-        let region = RegionSpec { name: "r".into(), kind: RegionKind::Function("F".into()) };
+        let region = RegionSpec { name: "r".into(), kind: RegionKind::Function("F".into()), optional: false };
         let _ = analyze(Lang::Go, &[file(src)], &[region], &[]);
     }
 }

@@ -5,7 +5,7 @@ use fcd_frontends::{EscalationCode, Identity, Lang, RegionKind, RegionSpec, Sour
 
 fn analyze_one(path: &str, src: &str, region: RegionKind) -> Result<fcd_frontends::Analysis, fcd_frontends::Escalation> {
     let file = SourceFile { path: path.into(), bytes: src.as_bytes().to_vec() };
-    analyze(Lang::JavaScript, &[file], &[RegionSpec { name: "r".into(), kind: region }], &[])
+    analyze(Lang::JavaScript, &[file], &[RegionSpec { name: "r".into(), kind: region, optional: false }], &[])
 }
 
 fn callees(path: &str, body: &str) -> Vec<String> {

@@ -6,7 +6,7 @@ use fcd_frontends::{Identity, Lang, RegionKind, RegionSpec, SourceFile, analyze}
 /// The identities of the calls in function `f` of `src`, in source order.
 fn callees(src: &str) -> Vec<String> {
     let file = SourceFile { path: "m.py".into(), bytes: src.as_bytes().to_vec() };
-    let region = RegionSpec { name: "r".into(), kind: RegionKind::Function("f".into()) };
+    let region = RegionSpec { name: "r".into(), kind: RegionKind::Function("f".into()), optional: false };
     let analysis = analyze(Lang::Python, &[file], &[region], &[]).expect("analyzes");
     analysis.regions[0]
         .calls
@@ -60,8 +60,27 @@ def f():
     helper()
     len([])
 ",
-        &["m.helper", "len"],
+        &["?helper (defined in the release, but not a region of the profile, so its body is unread)", "len"],
     );
+}
+
+#[test]
+fn a_reviewed_helper_region_resolves_to_its_definition() {
+    let file = SourceFile { path: "m.py".into(), bytes: b"def helper(): pass\ndef f():\n    helper()\n".to_vec() };
+    let regions = [
+        RegionSpec { name: "r".into(), kind: RegionKind::Function("f".into()), optional: false },
+        RegionSpec { name: "h".into(), kind: RegionKind::Function("helper".into()), optional: false },
+    ];
+    let analysis = analyze(Lang::Python, &[file], &regions, &[]).expect("analyzes");
+    assert_eq!(analysis.regions[0].calls[0].identity, Identity::Path("m.helper".into()));
+}
+
+#[test]
+fn a_builtin_shadowed_at_module_level_is_not_the_builtin() {
+    check("len = lambda x: 0\ndef f():\n    len([])\n", &["?len"]);
+    check("class ValueError(Exception): pass\ndef f():\n    raise ValueError()\n", &["?ValueError (defined in the release, but not a region of the profile, so its body is unread)"]);
+    check("import git\ngit = None\ndef f(r: git.Repo):\n    r.git.diff()\n", &["?r.git.diff"]);
+    check("def f():\n    unknown_name()\n", &["?unknown_name"]);
 }
 
 #[test]
@@ -82,7 +101,10 @@ def f(flag):
 fn dynamic_callees_are_marked() {
     check("def f(o, n):\n    getattr(o, n)()\n", &["dynamic: calls the result of `getattr(o, n)`", "dynamic: getattr"]);
     check("def f(t):\n    t['k']()\n", &["dynamic: calls a subscript (`t['k']`)"]);
-    check("def f(s):\n    eval(s)\n", &["dynamic: eval"]);
+    let file = SourceFile { path: "m.py".into(), bytes: b"def f(s):\n    eval(s)\n".to_vec() };
+    let region = RegionSpec { name: "r".into(), kind: RegionKind::Function("f".into()), optional: false };
+    let e = analyze(Lang::Python, &[file], &[region], &[]).unwrap_err();
+    assert_eq!(e.code, fcd_frontends::EscalationCode::DynamicCallee, "{e}");
     check("import importlib\ndef f(s):\n    importlib.import_module(s)\n", &["dynamic: importlib.import_module"]);
     check("def f():\n    (lambda: 1)()\n", &["dynamic: calls a parenthesized_expression (`(lambda: 1)`)"]);
 }

@@ -79,6 +79,9 @@ pub struct Region<'a> {
     /// Every selected file of the release, for facts that resolve names
     /// across a package (a constant default, say).
     pub trees: &'a [(&'a str, &'a Syntax)],
+    /// Every region the profile names, so a frontend can tell a reviewed
+    /// function of the release from one the profile never looked at.
+    pub specs: &'a [crate::spec::RegionSpec],
 }
 
 impl<'a> Region<'a> {
@@ -104,6 +107,14 @@ pub trait Frontend: Sync {
 
     /// Every call site inside the region, in source order, with its callee identity.
     fn calls<'a>(&self, region: &Region<'a>) -> Vec<(Node<'a>, Identity)>;
+
+    /// Checks what surrounds a located region in the whole closure: nothing
+    /// outside it rebinds the region's name or a library name it resolves,
+    /// or registers another definition in its place. Languages that have
+    /// no such check yet accept every surrounding.
+    fn surroundings(&self, _region: &Region<'_>) -> Result<(), Escalation> {
+        Ok(())
+    }
 
     /// Extracts one fact. `Ok(None)` means the source does not state it;
     /// `Err` means the source has a shape the profile does not accept.

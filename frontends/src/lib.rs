@@ -102,7 +102,7 @@ pub fn analyze(
     let names: Vec<&str> = regions
         .iter()
         .map(|r| match &r.kind {
-            RegionKind::Function(n) | RegionKind::Literal(n) | RegionKind::Variable(n) => n.rsplit('.').next().unwrap_or(n),
+            RegionKind::Function(n) | RegionKind::Literal(n) | RegionKind::Variable(n) | RegionKind::Route(n) => n.rsplit('.').next().unwrap_or(n),
         })
         .collect();
     let mut parsed: Vec<(&SourceFile, Syntax)> = Vec::new();
@@ -128,10 +128,11 @@ pub fn analyze(
                 frontend
                     .find_regions(syntax, &spec.kind)
                     .into_iter()
-                    .map(|node| Region { name: &spec.name, file: &file.path, node, trees: &trees })
+                    .map(|node| Region { name: &spec.name, file: &file.path, node, trees: &trees, specs: regions })
             })
             .collect();
         let region = match hits.as_slice() {
+            [] if spec.optional => continue,
             [] => {
                 return Err(Escalation::new(
                     EscalationCode::RegionMissing,
@@ -154,6 +155,7 @@ pub fn analyze(
                 ));
             }
         };
+        frontend.surroundings(&region)?;
         let calls = frontend
             .calls(&region)
             .into_iter()
@@ -176,6 +178,9 @@ pub fn analyze(
     });
     for spec in order {
         let Some(region) = located.get(spec.region.as_str()) else {
+            if regions.iter().any(|r| r.name == spec.region && r.optional) {
+                continue;
+            }
             return Err(Escalation::new(
                 EscalationCode::RegionMissing,
                 format!("fact `{}` names region `{}`, which was not located", spec.name, spec.region),

@@ -13,6 +13,10 @@ pub struct RegionSpec {
     /// The profile's name for the region.
     pub name: String,
     pub kind: RegionKind,
+    /// A region some releases do not have (a helper added later). When it is
+    /// absent nothing calls it and its facts are not stated; when present it
+    /// is analysed like any other region.
+    pub optional: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,6 +28,10 @@ pub enum RegionKind {
     Literal(String),
     /// A module-level variable declaration with this name (a data table).
     Variable(String),
+    /// The code that runs when the tool with this name is called: the branch
+    /// of a dispatcher that matches the name, or the function a registration
+    /// names it for. Verifies the path from the tool's name to the handler.
+    Route(String),
 }
 
 impl fmt::Display for RegionKind {
@@ -32,6 +40,7 @@ impl fmt::Display for RegionKind {
             RegionKind::Function(name) => write!(f, "function `{name}`"),
             RegionKind::Literal(name) => write!(f, "function literal inside `{name}`"),
             RegionKind::Variable(name) => write!(f, "module-level variable `{name}`"),
+            RegionKind::Route(tool) => write!(f, "route of the tool `{tool}`"),
         }
     }
 }
@@ -52,6 +61,10 @@ pub enum ArgShape {
     Param(String),
     /// A local variable NAME of the region, bound exactly once and never assigned again.
     Var(String),
+    /// The tool call's argument NAME, unchanged: `arguments["NAME"]` where
+    /// `arguments` is a parameter of the dispatching function, or a parameter
+    /// NAME of a function a registration routes the tool to.
+    Arg(String),
     /// Any single argument.
     Any,
     /// An argument that is exactly this name or member chain (`A.B.C`).
@@ -81,6 +94,11 @@ impl ArgPattern {
                 return Err(format!("`{text}`: a variable name is letters, digits and `_`"));
             }
             ArgShape::Var(name.to_owned())
+        } else if let Some(name) = body.strip_prefix("arg:") {
+            if !name_ok(name) {
+                return Err(format!("`{text}`: an argument name is letters, digits and `_`"));
+            }
+            ArgShape::Arg(name.to_owned())
         } else if body == "any" {
             ArgShape::Any
         } else if let Some(path) = body.strip_prefix("ref:") {
@@ -94,7 +112,7 @@ impl ArgPattern {
             ArgShape::Format(t.to_owned())
         } else {
             return Err(format!(
-                "`{text}` is not an argument pattern: expected `param:NAME`, `var:NAME`, `ref:A.B`, `str:TEXT`, `format:TEMPLATE` or `any`, optionally ending in `?`"
+                "`{text}` is not an argument pattern: expected `param:NAME`, `var:NAME`, `arg:NAME`, `ref:A.B`, `str:TEXT`, `format:TEMPLATE` or `any`, optionally ending in `?`"
             ));
         };
         Ok(ArgPattern { shape, optional })
@@ -106,6 +124,7 @@ impl fmt::Display for ArgPattern {
         match &self.shape {
             ArgShape::Param(n) => write!(f, "param:{n}")?,
             ArgShape::Var(n) => write!(f, "var:{n}")?,
+            ArgShape::Arg(n) => write!(f, "arg:{n}")?,
             ArgShape::Any => f.write_str("any")?,
             ArgShape::Ref(p) => write!(f, "ref:{p}")?,
             ArgShape::Str(s) => write!(f, "str:{s}")?,

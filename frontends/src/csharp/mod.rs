@@ -212,6 +212,8 @@ impl<'a> Cx<'_, 'a> {
     fn arg_matches(&self, arg: &(Option<String>, Node<'a>), pattern: &ArgPattern) -> bool {
         let expr = bare(arg.1);
         match &pattern.shape {
+            // Tool-argument flow is read by the Python frontend only so far.
+            ArgShape::Arg(_) => false,
             ArgShape::Any => true,
             ArgShape::Ref(path) => dotted(expr).as_deref() == Some(path.as_str()),
             ArgShape::Param(name) | ArgShape::Var(name) => expr.kind() == "identifier" && expr.text() == name,

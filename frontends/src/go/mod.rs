@@ -240,6 +240,8 @@ impl<'a> Cx<'_, 'a> {
 
     fn arg_matches(&self, arg: Node<'a>, pattern: &ArgPattern) -> bool {
         match &pattern.shape {
+            // Tool-argument flow is read by the Python frontend only so far.
+            ArgShape::Arg(_) => false,
             ArgShape::Param(name) => arg.kind() == "identifier" && arg.text() == name && self.bindings.is_param(name),
             ArgShape::Var(name) => {
                 arg.kind() == "identifier" && arg.text() == name && !self.bindings.is_param(name) && self.bindings.sites(name).len() == 1

@@ -46,7 +46,7 @@ impl Frontend for JavaScript {
                 .filter(|n| n.kind() == "variable_declarator" && n.field_child("name").is_some_and(|id| id.text() == name))
                 .filter(|n| n.ancestors().all(|a| !FUNCTIONS.contains(&a.kind()) && a.kind() != "class_body"))
                 .collect(),
-            RegionKind::Literal(_) => Vec::new(),
+            RegionKind::Literal(_) | RegionKind::Route(_) => Vec::new(),
         }
     }
 
@@ -154,6 +154,8 @@ impl<'a> Cx<'_, 'a> {
     fn arg_matches(&self, arg: Node<'a>, pattern: &ArgPattern) -> bool {
         let e = bare(arg);
         match &pattern.shape {
+            // Tool-argument flow is read by the Python frontend only so far.
+            ArgShape::Arg(_) => false,
             ArgShape::Any => arg.kind() != "spread_element",
             ArgShape::Param(name) => e.kind() == "identifier" && e.text() == name && self.bindings.is_param(name) && self.bindings.count(name) == 0,
             ArgShape::Var(name) => e.kind() == "identifier" && e.text() == name && self.bindings.count(name) == 1,

@@ -5,7 +5,9 @@
 //! from syntax only: comments are separate nodes and string contents are
 //! leaves, so neither can ever produce a callee, a guard or a sink.
 
+mod route;
 mod scope;
+mod surroundings;
 
 use std::collections::BTreeMap;
 
@@ -21,8 +23,12 @@ pub struct Python;
 
 impl Frontend for Python {
     fn find_regions<'a>(&self, syntax: &'a Syntax, kind: &RegionKind) -> Vec<Node<'a>> {
-        // Python handlers are definitions; a literal region names no Python shape.
-        let RegionKind::Function(name) = kind else { return Vec::new() };
+        // Python handlers are definitions or routes; a literal region names no Python shape.
+        let name = match kind {
+            RegionKind::Function(name) => name,
+            RegionKind::Route(tool) => return route::find(syntax, tool),
+            RegionKind::Literal(_) | RegionKind::Variable(_) => return Vec::new(),
+        };
         syntax
             .root()
             .descendants()
@@ -33,12 +39,20 @@ impl Frontend for Python {
 
     fn calls<'a>(&self, region: &Region<'a>) -> Vec<(Node<'a>, Identity)> {
         let scope = region_scope(region);
-        region
-            .node
-            .descendants()
-            .filter(|n| n.kind() == "call")
-            .map(|call| (call, identity(&scope, call)))
+        // Decorators of the region's own definition run when the module loads
+        // and replace what callers get: they are call sites of the region.
+        let own = region.node.parent().filter(|p| p.kind() == "decorated_definition").into_iter();
+        let decorators = own.flat_map(|d| d.named_children().filter(|c| c.kind() == "decorator").collect::<Vec<_>>());
+        decorators
+            .chain(region.node.descendants())
+            .chain(route::shared(region.node))
+            .filter_map(|n| implicit_or_call(&scope, n, region).map(|id| (n, id)))
             .collect()
+    }
+
+    fn surroundings(&self, region: &Region<'_>) -> Result<(), Escalation> {
+        route::check(region)?;
+        surroundings::check(region)
     }
 
     fn extract<'a>(
@@ -67,7 +81,48 @@ impl Frontend for Python {
 
 fn region_scope<'a>(region: &Region<'a>) -> Scope<'a> {
     let root = region.node.ancestors().last().unwrap_or(region.node);
-    Scope::new(root, region.node, region.file)
+    Scope::new(root, route::function_of(region.node), region.file)
+}
+
+/// The identity of every construct that invokes code: a call, and the
+/// implicit invocations Python makes for a decorator (`@path`), a context
+/// manager (`with path`, its `__enter__` and `__exit__`) and an import inside
+/// a function (`import module`, which runs the module).
+fn implicit_or_call(scope: &Scope<'_>, n: Node<'_>, region: &Region<'_>) -> Option<Identity> {
+    let named = |prefix: &str, expr: Option<Node<'_>>| match expr.and_then(|e| scope.resolve(e)) {
+        Some(path) => Identity::Path(format!("{prefix}{path}")),
+        None => Identity::Unresolved(format!("{prefix}{}", expr.map(|e| clip(e.text())).unwrap_or_default())),
+    };
+    match n.kind() {
+        "call" => Some(reviewed_local(scope, n, region).unwrap_or_else(|| identity(scope, n))),
+        "decorator" => Some(named("@", n.named_children().find(|c| c.kind() != "comment"))),
+        "with_item" => {
+            let value = n.field_child("value");
+            let expr = match value {
+                Some(v) if v.kind() == "as_pattern" => v.named_children().next(),
+                other => other,
+            };
+            Some(named("with ", expr))
+        }
+        "import_statement" | "import_from_statement" => {
+            let module = n.field_child("module_name").or_else(|| n.field_child("name"))?;
+            Some(Identity::Path(format!("import {}", scope::compact(module.text()))))
+        }
+        _ => None,
+    }
+}
+
+/// A call of a function or class the release itself defines is only as
+/// reviewed as that definition: unless the profile makes it a region (with its
+/// own inventory and facts), its body is unread code, and the call is unresolved.
+fn reviewed_local(scope: &Scope<'_>, call: Node<'_>, region: &Region<'_>) -> Option<Identity> {
+    let function = call.field_child("function").filter(|f| f.kind() == "identifier")?;
+    let name = function.text();
+    if !scope.is_module_definition(name) {
+        return None;
+    }
+    let reviewed = region.specs.iter().any(|s| matches!(&s.kind, RegionKind::Function(f) if f == name));
+    (!reviewed).then(|| Identity::Unresolved(format!("{name} (defined in the release, but not a region of the profile, so its body is unread)")))
 }
 
 /// The identity of a call's callee.
@@ -214,13 +269,33 @@ impl<'a> Cx<'_, 'a> {
                 arg.kind() == "identifier"
                     && arg.text() == name
                     && !self.scope.is_param(name)
-                    && self.scope.bindings.get(name).is_some_and(|b| b.len() == 1)
+                    && self.scope.bindings(name).len() == 1
             }
+            ArgShape::Arg(name) => self.tool_argument(arg, name),
             ArgShape::Any => true,
             ArgShape::Ref(path) => matches!(arg.kind(), "identifier" | "attribute") && arg.text().split_whitespace().collect::<String>() == *path,
             ArgShape::Str(text) => plain_string(arg).as_deref() == Some(text.as_str()),
             ArgShape::Format(template) => format_template(arg).as_deref() == Some(template.as_str()),
         }
+    }
+
+    /// The tool's argument `name`, unchanged: `P["name"]` for a parameter `P`
+    /// of the region's function that nothing rebinds or writes into, or the
+    /// region function's own unchanged parameter `name`.
+    fn tool_argument(&self, arg: Node<'a>, name: &str) -> bool {
+        if arg.kind() == "identifier" {
+            return arg.text() == name && self.scope.is_param(name) && self.scope.rebinding(name).is_none();
+        }
+        if arg.kind() != "subscript" {
+            return false;
+        }
+        let (Some(map), Some(key)) = (arg.field_child("value"), arg.field_child("subscript")) else { return false };
+        let func = route::function_of(self.region.node);
+        map.kind() == "identifier"
+            && self.scope.is_param(map.text())
+            && self.scope.rebinding(map.text()).is_none()
+            && plain_string(key).as_deref() == Some(name)
+            && !surroundings::writes_into(func, map.text())
     }
 
     /// A top-level `if` whose test is `receiver.callee(args)` (alone or as one
@@ -323,13 +398,14 @@ fn statement_exit(stmt: Node<'_>) -> Option<&'static str> {
             }
             has_else.then_some(exit)
         }
-        "with_statement" => stmt.field_child("body").and_then(block_exit),
+        // A `with` body that raises does not leave the function: the context
+        // manager's `__exit__` may swallow the exception.
         _ => None,
     }
 }
 
 /// The content of a plain string literal (no interpolation, no escapes), if it is one.
-fn plain_string(node: Node<'_>) -> Option<String> {
+pub(super) fn plain_string(node: Node<'_>) -> Option<String> {
     if node.kind() != "string" {
         return None;
     }

@@ -1,0 +1,168 @@
+//! What surrounds a Python region: the module and package code that runs
+//! before the handler and can change what its names mean.
+//!
+//! A region's facts are only as good as the names they resolve. Code outside
+//! the region can make those names mean something else at run time without
+//! touching a single line of the region: rebinding the handler's own name
+//! (`git_diff = wrapper(git_diff)`), writing an attribute of an imported
+//! module or class (`git.Repo.rev_parse = …`, `server.git_diff = …`,
+//! `sys.modules["git"] = …`), writing through `globals()`, `setattr`, or
+//! `exec`, or registering a second function with the same decorator (the last
+//! registration wins). Every such construct anywhere in the closure escalates.
+
+use crate::ir::{Escalation, EscalationCode};
+use crate::lang::Region;
+use crate::ts::Node;
+
+use super::scope::{self, BindingKind};
+
+/// Builtins that write names or run text: never allowed anywhere in the closure.
+const WRITERS: &[&str] = &["setattr", "delattr", "exec", "eval", "compile", "__import__", "globals", "locals", "vars"];
+
+pub fn check(region: &Region<'_>) -> Result<(), Escalation> {
+    handler_bound_once(region)?;
+    unique_registration(region)?;
+    for (path, syntax) in region.trees.iter().filter(|(p, _)| p.ends_with(".py")) {
+        no_patching(path, syntax.root())?;
+    }
+    Ok(())
+}
+
+fn escalate(file: &str, node: Node<'_>, detail: String) -> Escalation {
+    Escalation::new(
+        EscalationCode::ShapeMismatch,
+        detail,
+        Some(crate::ir::Anchor::new(file, node.line(), node.end_line(), node.text())),
+    )
+}
+
+/// The region's name is bound exactly once where it is defined: by its `def`.
+fn handler_bound_once(region: &Region<'_>) -> Result<(), Escalation> {
+    let Some(name) = region.node.field_child("name") else { return Ok(()) };
+    let owner = region
+        .node
+        .ancestors()
+        .find(|a| matches!(a.kind(), "function_definition" | "class_definition" | "module"))
+        .unwrap_or(region.node);
+    let bindings = scope::bindings_at(owner, Some(name.text())).remove(name.text()).unwrap_or_default();
+    match bindings.as_slice() {
+        [one] if matches!(one.kind, BindingKind::Definition) => Ok(()),
+        _ => {
+            let other = bindings.iter().find(|b| b.node != name).map_or(owner, |b| b.node);
+            Err(escalate(
+                region.file,
+                other,
+                format!(
+                    "the handler's name `{}` is bound {} times where it is defined (line {}): callers may reach another function",
+                    name.text(),
+                    bindings.len(),
+                    other.line()
+                ),
+            ))
+        }
+    }
+}
+
+/// A decorator of the region (a registration such as `@server.call_tool()`)
+/// decorates nothing else in its module: a second registration replaces the first.
+fn unique_registration(region: &Region<'_>) -> Result<(), Escalation> {
+    // A route's registration is its dispatcher's.
+    let function = super::route::function_of(region.node);
+    let Some(decorated) = function.parent().filter(|p| p.kind() == "decorated_definition") else { return Ok(()) };
+    let root = region.node.ancestors().last().unwrap_or(region.node);
+    for own in decorated.named_children().filter(|c| c.kind() == "decorator") {
+        let text = squeeze(own.text());
+        if let Some(other) = root.descendants().filter(|d| d.kind() == "decorator" && *d != own).find(|d| squeeze(d.text()) == text) {
+            return Err(escalate(
+                region.file,
+                other,
+                format!("`{}` also decorates another definition at line {}: the later registration replaces the reviewed one", own.text(), other.line()),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn squeeze(text: &str) -> String {
+    text.chars().filter(|c| !c.is_whitespace()).collect()
+}
+
+/// No statement of the file writes an attribute or item of an imported
+/// module or class, of `globals()`-like objects, or calls a name writer.
+fn no_patching(file: &str, root: Node<'_>) -> Result<(), Escalation> {
+    let module = scope::bindings_at(root, None);
+    let imported = |name: &str| module.get(name).is_some_and(|bs| bs.iter().any(|b| matches!(b.kind, BindingKind::Import(_))));
+    for node in root.descendants() {
+        let targets: Vec<Node<'_>> = match node.kind() {
+            "assignment" | "augmented_assignment" => node.field_child("left").into_iter().collect(),
+            "delete_statement" => node.named_children().collect(),
+            "call" => {
+                let callee = node.field_child("function").map(|f| f.text()).unwrap_or_default();
+                if WRITERS.contains(&callee) && !module.contains_key(callee) {
+                    let detail = format!("`{callee}(…)` can rebind any name the handler resolves; fcd cannot follow it");
+                    return Err(Escalation::new(EscalationCode::DynamicCallee, detail, escalate(file, node, String::new()).anchor));
+                }
+                continue;
+            }
+            _ => continue,
+        };
+        for target in targets.into_iter().flat_map(|t| written(t)) {
+            let base = base_of(target);
+            let patched = match base.kind() {
+                "identifier" => imported(base.text()),
+                // `globals()[…] = …`, `sys._getframe().f_globals[…] = …`, `type(x).a = …`
+                "call" => true,
+                _ => false,
+            };
+            if patched {
+                return Err(escalate(
+                    file,
+                    target,
+                    format!("`{}` writes into an imported module or class (or a namespace object): what the handler's names mean may change", target.text()),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Whether any statement inside `func` writes an item or attribute of the
+/// name `base` (`arguments["x"] = …`, `del arguments["x"]`, `arguments.x += …`).
+pub fn writes_into(func: Node<'_>, base: &str) -> bool {
+    func.descendants().any(|node| {
+        let targets: Vec<Node<'_>> = match node.kind() {
+            "assignment" | "augmented_assignment" => node.field_child("left").into_iter().collect(),
+            "delete_statement" => node.named_children().collect(),
+            _ => return false,
+        };
+        targets.into_iter().flat_map(written).any(|t| {
+            let b = base_of(t);
+            b.kind() == "identifier" && b.text() == base
+        })
+    })
+}
+
+/// The attribute and subscript targets of an assignment's left side.
+fn written(target: Node<'_>) -> Vec<Node<'_>> {
+    match target.kind() {
+        "attribute" | "subscript" => vec![target],
+        "identifier" => Vec::new(),
+        _ => target.named_children().flat_map(written).collect(),
+    }
+}
+
+/// The leftmost object of an attribute or subscript chain.
+fn base_of(mut node: Node<'_>) -> Node<'_> {
+    loop {
+        let next = match node.kind() {
+            "attribute" => node.field_child("object"),
+            "subscript" => node.field_child("value"),
+            "parenthesized_expression" => node.named_children().next(),
+            _ => None,
+        };
+        match next {
+            Some(n) => node = n,
+            None => return node,
+        }
+    }
+}

@@ -1,0 +1,209 @@
+//! Python's loading rules, as the import system and installers apply them.
+//!
+//! - The whole top-level package of each selected module is loaded with it
+//!   (`__init__.py` runs first and can patch anything), so every `.py` file of
+//!   the package is analysed.
+//! - A module `D/name.py` is shadowed by a package directory `D/name/` and by
+//!   a compiled extension `D/name*.so` / `.pyd`: either escalates.
+//! - `*.pth` files and `sitecustomize` / `usercustomize` modules run at
+//!   interpreter start: any of them in the release escalates.
+//! - What an installer places and runs is decided by the packaging files
+//!   (`pyproject.toml`, `setup.cfg`, `PKG-INFO`), which are digested; an entry
+//!   point outside the package, a build backend we do not know, a wheel layout
+//!   that remaps files, or an executable `setup.py` escalates.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use fcd_frontends::{Anchor, Escalation, EscalationCode, SourceFile};
+use walkdir::WalkDir;
+
+use super::{Loaded, read};
+use crate::error::InputError;
+use crate::profile::Profile;
+
+const BACKENDS: &[&str] = &["hatchling.build", "setuptools.build_meta", "flit_core.buildapi", "poetry.core.masonry.api", "pdm.backend", "uv_build"];
+const MANIFESTS: &[&str] = &["pyproject.toml", "setup.cfg", "PKG-INFO"];
+
+fn escalate(file: &str, detail: String) -> Escalation {
+    Escalation::new(EscalationCode::ShapeMismatch, detail, Some(Anchor::at_line(file, 1)))
+}
+
+/// Every regular file and directory of the release, as `/`-separated relative paths.
+fn listing(root: &Path) -> Result<(BTreeSet<String>, BTreeSet<String>), InputError> {
+    let (mut files, mut dirs) = (BTreeSet::new(), BTreeSet::new());
+    for entry in WalkDir::new(root).follow_links(false).sort_by_file_name() {
+        let entry = entry.map_err(|e| InputError::new(e.path().unwrap_or(root), format!("cannot walk the release source: {e}")))?;
+        let Ok(rel) = entry.path().strip_prefix(root) else { continue };
+        let Some(rel) = rel.to_str() else { continue };
+        let rel = rel.replace(std::path::MAIN_SEPARATOR, "/");
+        if rel.is_empty() {
+            continue;
+        }
+        if entry.file_type().is_dir() {
+            dirs.insert(rel);
+        } else {
+            // A symbolic link counts as a file here: a link named like a module shadows it too.
+            files.insert(rel);
+        }
+    }
+    Ok((files, dirs))
+}
+
+fn parent(path: &str) -> &str {
+    path.rsplit_once('/').map_or("", |(d, _)| d)
+}
+
+fn join(dir: &str, name: &str) -> String {
+    if dir.is_empty() { name.to_owned() } else { format!("{dir}/{name}") }
+}
+
+pub fn load(root: &Path, profile: &Profile, selected: &[SourceFile]) -> Result<Result<Loaded, Escalation>, InputError> {
+    let (files, dirs) = listing(root)?;
+    if let Some(hook) = files.iter().find(|f| {
+        let name = f.rsplit('/').next().unwrap_or(f);
+        name.ends_with(".pth") || name == "sitecustomize.py" || name == "usercustomize.py"
+    }) {
+        return Ok(Err(escalate(hook, format!("`{hook}` runs when the interpreter starts, before any module fcd reads"))));
+    }
+    let chosen: BTreeSet<&str> = selected.iter().map(|f| f.path.as_str()).collect();
+    let mut packages = BTreeSet::new();
+    for file in selected.iter().filter(|f| f.path.ends_with(".py")) {
+        if let Some(e) = shadowed(&file.path, &files, &dirs) {
+            return Ok(Err(e));
+        }
+        packages.insert(top_package(&file.path, &files));
+    }
+    let mut loaded = Loaded::default();
+    for f in &files {
+        let in_package = packages.iter().any(|p| !p.is_empty() && f.starts_with(&format!("{p}/")));
+        if in_package && f.ends_with(".py") && !chosen.contains(f.as_str()) && !profile.excluded.is_match(f) {
+            loaded.sources.push(read(root, f)?);
+        }
+    }
+    for package in &packages {
+        match manifests(root, package, &files)? {
+            Ok(found) => loaded.manifests.extend(found),
+            Err(e) => return Ok(Err(e)),
+        }
+    }
+    loaded.manifests.sort_by(|a, b| a.path.cmp(&b.path));
+    loaded.manifests.dedup_by(|a, b| a.path == b.path);
+    Ok(Ok(loaded))
+}
+
+/// `D/name.py` is not what `import D.name` loads when a package directory or
+/// a compiled extension of the same name sits beside it.
+fn shadowed(module: &str, files: &BTreeSet<String>, dirs: &BTreeSet<String>) -> Option<Escalation> {
+    let dir = parent(module);
+    let stem = module.rsplit('/').next().unwrap_or(module).trim_end_matches(".py");
+    let package = join(dir, stem);
+    if dirs.contains(&package) {
+        return Some(escalate(module, format!("the directory `{package}/` beside `{module}` is what `import` loads, not the module")));
+    }
+    let prefix = format!("{package}.");
+    let extension = files.iter().find(|f| parent(f) == dir && f.starts_with(&prefix) && (f.ends_with(".so") || f.ends_with(".pyd")));
+    extension.map(|ext| escalate(ext, format!("the compiled extension `{ext}` is loaded instead of `{module}`")))
+}
+
+/// The directory of the outermost package holding `module` (the highest
+/// directory that still has an `__init__.py`), or the module's own directory.
+fn top_package(module: &str, files: &BTreeSet<String>) -> String {
+    let mut top = parent(module).to_owned();
+    let mut dir = top.clone();
+    while !dir.is_empty() && files.contains(&join(&dir, "__init__.py")) {
+        top = dir.clone();
+        dir = parent(&dir).to_owned();
+    }
+    top
+}
+
+/// The packaging files from the package's parent up to the release root.
+fn manifests(root: &Path, package: &str, files: &BTreeSet<String>) -> Result<Result<Vec<SourceFile>, Escalation>, InputError> {
+    let name = package.rsplit('/').next().unwrap_or(package).to_owned();
+    let mut found = Vec::new();
+    let mut dir = parent(package).to_owned();
+    loop {
+        let setup = join(&dir, "setup.py");
+        if files.contains(&setup) {
+            return Ok(Err(escalate(&setup, format!("`{setup}` is code that decides what is installed; fcd does not run it"))));
+        }
+        for m in MANIFESTS {
+            let path = join(&dir, m);
+            if files.contains(&path) {
+                let file = read(root, &path)?;
+                if *m == "pyproject.toml"
+                    && let Err(e) = pyproject(&file, &name)
+                {
+                    return Ok(Err(e));
+                }
+                found.push(file);
+            }
+        }
+        if dir.is_empty() {
+            break;
+        }
+        dir = parent(&dir).to_owned();
+    }
+    Ok(Ok(found))
+}
+
+/// Checks what `pyproject.toml` tells an installer about the package `name`.
+fn pyproject(file: &SourceFile, name: &str) -> Result<(), Escalation> {
+    let text = String::from_utf8_lossy(&file.bytes);
+    let doc: toml::Table = toml::from_str(&text).map_err(|e| {
+        Escalation::new(EscalationCode::ParseError, format!("`{}` is not TOML: {}", file.path, e.message()), Some(Anchor::at_line(&file.path, 1)))
+    })?;
+    let path = file.path.as_str();
+    let doc = toml::Value::Table(doc);
+    let get = |keys: &[&str]| keys.iter().try_fold(&doc, |v, k| v.get(k)).cloned();
+    if let Some(backend) = get(&["build-system", "build-backend"]) {
+        let backend = backend.as_str().unwrap_or_default().to_owned();
+        if !BACKENDS.contains(&backend.as_str()) {
+            return Err(escalate(path, format!("build backend `{backend}` is not one fcd knows the file layout of")));
+        }
+    }
+    let mut entries: Vec<(String, String)> = Vec::new();
+    for group in ["scripts", "gui-scripts"] {
+        if let Some(t) = get(&["project", group]).and_then(|v| v.as_table().cloned()) {
+            entries.extend(t.iter().map(|(k, v)| (format!("project.{group}.{k}"), v.as_str().unwrap_or_default().to_owned())));
+        }
+    }
+    if let Some(groups) = get(&["project", "entry-points"]).and_then(|v| v.as_table().cloned()) {
+        for (g, t) in &groups {
+            for (k, v) in t.as_table().into_iter().flatten() {
+                entries.push((format!("project.entry-points.{g}.{k}"), v.as_str().unwrap_or_default().to_owned()));
+            }
+        }
+    }
+    for (key, target) in entries {
+        let module = target.split(':').next().unwrap_or_default().trim();
+        if module.split('.').next() != Some(name) {
+            return Err(escalate(path, format!("entry point `{key}` runs `{target}`, outside the package `{name}` fcd analyses")));
+        }
+    }
+    // Wheel layouts that add, drop or move files change what is installed.
+    let remaps = ["sources", "force-include", "only-include", "include", "exclude", "artifacts", "dev-mode-dirs"];
+    for table in [vec!["tool", "hatch", "build"], vec!["tool", "hatch", "build", "targets", "wheel"], vec!["tool", "hatch", "build", "targets", "sdist"]] {
+        if let Some(t) = get(&table).and_then(|v| v.as_table().cloned())
+            && let Some(key) = remaps.iter().find(|k| t.contains_key(**k))
+        {
+            return Err(escalate(path, format!("`{}.{key}` changes which files are installed", table.join("."))));
+        }
+    }
+    if let Some(packages) = get(&["tool", "hatch", "build", "targets", "wheel", "packages"]).and_then(|v| v.as_array().cloned()) {
+        let ours = packages.iter().all(|p| p.as_str().is_some_and(|p| p.trim_end_matches('/').rsplit('/').next() == Some(name)));
+        if !ours {
+            return Err(escalate(path, format!("the wheel's packages are not only `{name}`")));
+        }
+    }
+    for key in ["package-dir", "py-modules", "packages"] {
+        if get(&["tool", "setuptools", key]).is_some() {
+            return Err(escalate(path, format!("`tool.setuptools.{key}` changes which files are installed")));
+        }
+    }
+    if get(&["tool", "poetry", "packages"]).is_some() {
+        return Err(escalate(path, "`tool.poetry.packages` changes which files are installed".into()));
+    }
+    Ok(())
+}
