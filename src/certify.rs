@@ -157,8 +157,10 @@ pub fn decide(summary: &Summary, call: &Call, env: &Env, contract: &Contract) ->
     let bindings = Bindings { arguments: &call.arguments, principal: &env.principal, destination: &env.destination, config: &env.config };
     for (index, rule) in summary.rules.iter().enumerate() {
         let mut captures = BTreeMap::new();
-        if !rule.when.holds(&bindings, &mut captures) {
-            continue;
+        match rule.when.holds(&bindings, &mut captures) {
+            Ok(true) => {}
+            Ok(false) => continue,
+            Err(why) => return Decision::unknown(format!("rule {index} cannot be evaluated on this call: {}", why.0), Some(index)),
         }
         return match &rule.then {
             Outcome::Reject(code) => Decision {

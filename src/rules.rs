@@ -178,29 +178,60 @@ fn compile(pattern: &str) -> Option<std::sync::Arc<Regex>> {
 
 impl Predicate {
     /// Whether the predicate holds; named regex groups of matching tests are
-    /// added to `captures`.
-    pub fn holds(&self, b: &Bindings<'_>, captures: &mut BTreeMap<String, String>) -> bool {
-        match self {
+    /// added to `captures`. `Err` when a test cannot be evaluated on the value
+    /// it is given (a pattern test on a non-string, an equality across JSON
+    /// types, a regular expression that does not compile): the caller must
+    /// decide UNKNOWN, never fall through to a later rule, since a negation or
+    /// a later rule would otherwise read "cannot tell" as "does not hold".
+    pub fn holds(&self, b: &Bindings<'_>, captures: &mut BTreeMap<String, String>) -> Result<bool, Unevaluable> {
+        Ok(match self {
             Predicate::Always => true,
-            Predicate::All(ps) => ps.iter().all(|p| p.holds(b, captures)),
-            Predicate::Any(ps) => ps.iter().any(|p| p.holds(b, captures)),
-            Predicate::Not(p) => !p.holds(b, &mut BTreeMap::new()),
-            Predicate::Arg { name, test } => test.holds(b.arguments.get(name), captures),
-            Predicate::Env { path, test } => test.holds(b.env(path).as_ref(), captures),
-        }
+            Predicate::All(ps) => {
+                for p in ps {
+                    if !p.holds(b, captures)? {
+                        return Ok(false);
+                    }
+                }
+                true
+            }
+            Predicate::Any(ps) => {
+                for p in ps {
+                    if p.holds(b, captures)? {
+                        return Ok(true);
+                    }
+                }
+                false
+            }
+            Predicate::Not(p) => !p.holds(b, &mut BTreeMap::new())?,
+            Predicate::Arg { name, test } => test.holds(b.arguments.get(name), captures).map_err(|e| e.on(&format!("argument `{name}`")))?,
+            Predicate::Env { path, test } => test.holds(b.env(path).as_ref(), captures).map_err(|e| e.on(&format!("env `{path}`")))?,
+        })
+    }
+}
+
+/// Why a condition could not be evaluated on a value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unevaluable(pub String);
+
+impl Unevaluable {
+    fn on(self, subject: &str) -> Unevaluable {
+        Unevaluable(format!("{subject}: {}", self.0))
     }
 }
 
 impl Test {
-    fn holds(&self, value: Option<&Value>, captures: &mut BTreeMap<String, String>) -> bool {
-        match (self, value) {
+    fn holds(&self, value: Option<&Value>, captures: &mut BTreeMap<String, String>) -> Result<bool, Unevaluable> {
+        let not_string = |v: &Value| Unevaluable(format!("a string test on {v}, which is not a string"));
+        Ok(match (self, value) {
             (Test::Absent, v) => v.is_none() || v == Some(&Value::Null),
             (Test::Present, v) => !(v.is_none() || v == Some(&Value::Null)),
-            (_, None) => false,
-            (Test::StartsWith(prefix), Some(v)) => v.as_str().is_some_and(|s| s.starts_with(prefix.as_str())),
+            // null is an omitted argument: only `absent`/`present` say anything about it.
+            (_, None | Some(Value::Null)) => false,
+            (Test::StartsWith(prefix), Some(v)) => v.as_str().ok_or_else(|| not_string(v))?.starts_with(prefix.as_str()),
             (Test::Matches(pattern), Some(v)) => {
-                let (Some(s), Some(re)) = (v.as_str(), compile(pattern)) else { return false };
-                let Some(caps) = re.captures(s) else { return false };
+                let s = v.as_str().ok_or_else(|| not_string(v))?;
+                let re = compile(pattern).ok_or_else(|| Unevaluable(format!("`{pattern}` is not a valid regular expression")))?;
+                let Some(caps) = re.captures(s) else { return Ok(false) };
                 for name in re.capture_names().flatten() {
                     if let Some(m) = caps.name(name) {
                         captures.insert(name.to_owned(), m.as_str().to_owned());
@@ -209,8 +240,23 @@ impl Test {
                 true
             }
             (Test::Type(t), Some(v)) => t.holds(v),
+            (Test::Equals(want), Some(v)) if json_kind(want) != json_kind(v) => {
+                return Err(Unevaluable(format!("`= {want}` compared with {v}, a value of another type")));
+            }
             (Test::Equals(want), Some(v)) => want == v,
-        }
+        })
+    }
+}
+
+/// The JSON type of a value, for comparisons that only make sense within one type.
+fn json_kind(v: &Value) -> u8 {
+    match v {
+        Value::Null => 0,
+        Value::Bool(_) => 1,
+        Value::Number(_) => 2,
+        Value::String(_) => 3,
+        Value::Array(_) => 4,
+        Value::Object(_) => 5,
     }
 }
 
@@ -393,7 +439,7 @@ mod tests {
         let b = bindings(&args);
         let mut caps = BTreeMap::new();
         let p = Predicate::Arg { name: "target".into(), test: Test::Matches("^--output=(?P<path>.+)$".into()) };
-        assert!(p.holds(&b, &mut caps));
+        assert!(p.holds(&b, &mut caps).unwrap());
         assert_eq!(render("w {path} by {env.principal_login}", &b, &caps).unwrap(), "w /tmp/x by alice");
     }
 
@@ -407,12 +453,26 @@ mod tests {
     #[test]
     fn absent_counts_null() {
         let args = json!({"private": null});
-        assert!(Test::Absent.holds(bindings(&args).arguments.get("private"), &mut BTreeMap::new()));
+        assert!(Test::Absent.holds(bindings(&args).arguments.get("private"), &mut BTreeMap::new()).unwrap());
     }
 
     #[test]
     fn placeholders_are_listed_and_braces_checked() {
         assert_eq!(placeholders("{a}/{{x}}/{arg.b}").unwrap(), vec!["a", "arg.b"]);
         assert!(placeholders("{a").is_err());
+    }
+
+    #[test]
+    fn a_test_on_a_value_of_the_wrong_type_cannot_be_evaluated() {
+        let args = json!({"private": "true", "name": ["x"]});
+        let b = bindings(&args);
+        let mut caps = BTreeMap::new();
+        let eq = Predicate::Arg { name: "private".into(), test: Test::Equals(json!(true)) };
+        assert!(eq.holds(&b, &mut caps).is_err());
+        // A negation must not turn "cannot tell" into "holds".
+        let not_matching = Predicate::Not(Box::new(Predicate::Arg { name: "name".into(), test: Test::Matches("^a$".into()) }));
+        assert!(not_matching.holds(&b, &mut caps).is_err());
+        let any = Predicate::Any(vec![Predicate::Always, not_matching]);
+        assert_eq!(any.holds(&b, &mut caps), Ok(true));
     }
 }
