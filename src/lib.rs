@@ -16,6 +16,7 @@ pub mod certify;
 pub mod cli;
 pub mod demo;
 pub mod error;
+mod go_package;
 pub mod guard;
 pub mod profile;
 pub mod profile_test;

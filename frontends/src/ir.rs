@@ -87,6 +87,10 @@ pub enum EscalationCode {
     FactMissing,
     ShapeMismatch,
     ParseError,
+    /// A construct of the language's build or loader (a Go build constraint, a
+    /// `replace` in go.mod, a vendor directory) that decides which code is
+    /// compiled and that the frontend does not interpret.
+    LoaderConstruct,
 }
 
 impl EscalationCode {
@@ -99,6 +103,7 @@ impl EscalationCode {
             EscalationCode::FactMissing => "fact_missing",
             EscalationCode::ShapeMismatch => "shape_mismatch",
             EscalationCode::ParseError => "parse_error",
+            EscalationCode::LoaderConstruct => "loader_construct",
         }
     }
 }

@@ -30,6 +30,7 @@ const CODES: &[(&str, &str)] = &[
     ("fact_missing", "A required fact is not in the release"),
     ("shape_mismatch", "The source has a shape the profile does not accept"),
     ("parse_error", "A selected file does not parse"),
+    ("loader_construct", "A build or loader construct decides which code is compiled"),
     ("job_problem", "The release differs from what the job expects"),
 ];
 
