@@ -122,7 +122,7 @@ pub fn check_call(summary: &Summary, call: &Call, file: &Path) -> Result<(), Inp
             return Err(at(name, format!("argument `{name}` is not in the tool's input schema (known: {})", known.join(", "))));
         };
         if !value.is_null() && !spec.ty.holds(value) {
-            return Err(at(name, format!("argument `{name}` must be {}, not {}", spec.ty.name(), crate::rules::kind_of(value))));
+            return Err(at(name, format!("argument `{name}` must be {}, not {}", spec.ty.name(), json_type(value))));
         }
     }
     for (name, spec) in &summary.arguments {
@@ -133,6 +133,17 @@ pub fn check_call(summary: &Summary, call: &Call, file: &Path) -> Result<(), Inp
     Ok(())
 }
 
+pub fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(n) if n.is_f64() => "a number",
+        Value::Number(_) => "an integer",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
 
 /// Applies the call to the summary and checks every effect against the contract.
 /// The call must already have passed [`check_call`].
@@ -149,7 +160,7 @@ pub fn decide(summary: &Summary, call: &Call, env: &Env, contract: &Contract) ->
         match rule.when.holds(&bindings, &mut captures) {
             Ok(true) => {}
             Ok(false) => continue,
-            Err(u) => return Decision::unknown(format!("rule {index}'s condition cannot be evaluated: {}", u.0), Some(index)),
+            Err(why) => return Decision::unknown(format!("rule {index} cannot be evaluated on this call: {}", why.0), Some(index)),
         }
         return match &rule.then {
             Outcome::Reject(code) => Decision {

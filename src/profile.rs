@@ -33,6 +33,8 @@ struct RawProfile {
     source: RawSource,
     regions: BTreeMap<String, Spanned<RawRegion>>,
     #[serde(default)]
+    imports: BTreeMap<String, Vec<Spanned<String>>>,
+    #[serde(default)]
     inventory: BTreeMap<Spanned<String>, RawInventory>,
     #[serde(default)]
     facts: BTreeMap<String, Spanned<RawFact>>,
@@ -110,6 +112,7 @@ struct RawRegion {
     /// The region may be absent from a release.
     #[serde(default)]
     optional: bool,
+    via: Option<Vec<String>>,
 }
 
 #[derive(Deserialize)]
@@ -140,6 +143,7 @@ struct RawFact {
     row: Option<String>,
     member: Option<String>,
     conditions: Option<Vec<String>>,
+    digests: Option<Vec<String>>,
     #[serde(default)]
     matching: bool,
     #[serde(default)]
@@ -268,6 +272,10 @@ pub struct Profile {
     /// Files the globs select that are not part of the closure (tests, say).
     pub excluded: GlobSet,
     pub regions: Vec<RegionSpec>,
+    /// Package name -> accepted import-path patterns (`[imports]`).
+    pub imports: BTreeMap<String, Vec<String>>,
+    /// Region -> callees its handler literal may be passed to directly (`via`).
+    pub via: BTreeMap<String, Vec<String>>,
     pub inventories: BTreeMap<String, BTreeSet<String>>,
     pub facts: Vec<FactRequest>,
     pub rules: Vec<RuleTemplate>,
@@ -288,6 +296,23 @@ impl Profile {
             None => InputError::new(file, e.message().trim_end()),
         })?;
         Validator { file, text }.profile(raw)
+    }
+
+    /// What the frontends are told beyond regions and facts.
+    pub fn env(&self) -> fcd_frontends::Env {
+        fcd_frontends::Env {
+            imports: self.imports.clone(),
+            tool: self.tool.clone(),
+            reviewed: self
+                .regions
+                .iter()
+                .filter_map(|r| match &r.kind {
+                    RegionKind::Function(f) => Some(f.rsplit('.').next().unwrap_or(f).to_owned()),
+                    _ => None,
+                })
+                .collect(),
+            via: self.via.clone(),
+        }
     }
 
     /// The fact specifications to hand to a frontend.
@@ -370,6 +395,7 @@ impl Validator<'_> {
         };
 
         let mut regions = Vec::new();
+        let mut via = BTreeMap::new();
         for (name, region) in &raw.regions {
             let r = region.get_ref();
             let kind = match (&r.function, &r.variable, &r.route) {
@@ -385,7 +411,23 @@ impl Validator<'_> {
                     );
                 }
             };
+            if let Some(v) = &r.via {
+                if !matches!(kind, RegionKind::Literal(_)) || v.is_empty() {
+                    return self.err(region.span(), &format!("regions.{name}.via"), "`via` lists the calls a handler literal (`literal = true`) may be passed to");
+                }
+                via.insert(name.clone(), v.clone());
+            }
             regions.push(RegionSpec { name: name.clone(), kind, optional: r.optional });
+        }
+        let mut imports = BTreeMap::new();
+        for (name, patterns) in &raw.imports {
+            for p in patterns {
+                let ok = !p.get_ref().is_empty() && p.get_ref().split('/').all(|seg| !seg.is_empty());
+                if !ok {
+                    return self.err(p.span(), &format!("imports.{name}"), "an import-path pattern is `/`-separated segments, `*` within one segment");
+                }
+            }
+            imports.insert(name.clone(), patterns.iter().map(|p| p.get_ref().clone()).collect());
         }
         let region_names: BTreeSet<&str> = raw.regions.keys().map(String::as_str).collect();
 
@@ -430,6 +472,8 @@ impl Validator<'_> {
             globs,
             excluded,
             regions,
+            imports,
+            via,
             inventories,
             facts,
             rules,
@@ -556,7 +600,14 @@ impl Validator<'_> {
                 };
                 FactKind::Exit { returns: returns.clone(), conditions: conditions.clone() }
             }
-            other => return self.err(span, &format!("{key}.kind"), format!("`{other}` is not a fact kind (known: call, guard, default, field, pass, map, key, table, exit)")),
+            "body" => {
+                let Some(digests) = &f.digests else { return self.err(span, &key, "kind `body` needs `digests`, the reviewed bodies' `sha256:` token digests") };
+                if digests.is_empty() || !digests.iter().all(|d| canon::is_sha256(d)) {
+                    return self.err(span, &format!("{key}.digests"), "list `sha256:` digests (64 lower-case hex digits)");
+                }
+                FactKind::Body { digests: digests.clone() }
+            }
+            other => return self.err(span, &format!("{key}.kind"), format!("`{other}` is not a fact kind (known: call, guard, default, field, pass, map, key, table, exit, body)")),
         };
         let allowed: &[&str] = match kind.name() {
             "call" => &["callee", "args", "matching"],
@@ -567,6 +618,7 @@ impl Validator<'_> {
             "field" => &["sink", "arg", "field", "wrap", "from"],
             "pass" => &["sink", "from"],
             "map" => &["from"],
+            "body" => &["digests"],
             _ => &["key"],
         };
         let foreign: Vec<&str> = [
@@ -588,6 +640,7 @@ impl Validator<'_> {
             ("row", f.row.is_some()),
             ("member", f.member.is_some()),
             ("conditions", f.conditions.is_some()),
+            ("digests", f.digests.is_some()),
         ]
         .into_iter()
         .filter(|(k, set)| *set && !allowed.contains(k))
@@ -789,7 +842,7 @@ impl Validator<'_> {
                 if let (Some(spec), Test::Equals(v)) = (arguments.get(name), &test)
                     && !spec.ty.holds(v)
                 {
-                    return self.err(span, key, format!("`equals` compares argument `{name}` ({}) with {}", spec.ty.name(), crate::rules::kind_of(v)));
+                    return self.err(span, key, format!("`equals` compares argument `{name}` ({}) with {}", spec.ty.name(), crate::certify::json_type(v)));
                 }
                 Predicate::Arg { name: name.clone(), test }
             }

@@ -96,7 +96,7 @@ pub fn register(profile: &Profile, req: &Request) -> Result<Registration, InputE
     let mut digested: Vec<_> = files.iter().chain(&loaded.manifests).cloned().collect();
     digested.sort_by(|a, b| a.path.cmp(&b.path));
     let closure = Closure::of(&digested);
-    let analysis = match fcd_frontends::analyze(profile.language, &files, &profile.regions, &profile.fact_specs()) {
+    let analysis = match fcd_frontends::analyze_with(profile.language, &files, &profile.regions, &profile.fact_specs(), &profile.env()) {
         Ok(a) => a,
         Err(e) => return Ok(Registration::Escalated(e)),
     };
@@ -141,6 +141,7 @@ fn describe(kind: &fcd_frontends::FactKind) -> String {
         fcd_frontends::FactKind::Key { key } => format!("the template value of `{key}`"),
         fcd_frontends::FactKind::Table { row, member } => format!("whether row `{row}` holds `{member}`"),
         fcd_frontends::FactKind::Exit { returns, .. } => format!("a `return {returns}` under its conditions"),
+        fcd_frontends::FactKind::Body { .. } => "a reviewed body".to_owned(),
     }
 }
 

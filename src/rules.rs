@@ -176,64 +176,62 @@ fn compile(pattern: &str) -> Option<std::sync::Arc<Regex>> {
     Some(re)
 }
 
-/// Why a condition could not be evaluated on the call's values (a string
-/// test on an array, a pattern that does not compile). The verifier turns it
-/// into UNKNOWN: an undecidable condition must never fall through to a later
-/// rule, which might be a safe one.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Undecidable(pub String);
-
 impl Predicate {
     /// Whether the predicate holds; named regex groups of matching tests are
-    /// added to `captures`. Three-valued: `All` is false as soon as one
-    /// conjunct is definitely false and `Any` true as soon as one disjunct is
-    /// definitely true; otherwise an undecidable part makes the whole undecidable.
-    pub fn holds(&self, b: &Bindings<'_>, captures: &mut BTreeMap<String, String>) -> Result<bool, Undecidable> {
-        match self {
-            Predicate::Always => Ok(true),
+    /// added to `captures`. `Err` when a test cannot be evaluated on the value
+    /// it is given (a pattern test on a non-string, an equality across JSON
+    /// types, a regular expression that does not compile): the caller must
+    /// decide UNKNOWN, never fall through to a later rule, since a negation or
+    /// a later rule would otherwise read "cannot tell" as "does not hold".
+    pub fn holds(&self, b: &Bindings<'_>, captures: &mut BTreeMap<String, String>) -> Result<bool, Unevaluable> {
+        Ok(match self {
+            Predicate::Always => true,
             Predicate::All(ps) => {
-                let mut gap = None;
                 for p in ps {
-                    match p.holds(b, captures) {
-                        Ok(true) => {}
-                        Ok(false) => return Ok(false),
-                        Err(u) => gap = gap.or(Some(u)),
+                    if !p.holds(b, captures)? {
+                        return Ok(false);
                     }
                 }
-                gap.map_or(Ok(true), Err)
+                true
             }
             Predicate::Any(ps) => {
-                let mut gap = None;
                 for p in ps {
-                    match p.holds(b, captures) {
-                        Ok(true) => return Ok(true),
-                        Ok(false) => {}
-                        Err(u) => gap = gap.or(Some(u)),
+                    if p.holds(b, captures)? {
+                        return Ok(true);
                     }
                 }
-                gap.map_or(Ok(false), Err)
+                false
             }
-            Predicate::Not(p) => p.holds(b, &mut BTreeMap::new()).map(|v| !v),
-            Predicate::Arg { name, test } => test.holds(b.arguments.get(name), captures).map_err(|u| Undecidable(format!("argument `{name}`: {}", u.0))),
-            Predicate::Env { path, test } => test.holds(b.env(path).as_ref(), captures).map_err(|u| Undecidable(format!("environment `{path}`: {}", u.0))),
-        }
+            Predicate::Not(p) => !p.holds(b, &mut BTreeMap::new())?,
+            Predicate::Arg { name, test } => test.holds(b.arguments.get(name), captures).map_err(|e| e.on(&format!("argument `{name}`")))?,
+            Predicate::Env { path, test } => test.holds(b.env(path).as_ref(), captures).map_err(|e| e.on(&format!("env `{path}`")))?,
+        })
+    }
+}
+
+/// Why a condition could not be evaluated on a value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unevaluable(pub String);
+
+impl Unevaluable {
+    fn on(self, subject: &str) -> Unevaluable {
+        Unevaluable(format!("{subject}: {}", self.0))
     }
 }
 
 impl Test {
-    fn holds(&self, value: Option<&Value>, captures: &mut BTreeMap<String, String>) -> Result<bool, Undecidable> {
-        let string = |v: &Value| -> Result<String, Undecidable> {
-            v.as_str().map(str::to_owned).ok_or_else(|| Undecidable(format!("a string test cannot be evaluated on {}", kind_of(v))))
-        };
+    fn holds(&self, value: Option<&Value>, captures: &mut BTreeMap<String, String>) -> Result<bool, Unevaluable> {
+        let not_string = |v: &Value| Unevaluable(format!("a string test on {v}, which is not a string"));
         Ok(match (self, value) {
             (Test::Absent, v) => v.is_none() || v == Some(&Value::Null),
             (Test::Present, v) => !(v.is_none() || v == Some(&Value::Null)),
-            (_, None) => false,
-            (Test::StartsWith(prefix), Some(v)) => string(v)?.starts_with(prefix.as_str()),
+            // null is an omitted argument: only `absent`/`present` say anything about it.
+            (_, None | Some(Value::Null)) => false,
+            (Test::StartsWith(prefix), Some(v)) => v.as_str().ok_or_else(|| not_string(v))?.starts_with(prefix.as_str()),
             (Test::Matches(pattern), Some(v)) => {
-                let s = string(v)?;
-                let re = compile(pattern).ok_or_else(|| Undecidable(format!("the pattern `{pattern}` does not compile")))?;
-                let Some(caps) = re.captures(&s) else { return Ok(false) };
+                let s = v.as_str().ok_or_else(|| not_string(v))?;
+                let re = compile(pattern).ok_or_else(|| Unevaluable(format!("`{pattern}` is not a valid regular expression")))?;
+                let Some(caps) = re.captures(s) else { return Ok(false) };
                 for name in re.capture_names().flatten() {
                     if let Some(m) = caps.name(name) {
                         captures.insert(name.to_owned(), m.as_str().to_owned());
@@ -242,21 +240,23 @@ impl Test {
                 true
             }
             (Test::Type(t), Some(v)) => t.holds(v),
+            (Test::Equals(want), Some(v)) if json_kind(want) != json_kind(v) => {
+                return Err(Unevaluable(format!("`= {want}` compared with {v}, a value of another type")));
+            }
             (Test::Equals(want), Some(v)) => want == v,
         })
     }
 }
 
-/// The JSON kind of a value, in words.
-pub fn kind_of(v: &Value) -> &'static str {
+/// The JSON type of a value, for comparisons that only make sense within one type.
+fn json_kind(v: &Value) -> u8 {
     match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(n) if n.is_f64() => "a number",
-        Value::Number(_) => "an integer",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
+        Value::Null => 0,
+        Value::Bool(_) => 1,
+        Value::Number(_) => 2,
+        Value::String(_) => 3,
+        Value::Array(_) => 4,
+        Value::Object(_) => 5,
     }
 }
 
@@ -439,22 +439,8 @@ mod tests {
         let b = bindings(&args);
         let mut caps = BTreeMap::new();
         let p = Predicate::Arg { name: "target".into(), test: Test::Matches("^--output=(?P<path>.+)$".into()) };
-        assert_eq!(p.holds(&b, &mut caps), Ok(true));
+        assert!(p.holds(&b, &mut caps).unwrap());
         assert_eq!(render("w {path} by {env.principal_login}", &b, &caps).unwrap(), "w /tmp/x by alice");
-    }
-
-    #[test]
-    fn a_string_test_on_another_type_is_undecidable_not_false() {
-        let args = json!({"target": ["--output=/tmp/x"]});
-        let b = bindings(&args);
-        let dash = Predicate::Arg { name: "target".into(), test: Test::StartsWith("-".into()) };
-        assert!(dash.holds(&b, &mut BTreeMap::new()).unwrap_err().0.contains("an array"));
-        // A negation or a disjunction cannot turn it into a decision either.
-        assert!(Predicate::Not(Box::new(dash.clone())).holds(&b, &mut BTreeMap::new()).is_err());
-        assert!(Predicate::Any(vec![dash.clone(), Predicate::Not(Box::new(Predicate::Always))]).holds(&b, &mut BTreeMap::new()).is_err());
-        // A definite answer of one part still decides a conjunction or disjunction.
-        assert_eq!(Predicate::All(vec![dash.clone(), Predicate::Not(Box::new(Predicate::Always))]).holds(&b, &mut BTreeMap::new()), Ok(false));
-        assert_eq!(Predicate::Any(vec![dash, Predicate::Always]).holds(&b, &mut BTreeMap::new()), Ok(true));
     }
 
     #[test]
@@ -467,12 +453,26 @@ mod tests {
     #[test]
     fn absent_counts_null() {
         let args = json!({"private": null});
-        assert_eq!(Test::Absent.holds(bindings(&args).arguments.get("private"), &mut BTreeMap::new()), Ok(true));
+        assert!(Test::Absent.holds(bindings(&args).arguments.get("private"), &mut BTreeMap::new()).unwrap());
     }
 
     #[test]
     fn placeholders_are_listed_and_braces_checked() {
         assert_eq!(placeholders("{a}/{{x}}/{arg.b}").unwrap(), vec!["a", "arg.b"]);
         assert!(placeholders("{a").is_err());
+    }
+
+    #[test]
+    fn a_test_on_a_value_of_the_wrong_type_cannot_be_evaluated() {
+        let args = json!({"private": "true", "name": ["x"]});
+        let b = bindings(&args);
+        let mut caps = BTreeMap::new();
+        let eq = Predicate::Arg { name: "private".into(), test: Test::Equals(json!(true)) };
+        assert!(eq.holds(&b, &mut caps).is_err());
+        // A negation must not turn "cannot tell" into "holds".
+        let not_matching = Predicate::Not(Box::new(Predicate::Arg { name: "name".into(), test: Test::Matches("^a$".into()) }));
+        assert!(not_matching.holds(&b, &mut caps).is_err());
+        let any = Predicate::Any(vec![Predicate::Always, not_matching]);
+        assert_eq!(any.holds(&b, &mut caps), Ok(true));
     }
 }

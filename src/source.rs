@@ -4,7 +4,8 @@
 //! links, so a link cannot pull in files from outside the release or loop),
 //! matching the profile's globs against `/`-separated relative paths, and
 //! sorting by path, so the closure and its digest do not depend on the order
-//! the file system lists entries in.
+//! the file system lists entries in. The loader (`crate::loader`) then
+//! completes the closure to what each ecosystem's runtime actually loads.
 
 use std::path::Path;
 
@@ -70,17 +71,27 @@ pub fn collect(root: &Path, profile: &Profile) -> Result<Result<Vec<SourceFile>,
         if !profile.globs.is_match(&relative) || profile.excluded.is_match(&relative) {
             continue;
         }
-        let len = entry.metadata().map(|m| m.len()).unwrap_or(0);
-        if len > MAX_FILE_BYTES as u64 {
-            return Ok(Err(Escalation::new(
-                EscalationCode::ParseError,
-                format!("file is {len} bytes, more than the {MAX_FILE_BYTES} accepted"),
-                Some(Anchor::at_line(&relative, 1)),
-            )));
+        match read_one(root, &relative)? {
+            Ok(f) => files.push(f),
+            Err(e) => return Ok(Err(e)),
         }
-        let bytes = std::fs::read(entry.path()).map_err(|e| InputError::new(entry.path(), format!("cannot read: {e}")))?;
-        files.push(SourceFile { path: relative, bytes });
     }
     files.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(Ok(files))
+}
+
+/// Reads one file of the release (`relative` to `root`); a file too large to
+/// analyze is part of the release and cannot be skipped, so it escalates.
+pub(crate) fn read_one(root: &Path, relative: &str) -> Result<Result<SourceFile, Escalation>, InputError> {
+    let path = root.join(relative);
+    let len = path.symlink_metadata().map(|m| m.len()).unwrap_or(0);
+    if len > MAX_FILE_BYTES as u64 {
+        return Ok(Err(Escalation::new(
+            EscalationCode::ParseError,
+            format!("file is {len} bytes, more than the {MAX_FILE_BYTES} accepted"),
+            Some(Anchor::at_line(relative, 1)),
+        )));
+    }
+    let bytes = std::fs::read(&path).map_err(|e| InputError::new(&path, format!("cannot read: {e}")))?;
+    Ok(Ok(SourceFile { path: relative.to_owned(), bytes }))
 }

@@ -1,16 +1,23 @@
 //! The Go frontend through its public interface: regions, callee identities
-//! (generic instantiations, conversions, dynamic callees) and comments.
+//! (generic instantiations, conversions, dynamic callees, names resolved by
+//! declaration) and comments.
 
-use fcd_frontends::{EscalationCode, Identity, Lang, RegionKind, RegionSpec, SourceFile, analyze};
+use fcd_frontends::{Env, EscalationCode, Identity, Lang, RegionKind, RegionSpec, SourceFile, analyze, analyze_with};
 
 fn file(src: &str) -> SourceFile {
     SourceFile { path: "pkg/x.go".into(), bytes: src.as_bytes().to_vec() }
 }
 
+fn env() -> Env {
+    let mut env = Env { reviewed: vec!["OptionalParam".into()], ..Env::default() };
+    env.imports.insert("github".into(), vec!["github.com/google/go-github/v*/github".into()]);
+    env
+}
+
 /// The identities of the calls in the handler literal of `F`.
 fn callees(src: &str) -> Vec<String> {
     let region = RegionSpec { name: "r".into(), kind: RegionKind::Literal("F".into()), optional: false };
-    let analysis = analyze(Lang::Go, &[file(src)], &[region], &[]).expect("analyzes");
+    let analysis = analyze_with(Lang::Go, &[file(src)], &[region], &[], &env()).expect("analyzes");
     analysis.regions[0]
         .calls
         .iter()
@@ -22,16 +29,33 @@ fn callees(src: &str) -> Vec<String> {
         .collect()
 }
 
+/// A package with one imported library, one helper and a handler literal
+/// whose parameters are `ctx`, `deps` and `args`.
+fn source(header: &str, body: &str) -> String {
+    format!(
+        "package x\n\nimport \"github.com/google/go-github/v87/github\"\n{header}\nfunc OptionalParam[T any](a A, k string) (T, error) {{ var z T; return z, nil }}\n\nfunc F() T {{\n\treturn New(func(ctx C, deps D, args A) error {{\n{body}\n\t\treturn nil\n\t}})\n}}\n"
+    )
+}
+
 fn check(body: &str, expected: &[&str]) {
-    let src = format!("package x\n\nfunc F() T {{\n\treturn New(func(ctx C, args A) error {{\n{body}\n\t\treturn nil\n\t}})\n}}\n");
+    let src = source("", body);
     assert_eq!(callees(&src), expected, "in:\n{src}");
+}
+
+fn first_callee(header: &str, body: &str) -> String {
+    callees(&source(header, body)).into_iter().next().unwrap_or_default()
+}
+
+fn escalation(header: &str, body: &str) -> EscalationCode {
+    let region = RegionSpec { name: "r".into(), kind: RegionKind::Literal("F".into()), optional: false };
+    analyze_with(Lang::Go, &[file(&source(header, body))], &[region], &[], &env()).map(|_| ()).expect_err("escalates").code
 }
 
 #[test]
 fn dotted_tokens_and_generics_are_identities() {
     check(
-        "\t\tv, err := OptionalParam[bool](args, \"p\")\n\t\tclient.Repositories.Create(ctx, v)\n\t\ts := string(b)\n\t\tdeps.GetClient(ctx).Do()",
-        &["OptionalParam[bool]", "client.Repositories.Create", "string", "deps.GetClient().Do", "deps.GetClient"],
+        "\t\tv, err := OptionalParam[bool](args, \"p\")\n\t\tclient := deps.Client()\n\t\tclient.Repositories.Create(ctx, v)\n\t\ts := string(b)\n\t\tdeps.GetClient(ctx).Do()",
+        &["OptionalParam[bool]", "deps.Client", "client.Repositories.Create", "string", "deps.GetClient().Do", "deps.GetClient"],
     );
 }
 
@@ -48,7 +72,7 @@ fn comments_and_strings_create_no_callees() {
 
 #[test]
 fn only_the_outermost_literal_is_the_region() {
-    check("\t\tdefer func() { _ = resp.Body.Close() }()", &["func()", "resp.Body.Close"]);
+    check("\t\tresp := deps.Do()\n\t\tdefer func() { _ = resp.Body.Close() }()", &["deps.Do", "func()", "resp.Body.Close"]);
 }
 
 #[test]
@@ -64,4 +88,54 @@ fn odd_go_does_not_panic() {
         let region = RegionSpec { name: "r".into(), kind: RegionKind::Function("F".into()), optional: false };
         let _ = analyze(Lang::Go, &[file(src)], &[region], &[]);
     }
+}
+
+#[test]
+fn defer_and_go_calls_are_call_sites() {
+    check("\t\tdefer deps.Close()\n\t\tgo deps.Run(ctx)", &["deps.Close", "deps.Run"]);
+}
+
+#[test]
+fn an_import_is_its_path() {
+    assert_eq!(first_callee("", "\t\t_ = github.Ptr(true)"), "github.Ptr");
+    let src = source("", "\t\t_ = github.Ptr(true)").replace("\"github.com/google/go-github/v87/github\"", "github \"example.com/lookalike/github\"");
+    assert!(callees(&src)[0].starts_with('?'), "{:?}", callees(&src));
+}
+
+#[test]
+fn locals_never_pass_for_library_or_package_names() {
+    // A closure named like the helper is a function value, not the helper.
+    assert!(first_callee("", "\t\tOptionalParam := func(a A, k string) (bool, error) { return true, nil }\n\t\tOptionalParam(args, \"p\")").starts_with("dynamic"));
+    // A method value is a function value too.
+    assert!(callees(&source("", "\t\tf := deps.Create\n\t\tf(ctx)"))[0].starts_with("dynamic"));
+    // A receiver built in the region is not the result of a reviewed call.
+    assert!(first_callee("", "\t\tclient := &Fake{}\n\t\tclient.Repositories.Create(ctx)").starts_with('?'));
+    // A package variable can be rebound by any code of the package.
+    assert!(first_callee("var OptionalParam2 = func() {}\n", "\t\tOptionalParam2()").starts_with("dynamic"));
+    // A package function the profile does not review is not trusted.
+    assert!(first_callee("func helper() {}\n", "\t\thelper()").starts_with('?'));
+    // A name declared nowhere resolves to nothing.
+    assert!(first_callee("", "\t\tghost.Do()").starts_with('?'));
+}
+
+#[test]
+fn shadowing_escalates() {
+    assert_eq!(escalation("", "\t\ttrue := false\n\t\t_ = true"), EscalationCode::ShapeMismatch);
+    assert_eq!(escalation("const false = true\n", ""), EscalationCode::ShapeMismatch);
+    assert_eq!(escalation("", "\t\tgithub := deps.Client()\n\t\t_ = github"), EscalationCode::ShapeMismatch);
+    assert_eq!(escalation("", "\t\tswitch string := args.(type) {\n\t\tdefault:\n\t\t\t_ = string\n\t\t}"), EscalationCode::ShapeMismatch);
+}
+
+#[test]
+fn shape_mismatchs_escalate() {
+    let region = || vec![RegionSpec { name: "r".into(), kind: RegionKind::Literal("F".into()), optional: false }];
+    let with = |path: &str, text: &str| {
+        let extra = SourceFile { path: path.into(), bytes: text.as_bytes().to_vec() };
+        analyze_with(Lang::Go, &[file(&source("", "")), extra], &region(), &[], &env()).map(|_| ()).expect_err("escalates").code
+    };
+    assert_eq!(with("go.mod", "module m\nreplace github.com/google/go-github/v87 => ../fork\n"), EscalationCode::ShapeMismatch);
+    assert_eq!(with("pkg/y.go", "//go:build linux\n\npackage x\n"), EscalationCode::ShapeMismatch);
+    assert_eq!(with("pkg/y_windows.go", "package x\n"), EscalationCode::ShapeMismatch);
+    assert_eq!(with("pkg/y.go", "package x\n\nfunc init() {}\n"), EscalationCode::ShapeMismatch);
+    assert_eq!(with("pkg/y.go", "package x\n\nvar _ = func() int { return 0 }()\n"), EscalationCode::ShapeMismatch);
 }

@@ -51,6 +51,15 @@ impl Lang {
         }
     }
 
+    /// Whether this language's frontend parses the file; others in a closure
+    /// (Go's go.mod) are read by [`Frontend::check_package`] only.
+    pub fn parses(self, path: &str) -> bool {
+        match self {
+            Lang::Go => path.ends_with(".go"),
+            _ => true,
+        }
+    }
+
     /// The grammar for one file of a release in this language: the JavaScript
     /// family reads an npm bundle (`.js`) and its TypeScript source (`.ts`) alike.
     pub fn for_file(self, path: &str) -> Lang {
@@ -79,9 +88,46 @@ pub struct Region<'a> {
     /// Every selected file of the release, for facts that resolve names
     /// across a package (a constant default, say).
     pub trees: &'a [(&'a str, &'a Syntax)],
-    /// Every region the profile names, so a frontend can tell a reviewed
-    /// function of the release from one the profile never looked at.
-    pub specs: &'a [crate::spec::RegionSpec],
+    /// What the profile says beyond regions and facts.
+    pub env: &'a Env,
+}
+
+/// What a frontend is told beyond regions and facts: the profile's accepted
+/// import paths, its tool name and the functions it reviews as regions.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Env {
+    /// Package name as the source spells it -> accepted import-path patterns
+    /// (`*` matches within one path segment), e.g. `github` ->
+    /// `github.com/google/go-github/v*/github`.
+    pub imports: BTreeMap<String, Vec<String>>,
+    /// The MCP tool name the profile reviews.
+    pub tool: String,
+    /// Names of the functions the profile's regions cover (`function` keys).
+    pub reviewed: Vec<String>,
+    /// Region name -> the callees a handler literal may be passed to directly.
+    pub via: BTreeMap<String, Vec<String>>,
+}
+
+impl Env {
+    /// Whether `path` matches one of the patterns accepted for package name `name`.
+    pub fn accepts_import(&self, name: &str, path: &str) -> bool {
+        self.imports.get(name).is_some_and(|patterns| patterns.iter().any(|p| segment_glob(p, path)))
+    }
+}
+
+/// `/`-separated pattern matching where `*` stands for any text within one segment.
+fn segment_glob(pattern: &str, path: &str) -> bool {
+    let (ps, xs): (Vec<&str>, Vec<&str>) = (pattern.split('/').collect(), path.split('/').collect());
+    ps.len() == xs.len() && ps.iter().zip(&xs).all(|(p, x)| wildcard(p, x))
+}
+
+fn wildcard(p: &str, x: &str) -> bool {
+    match p.split_once('*') {
+        None => p == x,
+        Some((head, tail)) => {
+            x.strip_prefix(head).is_some_and(|rest| (0..=rest.len()).any(|i| rest.is_char_boundary(i) && wildcard(tail, &rest[i..])))
+        }
+    }
 }
 
 impl<'a> Region<'a> {
@@ -108,14 +154,6 @@ pub trait Frontend: Sync {
     /// Every call site inside the region, in source order, with its callee identity.
     fn calls<'a>(&self, region: &Region<'a>) -> Vec<(Node<'a>, Identity)>;
 
-    /// Checks what surrounds a located region in the whole closure: nothing
-    /// outside it rebinds the region's name or a library name it resolves,
-    /// or registers another definition in its place. Languages that have
-    /// no such check yet accept every surrounding.
-    fn surroundings(&self, _region: &Region<'_>) -> Result<(), Escalation> {
-        Ok(())
-    }
-
     /// Extracts one fact. `Ok(None)` means the source does not state it;
     /// `Err` means the source has a shape the profile does not accept.
     fn extract<'a>(
@@ -124,6 +162,20 @@ pub trait Frontend: Sync {
         spec: &FactSpec,
         found: &BTreeMap<String, Found<'a>>,
     ) -> Result<Option<Found<'a>>, Escalation>;
+
+    /// Checks what decides which code is loaded (build constraints, module
+    /// files) across every file of the closure, parsed or not.
+    fn check_package(&self, _files: &[crate::SourceFile], _trees: &[(&str, &Syntax)], _env: &Env) -> Result<(), Escalation> {
+        Ok(())
+    }
+
+    /// Checks what surrounds a located region in the whole closure before its
+    /// call sites and facts are trusted: nothing outside it rebinds the
+    /// region's name or a library name it resolves (shadowing, patching), or
+    /// registers another definition in its place.
+    fn check_region(&self, _region: &Region<'_>) -> Result<(), Escalation> {
+        Ok(())
+    }
 }
 
 /// Aligns call arguments with argument patterns, skipping optional patterns

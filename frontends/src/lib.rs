@@ -20,7 +20,7 @@ mod python;
 use std::collections::BTreeMap;
 
 pub use ir::{Anchor, CallSite, Effect, Escalation, EscalationCode, Exposure, Fact, FactValue, Identity};
-pub use lang::{Found, Frontend, Lang, Region};
+pub use lang::{Env, Found, Frontend, Lang, Region};
 pub use spec::{ArgPattern, ArgShape, DefaultRule, FactKind, FactSpec, RegionKind, RegionSpec};
 
 use ts::Syntax;
@@ -95,6 +95,24 @@ pub fn analyze(
     regions: &[RegionSpec],
     facts: &[FactSpec],
 ) -> Result<Analysis, Escalation> {
+    let reviewed = regions
+        .iter()
+        .filter_map(|r| match &r.kind {
+            RegionKind::Function(f) => Some(f.rsplit('.').next().unwrap_or(f).to_owned()),
+            _ => None,
+        })
+        .collect();
+    analyze_with(lang, files, regions, facts, &Env { reviewed, ..Env::default() })
+}
+
+/// [`analyze`] with what the profile says beyond regions and facts.
+pub fn analyze_with(
+    lang: Lang,
+    files: &[SourceFile],
+    regions: &[RegionSpec],
+    facts: &[FactSpec],
+    env: &Env,
+) -> Result<Analysis, Escalation> {
     let frontend = lang.frontend();
     // A file that does not parse escalates when it could hold a region (its
     // text names one); one that cannot is left out of the analysis, as it can
@@ -106,7 +124,7 @@ pub fn analyze(
         })
         .collect();
     let mut parsed: Vec<(&SourceFile, Syntax)> = Vec::new();
-    for f in files {
+    for f in files.iter().filter(|f| lang.parses(&f.path)) {
         match parse(lang.for_file(&f.path), f) {
             Ok(s) => parsed.push((f, s)),
             Err(e) => {
@@ -119,6 +137,7 @@ pub fn analyze(
     }
 
     let trees: Vec<(&str, &Syntax)> = parsed.iter().map(|(f, s)| (f.path.as_str(), s)).collect();
+    frontend.check_package(files, &trees, env)?;
     let mut located: BTreeMap<&str, Region<'_>> = BTreeMap::new();
     let mut reports = Vec::new();
     for spec in regions {
@@ -128,7 +147,7 @@ pub fn analyze(
                 frontend
                     .find_regions(syntax, &spec.kind)
                     .into_iter()
-                    .map(|node| Region { name: &spec.name, file: &file.path, node, trees: &trees, specs: regions })
+                    .map(|node| Region { name: &spec.name, file: &file.path, node, trees: &trees, env })
             })
             .collect();
         let region = match hits.as_slice() {
@@ -155,7 +174,7 @@ pub fn analyze(
                 ));
             }
         };
-        frontend.surroundings(&region)?;
+        frontend.check_region(&region)?;
         let calls = frontend
             .calls(&region)
             .into_iter()
@@ -171,7 +190,12 @@ pub fn analyze(
     let mut order: Vec<&FactSpec> = facts.iter().collect();
     // Dependency levels: calls, defaults and keys first; then what refers to them.
     order.sort_by_key(|f| match f.kind {
-        FactKind::Call { .. } | FactKind::Default { .. } | FactKind::Key { .. } | FactKind::Table { .. } | FactKind::Exit { .. } => 0,
+        FactKind::Call { .. }
+        | FactKind::Default { .. }
+        | FactKind::Key { .. }
+        | FactKind::Table { .. }
+        | FactKind::Exit { .. }
+        | FactKind::Body { .. } => 0,
         FactKind::Guard { .. } | FactKind::Pass { .. } => 1,
         FactKind::Map { .. } => 2,
         FactKind::Field { .. } => 3,
@@ -187,10 +211,32 @@ pub fn analyze(
                 None,
             ));
         };
-        if let Some(f) = frontend.extract(region, spec, &found)? {
+        let extracted = match &spec.kind {
+            FactKind::Body { digests } => body_fact(region, spec, digests)?,
+            _ => frontend.extract(region, spec, &found)?,
+        };
+        if let Some(f) = extracted {
             found.insert(spec.name.clone(), f);
         }
     }
     let facts = facts.iter().filter_map(|s| found.get(&s.name).map(|f| f.fact.clone())).collect();
     Ok(Analysis { regions: reports, facts })
+}
+
+/// The `body` fact, the same in every language: the region's tokens (comments
+/// left out, one space between tokens) hash to one of the reviewed digests.
+/// It pins a helper whose behaviour the other facts trust to a body a person
+/// read; any other body escalates with its digest, for the reviewer to judge.
+fn body_fact<'a>(region: &Region<'a>, spec: &FactSpec, digests: &[String]) -> Result<Option<Found<'a>>, Escalation> {
+    let digest = ir::sha256_text(&region.node.token_text());
+    let site = lang::FactSite { region, spec };
+    if !digests.contains(&digest) {
+        return Err(site.mismatch(
+            region.node,
+            format!("the body of region `{}` is not a reviewed one: its token digest {digest} is not among the profile's digests", region.name),
+        ));
+    }
+    let mut values = BTreeMap::new();
+    values.insert("digest".into(), FactValue::Text(digest));
+    Ok(Some(site.fact(region.node, values)))
 }

@@ -196,6 +196,10 @@ pub enum FactKind {
     /// A `return RETURNS` reached only under conditions that mention every one
     /// of these string literals (`if (w === "pragma" …) { if (s.includes("=")) return false }`).
     Exit { returns: String, conditions: Vec<String> },
+    /// The region's body is one a person reviewed: its tokens (comments left
+    /// out) hash to one of these `sha256:` digests. Pins a helper the other
+    /// facts trust (what a parameter reader returns for an omitted argument).
+    Body { digests: Vec<String> },
 }
 
 /// Where a reviewed helper's default comes from.
@@ -233,6 +237,7 @@ impl FactKind {
             FactKind::Key { .. } => "key",
             FactKind::Table { .. } => "table",
             FactKind::Exit { .. } => "exit",
+            FactKind::Body { .. } => "body",
         }
     }
 }

@@ -285,6 +285,17 @@ impl<'a> Node<'a> {
     }
 
     /// The node's text without white space (for identities and messages).
+    /// The leaf tokens of this subtree, comments left out, joined by one
+    /// space: the text of a definition independent of layout and comments.
+    pub fn token_text(&self) -> String {
+        let leaves: Vec<&str> = self
+            .descendants()
+            .filter(|n| n.children().next().is_none() && n.kind() != "comment" && !n.text().is_empty())
+            .map(|n| n.text())
+            .collect();
+        leaves.join(" ")
+    }
+
     pub fn compact_text(&self) -> String {
         self.text().split_whitespace().collect()
     }

@@ -94,7 +94,8 @@ fn body_lines(tokens: &[Token], def: usize) -> Vec<Vec<Token>> {
     }
     let mut lines = Vec::new();
     let mut line = Vec::new();
-    for t in &tokens[i + 1..] {
+    // A `def` on the file's last line has no body tokens after it.
+    for t in tokens.get(i + 1..).unwrap_or_default() {
         if t.kind == Kind::Newline {
             if !line.is_empty() {
                 lines.push(std::mem::take(&mut line));

@@ -10,6 +10,7 @@
 //! too, (2) the packaging files that decide what is loaded, which are digested
 //! into the closure, and escalates any loader construct it cannot interpret.
 
+mod go;
 mod python;
 
 use std::path::Path;
@@ -32,15 +33,22 @@ pub struct Loaded {
 pub fn load(root: &Path, profile: &Profile, selected: &[SourceFile]) -> Result<Result<Loaded, Escalation>, InputError> {
     match profile.language {
         Lang::Python => python::load(root, profile, selected),
+        Lang::Go => {
+            let mut files = selected.to_vec();
+            if let Err(e) = go::complete(root, &mut files)? {
+                return Ok(Err(e));
+            }
+            let sources = files.into_iter().filter(|f| !selected.iter().any(|s| s.path == f.path)).collect();
+            Ok(Ok(Loaded { sources, manifests: Vec::new() }))
+        }
         // The other languages' loading rules are read by their own modules as
         // they are written; until then the globbed files are the closure.
         _ => Ok(Ok(Loaded::default())),
     }
 }
 
-/// Reads a file of the release as a closure entry, with its `/`-separated relative path.
-fn read(root: &Path, relative: &str) -> Result<SourceFile, InputError> {
-    let path = root.join(relative);
-    let bytes = std::fs::read(&path).map_err(|e| InputError::new(&path, format!("cannot read: {e}")))?;
-    Ok(SourceFile { path: relative.to_owned(), bytes })
+/// Reads a file of the release as a closure entry (`relative` is `/`-separated);
+/// one too large to analyse escalates.
+fn read(root: &Path, relative: &str) -> Result<Result<SourceFile, Escalation>, InputError> {
+    crate::source::read_one(root, relative)
 }

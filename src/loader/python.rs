@@ -78,7 +78,10 @@ pub fn load(root: &Path, profile: &Profile, selected: &[SourceFile]) -> Result<R
     for f in &files {
         let in_package = packages.iter().any(|p| !p.is_empty() && f.starts_with(&format!("{p}/")));
         if in_package && f.ends_with(".py") && !chosen.contains(f.as_str()) && !profile.excluded.is_match(f) {
-            loaded.sources.push(read(root, f)?);
+            match read(root, f)? {
+                Ok(file) => loaded.sources.push(file),
+                Err(e) => return Ok(Err(e)),
+            }
         }
     }
     for package in &packages {
@@ -131,7 +134,10 @@ fn manifests(root: &Path, package: &str, files: &BTreeSet<String>) -> Result<Res
         for m in MANIFESTS {
             let path = join(&dir, m);
             if files.contains(&path) {
-                let file = read(root, &path)?;
+                let file = match read(root, &path)? {
+                    Ok(file) => file,
+                    Err(e) => return Ok(Err(e)),
+                };
                 if *m == "pyproject.toml"
                     && let Err(e) = pyproject(&file, &name)
                 {

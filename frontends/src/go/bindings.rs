@@ -3,6 +3,9 @@
 //! Flow-insensitive and conservative: every declaration, assignment, range
 //! variable, increment and nested parameter counts as a binding site, so a
 //! variable the profile follows is trusted only when it is bound exactly once.
+//! Every syntactic kind of binding counts: `:=`, `=`, `var`, `const`, local
+//! types, range and type-switch variables, `select` receives, parameters and
+//! named results of nested literals, and `true := false` (a literal on the left).
 
 use std::collections::BTreeMap;
 
@@ -14,13 +17,11 @@ pub struct Bindings<'a> {
     sites: BTreeMap<String, Vec<Node<'a>>>,
     /// Binding identifier -> the expression bound to it, when one is.
     values: Vec<(Node<'a>, Node<'a>)>,
-    /// `(variable, field)` -> assignments `variable.field = …`.
-    field_writes: BTreeMap<(String, String), Vec<Node<'a>>>,
 }
 
 impl<'a> Bindings<'a> {
     pub fn of(region: Node<'a>) -> Bindings<'a> {
-        let mut b = Bindings { params: Vec::new(), sites: BTreeMap::new(), values: Vec::new(), field_writes: BTreeMap::new() };
+        let mut b = Bindings { params: Vec::new(), sites: BTreeMap::new(), values: Vec::new() };
         if let Some(params) = region.field_child("parameters") {
             for p in params.named_children() {
                 b.params.extend(p.field_children("name").map(|n| n.text().to_owned()));
@@ -56,12 +57,42 @@ impl<'a> Bindings<'a> {
                     }
                 }
                 "func_literal" if node != region => {
-                    if let Some(params) = node.field_child("parameters") {
-                        for p in params.named_children() {
+                    for list in ["parameters", "result"].iter().filter_map(|f| node.field_child(f)) {
+                        for p in list.named_children() {
                             for n in p.field_children("name") {
                                 b.bind(n, None);
                             }
                         }
+                    }
+                }
+                // Named results and receivers of the region itself, type
+                // parameters: bindings too, never values the profile follows.
+                "function_declaration" | "method_declaration" | "func_literal" => {
+                    for list in ["result", "receiver", "type_parameters"].iter().filter_map(|f| node.field_child(f)) {
+                        for p in list.named_children() {
+                            for n in p.field_children("name") {
+                                b.bind(n, None);
+                            }
+                        }
+                    }
+                }
+                "type_switch_statement" => {
+                    if let Some(alias) = node.field_child("alias") {
+                        for n in alias.named_children() {
+                            b.bind(n, None);
+                        }
+                    }
+                }
+                "receive_statement" if node.children().any(|c| c.kind() == ":=") => {
+                    if let Some(left) = node.field_child("left") {
+                        for n in left.named_children() {
+                            b.bind(n, None);
+                        }
+                    }
+                }
+                "type_spec" | "type_alias" => {
+                    if let Some(n) = node.field_child("name") {
+                        b.bind(n, None);
                     }
                 }
                 _ => {}
@@ -72,17 +103,11 @@ impl<'a> Bindings<'a> {
 
     fn bind(&mut self, target: Node<'a>, value: Option<Node<'a>>) {
         match target.kind() {
-            "identifier" if target.text() != "_" => {
+            // `true := false` parses with a literal on the left: still a binding.
+            "identifier" | "type_identifier" | "true" | "false" | "nil" | "iota" if target.text() != "_" => {
                 self.sites.entry(target.text().to_owned()).or_default().push(target);
                 if let Some(v) = value {
                     self.values.push((target, v));
-                }
-            }
-            "selector_expression" => {
-                if let (Some(op), Some(field)) = (target.field_child("operand"), target.field_child("field"))
-                    && op.kind() == "identifier"
-                {
-                    self.field_writes.entry((op.text().to_owned(), field.text().to_owned())).or_default().push(target);
                 }
             }
             _ => {}
@@ -113,7 +138,17 @@ impl<'a> Bindings<'a> {
         self.values.iter().find(|(_, v)| *v == call).map(|(s, _)| *s)
     }
 
-    pub fn field_writes(&self, name: &str, field: &str) -> Vec<Node<'a>> {
-        self.field_writes.get(&(name.to_owned(), field.to_owned())).cloned().unwrap_or_default()
+    /// Whether a binding site takes a call's result (`x, err := f()`) or is
+    /// a `var x T` without a value.
+    pub fn bound_to_call(&self, site: Node<'a>) -> bool {
+        match self.value(site) {
+            Some(v) => matches!(v.kind(), "call_expression" | "type_conversion_expression"),
+            None => site.parent().is_some_and(|p| p.kind() == "var_spec" && p.field_child("value").is_none()),
+        }
+    }
+
+    /// Every name bound in the region, with its binding sites.
+    pub fn all(&self) -> impl Iterator<Item = (&String, &Vec<Node<'a>>)> {
+        self.sites.iter()
     }
 }

@@ -8,15 +8,20 @@
 //! call of a map value): an index whose text is not type-like is a dynamic callee.
 
 mod bindings;
+mod loader;
+mod scope;
+mod surroundings;
 
 use std::collections::BTreeMap;
 
 use crate::ir::{Escalation, EscalationCode, FactValue, Identity};
-use crate::lang::{FactSite, Found, Frontend, Region};
+use crate::lang::{Env, FactSite, Found, Frontend, Region};
 use crate::spec::{ArgPattern, ArgShape, DefaultRule, FactKind, FactSpec, RegionKind};
 use crate::ts::{Node, Syntax};
+use crate::SourceFile;
 
 use bindings::Bindings;
+use scope::Scope;
 
 /// The Go frontend.
 pub struct Go;
@@ -41,8 +46,19 @@ impl Frontend for Go {
         }
     }
 
+    /// Every call, `defer` and `go` statements included (their call is a
+    /// call expression), with the identity its head resolves to by declaration.
     fn calls<'a>(&self, region: &Region<'a>) -> Vec<(Node<'a>, Identity)> {
-        region.node.descendants().filter(|n| is_call(*n)).map(|c| (c, identity(c))).collect()
+        let scope = Scope::of(region);
+        region.node.descendants().filter(|n| is_call(*n)).map(|c| (c, scope.resolve(identity(c)))).collect()
+    }
+
+    fn check_package(&self, files: &[SourceFile], trees: &[(&str, &Syntax)], _env: &Env) -> Result<(), Escalation> {
+        loader::check(files, trees)
+    }
+
+    fn check_region(&self, region: &Region<'_>) -> Result<(), Escalation> {
+        surroundings::check(region)
     }
 
     fn extract<'a>(
@@ -75,7 +91,7 @@ fn is_call(n: Node<'_>) -> bool {
 }
 
 /// Go's predeclared types: an index naming one of these instantiates a generic.
-const PREDECLARED: &[&str] = &[
+const PREDECLARED_TYPES: &[&str] = &[
     "bool", "string", "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64",
     "uintptr", "float32", "float64", "complex64", "complex128", "byte", "rune", "error", "any",
 ];
@@ -85,7 +101,7 @@ fn type_like(text: &str) -> bool {
     text.split(',').map(str::trim).all(|part| {
         let part = part.trim_start_matches(['*', '[', ']']);
         let last = part.rsplit('.').next().unwrap_or(part);
-        PREDECLARED.contains(&part) || last.chars().next().is_some_and(char::is_uppercase) || part.starts_with("map[")
+        PREDECLARED_TYPES.contains(&part) || last.chars().next().is_some_and(char::is_uppercase) || part.starts_with("map[")
     })
 }
 
@@ -106,7 +122,7 @@ fn dotted(n: Node<'_>) -> Option<String> {
 }
 
 /// The identity of a call site's callee.
-fn identity(call: Node<'_>) -> Identity {
+pub(crate) fn identity(call: Node<'_>) -> Identity {
     if call.kind() == "type_conversion_expression" {
         let Some(ty) = call.field_child("type") else { return Identity::Dynamic("a conversion without a type".into()) };
         let args = ty.field_child("type_arguments").map(|a| a.text().trim_matches(['[', ']']).to_owned());
@@ -130,13 +146,21 @@ fn identity(call: Node<'_>) -> Identity {
     }
 }
 
+/// The statement holding a node, for messages.
+fn enclosing_statement(n: Node<'_>) -> Node<'_> {
+    std::iter::once(n)
+        .chain(n.ancestors())
+        .find(|a| a.kind().ends_with("_statement") || a.kind() == "short_var_declaration")
+        .unwrap_or(n)
+}
+
 /// A call's arguments, comments left out.
 fn arguments(call: Node<'_>) -> Vec<Node<'_>> {
     call.items("arguments")
 }
 
 /// The content of a string literal (interpreted without escapes, or raw).
-fn string_content(n: Node<'_>) -> Option<String> {
+pub(crate) fn string_content(n: Node<'_>) -> Option<String> {
     match n.kind() {
         "interpreted_string_literal" => {
             let inner = n.text().strip_prefix('"')?.strip_suffix('"')?;
@@ -285,6 +309,7 @@ impl<'a> Cx<'_, 'a> {
             return Err(self.escalate(call, format!("argument `{argument}` is read by `{helper}`, not a reviewed helper ({})", known.join(", "))));
         };
         self.check_single_binding(var.text(), var)?;
+        self.check_map_untouched(call)?;
         let (value, source) = match rule {
             DefaultRule::Zero(text) => match literal_text(text) {
                 Some(v) => (v, "zero value of the helper".to_owned()),
@@ -304,6 +329,35 @@ impl<'a> Cx<'_, 'a> {
         values.insert("default".into(), value);
         values.insert("source".into(), FactValue::Text(source));
         Ok(Some(self.fact(call, values)))
+    }
+
+    /// Every identifier of the region spelled `name`, binding sites included.
+    fn uses(&self, name: &str) -> Vec<Node<'a>> {
+        self.region.node.descendants().filter(|n| n.kind() == "identifier" && n.text() == name).collect()
+    }
+
+    /// The argument map a helper reads must reach it unchanged: it may appear
+    /// only as the first argument of calls to functions the profile reviews as
+    /// regions (pinned helpers), never written (`args[k] = v`), aliased or
+    /// handed to anything else, and it must be a parameter never rebound.
+    fn check_map_untouched(&self, call: Node<'a>) -> Result<(), Escalation> {
+        let Some(map) = arguments(call).first().copied() else { return Ok(()) };
+        if map.kind() != "identifier" || !self.bindings.is_param(map.text()) {
+            return Err(self.escalate(map, format!("the helper reads `{}`, not a parameter of the region", map.compact_text())));
+        }
+        let name = map.text();
+        self.check_single_binding(name, map)?;
+        for u in self.uses(name) {
+            let call = u.parent().filter(|l| l.kind() == "argument_list").and_then(|l| l.parent());
+            let reviewed = call.is_some_and(|c| {
+                arguments(c).first() == Some(&u)
+                    && matches!(identity(c), Identity::Path(p) if self.region.env.reviewed.iter().any(|r| *r == p.split('[').next().unwrap_or(&p)))
+            });
+            if !reviewed && !self.bindings.is_binding_site(u) && u.parent().is_some_and(|p| p.kind() != "parameter_declaration") {
+                return Err(self.escalate(u, format!("the argument map `{name}` is used at line {} (`{}`) other than as the first argument of a reviewed helper: it may be changed before the read", u.line(), enclosing_statement(u).compact_text())));
+            }
+        }
+        Ok(())
     }
 
     /// A literal, or a constant of the region's package whose value is one.
@@ -354,8 +408,11 @@ impl<'a> Cx<'_, 'a> {
         let [site] = sites.as_slice() else {
             return Err(self.escalate(arg, format!("`{name}` is bound {} times; the profile follows one struct literal", sites.len())));
         };
-        if let Some(write) = self.bindings.field_writes(name, field).first() {
-            return Err(self.escalate(*write, format!("`{name}.{field}` is assigned after the literal")));
+        // The struct is followed from its literal to the sink only when nothing
+        // else can reach it: any other use (a field write, `(*repo).F = …`, an
+        // alias, `&repo`, passing it on) could change the field before the sink.
+        if let Some(other) = self.uses(name).into_iter().find(|u| *u != arg && *u != *site) {
+            return Err(self.escalate(other, format!("`{name}` is also used at line {} (`{}`): the struct may change between its literal and the sink", other.line(), enclosing_statement(other).compact_text())));
         }
         let Some(composite) = self.bindings.value(*site).and_then(|v| {
             let v = if v.kind() == "unary_expression" { v.field_child("operand")? } else { v };

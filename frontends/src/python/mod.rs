@@ -50,7 +50,7 @@ impl Frontend for Python {
             .collect()
     }
 
-    fn surroundings(&self, region: &Region<'_>) -> Result<(), Escalation> {
+    fn check_region(&self, region: &Region<'_>) -> Result<(), Escalation> {
         route::check(region)?;
         surroundings::check(region)
     }
@@ -121,7 +121,7 @@ fn reviewed_local(scope: &Scope<'_>, call: Node<'_>, region: &Region<'_>) -> Opt
     if !scope.is_module_definition(name) {
         return None;
     }
-    let reviewed = region.specs.iter().any(|s| matches!(&s.kind, RegionKind::Function(f) if f == name));
+    let reviewed = region.env.reviewed.iter().any(|f| f == name);
     (!reviewed).then(|| Identity::Unresolved(format!("{name} (defined in the release, but not a region of the profile, so its body is unread)")))
 }
 

@@ -74,10 +74,7 @@ pub fn check(region: &Region<'_>) -> Result<(), Escalation> {
     if !subject_ok {
         return Err(escalate(statement, "the dispatcher matches something other than its own, unchanged name parameter".into()));
     }
-    let tool = match &region.specs.iter().find(|s| s.name == region.name).map(|s| &s.kind) {
-        Some(crate::spec::RegionKind::Route(t)) => t.clone(),
-        _ => return Ok(()),
-    };
+    let tool = region.env.tool.clone();
     for earlier in statement.descendants().filter(|c| c.kind() == "case_clause" && c.precedes(route)) {
         match case_values(root, earlier) {
             Some(values) if values.iter().all(|v| v.as_deref().is_some_and(|v| v != tool)) => {}

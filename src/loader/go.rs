@@ -1,0 +1,153 @@
+//! What `go build` compiles for a Go region, beyond the files a profile's globs name.
+//!
+//! A glob is not a loader: `go build` compiles every non-test `.go` file of a
+//! package directory, reads the module's `go.mod` (its `replace` directives can
+//! swap a reviewed library for another module) and prefers a `vendor/`
+//! directory or a `go.work` workspace when one exists. So the closure of a Go
+//! profile is completed here: every package directory holding a selected file
+//! contributes all of its `.go` files (test files aside, which `go build`
+//! never compiles), and the nearest `go.mod` above it. Constructs this module
+//! cannot interpret soundly escalate (`shape_mismatch`) instead of being read:
+//! a linked `.go` file, non-Go sources compiled into the package, a missing
+//! `go.mod`, a `go.work`, a vendor directory. What go.mod and the Go files say
+//! (replacements, build constraints) is judged by the Go frontend, which
+//! receives go.mod as one more file of the closure.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use fcd_frontends::{Anchor, Escalation, EscalationCode, SourceFile};
+
+use crate::error::InputError;
+use crate::source::read_one;
+
+/// Extensions `go build` compiles into a package besides `.go` (assembly, cgo, objects).
+const OTHER_SOURCES: &[&str] = &[
+    ".s", ".S", ".sx", ".syso", ".c", ".cc", ".cpp", ".cxx", ".m", ".h", ".hh", ".hpp", ".hxx", ".f", ".F", ".for", ".f90",
+    ".swig", ".swigcxx",
+];
+
+fn loader(path: &str, detail: String) -> Escalation {
+    Escalation::new(EscalationCode::ShapeMismatch, detail, Some(Anchor::at_line(path, 1)))
+}
+
+/// Adds the rest of every selected Go package and its go.mod to `files`.
+pub fn complete(root: &Path, files: &mut Vec<SourceFile>) -> Result<Result<(), Escalation>, InputError> {
+    let dirs: BTreeSet<String> =
+        files.iter().filter(|f| f.path.ends_with(".go")).map(|f| parent(&f.path).to_owned()).collect();
+    let mut have: BTreeSet<String> = files.iter().map(|f| f.path.clone()).collect();
+    let mut modules = BTreeSet::new();
+    for dir in &dirs {
+        if let Err(e) = package_files(root, dir, &mut have, files)? {
+            return Ok(Err(e));
+        }
+        match module_root(root, dir) {
+            Some(m) => {
+                modules.insert(m);
+            }
+            None => {
+                return Ok(Err(loader(
+                    &join(dir, "."),
+                    format!("no go.mod between package `{dir}` and the release root: its module and replacements are unknown"),
+                )));
+            }
+        }
+    }
+    for module in &modules {
+        if let Err(e) = module_files(root, module, &mut have, files)? {
+            return Ok(Err(e));
+        }
+    }
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(Ok(()))
+}
+
+fn parent(path: &str) -> &str {
+    path.rsplit_once('/').map_or("", |(d, _)| d)
+}
+
+fn join(dir: &str, name: &str) -> String {
+    if dir.is_empty() { name.to_owned() } else { format!("{dir}/{name}") }
+}
+
+/// Every `.go` file of one package directory that `go build` compiles.
+fn package_files(root: &Path, dir: &str, have: &mut BTreeSet<String>, files: &mut Vec<SourceFile>) -> Result<Result<(), Escalation>, InputError> {
+    let path = root.join(dir);
+    let entries = std::fs::read_dir(&path).map_err(|e| InputError::new(&path, format!("cannot list the package directory: {e}")))?;
+    let mut names: Vec<(String, std::fs::FileType)> = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| InputError::new(&path, format!("cannot list the package directory: {e}")))?;
+        let kind = entry.file_type().map_err(|e| InputError::new(entry.path(), format!("cannot stat: {e}")))?;
+        let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
+            return Err(InputError::new(entry.path(), "the path is not UTF-8"));
+        };
+        names.push((name, kind));
+    }
+    names.sort_by(|a, b| a.0.cmp(&b.0));
+    for (name, kind) in names {
+        let rel = join(dir, &name);
+        if name.ends_with("_test.go") || name.starts_with('.') || name.starts_with('_') {
+            continue; // go build ignores test files and names starting with `.` or `_`
+        }
+        if kind.is_dir() {
+            continue;
+        }
+        if OTHER_SOURCES.iter().any(|ext| name.ends_with(ext)) {
+            return Ok(Err(loader(&rel, format!("`{name}` is a non-Go source `go build` compiles into the package; fcd reads only Go"))));
+        }
+        if !name.ends_with(".go") {
+            continue;
+        }
+        if !kind.is_file() {
+            return Ok(Err(loader(&rel, format!("`{name}` is a link or special file; `go build` would compile what it points to"))));
+        }
+        if have.insert(rel.clone()) {
+            match read_one(root, &rel)? {
+                Ok(f) => files.push(f),
+                Err(e) => return Ok(Err(e)),
+            }
+        }
+    }
+    Ok(Ok(()))
+}
+
+/// The nearest directory at or above `dir` (inside the root) holding go.mod.
+fn module_root(root: &Path, dir: &str) -> Option<String> {
+    let mut d = dir.to_owned();
+    loop {
+        if root.join(join(&d, "go.mod")).is_file() {
+            return Some(d);
+        }
+        if d.is_empty() {
+            return None;
+        }
+        d = parent(&d).to_owned();
+    }
+}
+
+/// go.mod into the closure; a workspace or vendor directory escalates.
+fn module_files(root: &Path, module: &str, have: &mut BTreeSet<String>, files: &mut Vec<SourceFile>) -> Result<Result<(), Escalation>, InputError> {
+    let vendor = join(module, "vendor");
+    if root.join(&vendor).symlink_metadata().is_ok() {
+        return Ok(Err(loader(&vendor, format!("`{vendor}` exists: `go build` would compile vendored copies of the dependencies instead of the reviewed libraries"))));
+    }
+    let mut d = module.to_owned();
+    loop {
+        let work = join(&d, "go.work");
+        if root.join(&work).symlink_metadata().is_ok() {
+            return Ok(Err(loader(&work, format!("`{work}` makes a workspace that can replace any module; fcd does not read workspaces"))));
+        }
+        if d.is_empty() {
+            break;
+        }
+        d = parent(&d).to_owned();
+    }
+    let gomod = join(module, "go.mod");
+    if have.insert(gomod.clone()) {
+        match read_one(root, &gomod)? {
+            Ok(f) => files.push(f),
+            Err(e) => return Ok(Err(e)),
+        }
+    }
+    Ok(Ok(()))
+}
