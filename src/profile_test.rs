@@ -59,7 +59,7 @@ pub struct Case {
     /// The true decision of canonical calls on this source: no certificate
     /// may be issued for a call whose truth is not `safe`.
     #[serde(default)]
-    truth: BTreeMap<String, Verdict>,
+    pub truth: BTreeMap<String, Verdict>,
     /// The case file that declares this case (set when loaded).
     #[serde(skip)]
     pub file: PathBuf,
@@ -89,6 +89,22 @@ impl Case {
             (Some(_), None) => Err(err("edits need a `base`, not a `source`")),
             _ => Err(err("give exactly one of `source` (a fixture directory) and `base` (with `[[case.edit]]`)")),
         }
+    }
+}
+
+impl Case {
+    /// Writes this case's release tree into `dest` (which must not exist):
+    /// a copy of its fixture, or its base with the declared edits applied.
+    pub fn materialize_into(&self, dest: &Path) -> Result<(), InputError> {
+        let dir = self.file.parent().unwrap_or(Path::new("."));
+        let err = |m: String| InputError::new(&self.file, format!("case `{}`: {m}", self.name));
+        let (base, edits): (&Path, &[Edit]) = match (&self.source, &self.base) {
+            (Some(source), None) if self.edit.is_empty() => (source, &[]),
+            (None, Some(base)) => (base, &self.edit),
+            _ => return Err(err("give exactly one of `source` (a fixture directory) and `base` (with `[[case.edit]]`)".into())),
+        };
+        std::fs::create_dir_all(dest).map_err(|e| err(format!("{}: {e}", dest.display())))?;
+        fcd_edits::materialize(&dir.join(base), edits, dest).map_err(err)
     }
 }
 

@@ -160,7 +160,7 @@ fn official_request(release: &Release, dir: PathBuf) -> Request {
     let artifact_digest = match &release.source {
         manifest::Source::Pypi(p) => Some(format!("sha256:{}", p.sha256)),
         manifest::Source::Npm(n) => Some(format!("sha256:{}", n.sha256)),
-        manifest::Source::Git(_) | manifest::Source::Dir(_) => None,
+        manifest::Source::Git(_) | manifest::Source::Dir(_) | manifest::Source::Case(_) => None,
     };
     Request { source: dir, release: Some(release.id.clone()), artifact_digest, config: None }
 }

@@ -58,6 +58,18 @@ pub fn materialize(release: &Release, cache: &Path, mirrors: &BTreeMap<String, P
             }
             Ok(Some(Materialized { artifact_digest: None, provenance: format!("directory {}", root.display()), root, downloaded: false }))
         }
+        Source::Case(c) => {
+            let cases = fcd::profile_test::load_cases(&c.profile)?;
+            let Some(case) = cases.iter().find(|k| k.name == c.name) else {
+                bail!("release `{}`: no case `{}` in {}/tests/*.toml", release.id, c.name, c.profile.display());
+            };
+            let root = cache.join(&release.id);
+            if root.exists() {
+                std::fs::remove_dir_all(&root).with_context(|| format!("{}: cannot clear the previous tree", root.display()))?;
+            }
+            case.materialize_into(&root)?;
+            Ok(Some(Materialized { artifact_digest: None, provenance: format!("test case {} of {}", c.name, case.file.display()), root, downloaded: false }))
+        }
         Source::Git(g) => match mirrors.get(&g.repository) {
             Some(mirror) => git_tree(release, g, mirror, cache).map(Some),
             None => Ok(None),
@@ -68,7 +80,7 @@ pub fn materialize(release: &Release, cache: &Path, mirrors: &BTreeMap<String, P
 /// Refuses, before any work starts, a release whose source kind has no fetcher yet.
 pub fn check_supported(release: &Release) -> Result<()> {
     match &release.source {
-        Source::Pypi(_) | Source::Npm(_) | Source::Git(_) | Source::Dir(_) => Ok(()),
+        Source::Pypi(_) | Source::Npm(_) | Source::Git(_) | Source::Dir(_) | Source::Case(_) => Ok(()),
     }
 }
 

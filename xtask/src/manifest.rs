@@ -43,6 +43,19 @@ struct RawRelease {
     npm: Option<NpmSource>,
     git: Option<GitSource>,
     dir: Option<DirSource>,
+    case: Option<CaseSource>,
+}
+
+/// A case of the profile's own tests (`tests/*.toml`), materialized from its
+/// base fixture and declared edits: a release that left the profile's shape
+/// on purpose, kept in the job so that it can never register silently.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CaseSource {
+    pub name: String,
+    /// The profile directory (set when loaded: the folder of releases.toml).
+    #[serde(skip)]
+    pub profile: std::path::PathBuf,
 }
 
 /// A release already on disk (a vendored tree, a build output), relative to releases.toml.
@@ -95,6 +108,7 @@ pub enum Source {
     Npm(NpmSource),
     Git(GitSource),
     Dir(DirSource),
+    Case(CaseSource),
 }
 
 impl Source {
@@ -105,6 +119,7 @@ impl Source {
             Source::Npm(n) => format!("{}@{}", n.package, n.version),
             Source::Git(g) => format!("{} tag {} (commit {})", g.repository, g.tag, g.commit),
             Source::Dir(d) => format!("directory {}", d.path.display()),
+            Source::Case(c) => format!("test case {}", c.name),
         }
     }
 }
@@ -160,6 +175,9 @@ fn parse(path: &Path, text: &str, regimes: &[String]) -> Result<Vec<Release>> {
         if let Source::Dir(d) = &mut release.source {
             d.path = path.parent().unwrap_or(Path::new(".")).join(&d.path);
         }
+        if let Source::Case(c) = &mut release.source {
+            c.profile = path.parent().unwrap_or(Path::new(".")).to_path_buf();
+        }
         if !seen.insert(release.id.clone()) {
             bail!("{at}: release id `{}` appears twice", release.id);
         }
@@ -184,7 +202,11 @@ fn validate(raw: RawRelease, regimes: &[String]) -> Result<Release> {
         (None, Some(code)) => Expectation::Escalate(code),
         _ => bail!("release `{id}`: give exactly one of `regime` (it registers) and `escalate` (it must escalate)"),
     };
-    let source = match (raw.pypi, raw.npm, raw.git, raw.dir) {
+    let local = match (raw.dir, raw.case) {
+        (Some(_), Some(_)) => bail!("release `{id}`: give exactly one source table, not both [release.dir] and [release.case]"),
+        (dir, case) => dir.map(Source::Dir).or(case.map(Source::Case)),
+    };
+    let source = match (raw.pypi, raw.npm, raw.git, local) {
         (Some(p), None, None, None) => {
             check_sha256(&id, &p.sha256)?;
             Source::Pypi(p)
@@ -194,8 +216,8 @@ fn validate(raw: RawRelease, regimes: &[String]) -> Result<Release> {
             Source::Npm(n)
         }
         (None, None, Some(g), None) => Source::Git(g),
-        (None, None, None, Some(d)) => Source::Dir(d),
-        _ => bail!("release `{id}`: give exactly one source table: [release.pypi], [release.npm], [release.git] or [release.dir]"),
+        (None, None, None, Some(local)) => local,
+        _ => bail!("release `{id}`: give exactly one source table: [release.pypi], [release.npm], [release.git], [release.dir] or [release.case]"),
     };
     Ok(Release { id, expect, source })
 }
@@ -275,6 +297,14 @@ mod tests {
     fn regime_and_escalate_together_are_refused() {
         let e = check(&format!("[[release]]\nid = \"a\"\nregime = \"guarded\"\nescalate = \"parse_error\"\n[release.pypi]\npackage = \"p\"\nversion = \"1\"\nsha256 = \"{HEX}\"\n")).unwrap_err();
         assert!(format!("{e:#}").contains("exactly one of `regime`"), "{e:#}");
+    }
+
+    #[test]
+    fn a_test_case_release_and_a_directory_together_are_refused() {
+        let r = check("[[release]]\nid = \"a\"\nescalate = \"parse_error\"\n[release.case]\nname = \"c\"\n").unwrap();
+        assert!(matches!(&r[0].source, Source::Case(c) if c.name == "c"));
+        let e = check("[[release]]\nid = \"a\"\nescalate = \"parse_error\"\n[release.case]\nname = \"c\"\n[release.dir]\npath = \"d\"\n").unwrap_err();
+        assert!(format!("{e:#}").contains("not both"), "{e:#}");
     }
 
     #[test]
