@@ -54,12 +54,17 @@ pub fn collect(root: &Path, profile: &Profile) -> Result<Result<Vec<SourceFile>,
     if !root.is_dir() {
         return Err(InputError::new(root, "the release source is not a directory"));
     }
+    let frontend = profile.language.frontend();
     let mut files = Vec::new();
+    let mut all = Vec::new();
+    let mut build = Vec::new();
+    let mut links = Vec::new();
     for entry in WalkDir::new(root).follow_links(false).sort_by_file_name() {
         let entry = entry.map_err(|e| {
             InputError::new(e.path().unwrap_or(root), format!("cannot walk the release source: {e}"))
         })?;
-        if !entry.file_type().is_file() {
+        let kind = entry.file_type();
+        if !kind.is_file() && !kind.is_symlink() {
             continue;
         }
         let Ok(relative) = entry.path().strip_prefix(root) else { continue };
@@ -67,20 +72,50 @@ pub fn collect(root: &Path, profile: &Profile) -> Result<Result<Vec<SourceFile>,
             return Err(InputError::new(entry.path(), "the path is not UTF-8"));
         };
         let relative = relative.replace(std::path::MAIN_SEPARATOR, "/");
+        if kind.is_symlink() {
+            // Never followed, but the frontend must know: a compiler follows it.
+            links.push(relative);
+            continue;
+        }
+        all.push(relative.clone());
+        if frontend.is_build_file(&relative) {
+            build.push((relative.clone(), entry.path().to_owned()));
+        }
         if !profile.globs.is_match(&relative) || profile.excluded.is_match(&relative) {
             continue;
         }
-        let len = entry.metadata().map(|m| m.len()).unwrap_or(0);
-        if len > MAX_FILE_BYTES as u64 {
-            return Ok(Err(Escalation::new(
-                EscalationCode::ParseError,
-                format!("file is {len} bytes, more than the {MAX_FILE_BYTES} accepted"),
-                Some(Anchor::at_line(&relative, 1)),
-            )));
+        match read(entry.path(), &relative)? {
+            Ok(f) => files.push(f),
+            Err(e) => return Ok(Err(e)),
         }
-        let bytes = std::fs::read(entry.path()).map_err(|e| InputError::new(entry.path(), format!("cannot read: {e}")))?;
-        files.push(SourceFile { path: relative, bytes });
+    }
+    // What compiles is decided by build files the globs need not name: the
+    // frontend says which ones, and whether the selection is what compiles.
+    let selected: Vec<String> = files.iter().map(|f| f.path.clone()).collect();
+    let extra = match frontend.build_closure(&all, &links, &selected) {
+        Ok(extra) => extra,
+        Err(e) => return Ok(Err(e)),
+    };
+    for (relative, path) in build.iter().filter(|(r, _)| extra.contains(r)) {
+        match read(path, relative)? {
+            Ok(f) => files.push(f),
+            Err(e) => return Ok(Err(e)),
+        }
     }
     files.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(Ok(files))
+}
+
+/// Reads one file of the closure; one too large to analyze is an escalation.
+fn read(path: &Path, relative: &str) -> Result<Result<SourceFile, Escalation>, InputError> {
+    let len = std::fs::symlink_metadata(path).map(|m| m.len()).unwrap_or(0);
+    if len > MAX_FILE_BYTES as u64 {
+        return Ok(Err(Escalation::new(
+            EscalationCode::ParseError,
+            format!("file is {len} bytes, more than the {MAX_FILE_BYTES} accepted"),
+            Some(Anchor::at_line(relative, 1)),
+        )));
+    }
+    let bytes = std::fs::read(path).map_err(|e| InputError::new(path, format!("cannot read: {e}")))?;
+    Ok(Ok(SourceFile { path: relative.to_owned(), bytes }))
 }

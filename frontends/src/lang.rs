@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
+use crate::SourceFile;
 use crate::ir::{Anchor, Escalation, EscalationCode, Fact, FactValue, Identity};
 use crate::spec::{ArgPattern, FactSpec, RegionKind};
 use crate::ts::{Node, Syntax};
@@ -113,6 +114,30 @@ pub trait Frontend: Sync {
         spec: &FactSpec,
         found: &BTreeMap<String, Found<'a>>,
     ) -> Result<Option<Found<'a>>, Escalation>;
+
+    /// The build files that decide what compiles the `selected` source files,
+    /// given every regular file and every symbolic link of the release: they
+    /// join the source closure. Escalates when the selection is not what the build compiles.
+    fn build_closure(&self, _all: &[String], _links: &[String], _selected: &[String]) -> Result<Vec<String>, Escalation> {
+        Ok(Vec::new())
+    }
+
+    /// Whether a selected file is a build file (checked by [`Frontend::check_build_file`], never parsed as source).
+    fn is_build_file(&self, _path: &str) -> bool {
+        false
+    }
+
+    /// Accepts a build file only when fcd can interpret what it does to compilation.
+    fn check_build_file(&self, _file: &SourceFile) -> Result<(), Escalation> {
+        Ok(())
+    }
+
+    /// Checks over the whole closure once every region is located and before
+    /// any fact: constructs that run code no region shows, or that change
+    /// what a reviewed name means.
+    fn check_program<'a>(&self, _regions: &[Region<'a>], _calls: &[Vec<(Node<'a>, Identity)>], _facts: &[FactSpec]) -> Result<(), Escalation> {
+        Ok(())
+    }
 }
 
 /// Aligns call arguments with argument patterns, skipping optional patterns

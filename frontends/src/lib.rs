@@ -107,6 +107,10 @@ pub fn analyze(
         .collect();
     let mut parsed: Vec<(&SourceFile, Syntax)> = Vec::new();
     for f in files {
+        if frontend.is_build_file(&f.path) {
+            frontend.check_build_file(f)?;
+            continue;
+        }
         match parse(lang.for_file(&f.path), f) {
             Ok(s) => parsed.push((f, s)),
             Err(e) => {
@@ -120,6 +124,7 @@ pub fn analyze(
 
     let trees: Vec<(&str, &Syntax)> = parsed.iter().map(|(f, s)| (f.path.as_str(), s)).collect();
     let mut located: BTreeMap<&str, Region<'_>> = BTreeMap::new();
+    let mut all_calls = Vec::new();
     let mut reports = Vec::new();
     for spec in regions {
         let hits: Vec<Region<'_>> = parsed
@@ -154,14 +159,14 @@ pub fn analyze(
                 ));
             }
         };
-        let calls = frontend
-            .calls(&region)
-            .into_iter()
-            .map(|(node, identity)| CallSite { identity, anchor: region.anchor(node) })
-            .collect();
+        let region_calls = frontend.calls(&region);
+        let calls = region_calls.iter().map(|(node, identity)| CallSite { identity: identity.clone(), anchor: region.anchor(*node) }).collect();
+        all_calls.push(region_calls);
         reports.push(RegionReport { name: spec.name.clone(), anchor: region.anchor(region.node), calls });
         located.insert(&spec.name, region);
     }
+    let in_order: Vec<Region<'_>> = regions.iter().filter_map(|r| located.get(r.name.as_str()).copied()).collect();
+    frontend.check_program(&in_order, &all_calls, facts)?;
 
     // Facts that refer to other facts (a guard names its sink) run after the
     // ones they refer to; the order of the output stays the order asked for.
@@ -173,6 +178,7 @@ pub fn analyze(
         FactKind::Guard { .. } | FactKind::Pass { .. } => 1,
         FactKind::Map { .. } => 2,
         FactKind::Field { .. } => 3,
+        FactKind::Flow { .. } => 4,
     });
     for spec in order {
         let Some(region) = located.get(spec.region.as_str()) else {
