@@ -122,6 +122,13 @@ pub trait Frontend: Sync {
         Ok(Vec::new())
     }
 
+    /// Whether the language's facts depend on the whole closure (a file can
+    /// change what any region means), so that an unparsable file escalates
+    /// even when it names no region.
+    fn whole_program(&self) -> bool {
+        false
+    }
+
     /// Whether a selected file is a build file (checked by [`Frontend::check_build_file`], never parsed as source).
     fn is_build_file(&self, _path: &str) -> bool {
         false

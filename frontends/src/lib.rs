@@ -115,7 +115,7 @@ pub fn analyze(
             Ok(s) => parsed.push((f, s)),
             Err(e) => {
                 let text = String::from_utf8_lossy(&f.bytes);
-                if names.iter().any(|n| text.contains(n)) || std::str::from_utf8(&f.bytes).is_err() {
+                if frontend.whole_program() || names.iter().any(|n| text.contains(n)) || std::str::from_utf8(&f.bytes).is_err() {
                     return Err(e);
                 }
             }

@@ -26,6 +26,14 @@ pub fn occurrences<'a>(scope: Node<'a>, name: &str) -> Vec<Node<'a>> {
         .collect()
 }
 
+/// Whether an occurrence is the name a declaration introduces (not a value in it).
+pub fn is_declared_name(occ: Node<'_>) -> bool {
+    occ.parent().is_some_and(|p| {
+        matches!(p.kind(), "variable_declarator" | "parameter" | "foreach_statement" | "catch_declaration" | "declaration_expression")
+            && p.field_child("name") == Some(occ)
+    })
+}
+
 /// The member chain an occurrence heads: `root.A.B` gives the outermost member access.
 fn chain_top(occ: Node<'_>) -> Node<'_> {
     let mut top = occ;
@@ -70,7 +78,7 @@ pub fn first_write<'a>(scope: Node<'a>, root: &str, member: Option<&str>, allowe
         if allowed(occ) {
             continue;
         }
-        if occ.parent().is_some_and(|p| matches!(p.kind(), "variable_declarator" | "parameter" | "foreach_statement" | "catch_declaration")) {
+        if is_declared_name(occ) {
             return Some((occ, format!("`{root}` is declared again at line {}", occ.line())));
         }
         let top = chain_top(occ);

@@ -68,6 +68,12 @@ impl Frontend for CSharp {
         project::closure(all, links, selected)
     }
 
+    /// A C# file can declare a partial class, an extension method or a type
+    /// that changes what any region means: every file must parse.
+    fn whole_program(&self) -> bool {
+        true
+    }
+
     fn is_build_file(&self, path: &str) -> bool {
         project::is_build_file(path)
     }
@@ -466,7 +472,7 @@ impl<'a> Cx<'_, 'a> {
         let Some((root, member)) = variable.split_once('.') else { return Ok(()) };
         let node = self.region.node;
         let declared: Vec<Node<'a>> =
-            held::occurrences(node, root).into_iter().filter(|o| o.parent().is_some_and(|p| p.kind() == "variable_declarator")).collect();
+            held::occurrences(node, root).into_iter().filter(|o| held::is_declared_name(*o)).collect();
         if declared.len() != 1 {
             return Err(self.escalate(target, format!("`{root}`, which holds `{variable}`, is not one local of the region ({} declarations)", declared.len())));
         }
@@ -545,12 +551,12 @@ impl<'a> Cx<'_, 'a> {
         let same_region = node.contains(from.node);
         let mut allowed: Vec<Node<'a>> = Vec::new();
         if same_region {
-            allowed.extend(held::occurrences(node, root).into_iter().filter(|o| o.parent().is_some_and(|p| p.kind() == "variable_declarator")));
+            allowed.extend(held::occurrences(node, root).into_iter().filter(|o| held::is_declared_name(*o)));
             allowed.extend(held::occurrences(from.node.parent().unwrap_or(from.node), root));
         } else if member.is_some() {
             let binder = from.node.ancestors().find(|a| a.kind() == "method_declaration").and_then(|m| m.field_child("name")).map(|n| n.text());
             let decls: Vec<Node<'a>> =
-                held::occurrences(node, root).into_iter().filter(|o| o.parent().is_some_and(|p| p.kind() == "variable_declarator")).collect();
+                held::occurrences(node, root).into_iter().filter(|o| held::is_declared_name(*o)).collect();
             let bound_by = |o: &Node<'a>| {
                 o.parent()
                     .and_then(|d| d.named_children().rfind(|c| Some(*c) != d.field_child("name")))

@@ -140,12 +140,12 @@ fn spelled(region: &Region<'_>, regions: &[Region<'_>], call: Node<'_>, path: &s
     for (file, syntax) in trees {
         for alias in syntax.root().descendants().filter(|n| n.kind() == "using_directive" && n.field_child("name").is_some()) {
             if name_of(alias) == Some(root) || (bare && name_of(alias) == segs.last().map(String::as_str)) {
-                return Err(at(file, alias, format!("the alias `{}` ({file}:{}) changes what `{path}` names", alias.compact_text(), alias.line())));
+                return Err(at(file, alias, format!("the alias `{}` ({file}:{}) changes what `{path}` names", alias.text().trim(), alias.line())));
             }
         }
     }
     if root.starts_with(|c: char| c.is_uppercase()) && !segs[0].starts_with("new ") && segs.len() > 1 {
-        if let Some(local) = super::held::occurrences(region.node, root).into_iter().find(|o| o.parent().is_some_and(|p| matches!(p.kind(), "variable_declarator" | "parameter"))) {
+        if let Some(local) = super::held::occurrences(region.node, root).into_iter().find(|o| super::held::is_declared_name(*o)) {
             return fail(format!("a local `{root}` at line {} hides the type the callee names", local.line()));
         }
         if let Some((file, decl)) = plain::declarations(trees, root).first() {
