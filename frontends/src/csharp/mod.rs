@@ -658,7 +658,7 @@ impl<'a> Cx<'_, 'a> {
             .collect();
         if let Some((_, later, _)) = self.assignments().iter().find(|(t, n, _)| {
             (t == field || t.ends_with(&format!(".{field}")) || t.contains(&format!(".{field}.")))
-                && !n.parent().and_then(|a| a.parent()).is_some_and(|i| i.kind() == "initializer_expression")
+                && n.parent().and_then(|a| a.parent()).is_none_or(|i| i.kind() != "initializer_expression")
         }) {
             return Err(self.escalate(*later, format!("`{field}` is assigned at line {} outside its initializer", later.line())));
         }

@@ -130,7 +130,6 @@ fn spelled(region: &Region<'_>, regions: &[Region<'_>], call: Node<'_>, path: &s
     let trees = region.trees;
     let segs = segments(path);
     let class = class_of(region.node);
-    let class_name = class.and_then(name_of).unwrap_or("");
     let fail = |detail: String| Err(at(region.file, call, format!("`{path}`: {detail}")));
     if let Some(ty) = segs[0].strip_prefix("new ") {
         plain::check(trees, ty.trim(), &format!("created by `{path}` in region `{}`", region.name))?;
@@ -187,7 +186,6 @@ fn spelled(region: &Region<'_>, regions: &[Region<'_>], call: Node<'_>, path: &s
             return fail(format!("the base class `{b}` is declared in the closure; fcd does not analyze what `{m}` binds to there"));
         }
     }
-    let _ = class_name;
     Ok(())
 }
 
