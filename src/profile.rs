@@ -138,6 +138,8 @@ struct RawFact {
     wrap: Option<String>,
     from: Option<String>,
     definition: Option<String>,
+    inert: Option<Vec<String>>,
+    into: Option<String>,
     key: Option<String>,
     returns: Option<String>,
     row: Option<String>,
@@ -559,7 +561,10 @@ impl Validator<'_> {
                     .iter()
                     .map(|(h, rule)| DefaultRule::parse(rule).map(|r| (h.clone(), r)).or_else(|e| self.err(span.clone(), &format!("{key}.helpers"), e)))
                     .collect::<Result<_, _>>()?;
-                FactKind::Default { argument: argument.clone(), helpers, definition: f.definition.clone() }
+                if f.inert.is_some() && f.definition.is_none() {
+                    return self.err(span, &format!("{key}.inert"), "`inert` lists members of the option `definition`: give `definition`");
+                }
+                FactKind::Default { argument: argument.clone(), helpers, definition: f.definition.clone(), inert: f.inert.clone() }
             }
             "field" => {
                 let (Some(field), Some(from)) = (&f.field, &f.from) else {
@@ -588,6 +593,14 @@ impl Validator<'_> {
                 let Some(k) = &f.key else { return self.err(span, &key, "kind `key` needs `key`") };
                 FactKind::Key { key: k.clone() }
             }
+            "flow" => {
+                let (Some(from), Some(sink)) = (&f.from, &f.sink) else {
+                    return self.err(span, &key, "kind `flow` needs `from` (a `field` or `call` fact) and `sink` (a `call` fact)");
+                };
+                self.fact_of_kind(all, from, &["field", "call"], span.clone(), &format!("{key}.from"))?;
+                self.fact_of_kind(all, sink, &["call"], span.clone(), &format!("{key}.sink"))?;
+                FactKind::Flow { from: from.clone(), sink: sink.clone(), into: f.into.clone() }
+            }
             "table" => {
                 let (Some(row), Some(member)) = (&f.row, &f.member) else {
                     return self.err(span, &key, "kind `table` needs `row` and `member`");
@@ -607,14 +620,15 @@ impl Validator<'_> {
                 }
                 FactKind::Body { digests: digests.clone() }
             }
-            other => return self.err(span, &format!("{key}.kind"), format!("`{other}` is not a fact kind (known: call, guard, default, field, pass, map, key, table, exit, body)")),
+            other => return self.err(span, &format!("{key}.kind"), format!("`{other}` is not a fact kind (known: call, guard, default, field, pass, map, key, flow, table, exit, body)")),
         };
         let allowed: &[&str] = match kind.name() {
             "call" => &["callee", "args", "matching"],
             "guard" => &["test", "before", "returns"],
             "table" => &["row", "member"],
             "exit" => &["returns", "conditions"],
-            "default" => &["argument", "helpers", "definition"],
+            "default" => &["argument", "helpers", "definition", "inert"],
+            "flow" => &["from", "sink", "into"],
             "field" => &["sink", "arg", "field", "wrap", "from"],
             "pass" => &["sink", "from"],
             "map" => &["from"],
@@ -630,6 +644,8 @@ impl Validator<'_> {
             ("argument", f.argument.is_some()),
             ("helpers", f.helpers.is_some()),
             ("definition", f.definition.is_some()),
+            ("inert", f.inert.is_some()),
+            ("into", f.into.is_some()),
             ("sink", f.sink.is_some()),
             ("arg", f.arg.is_some()),
             ("field", f.field.is_some()),

@@ -139,6 +139,7 @@ fn describe(kind: &fcd_frontends::FactKind) -> String {
         fcd_frontends::FactKind::Pass { sink, from } => format!("`{from}`'s value passed to `{sink}`"),
         fcd_frontends::FactKind::Map { from } => format!("the mapping of the parameter `{from}` feeds"),
         fcd_frontends::FactKind::Key { key } => format!("the template value of `{key}`"),
+        fcd_frontends::FactKind::Flow { from, sink, .. } => format!("`{from}`'s value reaching `{sink}`"),
         fcd_frontends::FactKind::Table { row, member } => format!("whether row `{row}` holds `{member}`"),
         fcd_frontends::FactKind::Exit { returns, .. } => format!("a `return {returns}` under its conditions"),
         fcd_frontends::FactKind::Body { .. } => "a reviewed body".to_owned(),

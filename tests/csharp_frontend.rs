@@ -30,8 +30,17 @@ fn check(body: &str, expected: &[&str]) {
 fn dotted_tokens_generics_and_conditional_access() {
     check(
         "        base.M(parseResult);\n        var b = parseResult.GetValueOrDefault<bool>(Defs.Flag.Name);\n        var n = modules?.Select(m => m.Name).ToArray();\n        new HttpClient().GetAsync(url);",
-        &["base.M", "parseResult.GetValueOrDefault<bool>", "modules.Select().ToArray", "modules.Select", "new HttpClient().GetAsync"],
+        &["base.M", "parseResult.GetValueOrDefault<bool>", "modules.Select().ToArray", "modules.Select", "new HttpClient().GetAsync", "new HttpClient"],
     );
+}
+
+#[test]
+fn creations_and_disposal_are_callees() {
+    check(
+        "        var p = new P { V = new() { X = 1 } };\n        F(new(p));\n        Q q = new(p);",
+        &["new P", "new()", "F", "new()", "?`new(p)`: a target-typed creation whose type fcd cannot see"],
+    );
+    check("        using var h = G();", &["?a `using` declaration disposes its resource, running code no call shows", "G"]);
 }
 
 #[test]

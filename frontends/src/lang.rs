@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
+use crate::SourceFile;
 use crate::ir::{Anchor, Escalation, EscalationCode, Fact, FactValue, Identity};
 use crate::spec::{ArgPattern, FactSpec, RegionKind};
 use crate::ts::{Node, Syntax};
@@ -174,6 +175,37 @@ pub trait Frontend: Sync {
     /// region's name or a library name it resolves (shadowing, patching), or
     /// registers another definition in its place.
     fn check_region(&self, _region: &Region<'_>) -> Result<(), Escalation> {
+        Ok(())
+    }
+
+    /// The build files that decide what compiles the `selected` source files,
+    /// given every regular file and every symbolic link of the release: they
+    /// join the source closure. Escalates when the selection is not what the build compiles.
+    fn build_closure(&self, _all: &[String], _links: &[String], _selected: &[String]) -> Result<Vec<String>, Escalation> {
+        Ok(Vec::new())
+    }
+
+    /// Whether the language's facts depend on the whole closure (a file can
+    /// change what any region means), so that an unparsable file escalates
+    /// even when it names no region.
+    fn whole_program(&self) -> bool {
+        false
+    }
+
+    /// Whether a selected file is a build file (checked by [`Frontend::check_build_file`], never parsed as source).
+    fn is_build_file(&self, _path: &str) -> bool {
+        false
+    }
+
+    /// Accepts a build file only when fcd can interpret what it does to compilation.
+    fn check_build_file(&self, _file: &SourceFile) -> Result<(), Escalation> {
+        Ok(())
+    }
+
+    /// Checks over the whole closure once every region is located and before
+    /// any fact: constructs that run code no region shows, or that change
+    /// what a reviewed name means.
+    fn check_program<'a>(&self, _regions: &[Region<'a>], _calls: &[Vec<(Node<'a>, Identity)>], _facts: &[FactSpec]) -> Result<(), Escalation> {
         Ok(())
     }
 }

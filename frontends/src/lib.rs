@@ -124,12 +124,19 @@ pub fn analyze_with(
         })
         .collect();
     let mut parsed: Vec<(&SourceFile, Syntax)> = Vec::new();
-    for f in files.iter().filter(|f| lang.parses(&f.path)) {
+    for f in files {
+        if frontend.is_build_file(&f.path) {
+            frontend.check_build_file(f)?;
+            continue;
+        }
+        if !lang.parses(&f.path) {
+            continue;
+        }
         match parse(lang.for_file(&f.path), f) {
             Ok(s) => parsed.push((f, s)),
             Err(e) => {
                 let text = String::from_utf8_lossy(&f.bytes);
-                if names.iter().any(|n| text.contains(n)) || std::str::from_utf8(&f.bytes).is_err() {
+                if frontend.whole_program() || names.iter().any(|n| text.contains(n)) || std::str::from_utf8(&f.bytes).is_err() {
                     return Err(e);
                 }
             }
@@ -139,6 +146,7 @@ pub fn analyze_with(
     let trees: Vec<(&str, &Syntax)> = parsed.iter().map(|(f, s)| (f.path.as_str(), s)).collect();
     frontend.check_package(files, &trees, env)?;
     let mut located: BTreeMap<&str, Region<'_>> = BTreeMap::new();
+    let mut all_calls = Vec::new();
     let mut reports = Vec::new();
     for spec in regions {
         let hits: Vec<Region<'_>> = parsed
@@ -175,14 +183,14 @@ pub fn analyze_with(
             }
         };
         frontend.check_region(&region)?;
-        let calls = frontend
-            .calls(&region)
-            .into_iter()
-            .map(|(node, identity)| CallSite { identity, anchor: region.anchor(node) })
-            .collect();
+        let region_calls = frontend.calls(&region);
+        let calls = region_calls.iter().map(|(node, identity)| CallSite { identity: identity.clone(), anchor: region.anchor(*node) }).collect();
+        all_calls.push(region_calls);
         reports.push(RegionReport { name: spec.name.clone(), anchor: region.anchor(region.node), calls });
         located.insert(&spec.name, region);
     }
+    let in_order: Vec<Region<'_>> = regions.iter().filter_map(|r| located.get(r.name.as_str()).copied()).collect();
+    frontend.check_program(&in_order, &all_calls, facts)?;
 
     // Facts that refer to other facts (a guard names its sink) run after the
     // ones they refer to; the order of the output stays the order asked for.
@@ -199,6 +207,7 @@ pub fn analyze_with(
         FactKind::Guard { .. } | FactKind::Pass { .. } => 1,
         FactKind::Map { .. } => 2,
         FactKind::Field { .. } => 3,
+        FactKind::Flow { .. } => 4,
     });
     for spec in order {
         let Some(region) = located.get(spec.region.as_str()) else {

@@ -173,8 +173,9 @@ pub enum FactKind {
     /// one of the reviewed helpers, each with its rule for the default.
     /// In C#, `argument` may also be the member chain passed to the helper, and
     /// `definition` names the option definition whose explicit default factory
-    /// overrides the helper's zero value.
-    Default { argument: String, helpers: Vec<(String, DefaultRule)>, definition: Option<String> },
+    /// overrides the helper's zero value; `inert` lists the members of the
+    /// definition's initializer that do not change the value (any other escalates).
+    Default { argument: String, helpers: Vec<(String, DefaultRule)>, definition: Option<String>, inert: Option<Vec<String>> },
     /// What the field `field` of the struct passed as argument `arg` of the
     /// call fact `sink` receives: the variable of the default fact `from`
     /// (optionally through the call `wrap`), or a literal.
@@ -190,6 +191,11 @@ pub enum FactKind {
     /// The single `"key": "value"` pair inside the region's string literals
     /// (a JSON template, say).
     Key { key: String },
+    /// The value a fact `from` stands for (the object a field fact initializes,
+    /// the result of a call fact) reaches the call fact `sink` along one
+    /// path of single-use locals, call arguments and member initializers,
+    /// passing through the member initializer `into` when given.
+    Flow { from: String, sink: String, into: Option<String> },
     /// In a data-table region (an object of arrays), the array under `row` and
     /// whether it holds the string `member`.
     Table { row: String, member: String },
@@ -235,6 +241,7 @@ impl FactKind {
             FactKind::Pass { .. } => "pass",
             FactKind::Map { .. } => "map",
             FactKind::Key { .. } => "key",
+            FactKind::Flow { .. } => "flow",
             FactKind::Table { .. } => "table",
             FactKind::Exit { .. } => "exit",
             FactKind::Body { .. } => "body",

@@ -27,6 +27,8 @@ const OTHER_SOURCES: &[&str] = &[
     ".swig", ".swigcxx",
 ];
 
+use super::{join, parent};
+
 fn loader(path: &str, detail: String) -> Escalation {
     Escalation::new(EscalationCode::ShapeMismatch, detail, Some(Anchor::at_line(path, 1)))
 }
@@ -60,14 +62,6 @@ pub fn complete(root: &Path, files: &mut Vec<SourceFile>) -> Result<Result<(), E
     }
     files.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(Ok(()))
-}
-
-fn parent(path: &str) -> &str {
-    path.rsplit_once('/').map_or("", |(d, _)| d)
-}
-
-fn join(dir: &str, name: &str) -> String {
-    if dir.is_empty() { name.to_owned() } else { format!("{dir}/{name}") }
 }
 
 /// Every `.go` file of one package directory that `go build` compiles.

@@ -10,10 +10,14 @@
 //! too, (2) the packaging files that decide what is loaded, which are digested
 //! into the closure, and escalates any loader construct it cannot interpret.
 
+mod csharp;
 mod go;
 mod python;
 
+use std::collections::BTreeSet;
 use std::path::Path;
+
+use walkdir::WalkDir;
 
 use fcd_frontends::{Escalation, Lang, SourceFile};
 
@@ -41,9 +45,10 @@ pub fn load(root: &Path, profile: &Profile, selected: &[SourceFile]) -> Result<R
             let sources = files.into_iter().filter(|f| !selected.iter().any(|s| s.path == f.path)).collect();
             Ok(Ok(Loaded { sources, manifests: Vec::new() }))
         }
-        // The other languages' loading rules are read by their own modules as
-        // they are written; until then the globbed files are the closure.
-        _ => Ok(Ok(Loaded::default())),
+        Lang::CSharp => csharp::load(root, selected),
+        // The JavaScript family's closure follows package.json in the frontend's
+        // release-wide checks (`javascript::integrity`).
+        Lang::JavaScript | Lang::TypeScript => Ok(Ok(Loaded::default())),
     }
 }
 
@@ -51,4 +56,48 @@ pub fn load(root: &Path, profile: &Profile, selected: &[SourceFile]) -> Result<R
 /// one too large to analyse escalates.
 fn read(root: &Path, relative: &str) -> Result<Result<SourceFile, Escalation>, InputError> {
     crate::source::read_one(root, relative)
+}
+
+/// Every entry of the release, as `/`-separated relative paths, sorted.
+#[derive(Debug, Default)]
+struct Listing {
+    /// Regular files.
+    files: BTreeSet<String>,
+    /// Symbolic links (never followed: a runtime or compiler may follow them).
+    links: BTreeSet<String>,
+    dirs: BTreeSet<String>,
+}
+
+impl Listing {
+    fn of(root: &Path) -> Result<Listing, InputError> {
+        let mut listing = Listing::default();
+        for entry in WalkDir::new(root).follow_links(false).sort_by_file_name() {
+            let entry = entry.map_err(|e| InputError::new(e.path().unwrap_or(root), format!("cannot walk the release source: {e}")))?;
+            let Ok(rel) = entry.path().strip_prefix(root) else { continue };
+            let Some(rel) = rel.to_str() else {
+                return Err(InputError::new(entry.path(), "the path is not UTF-8"));
+            };
+            let rel = rel.replace(std::path::MAIN_SEPARATOR, "/");
+            if rel.is_empty() {
+                continue;
+            }
+            let kind = entry.file_type();
+            if kind.is_dir() {
+                listing.dirs.insert(rel);
+            } else if kind.is_symlink() {
+                listing.links.insert(rel);
+            } else {
+                listing.files.insert(rel);
+            }
+        }
+        Ok(listing)
+    }
+}
+
+fn parent(path: &str) -> &str {
+    path.rsplit_once('/').map_or("", |(d, _)| d)
+}
+
+fn join(dir: &str, name: &str) -> String {
+    if dir.is_empty() { name.to_owned() } else { format!("{dir}/{name}") }
 }

@@ -16,7 +16,6 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use fcd_frontends::{Anchor, Escalation, EscalationCode, SourceFile};
-use walkdir::WalkDir;
 
 use super::{Loaded, read};
 use crate::error::InputError;
@@ -25,41 +24,17 @@ use crate::profile::Profile;
 const BACKENDS: &[&str] = &["hatchling.build", "setuptools.build_meta", "flit_core.buildapi", "poetry.core.masonry.api", "pdm.backend", "uv_build"];
 const MANIFESTS: &[&str] = &["pyproject.toml", "setup.cfg", "PKG-INFO"];
 
+use super::{join, parent};
+
 fn escalate(file: &str, detail: String) -> Escalation {
     Escalation::new(EscalationCode::ShapeMismatch, detail, Some(Anchor::at_line(file, 1)))
 }
 
-/// Every regular file and directory of the release, as `/`-separated relative paths.
-fn listing(root: &Path) -> Result<(BTreeSet<String>, BTreeSet<String>), InputError> {
-    let (mut files, mut dirs) = (BTreeSet::new(), BTreeSet::new());
-    for entry in WalkDir::new(root).follow_links(false).sort_by_file_name() {
-        let entry = entry.map_err(|e| InputError::new(e.path().unwrap_or(root), format!("cannot walk the release source: {e}")))?;
-        let Ok(rel) = entry.path().strip_prefix(root) else { continue };
-        let Some(rel) = rel.to_str() else { continue };
-        let rel = rel.replace(std::path::MAIN_SEPARATOR, "/");
-        if rel.is_empty() {
-            continue;
-        }
-        if entry.file_type().is_dir() {
-            dirs.insert(rel);
-        } else {
-            // A symbolic link counts as a file here: a link named like a module shadows it too.
-            files.insert(rel);
-        }
-    }
-    Ok((files, dirs))
-}
-
-fn parent(path: &str) -> &str {
-    path.rsplit_once('/').map_or("", |(d, _)| d)
-}
-
-fn join(dir: &str, name: &str) -> String {
-    if dir.is_empty() { name.to_owned() } else { format!("{dir}/{name}") }
-}
-
 pub fn load(root: &Path, profile: &Profile, selected: &[SourceFile]) -> Result<Result<Loaded, Escalation>, InputError> {
-    let (files, dirs) = listing(root)?;
+    let listing = super::Listing::of(root)?;
+    // A symbolic link counts as a file here: a link named like a module shadows it too.
+    let files: BTreeSet<String> = listing.files.union(&listing.links).cloned().collect();
+    let dirs = listing.dirs;
     if let Some(hook) = files.iter().find(|f| {
         let name = f.rsplit('/').next().unwrap_or(f);
         name.ends_with(".pth") || name == "sitecustomize.py" || name == "usercustomize.py"

@@ -9,9 +9,23 @@
 //! bound with a default, passed to the service, mapped to literals, placed in
 //! the deployment parameters, and the template's own value. String contents
 //! (a raw JSON template included) are read as data, never as code.
+//!
+//! Facts are only as good as what they leave out, so the frontend also
+//! checks what the facts assume: the build files decide what compiles
+//! (`project`), nothing in the closure runs or rebinds names unseen
+//! (`program`), trusted model types are plain data (`plain`), a value is held
+//! unchanged from its fact to its sink (`held`), and templates are read as
+//! strict JSON (`json`).
+
+mod held;
+mod json;
+mod plain;
+mod program;
+mod project;
 
 use std::collections::BTreeMap;
 
+use crate::SourceFile;
 use crate::ir::{Escalation, EscalationCode, FactValue, Identity};
 use crate::lang::{FactSite, Found, Frontend, Region};
 use crate::spec::{ArgPattern, ArgShape, DefaultRule, FactKind, FactSpec, RegionKind};
@@ -47,7 +61,29 @@ impl Frontend for CSharp {
     }
 
     fn calls<'a>(&self, region: &Region<'a>) -> Vec<(Node<'a>, Identity)> {
-        region.node.descendants().filter(|n| n.kind() == "invocation_expression").map(|c| (c, identity(c))).collect()
+        region.node.descendants().filter_map(|n| implicit_or_call(n).map(|i| (n, i))).collect()
+    }
+
+    fn build_closure(&self, all: &[String], links: &[String], selected: &[String]) -> Result<Vec<String>, Escalation> {
+        project::closure(all, links, selected)
+    }
+
+    /// A C# file can declare a partial class, an extension method or a type
+    /// that changes what any region means: every file must parse.
+    fn whole_program(&self) -> bool {
+        true
+    }
+
+    fn is_build_file(&self, path: &str) -> bool {
+        project::is_build_file(path)
+    }
+
+    fn check_build_file(&self, file: &SourceFile) -> Result<(), Escalation> {
+        project::check(file)
+    }
+
+    fn check_program<'a>(&self, regions: &[Region<'a>], calls: &[Vec<(Node<'a>, Identity)>], facts: &[FactSpec]) -> Result<(), Escalation> {
+        program::check(regions, calls, facts)
     }
 
     fn extract<'a>(
@@ -59,7 +95,7 @@ impl Frontend for CSharp {
         let cx = Cx { region, spec };
         match &spec.kind {
             FactKind::Call { callee, args, matching } => cx.call_fact(callee, args.as_deref(), *matching),
-            FactKind::Default { argument, helpers, definition } => cx.default_fact(argument, helpers, definition.as_deref()),
+            FactKind::Default { argument, helpers, definition, inert } => cx.default_fact(argument, helpers, definition.as_deref(), inert.as_deref()),
             FactKind::Pass { sink, from } => match (found.get(sink), found.get(from)) {
                 (Some(sink), Some(from)) => cx.pass_fact(sink, from),
                 _ => Ok(None),
@@ -70,6 +106,10 @@ impl Frontend for CSharp {
             },
             FactKind::Field { field, wrap, from, .. } => cx.field_fact(field, wrap.as_deref(), found.get(from)),
             FactKind::Key { key } => cx.key_fact(key),
+            FactKind::Flow { from, sink, into } => match (found.get(from), found.get(sink)) {
+                (Some(from), Some(sink)) => cx.flow_fact(from, sink, into.as_deref()),
+                _ => Ok(None),
+            },
             other => Err(Escalation::new(
                 EscalationCode::ShapeMismatch,
                 format!("fact `{}`: the C# frontend does not extract `{}` facts", spec.name, other.name()),
@@ -128,6 +168,28 @@ fn identity(call: Node<'_>) -> Identity {
     }
 }
 
+/// The identity of anything in a region that runs code: an invocation, an
+/// object creation (`new T`; a target-typed `new()` only where its type is
+/// fixed by a call's parameter, a member initializer or a `return`), or a
+/// `using` that disposes (never accepted: disposal runs code no call shows).
+fn implicit_or_call(n: Node<'_>) -> Option<Identity> {
+    match n.kind() {
+        "invocation_expression" => Some(identity(n)),
+        "object_creation_expression" => Some(Identity::Path(format!("new {}", n.field_child("type")?.compact_text()))),
+        "implicit_object_creation_expression" => {
+            let parent = n.parent()?;
+            let fixed = matches!(parent.kind(), "argument" | "return_statement" | "arrow_expression_clause")
+                || (parent.kind() == "assignment_expression" && parent.parent().is_some_and(|i| i.kind() == "initializer_expression"));
+            Some(if fixed { Identity::Path("new()".into()) } else { Identity::Unresolved(format!("`{}`: a target-typed creation whose type fcd cannot see", n.compact_text())) })
+        }
+        "using_statement" => Some(Identity::Unresolved("a `using` statement disposes its resource, running code no call shows".into())),
+        "local_declaration_statement" if n.children().any(|c| c.text() == "using") => {
+            Some(Identity::Unresolved("a `using` declaration disposes its resource, running code no call shows".into()))
+        }
+        _ => None,
+    }
+}
+
 /// An invocation's arguments: (name for a named argument, expression).
 fn arguments(call: Node<'_>) -> Vec<(Option<String>, Node<'_>)> {
     call.field_child("arguments")
@@ -144,20 +206,50 @@ fn arguments(call: Node<'_>) -> Vec<(Option<String>, Node<'_>)> {
         .unwrap_or_default()
 }
 
-/// The content of a string literal of any form, without decoding escapes (`None` if it has any).
+/// The value of a string literal of any form, escapes decoded (`None` for an
+/// escape fcd does not know).
 fn string_content(n: Node<'_>) -> Option<String> {
     match n.kind() {
         "string_literal" => {
-            let parts: Vec<Node<'_>> = n.named_children().collect();
-            if parts.iter().any(|p| p.kind() != "string_literal_content") {
-                return None;
+            let mut out = String::new();
+            for p in n.named_children() {
+                match p.kind() {
+                    "string_literal_content" => out.push_str(p.text()),
+                    "escape_sequence" => out.push(unescape(p.text())?),
+                    _ => return None,
+                }
             }
-            Some(parts.iter().map(|p| p.text()).collect())
+            Some(out)
         }
         "verbatim_string_literal" => Some(n.text().strip_prefix("@\"")?.strip_suffix('"')?.replace("\"\"", "\"")),
         "raw_string_literal" => Some(n.named_children().filter(|c| c.kind() == "raw_string_content").map(|c| c.text()).collect()),
         _ => None,
     }
+}
+
+/// One C# escape sequence (`\n`, `\u0041`, `\x41`, …) as the character it stands for.
+fn unescape(e: &str) -> Option<char> {
+    let body = e.strip_prefix('\\')?;
+    let simple = match body {
+        "'" => Some('\''),
+        "\"" => Some('"'),
+        "\\" => Some('\\'),
+        "0" => Some('\0'),
+        "a" => Some('\u{7}'),
+        "b" => Some('\u{8}'),
+        "e" => Some('\u{1b}'),
+        "f" => Some('\u{c}'),
+        "n" => Some('\n'),
+        "r" => Some('\r'),
+        "t" => Some('\t'),
+        "v" => Some('\u{b}'),
+        _ => None,
+    };
+    if simple.is_some() {
+        return simple;
+    }
+    let hex = body.strip_prefix('u').or_else(|| body.strip_prefix('U')).or_else(|| body.strip_prefix('x'))?;
+    char::from_u32(u32::from_str_radix(hex, 16).ok()?)
 }
 
 fn literal(n: Node<'_>) -> Option<FactValue> {
@@ -272,7 +364,13 @@ impl<'a> Cx<'_, 'a> {
     }
 
     /// `TARGET = HELPER(…, ARGUMENT, …)`: the helper that binds the option and its default.
-    fn default_fact(&self, argument: &str, helpers: &[(String, DefaultRule)], definition: Option<&str>) -> Result<Option<Found<'a>>, Escalation> {
+    fn default_fact(
+        &self,
+        argument: &str,
+        helpers: &[(String, DefaultRule)],
+        definition: Option<&str>,
+        inert: Option<&[String]>,
+    ) -> Result<Option<Found<'a>>, Escalation> {
         let names_argument = |a: &(Option<String>, Node<'a>)| {
             let e = bare(a.1);
             dotted(e).as_deref() == Some(argument) || string_content(e).as_deref() == Some(argument)
@@ -291,6 +389,7 @@ impl<'a> Cx<'_, 'a> {
         if let Some((_, again, _)) = assignments.iter().find(|(v, n, _)| *v == variable && *n != target) {
             return Err(self.escalate(*again, format!("`{variable}` is assigned again at line {}", again.line())));
         }
+        self.holder_returned(&variable, target)?;
         let helper = match identity(call) {
             Identity::Path(p) => p,
             other => return Err(self.escalate(call, format!("`{argument}` is bound by `{other}`"))),
@@ -310,7 +409,7 @@ impl<'a> Cx<'_, 'a> {
             },
         };
         if let Some(definition) = definition
-            && let Some((v, where_)) = self.definition_default(definition, call)?
+            && let Some((v, where_)) = self.definition_default(definition, inert, call)?
         {
             value = v;
             source = where_;
@@ -326,7 +425,7 @@ impl<'a> Cx<'_, 'a> {
 
     /// The explicit default of an option definition (`DefaultValueFactory = _ => LITERAL`),
     /// which overrides the helper's zero value.
-    fn definition_default(&self, definition: &str, at: Node<'a>) -> Result<Option<(FactValue, String)>, Escalation> {
+    fn definition_default(&self, definition: &str, inert: Option<&[String]>, at: Node<'a>) -> Result<Option<(FactValue, String)>, Escalation> {
         let Some((class, field)) = definition.rsplit_once('.') else {
             return Err(self.escalate(at, format!("definition `{definition}` is not Class.Field")));
         };
@@ -348,6 +447,7 @@ impl<'a> Cx<'_, 'a> {
         let [(path, decl)] = found.as_slice() else {
             return Err(self.escalate(at, format!("option definition `{definition}` is defined {} times in the selected files", found.len())));
         };
+        self.definition_shape(definition, path, *decl, inert, at)?;
         let factories: Vec<Node<'_>> = decl
             .descendants()
             .filter(|n| n.kind() == "assignment_expression")
@@ -367,6 +467,57 @@ impl<'a> Cx<'_, 'a> {
         }
     }
 
+    /// When the bound variable is a member of a local (`options.X`), that local
+    /// is what the region returns, it holds a plain model type (the region's
+    /// return type), and nothing else in the region writes `options.X`.
+    fn holder_returned(&self, variable: &str, target: Node<'a>) -> Result<(), Escalation> {
+        let Some((root, member)) = variable.split_once('.') else { return Ok(()) };
+        let node = self.region.node;
+        let declared: Vec<Node<'a>> =
+            held::occurrences(node, root).into_iter().filter(|o| held::is_declared_name(*o)).collect();
+        if declared.len() != 1 {
+            return Err(self.escalate(target, format!("`{root}`, which holds `{variable}`, is not one local of the region ({} declarations)", declared.len())));
+        }
+        let returns_root = |o: Node<'a>| o.parent().is_some_and(|p| p.kind() == "return_statement");
+        let allowed = |o: Node<'a>| target.contains(o) || declared.contains(&o) || returns_root(o);
+        if let Some((at, why)) = held::first_write(node, root, Some(member), &allowed) {
+            return Err(self.escalate(at, why));
+        }
+        if let Some(r) = node.descendants().find(|r| r.kind() == "return_statement" && r.named_children().find(|c| c.kind() != "comment").is_none_or(|e| e.text() != root)) {
+            return Err(self.escalate(r, format!("the region returns something other than `{root}` at line {}", r.line())));
+        }
+        if let Some(ty) = node.field_child("returns") {
+            plain::check(self.region.trees, &plain::simple_name(ty), &format!("holds `{variable}`"))?;
+        }
+        Ok(())
+    }
+
+    /// The option definition itself: created as its declared type, with only
+    /// inert members (and the default) in its initializer.
+    fn definition_shape(&self, definition: &str, path: &str, decl: Node<'_>, inert: Option<&[String]>, at: Node<'a>) -> Result<(), Escalation> {
+        let Some(value) = decl.named_children().rfind(|c| Some(*c) != decl.field_child("name")) else {
+            return Err(self.escalate(at, format!("`{definition}` ({path}:{}) has no initializer", decl.line())));
+        };
+        let declared = decl.parent().and_then(|d| d.field_child("type")).map(|t| t.compact_text()).unwrap_or_default();
+        let created_as_declared = match value.kind() {
+            "implicit_object_creation_expression" => true,
+            "object_creation_expression" => value.field_child("type").is_some_and(|t| t.compact_text() == declared),
+            _ => false,
+        };
+        if !created_as_declared {
+            return Err(self.escalate(at, format!("`{definition}` ({path}:{}) is not created as its declared type `{declared}`", value.line())));
+        }
+        let Some(inert) = inert else { return Ok(()) };
+        let members = value.named_children().filter(|c| c.kind() == "initializer_expression").flat_map(|i| i.named_children().collect::<Vec<_>>());
+        for m in members.filter(|m| m.kind() != "comment") {
+            let name = m.field_child("left").filter(|_| m.kind() == "assignment_expression").map(|l| l.text()).unwrap_or("");
+            if !(inert.iter().any(|i| i == name) || matches!(name, "DefaultValueFactory" | "DefaultValue")) {
+                return Err(self.escalate(at, format!("`{definition}` sets `{}` ({path}:{}), which is not one of the members the profile lists as inert", m.compact_text(), m.line())));
+            }
+        }
+        Ok(())
+    }
+
     /// Where the default's variable is passed to the sink call: position or name.
     fn pass_fact(&self, sink: &Found<'a>, from: &Found<'a>) -> Result<Option<Found<'a>>, Escalation> {
         let Some(FactValue::Text(variable)) = from.fact.values.get("variable") else { return Ok(None) };
@@ -380,6 +531,7 @@ impl<'a> Cx<'_, 'a> {
         if name.is_none() && args[..index].iter().any(|a| a.0.is_some()) {
             return Err(self.escalate(*node, "a positional argument after named ones".into()));
         }
+        self.held_until_sink(variable, from)?;
         let mut values = BTreeMap::new();
         values.insert("variable".into(), FactValue::Text(variable.clone()));
         values.insert("index".into(), FactValue::Int(index as i64));
@@ -387,6 +539,46 @@ impl<'a> Cx<'_, 'a> {
             values.insert("name".into(), FactValue::Text(n.clone()));
         }
         Ok(Some(self.fact(*node, values)))
+    }
+
+    /// In the sink's region, the passed value's holder (`options` of
+    /// `options.X`) is bound once from the method that bound the option, and
+    /// nothing in the region can change `options.X` (or the variable itself).
+    fn held_until_sink(&self, variable: &str, from: &Found<'a>) -> Result<(), Escalation> {
+        let node = self.region.node;
+        let (root, member) = match variable.split_once('.') {
+            Some((r, m)) => (r, Some(m)),
+            None => (variable, None),
+        };
+        let same_region = node.contains(from.node);
+        let mut allowed: Vec<Node<'a>> = Vec::new();
+        if same_region {
+            allowed.extend(held::occurrences(node, root).into_iter().filter(|o| held::is_declared_name(*o)));
+            allowed.extend(held::occurrences(from.node.parent().unwrap_or(from.node), root));
+        } else if member.is_some() {
+            let binder = from.node.ancestors().find(|a| a.kind() == "method_declaration").and_then(|m| m.field_child("name")).map(|n| n.text());
+            let decls: Vec<Node<'a>> =
+                held::occurrences(node, root).into_iter().filter(|o| held::is_declared_name(*o)).collect();
+            let bound_by = |o: &Node<'a>| {
+                o.parent()
+                    .and_then(|d| d.named_children().rfind(|c| Some(*c) != d.field_child("name")))
+                    .map(bare)
+                    .filter(|v| v.kind() == "invocation_expression")
+                    .map(identity)
+            };
+            let ok = matches!((decls.as_slice(), binder), ([one], Some(b)) if bound_by(one).is_some_and(|i| i == Identity::Path(b.into()) || i == Identity::Path(format!("this.{b}"))));
+            if !ok {
+                return Err(self.escalate(
+                    node,
+                    format!("`{root}` is not bound once in this region from `{}`, the method that binds `{variable}`", binder.unwrap_or("?")),
+                ));
+            }
+            allowed.extend(decls);
+        }
+        match held::first_write(node, root, member, &|o| allowed.contains(&o)) {
+            Some((at, why)) => Err(self.escalate(at, format!("{why}: `{variable}` is not held unchanged until the sink"))),
+            None => Ok(()),
+        }
     }
 
     /// `var V = P == true ? "A" : "B"` over the parameter the pass fact feeds.
@@ -456,6 +648,8 @@ impl<'a> Cx<'_, 'a> {
     }
 
     /// The one member initializer `FIELD = …` of the region and what it receives.
+    /// `FIELD` is never assigned outside an initializer, and the types it is
+    /// set on (the created object, the wrapped member's type) are plain data.
     fn field_fact(&self, field: &str, wrap: Option<&str>, from: Option<&Found<'a>>) -> Result<Option<Found<'a>>, Escalation> {
         let inits: Vec<Node<'a>> = self
             .region
@@ -464,13 +658,26 @@ impl<'a> Cx<'_, 'a> {
             .filter(|n| n.kind() == "assignment_expression" && n.parent().is_some_and(|p| p.kind() == "initializer_expression"))
             .filter(|n| n.field_child("left").is_some_and(|l| l.text() == field))
             .collect();
+        if let Some((_, later, _)) = self.assignments().iter().find(|(t, n, _)| {
+            (t == field || t.ends_with(&format!(".{field}")) || t.contains(&format!(".{field}.")))
+                && n.parent().and_then(|a| a.parent()).is_none_or(|i| i.kind() != "initializer_expression")
+        }) {
+            return Err(self.escalate(*later, format!("`{field}` is assigned at line {} outside its initializer", later.line())));
+        }
         let init = match inits.as_slice() {
             [] => return Ok(None),
             [one] => *one,
             [_, second, ..] => return Err(self.escalate(*second, format!("`{field}` is initialized {} times", inits.len()))),
         };
         let Some(mut value) = init.field_child("right").map(bare) else { return Ok(None) };
+        let owner = self.created_type(init)?;
+        plain::check(self.region.trees, &owner, &format!("`{field}` is set on it"))?;
         if let Some(wrap) = wrap {
+            let member_type = self.property_type(&owner, field);
+            let explicit = value.field_child("type").filter(|_| value.kind() == "object_creation_expression").map(plain::simple_name);
+            for ty in [member_type, explicit].into_iter().flatten() {
+                plain::check(self.region.trees, &ty, &format!("`{field}.{wrap}` is set on it"))?;
+            }
             let nested = value
                 .named_children()
                 .find(|c| c.kind() == "initializer_expression")
@@ -507,25 +714,106 @@ impl<'a> Cx<'_, 'a> {
         Ok(Some(self.fact(init, values)))
     }
 
-    /// The one `"key": "value"` pair inside the region's string literals.
-    fn key_fact(&self, key: &str) -> Result<Option<Found<'a>>, Escalation> {
-        let mut hits = Vec::new();
-        for node in self.region.node.descendants() {
-            let Some(content) = string_content(node) else { continue };
-            for value in key_values(&content, key) {
-                hits.push((node, value));
-            }
+    /// The type of the object whose initializer holds `init`: `new T { … }`, or
+    /// `T x = new() { … }`; a type fcd cannot see escalates.
+    fn created_type(&self, init: Node<'a>) -> Result<String, Escalation> {
+        let creation = init.parent().and_then(|i| i.parent());
+        let explicit = creation.filter(|c| c.kind() == "object_creation_expression").and_then(|c| c.field_child("type"));
+        let declared = creation
+            .and_then(|c| c.parent())
+            .filter(|d| d.kind() == "variable_declarator")
+            .and_then(|d| d.parent())
+            .and_then(|d| d.field_child("type"))
+            .filter(|t| t.kind() != "implicit_type");
+        match explicit.or(declared) {
+            Some(t) => Ok(plain::simple_name(t)),
+            None => Err(self.escalate(init, "the object holding the field has a type fcd cannot see".into())),
         }
-        match hits.as_slice() {
+    }
+
+    /// The declared type of property `name` of the closure type `owner`, if the closure declares it.
+    fn property_type(&self, owner: &str, name: &str) -> Option<String> {
+        plain::declarations(self.region.trees, owner).into_iter().find_map(|(_, decl)| {
+            decl.field_child("body")?
+                .named_children()
+                .find(|m| m.kind() == "property_declaration" && m.field_child("name").is_some_and(|n| n.text() == name))
+                .and_then(|m| m.field_child("type"))
+                .map(plain::simple_name)
+        })
+    }
+
+    /// The template the region returns, read as strict JSON: the one value
+    /// under `key` that is not an object (objects under the key declare it,
+    /// e.g. an ARM parameter). The region must be `return LITERAL;` or
+    /// `=> LITERAL`: a built, interpolated or chosen template escalates.
+    fn key_fact(&self, key: &str) -> Result<Option<Found<'a>>, Escalation> {
+        let literal = self.returned_literal()?;
+        let Some(text) = string_content(literal) else {
+            return Err(self.escalate(literal, "the returned template is not a plain, verbatim or raw string literal (or has an unknown escape)".into()));
+        };
+        let template = json::parse(&text).map_err(|e| self.escalate(literal, format!("the returned template is not strict JSON: {e}")))?;
+        let mut under = Vec::new();
+        template.values_of(key, &mut under);
+        let scalars: Vec<&json::Json> = under.into_iter().filter(|v| !matches!(v, json::Json::Object(_))).collect();
+        match scalars.as_slice() {
             [] => Ok(None),
-            [(node, value)] => {
+            [json::Json::Text(value)] => {
                 let mut values = BTreeMap::new();
                 values.insert("key".into(), FactValue::Text(key.to_owned()));
                 values.insert("value".into(), FactValue::Text(value.clone()));
-                Ok(Some(self.fact(*node, values)))
+                Ok(Some(self.fact(literal, values)))
             }
-            [_, (second, _), ..] => Err(self.escalate(*second, format!("`\"{key}\"` has {} string values in the region's literals", hits.len()))),
+            [other] => Err(self.escalate(literal, format!("`\"{key}\"` holds {other:?}, not a string"))),
+            many => Err(self.escalate(literal, format!("`\"{key}\"` has {} values in the template", many.len()))),
         }
+    }
+
+    /// The string literal a region's body is made of: `=> LIT` or `{ return LIT; }`.
+    fn returned_literal(&self) -> Result<Node<'a>, Escalation> {
+        let node = self.region.node;
+        let body = node.field_child("body").or_else(|| node.children().find(|c| c.kind() == "arrow_expression_clause"));
+        let expr = match body {
+            Some(arrow) if arrow.kind() == "arrow_expression_clause" => inner(arrow),
+            Some(block) => {
+                let statements: Vec<Node<'a>> = block.named_children().filter(|c| c.kind() != "comment").collect();
+                match statements.as_slice() {
+                    [r] if r.kind() == "return_statement" => r.named_children().find(|c| c.kind() != "comment"),
+                    _ => None,
+                }
+            }
+            None => None,
+        };
+        match expr.map(bare) {
+            Some(e) if matches!(e.kind(), "string_literal" | "verbatim_string_literal" | "raw_string_literal") => Ok(e),
+            Some(e) => Err(self.escalate(e, format!("the region returns a {} at line {}, not one string literal", e.kind(), e.line()))),
+            None => Err(self.escalate(node, "the region is not one `return` of a string literal".into())),
+        }
+    }
+
+    /// The value behind `from` (the object a field fact initializes, the
+    /// result of a call fact) reaches the call fact `sink`, through `into`.
+    fn flow_fact(&self, from: &Found<'a>, sink: &Found<'a>, into: Option<&str>) -> Result<Option<Found<'a>>, Escalation> {
+        let start = if from.node.kind() == "assignment_expression" {
+            from.node.parent().and_then(|i| i.parent()).unwrap_or(from.node)
+        } else {
+            from.node
+        };
+        let node = self.region.node;
+        if !node.contains(start) || !node.contains(sink.node) {
+            return Err(self.escalate(node, format!("`{}` and `{}` are not both in region `{}`", from.fact.name, sink.fact.name, self.region.name)));
+        }
+        let path = held::flow(node, start, sink.node, into).map_err(|(at, why)| self.escalate(at, format!("`{}` does not reach `{}`: {why}", from.fact.name, sink.fact.name)))?;
+        if let Some(into) = into
+            && !path.passed_into
+        {
+            return Err(self.escalate(start, format!("`{}` reaches `{}` but not through `{into}`", from.fact.name, sink.fact.name)));
+        }
+        let mut values = BTreeMap::new();
+        values.insert("through".into(), FactValue::List(path.locals.into_iter().map(FactValue::Text).collect()));
+        if let Some(into) = into {
+            values.insert("into".into(), FactValue::Text(into.to_owned()));
+        }
+        Ok(Some(self.fact(start, values)))
     }
 }
 
@@ -551,21 +839,4 @@ fn tests_param(condition: Node<'_>, p: &str) -> Option<bool> {
         }
         _ => None,
     }
-}
-
-/// The string values of `"key": "value"` pairs in a text.
-fn key_values(text: &str, key: &str) -> Vec<String> {
-    let needle = format!("\"{key}\"");
-    let mut out = Vec::new();
-    let mut rest = text;
-    while let Some(i) = rest.find(&needle) {
-        rest = &rest[i + needle.len()..];
-        let after = rest.trim_start();
-        let Some(after) = after.strip_prefix(':') else { continue };
-        let after = after.trim_start();
-        if let Some(value) = after.strip_prefix('"').and_then(|v| v.find('"').map(|end| &v[..end])) {
-            out.push(value.to_owned());
-        }
-    }
-    out
 }
