@@ -85,7 +85,7 @@ pub fn register(profile: &Profile, req: &Request) -> Result<Registration, InputE
         )));
     }
     let closure = Closure::of(&files);
-    let analysis = match fcd_frontends::analyze(profile.language, &files, &profile.regions, &profile.fact_specs()) {
+    let analysis = match fcd_frontends::analyze_release(profile.language, &files, &profile.regions, &profile.fact_specs(), profile.entry.as_ref()) {
         Ok(a) => a,
         Err(e) => return Ok(Registration::Escalated(e)),
     };
@@ -129,7 +129,7 @@ fn describe(kind: &fcd_frontends::FactKind) -> String {
         fcd_frontends::FactKind::Map { from } => format!("the mapping of the parameter `{from}` feeds"),
         fcd_frontends::FactKind::Key { key } => format!("the template value of `{key}`"),
         fcd_frontends::FactKind::Table { row, member } => format!("whether row `{row}` holds `{member}`"),
-        fcd_frontends::FactKind::Exit { returns, .. } => format!("a `return {returns}` under its conditions"),
+        fcd_frontends::FactKind::Exit { returns, .. } => format!("a `return {returns}` under its reviewed comparisons"),
     }
 }
 

@@ -5,11 +5,11 @@
 //! generic fact holds. Everything else (file discovery, counting regions,
 //! inventories, summaries) is language-neutral and lives outside the trait.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use crate::ir::{Anchor, Escalation, EscalationCode, Fact, FactValue, Identity};
-use crate::spec::{ArgPattern, FactSpec, RegionKind};
+use crate::spec::{ArgPattern, EntrySpec, FactSpec, RegionKind};
 use crate::ts::{Node, Syntax};
 
 /// A source language with a frontend.
@@ -48,6 +48,15 @@ impl Lang {
             Lang::Go => &crate::go::Go,
             Lang::CSharp => &crate::csharp::CSharp,
             Lang::JavaScript | Lang::TypeScript => &crate::javascript::JavaScript,
+        }
+    }
+
+    /// Whether a file of the release is source this language parses (an npm
+    /// manifest is read as data, not parsed).
+    pub fn parses(self, path: &str) -> bool {
+        match self {
+            Lang::JavaScript | Lang::TypeScript => [".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".jsx", ".tsx"].iter().any(|e| path.ends_with(e)),
+            _ => true,
         }
     }
 
@@ -113,6 +122,26 @@ pub trait Frontend: Sync {
         spec: &FactSpec,
         found: &BTreeMap<String, Found<'a>>,
     ) -> Result<Option<Found<'a>>, Escalation>;
+
+    /// The paths the runtime loads from the entry points `entry` names
+    /// (`manifests` holds the non-source files the entry reads; `opaque` the
+    /// source files that did not parse, with their text), or `None` when the
+    /// language has no such notion: every selected file then counts.
+    fn loaded(
+        &self,
+        _entry: &EntrySpec,
+        _manifests: &BTreeMap<&str, &[u8]>,
+        _trees: &[(&str, &Syntax)],
+        _opaque: &[(&str, &str)],
+    ) -> Result<Option<BTreeSet<String>>, Escalation> {
+        Ok(None)
+    }
+
+    /// Checks every loaded file against what the located regions trust (a
+    /// reviewed name reassigned elsewhere, say); the default trusts the regions alone.
+    fn check_release(&self, _trees: &[(&str, &Syntax)], _opaque: &[(&str, &str)], _regions: &[Region<'_>]) -> Result<(), Escalation> {
+        Ok(())
+    }
 }
 
 /// Aligns call arguments with argument patterns, skipping optional patterns

@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 
 pub use ir::{Anchor, CallSite, Effect, Escalation, EscalationCode, Exposure, Fact, FactValue, Identity};
 pub use lang::{Found, Frontend, Lang, Region};
-pub use spec::{ArgPattern, ArgShape, DefaultRule, FactKind, FactSpec, RegionKind, RegionSpec};
+pub use spec::{ArgPattern, ArgShape, Comparison, DefaultRule, EntrySpec, FactKind, FactSpec, RegionKind, RegionSpec};
 
 use ts::Syntax;
 
@@ -95,6 +95,18 @@ pub fn analyze(
     regions: &[RegionSpec],
     facts: &[FactSpec],
 ) -> Result<Analysis, Escalation> {
+    analyze_release(lang, files, regions, facts, None)
+}
+
+/// [`analyze`], reading only what the runtime loads from `entry` when the
+/// profile names one, and checking the whole release against what the regions trust.
+pub fn analyze_release(
+    lang: Lang,
+    files: &[SourceFile],
+    regions: &[RegionSpec],
+    facts: &[FactSpec],
+    entry: Option<&EntrySpec>,
+) -> Result<Analysis, Escalation> {
     let frontend = lang.frontend();
     // A file that does not parse escalates when it could hold a region (its
     // text names one); one that cannot is left out of the analysis, as it can
@@ -106,18 +118,29 @@ pub fn analyze(
         })
         .collect();
     let mut parsed: Vec<(&SourceFile, Syntax)> = Vec::new();
-    for f in files {
+    // Files left out for not parsing, with their text: the release check still reads them.
+    let mut opaque: Vec<(&str, &str)> = Vec::new();
+    for f in files.iter().filter(|f| lang.parses(&f.path)) {
         match parse(lang.for_file(&f.path), f) {
             Ok(s) => parsed.push((f, s)),
             Err(e) => {
-                let text = String::from_utf8_lossy(&f.bytes);
-                if names.iter().any(|n| text.contains(n)) || std::str::from_utf8(&f.bytes).is_err() {
+                let Ok(text) = std::str::from_utf8(&f.bytes) else { return Err(e) };
+                if names.iter().any(|n| text.contains(n)) {
                     return Err(e);
                 }
+                opaque.push((f.path.as_str(), text));
             }
         }
     }
 
+    if let Some(entry) = entry {
+        let all: Vec<(&str, &Syntax)> = parsed.iter().map(|(f, s)| (f.path.as_str(), s)).collect();
+        let manifests: BTreeMap<&str, &[u8]> = files.iter().filter(|f| !lang.parses(&f.path)).map(|f| (f.path.as_str(), f.bytes.as_slice())).collect();
+        if let Some(loaded) = frontend.loaded(entry, &manifests, &all, &opaque)? {
+            parsed.retain(|(f, _)| loaded.contains(&f.path));
+            opaque.retain(|(f, _)| loaded.contains(*f));
+        }
+    }
     let trees: Vec<(&str, &Syntax)> = parsed.iter().map(|(f, s)| (f.path.as_str(), s)).collect();
     let mut located: BTreeMap<&str, Region<'_>> = BTreeMap::new();
     let mut reports = Vec::new();
@@ -135,8 +158,8 @@ pub fn analyze(
             [] => {
                 return Err(Escalation::new(
                     EscalationCode::RegionMissing,
-                    format!("region `{}`: no {} in the selected files", spec.name, spec.kind),
-                    files.first().map(|f| Anchor::at_line(&f.path, 1)),
+                    format!("region `{}`: no {} in the {} files", spec.name, spec.kind, if entry.is_some() { "loaded" } else { "selected" }),
+                    parsed.first().map(|(f, _)| Anchor::at_line(&f.path, 1)).or_else(|| files.first().map(|f| Anchor::at_line(&f.path, 1))),
                 ));
             }
             [one] => *one,
@@ -162,6 +185,9 @@ pub fn analyze(
         reports.push(RegionReport { name: spec.name.clone(), anchor: region.anchor(region.node), calls });
         located.insert(&spec.name, region);
     }
+
+    let all_regions: Vec<Region<'_>> = regions.iter().filter_map(|r| located.get(r.name.as_str()).copied()).collect();
+    frontend.check_release(&trees, &opaque, &all_regions)?;
 
     // Facts that refer to other facts (a guard names its sink) run after the
     // ones they refer to; the order of the output stays the order asked for.
