@@ -14,11 +14,23 @@ use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
-use fcd_frontends::{ArgPattern, ArgShape, Comparison, DefaultRule, EntrySpec, Exposure, FactKind, FactSpec, Lang, RegionKind, RegionSpec};
+use fcd_frontends::{ArgPattern, ArgShape, Comparison, DefaultRule, Exposure, FactKind, FactSpec, Lang, RegionKind, RegionSpec};
 
 use crate::canon;
 use crate::error::{InputError, read_text};
 use crate::rules::{EffectTemplate, Outcome, Predicate, Rule, Test, ValueType, placeholders};
+
+/// (JavaScript) Where the runtime starts loading a package: the npm manifest
+/// whose entry points (`main`, `module`, `bin`, `exports`) must name one file
+/// fcd reads (see [`crate::npm`]), from which every static relative import is followed.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct EntrySpec {
+    /// The manifest's path in the release root (`package.json`).
+    pub manifest: String,
+    /// Reviewed build mappings: a built entry (`dist/index.js`) that, when
+    /// absent from the release (a git tag), stands for its TypeScript source.
+    pub built: Vec<(String, String)>,
+}
 
 /// The file name of a profile inside its directory.
 pub const PROFILE_FILE: &str = "profile.toml";

@@ -85,7 +85,11 @@ pub fn register(profile: &Profile, req: &Request) -> Result<Registration, InputE
         )));
     }
     let closure = Closure::of(&files);
-    let analysis = match fcd_frontends::analyze_release(profile.language, &files, &profile.regions, &profile.fact_specs(), profile.entry.as_ref()) {
+    let entries = match profile.entry.as_ref().map(|e| crate::npm::entry_files(e, &files, |p| profile.language.parses(p))).transpose() {
+        Ok(entries) => entries,
+        Err(e) => return Ok(Registration::Escalated(e)),
+    };
+    let analysis = match fcd_frontends::analyze_release(profile.language, &files, &profile.regions, &profile.fact_specs(), entries.as_deref()) {
         Ok(a) => a,
         Err(e) => return Ok(Registration::Escalated(e)),
     };

@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use crate::ir::{Anchor, Escalation, EscalationCode, Fact, FactValue, Identity};
-use crate::spec::{ArgPattern, EntrySpec, FactSpec, RegionKind};
+use crate::spec::{ArgPattern, FactSpec, RegionKind};
 use crate::ts::{Node, Syntax};
 
 /// A source language with a frontend.
@@ -123,17 +123,10 @@ pub trait Frontend: Sync {
         found: &BTreeMap<String, Found<'a>>,
     ) -> Result<Option<Found<'a>>, Escalation>;
 
-    /// The paths the runtime loads from the entry points `entry` names
-    /// (`manifests` holds the non-source files the entry reads; `opaque` the
-    /// source files that did not parse, with their text), or `None` when the
-    /// language has no such notion: every selected file then counts.
-    fn loaded(
-        &self,
-        _entry: &EntrySpec,
-        _manifests: &BTreeMap<&str, &[u8]>,
-        _trees: &[(&str, &Syntax)],
-        _opaque: &[(&str, &str)],
-    ) -> Result<Option<BTreeSet<String>>, Escalation> {
+    /// The paths the runtime loads, starting from the `entries` (`opaque`
+    /// holds the source files that did not parse, with their text), or `None`
+    /// when the language has no such notion: every selected file then counts.
+    fn loaded(&self, _entries: &[String], _trees: &[(&str, &Syntax)], _opaque: &[(&str, &str)]) -> Result<Option<BTreeSet<String>>, Escalation> {
         Ok(None)
     }
 

@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 
 pub use ir::{Anchor, CallSite, Effect, Escalation, EscalationCode, Exposure, Fact, FactValue, Identity};
 pub use lang::{Found, Frontend, Lang, Region};
-pub use spec::{ArgPattern, ArgShape, Comparison, DefaultRule, EntrySpec, FactKind, FactSpec, RegionKind, RegionSpec};
+pub use spec::{ArgPattern, ArgShape, Comparison, DefaultRule, FactKind, FactSpec, RegionKind, RegionSpec};
 
 use ts::Syntax;
 
@@ -53,6 +53,22 @@ pub struct Analysis {
 /// A JavaScript line longer than this marks a minified bundle, which hides
 /// structure a reviewer cannot read: it escalates instead of being analyzed.
 pub const MINIFIED_LINE: usize = 2_000;
+
+/// `a/./b/../c` as `a/c`, for `/`-separated paths inside a release; `None`
+/// when the path climbs out of the root.
+pub fn normalize_path(path: &str) -> Option<String> {
+    let mut parts: Vec<&str> = Vec::new();
+    for seg in path.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            s => parts.push(s),
+        }
+    }
+    Some(parts.join("/"))
+}
 
 /// Parses one file, turning undecodable or unparsable text into a `parse_error` escalation.
 pub fn parse(lang: Lang, file: &SourceFile) -> Result<Syntax, Escalation> {
@@ -98,14 +114,15 @@ pub fn analyze(
     analyze_release(lang, files, regions, facts, None)
 }
 
-/// [`analyze`], reading only what the runtime loads from `entry` when the
-/// profile names one, and checking the whole release against what the regions trust.
+/// [`analyze`], reading only what the runtime loads from the `entries` (release
+/// paths of the files a package manifest names, resolved by the caller) when
+/// there are some, and checking the whole release against what the regions trust.
 pub fn analyze_release(
     lang: Lang,
     files: &[SourceFile],
     regions: &[RegionSpec],
     facts: &[FactSpec],
-    entry: Option<&EntrySpec>,
+    entries: Option<&[String]>,
 ) -> Result<Analysis, Escalation> {
     let frontend = lang.frontend();
     // A file that does not parse escalates when it could hold a region (its
@@ -133,10 +150,9 @@ pub fn analyze_release(
         }
     }
 
-    if let Some(entry) = entry {
+    if let Some(entries) = entries {
         let all: Vec<(&str, &Syntax)> = parsed.iter().map(|(f, s)| (f.path.as_str(), s)).collect();
-        let manifests: BTreeMap<&str, &[u8]> = files.iter().filter(|f| !lang.parses(&f.path)).map(|f| (f.path.as_str(), f.bytes.as_slice())).collect();
-        if let Some(loaded) = frontend.loaded(entry, &manifests, &all, &opaque)? {
+        if let Some(loaded) = frontend.loaded(entries, &all, &opaque)? {
             parsed.retain(|(f, _)| loaded.contains(&f.path));
             opaque.retain(|(f, _)| loaded.contains(*f));
         }
@@ -158,7 +174,7 @@ pub fn analyze_release(
             [] => {
                 return Err(Escalation::new(
                     EscalationCode::RegionMissing,
-                    format!("region `{}`: no {} in the {} files", spec.name, spec.kind, if entry.is_some() { "loaded" } else { "selected" }),
+                    format!("region `{}`: no {} in the {} files", spec.name, spec.kind, if entries.is_some() { "loaded" } else { "selected" }),
                     parsed.first().map(|(f, _)| Anchor::at_line(&f.path, 1)).or_else(|| files.first().map(|f| Anchor::at_line(&f.path, 1))),
                 ));
             }

@@ -220,18 +220,6 @@ impl fmt::Display for Comparison {
     }
 }
 
-/// (JavaScript) Where the runtime starts loading a package: the npm manifest
-/// whose entry points (`main`, `module`, `bin`, `exports`) must each be a
-/// file fcd reads, from which every static relative import is followed.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct EntrySpec {
-    /// The manifest's path in the release root (`package.json`).
-    pub manifest: String,
-    /// Reviewed build mappings: a built entry (`dist/index.js`) that, when
-    /// absent from the release (a git tag), stands for its TypeScript source.
-    pub built: Vec<(String, String)>,
-}
-
 /// Where a reviewed helper's default comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DefaultRule {

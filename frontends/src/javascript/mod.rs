@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::ir::{Escalation, EscalationCode, FactValue, Identity};
 use crate::lang::{FactSite, Found, Frontend, Region};
-use crate::spec::{ArgPattern, ArgShape, Comparison, EntrySpec, FactKind, FactSpec, RegionKind};
+use crate::spec::{ArgPattern, ArgShape, Comparison, FactKind, FactSpec, RegionKind};
 use crate::ts::{Node, Syntax};
 
 use bindings::Bindings;
@@ -65,14 +65,8 @@ impl Frontend for JavaScript {
             .collect()
     }
 
-    fn loaded(
-        &self,
-        entry: &EntrySpec,
-        manifests: &BTreeMap<&str, &[u8]>,
-        trees: &[(&str, &Syntax)],
-        opaque: &[(&str, &str)],
-    ) -> Result<Option<BTreeSet<String>>, Escalation> {
-        package::loaded(entry, manifests, trees, opaque).map(Some)
+    fn loaded(&self, entries: &[String], trees: &[(&str, &Syntax)], opaque: &[(&str, &str)]) -> Result<Option<BTreeSet<String>>, Escalation> {
+        package::loaded(entries, trees, opaque).map(Some)
     }
 
     fn check_release(&self, trees: &[(&str, &Syntax)], opaque: &[(&str, &str)], regions: &[Region<'_>]) -> Result<(), Escalation> {
@@ -214,6 +208,8 @@ struct Scope<'a> {
     locals: Bindings,
     /// Module-level names the file declares.
     declared: BTreeSet<String>,
+    /// The values of the file's module-level `const`/`let`/`var name = value`.
+    values: BTreeMap<String, Node<'a>>,
     /// Local name -> (specifier, imported name).
     imports: BTreeMap<String, (String, String)>,
 }
@@ -222,6 +218,7 @@ impl<'a> Scope<'a> {
     fn of(region: &Region<'a>) -> Scope<'a> {
         let root = region.node.ancestors().last().unwrap_or(region.node);
         let mut declared = BTreeSet::new();
+        let mut values = BTreeMap::new();
         let mut imports = BTreeMap::new();
         for n in root.named_children() {
             let decl = if n.kind() == "export_statement" { n.field_child("declaration").unwrap_or(n) } else { n };
@@ -238,6 +235,9 @@ impl<'a> Scope<'a> {
                             bindings::pattern_names(p, &mut names);
                         }
                         declared.extend(names.iter().map(|i| i.text().to_owned()));
+                        if let (Some(n), Some(v)) = (d.field_child("name").filter(|n| n.kind() == "identifier"), d.field_child("value")) {
+                            values.insert(n.text().to_owned(), v);
+                        }
                     }
                 }
                 "import_statement" => {
@@ -261,7 +261,7 @@ impl<'a> Scope<'a> {
                 _ => {}
             }
         }
-        Scope { region: region.node, locals: Bindings::of(region.node), declared, imports }
+        Scope { region: region.node, locals: Bindings::of(region.node), declared, values, imports }
     }
 
     /// A name as spelled is the reviewed one only when nothing nearer or
@@ -297,19 +297,32 @@ impl Scope<'_> {
     fn origins_ok(&self, root: &str) -> bool {
         bindings::origins(self.region, root).iter().all(|v| match v {
             None => true, // a parameter or a destructuring of one
-            Some(value) => reviewed_origin(*value),
+            Some(value) => self.reviewed_origin(*value),
         })
     }
-}
 
-fn reviewed_origin(v: Node<'_>) -> bool {
-    let v = bare(v);
-    match v.kind() {
-        "call_expression" | "member_expression" | "subscript_expression" => true,
-        "binary_expression" if v.field_child("operator").is_some_and(|o| matches!(o.text(), "||" | "??")) => {
-            v.field_child("left").is_some_and(reviewed_origin) && v.field_child("right").map(bare).is_some_and(|r| r.kind() != "identifier" || reviewed_origin(r))
+    /// A call, a member read, or one of them with a fallback (`a[k] ?? b`)
+    /// that is a builtin value: a literal, an array, a regex, or a module
+    /// constant holding one (`mutatingPattern = new RegExp(…)`).
+    fn reviewed_origin(&self, v: Node<'_>) -> bool {
+        let v = bare(v);
+        match v.kind() {
+            "call_expression" | "member_expression" | "subscript_expression" => true,
+            "binary_expression" if v.field_child("operator").is_some_and(|o| matches!(o.text(), "||" | "??")) => {
+                v.field_child("left").is_some_and(|l| self.reviewed_origin(l)) && v.field_child("right").is_some_and(|r| self.builtin_value(r))
+            }
+            _ => false,
         }
-        _ => false,
+    }
+
+    fn builtin_value(&self, v: Node<'_>) -> bool {
+        let v = bare(v);
+        match v.kind() {
+            "string" | "template_string" | "number" | "array" | "regex" | "true" | "false" | "null" | "undefined" => true,
+            "new_expression" => v.field_child("constructor").is_some_and(|c| matches!(c.text(), "RegExp" | "Set" | "Map")),
+            "identifier" => !self.locals.is_param(v.text()) && self.locals.count(v.text()) == 0 && self.values.get(v.text()).is_some_and(|d| self.builtin_value(*d)),
+            _ => false,
+        }
     }
 }
 

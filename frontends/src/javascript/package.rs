@@ -1,27 +1,20 @@
-//! What the runtime loads: an npm package's entry points and the files they import.
+//! What the runtime loads: the files an npm package's entry imports.
 //!
-//! A glob selects files; Node runs what `package.json` names. So the closure
-//! a JavaScript profile analyses starts at the manifest's entry points
-//! (`main`, `module`, `bin`, every string of `exports`), each of which must
-//! be a file fcd reads (or, in a git tag without a build, the TypeScript
-//! source a reviewed `built` mapping names), and follows every static
-//! relative `import`, `export … from`, `import("…")` and `require("…")`.
-//! A loader fcd cannot interpret — a computed specifier, a `require` used as
-//! a value, a `#` import map, an entry outside the files, a `tsconfig.json`
-//! that remaps modules — escalates instead of being guessed.
+//! A glob selects files; Node runs what `package.json` names. The caller
+//! (crate `fcd`, which reads the manifest as data) resolves the entry file;
+//! from it this module follows every static relative `import`,
+//! `export … from`, `import("…")` and `require("…")`. A loader fcd cannot
+//! interpret — a computed specifier, a `require` used as a value, a `#`
+//! import map, an import of a file the profile does not select — escalates
+//! instead of being guessed.
 
-use std::collections::{BTreeMap, BTreeSet};
-
-use serde_json::Value;
+use std::collections::BTreeSet;
 
 use crate::ir::{Anchor, Escalation, EscalationCode};
-use crate::spec::EntrySpec;
+use crate::normalize_path as normalize;
 use crate::ts::{Node, Syntax};
 
 use super::string_content;
-
-/// The manifest fields Node (and bundlers) start loading from.
-const ENTRY_FIELDS: &[&str] = &["main", "module", "bin", "exports"];
 
 fn escalate(file: &str, line: u32, detail: String) -> Escalation {
     Escalation::new(EscalationCode::ShapeMismatch, detail, Some(Anchor::at_line(file, line)))
@@ -32,9 +25,12 @@ fn escalate(file: &str, line: u32, detail: String) -> Escalation {
 /// A file that did not parse (`opaque`: tree-sitter's grammar lags the
 /// language) is still loaded; its specifiers are read lexically, and any
 /// loader call in it that is not `import("…")`/`require("…")` with a literal escalates.
-pub fn loaded(entry: &EntrySpec, manifests: &BTreeMap<&str, &[u8]>, trees: &[(&str, &Syntax)], opaque: &[(&str, &str)]) -> Result<BTreeSet<String>, Escalation> {
+pub fn loaded(entries: &[String], trees: &[(&str, &Syntax)], opaque: &[(&str, &str)]) -> Result<BTreeSet<String>, Escalation> {
     let known: BTreeSet<&str> = trees.iter().map(|(p, _)| *p).chain(opaque.iter().map(|(p, _)| *p)).collect();
-    let mut todo: Vec<String> = entries(entry, manifests, &known)?;
+    if let Some(missing) = entries.iter().find(|e| !known.contains(e.as_str())) {
+        return Err(escalate(missing, 1, format!("the entry file `{missing}` is not a source file fcd reads")));
+    }
+    let mut todo: Vec<String> = entries.to_vec();
     let mut seen = BTreeSet::new();
     while let Some(path) = todo.pop() {
         if !seen.insert(path.clone()) {
@@ -61,121 +57,6 @@ pub fn loaded(entry: &EntrySpec, manifests: &BTreeMap<&str, &[u8]>, trees: &[(&s
         }
     }
     Ok(seen)
-}
-
-/// Every entry point of the manifest, as a path fcd reads.
-fn entries(entry: &EntrySpec, manifests: &BTreeMap<&str, &[u8]>, known: &BTreeSet<&str>) -> Result<Vec<String>, Escalation> {
-    let file = entry.manifest.as_str();
-    let Some(bytes) = manifests.get(file) else {
-        return Err(escalate(file, 1, "the npm manifest is missing".into()));
-    };
-    let manifest: Value = serde_json::from_slice(bytes).map_err(|e| escalate(file, e.line() as u32, format!("the npm manifest is not JSON: {e}")))?;
-    let Some(object) = manifest.as_object() else { return Err(escalate(file, 1, "the npm manifest is not a JSON object".into())) };
-    let dir = file.rsplit_once('/').map(|(d, _)| format!("{d}/")).unwrap_or_default();
-    let mut leaves = Vec::new();
-    for field in ENTRY_FIELDS {
-        if let Some(v) = object.get(*field) {
-            strings(v, field, &mut leaves).map_err(|d| escalate(file, 1, d))?;
-        }
-    }
-    if !object.keys().any(|k| ENTRY_FIELDS.contains(&k.as_str())) {
-        leaves.push(("main (default)".to_owned(), "index.js".to_owned()));
-    }
-    let mut out = Vec::new();
-    let mut built_used = false;
-    for (field, leaf) in leaves {
-        // A data file or a type declaration runs no code.
-        if [".json", ".d.ts", ".d.mts", ".d.cts"].iter().any(|s| leaf.ends_with(s)) {
-            continue;
-        }
-        let Some(path) = normalize(&format!("{dir}{}", leaf.trim_start_matches("./"))) else {
-            return Err(escalate(file, 1, format!("entry point `{leaf}` ({field}) leaves the package")));
-        };
-        if leaf.contains('*') {
-            return Err(escalate(file, 1, format!("entry point `{leaf}` ({field}) is a pattern fcd does not expand")));
-        }
-        if known.contains(path.as_str()) {
-            out.push(path);
-        } else if let Some((_, source)) = entry.built.iter().find(|(b, _)| *b == path).filter(|(_, s)| known.contains(s.as_str())) {
-            built_used = true;
-            out.push(source.clone());
-        } else {
-            return Err(escalate(file, 1, format!("entry point `{leaf}` ({field}) is not a file fcd reads, nor a reviewed build of one")));
-        }
-    }
-    if built_used {
-        tsconfig(entry, manifests, &dir)?;
-    }
-    // Two entry files are two programs: the one a host starts may not be the one analysed.
-    out.sort();
-    out.dedup();
-    if out.len() > 1 {
-        return Err(escalate(file, 1, format!("the entry points name {} different files ({}); fcd follows one program", out.len(), out.join(", "))));
-    }
-    Ok(out)
-}
-
-/// Every string leaf of an entry field with the key path that leads to it.
-fn strings(v: &Value, at: &str, out: &mut Vec<(String, String)>) -> Result<(), String> {
-    match v {
-        Value::String(s) => out.push((at.to_owned(), s.clone())),
-        Value::Object(m) => {
-            for (k, x) in m {
-                strings(x, &format!("{at}.{k}"), out)?;
-            }
-        }
-        Value::Array(a) => {
-            for x in a {
-                strings(x, at, out)?;
-            }
-        }
-        Value::Null => {}
-        other => return Err(format!("`{at}` is `{other}`, not an entry path")),
-    }
-    Ok(())
-}
-
-/// A TypeScript build stands for its source only when `tsconfig.json` does not
-/// remap modules and writes where the reviewed mapping says.
-fn tsconfig(entry: &EntrySpec, manifests: &BTreeMap<&str, &[u8]>, dir: &str) -> Result<(), Escalation> {
-    let file = format!("{dir}tsconfig.json");
-    let Some(bytes) = manifests.get(file.as_str()) else { return Ok(()) };
-    let config: Value =
-        serde_json::from_slice(bytes).map_err(|e| escalate(&file, e.line() as u32, format!("not plain JSON, so fcd cannot read how the build maps modules: {e}")))?;
-    if config.get("extends").is_some() {
-        return Err(escalate(&file, 1, "`extends` another configuration fcd does not read".into()));
-    }
-    let options = config.get("compilerOptions").cloned().unwrap_or(Value::Null);
-    for key in ["paths", "baseUrl", "rootDirs"] {
-        if options.get(key).is_some() {
-            return Err(escalate(&file, 1, format!("compilerOptions.{key} remaps module specifiers, which fcd does not follow")));
-        }
-    }
-    let out_dir = options.get("outDir").and_then(Value::as_str).map(|d| d.trim_start_matches("./").trim_end_matches('/').to_owned());
-    if let Some(out) = out_dir {
-        for (built, _) in &entry.built {
-            let built_dir = built.rsplit_once('/').map(|(d, _)| d).unwrap_or("");
-            if normalize(&format!("{dir}{out}")).as_deref() != Some(built_dir) {
-                return Err(escalate(&file, 1, format!("compilerOptions.outDir `{out}` is not where the reviewed build `{built}` is written")));
-            }
-        }
-    }
-    Ok(())
-}
-
-/// `a/./b/../c` as `a/c`; `None` when it climbs out of the root.
-fn normalize(path: &str) -> Option<String> {
-    let mut parts: Vec<&str> = Vec::new();
-    for seg in path.split('/') {
-        match seg {
-            "" | "." => {}
-            ".." => {
-                parts.pop()?;
-            }
-            s => parts.push(s),
-        }
-    }
-    Some(parts.join("/"))
 }
 
 /// The file a relative specifier names: as written, with an extension, as a
