@@ -2,7 +2,7 @@
 //! its meaning on the release that will execute it.
 //!
 //! The pipeline, module by module: [`profile`] reads a reviewed envelope;
-//! [`source`] selects a release's files; the frontends (crate
+//! [`source`] selects a release's files and [`npm`] reads an npm manifest's entry; the frontends (crate
 //! `fcd-frontends`) locate regions and extract facts; [`guard`] enforces the
 //! call-site inventories; [`register`] runs those steps and [`summary`]
 //! compiles rules into a digest-bound summary; [`certify`] applies a concrete

@@ -14,11 +14,23 @@ use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
-use fcd_frontends::{ArgPattern, ArgShape, DefaultRule, Exposure, FactKind, FactSpec, Lang, RegionKind, RegionSpec};
+use fcd_frontends::{ArgPattern, ArgShape, Comparison, DefaultRule, Exposure, FactKind, FactSpec, Lang, RegionKind, RegionSpec};
 
 use crate::canon;
 use crate::error::{InputError, read_text};
 use crate::rules::{EffectTemplate, Outcome, Predicate, Rule, Test, ValueType, placeholders};
+
+/// (JavaScript) Where the runtime starts loading a package: the npm manifest
+/// whose entry points (`main`, `module`, `bin`, `exports`) must name one file
+/// fcd reads (see `crate::loader`, npm.rs), from which every static relative import is followed.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct EntrySpec {
+    /// The manifest's path in the release root (`package.json`).
+    pub manifest: String,
+    /// Reviewed build mappings: a built entry (`dist/index.js`) that, when
+    /// absent from the release (a git tag), stands for its TypeScript source.
+    pub built: Vec<(String, String)>,
+}
 
 /// The file name of a profile inside its directory.
 pub const PROFILE_FILE: &str = "profile.toml";
@@ -98,6 +110,9 @@ struct RawSource {
     files: Vec<Spanned<String>>,
     #[serde(default)]
     exclude: Vec<Spanned<String>>,
+    package: Option<Spanned<String>>,
+    #[serde(default)]
+    built: BTreeMap<String, String>,
 }
 
 #[derive(Deserialize)]
@@ -146,6 +161,7 @@ struct RawFact {
     member: Option<String>,
     conditions: Option<Vec<String>>,
     digests: Option<Vec<String>>,
+    conjuncts: Option<Vec<String>>,
     #[serde(default)]
     matching: bool,
     #[serde(default)]
@@ -273,6 +289,8 @@ pub struct Profile {
     pub globs: GlobSet,
     /// Files the globs select that are not part of the closure (tests, say).
     pub excluded: GlobSet,
+    /// (JavaScript) the npm manifest the closure starts from, and build mappings.
+    pub entry: Option<EntrySpec>,
     pub regions: Vec<RegionSpec>,
     /// Package name -> accepted import-path patterns (`[imports]`).
     pub imports: BTreeMap<String, Vec<String>>,
@@ -314,6 +332,7 @@ impl Profile {
                 })
                 .collect(),
             via: self.via.clone(),
+            entries: None,
         }
     }
 
@@ -395,6 +414,7 @@ impl Validator<'_> {
         let Ok(excluded) = builder.build() else {
             return Err(InputError::new(self.file, "key `source.exclude`: the globs do not compile together"));
         };
+        let entry = self.entry(&raw.source, language)?;
 
         let mut regions = Vec::new();
         let mut via = BTreeMap::new();
@@ -473,6 +493,7 @@ impl Validator<'_> {
             files: raw.source.files.iter().map(|g| g.get_ref().clone()).collect(),
             globs,
             excluded,
+            entry,
             regions,
             imports,
             via,
@@ -480,6 +501,30 @@ impl Validator<'_> {
             facts,
             rules,
         })
+    }
+
+    /// `source.package` and `source.built`: JavaScript only, relative paths.
+    fn entry(&self, source: &RawSource, language: Lang) -> Result<Option<EntrySpec>, InputError> {
+        let Some(manifest) = &source.package else {
+            if !source.built.is_empty() {
+                return Err(InputError::new(self.file, "key `source.built`: needs `source.package`"));
+            }
+            return Ok(None);
+        };
+        if language != Lang::JavaScript {
+            return self.err(manifest.span(), "source.package", "only a `javascript` profile reads an npm manifest");
+        }
+        let relative = |p: &str| !p.is_empty() && !p.starts_with('/') && !p.split('/').any(|s| s == ".." || s == "." || s.is_empty());
+        if !relative(manifest.get_ref()) {
+            return self.err(manifest.span(), "source.package", "a `/`-separated path inside the release root");
+        }
+        for (from, to) in &source.built {
+            if !relative(from) || !relative(to) {
+                return self.err(manifest.span(), "source.built", format!("`{from}` = `{to}`: paths inside the release root"));
+            }
+        }
+        let built = source.built.iter().map(|(a, b)| (a.clone(), b.clone())).collect();
+        Ok(Some(EntrySpec { manifest: manifest.get_ref().clone(), built }))
     }
 
     fn unknown_of(&self, what: &str, name: &str, known: &BTreeSet<&str>) -> String {
@@ -548,6 +593,7 @@ impl Validator<'_> {
                     before: before.clone(),
                     negated: test.negated,
                     returns: f.returns.clone(),
+                    conjuncts: f.conjuncts.clone().unwrap_or_default(),
                 }
             }
             "default" => {
@@ -611,7 +657,14 @@ impl Validator<'_> {
                 let (Some(returns), Some(conditions)) = (&f.returns, &f.conditions) else {
                     return self.err(span, &key, "kind `exit` needs `returns` and `conditions`");
                 };
-                FactKind::Exit { returns: returns.clone(), conditions: conditions.clone() }
+                let conditions = conditions
+                    .iter()
+                    .map(|c| Comparison::parse(c).or_else(|e| self.err(span.clone(), &format!("{key}.conditions"), e)))
+                    .collect::<Result<Vec<_>, _>>()?;
+                if conditions.is_empty() {
+                    return self.err(span, &format!("{key}.conditions"), "list at least one comparison");
+                }
+                FactKind::Exit { returns: returns.clone(), conditions }
             }
             "body" => {
                 let Some(digests) = &f.digests else { return self.err(span, &key, "kind `body` needs `digests`, the reviewed bodies' `sha256:` token digests") };
@@ -624,7 +677,7 @@ impl Validator<'_> {
         };
         let allowed: &[&str] = match kind.name() {
             "call" => &["callee", "args", "matching"],
-            "guard" => &["test", "before", "returns"],
+            "guard" => &["test", "before", "returns", "conjuncts"],
             "table" => &["row", "member"],
             "exit" => &["returns", "conditions"],
             "default" => &["argument", "helpers", "definition", "inert"],
@@ -657,6 +710,7 @@ impl Validator<'_> {
             ("member", f.member.is_some()),
             ("conditions", f.conditions.is_some()),
             ("digests", f.digests.is_some()),
+            ("conjuncts", f.conjuncts.is_some()),
         ]
         .into_iter()
         .filter(|(k, set)| *set && !allowed.contains(k))

@@ -96,7 +96,8 @@ pub fn register(profile: &Profile, req: &Request) -> Result<Registration, InputE
     let mut digested: Vec<_> = files.iter().chain(&loaded.manifests).cloned().collect();
     digested.sort_by(|a, b| a.path.cmp(&b.path));
     let closure = Closure::of(&digested);
-    let analysis = match fcd_frontends::analyze_with(profile.language, &files, &profile.regions, &profile.fact_specs(), &profile.env()) {
+    let env = fcd_frontends::Env { entries: loaded.entries, ..profile.env() };
+    let analysis = match fcd_frontends::analyze_with(profile.language, &files, &profile.regions, &profile.fact_specs(), &env) {
         Ok(a) => a,
         Err(e) => return Ok(Registration::Escalated(e)),
     };
@@ -141,7 +142,7 @@ fn describe(kind: &fcd_frontends::FactKind) -> String {
         fcd_frontends::FactKind::Key { key } => format!("the template value of `{key}`"),
         fcd_frontends::FactKind::Flow { from, sink, .. } => format!("`{from}`'s value reaching `{sink}`"),
         fcd_frontends::FactKind::Table { row, member } => format!("whether row `{row}` holds `{member}`"),
-        fcd_frontends::FactKind::Exit { returns, .. } => format!("a `return {returns}` under its conditions"),
+        fcd_frontends::FactKind::Exit { returns, .. } => format!("a `return {returns}` under its reviewed comparisons"),
         fcd_frontends::FactKind::Body { .. } => "a reviewed body".to_owned(),
     }
 }

@@ -76,6 +76,33 @@ pub fn collect(root: &Path, profile: &Profile) -> Result<Result<Vec<SourceFile>,
             Err(e) => return Ok(Err(e)),
         }
     }
+    if let Some(entry) = &profile.entry {
+        let mut manifests = vec![entry.manifest.clone()];
+        let dir = entry.manifest.rsplit_once('/').map(|(d, _)| format!("{d}/")).unwrap_or_default();
+        manifests.push(format!("{dir}tsconfig.json"));
+        for (i, path) in manifests.iter().enumerate() {
+            let full = root.join(path);
+            // Never through a link: the manifest is part of the release, as every file is.
+            let meta = std::fs::symlink_metadata(&full);
+            match meta {
+                Ok(m) if m.is_file() && m.len() <= MAX_FILE_BYTES as u64 => {
+                    if files.iter().any(|f| &f.path == path) {
+                        continue;
+                    }
+                    let bytes = std::fs::read(&full).map_err(|e| InputError::new(&full, format!("cannot read: {e}")))?;
+                    files.push(SourceFile { path: path.clone(), bytes });
+                }
+                Err(_) if i > 0 => {}
+                _ => {
+                    return Ok(Err(Escalation::new(
+                        EscalationCode::RegionMissing,
+                        format!("`{path}`, the npm manifest whose entry points the closure starts from, is not a regular file of the release"),
+                        Some(Anchor::at_line(path, 1)),
+                    )));
+                }
+            }
+        }
+    }
     files.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(Ok(files))
 }

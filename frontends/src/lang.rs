@@ -5,7 +5,7 @@
 //! generic fact holds. Everything else (file discovery, counting regions,
 //! inventories, summaries) is language-neutral and lives outside the trait.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use crate::SourceFile;
@@ -53,10 +53,12 @@ impl Lang {
     }
 
     /// Whether this language's frontend parses the file; others in a closure
-    /// (Go's go.mod) are read by [`Frontend::check_package`] only.
+    /// are read as data: Go's go.mod by [`Frontend::check_package`], an npm
+    /// manifest by the caller, a C# project by [`Frontend::check_build_file`].
     pub fn parses(self, path: &str) -> bool {
         match self {
             Lang::Go => path.ends_with(".go"),
+            Lang::JavaScript | Lang::TypeScript => [".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".jsx", ".tsx"].iter().any(|e| path.ends_with(e)),
             _ => true,
         }
     }
@@ -93,6 +95,20 @@ pub struct Region<'a> {
     pub env: &'a Env,
 }
 
+/// The whole closure once every region is located, for the checks that read
+/// across it ([`Frontend::check_program`]).
+pub struct Program<'p, 'a> {
+    /// The located regions, in the profile's order (optional ones may be absent).
+    pub regions: &'p [Region<'a>],
+    /// Each region's call sites, in the same order.
+    pub calls: &'p [Vec<(Node<'a>, Identity)>],
+    pub facts: &'p [FactSpec],
+    /// Every parsed file of the closure.
+    pub trees: &'p [(&'a str, &'a Syntax)],
+    /// Files of the closure that did not parse (and could hold no region), with their text.
+    pub opaque: &'p [(&'a str, &'a str)],
+}
+
 /// What a frontend is told beyond regions and facts: the profile's accepted
 /// import paths, its tool name and the functions it reviews as regions.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -107,6 +123,10 @@ pub struct Env {
     pub reviewed: Vec<String>,
     /// Region name -> the callees a handler literal may be passed to directly.
     pub via: BTreeMap<String, Vec<String>>,
+    /// The release files its package manifest names as what the runtime
+    /// starts from (JavaScript), resolved by the caller; only what they load
+    /// is analysed. `None`: every selected file counts.
+    pub entries: Option<Vec<String>>,
 }
 
 impl Env {
@@ -202,10 +222,17 @@ pub trait Frontend: Sync {
         Ok(())
     }
 
+    /// The paths the runtime loads, starting from the `entries` (`opaque`
+    /// holds the source files that did not parse, with their text), or `None`
+    /// when the language has no such notion: every selected file then counts.
+    fn loaded(&self, _entries: &[String], _trees: &[(&str, &Syntax)], _opaque: &[(&str, &str)]) -> Result<Option<BTreeSet<String>>, Escalation> {
+        Ok(None)
+    }
+
     /// Checks over the whole closure once every region is located and before
     /// any fact: constructs that run code no region shows, or that change
-    /// what a reviewed name means.
-    fn check_program<'a>(&self, _regions: &[Region<'a>], _calls: &[Vec<(Node<'a>, Identity)>], _facts: &[FactSpec]) -> Result<(), Escalation> {
+    /// what a reviewed name means (a reviewed name reassigned elsewhere, say).
+    fn check_program(&self, _program: &Program<'_, '_>) -> Result<(), Escalation> {
         Ok(())
     }
 }

@@ -20,8 +20,8 @@ mod python;
 use std::collections::BTreeMap;
 
 pub use ir::{Anchor, CallSite, Effect, Escalation, EscalationCode, Exposure, Fact, FactValue, Identity};
-pub use lang::{Env, Found, Frontend, Lang, Region};
-pub use spec::{ArgPattern, ArgShape, DefaultRule, FactKind, FactSpec, RegionKind, RegionSpec};
+pub use lang::{Env, Found, Frontend, Lang, Program, Region};
+pub use spec::{ArgPattern, ArgShape, Comparison, DefaultRule, FactKind, FactSpec, RegionKind, RegionSpec};
 
 use ts::Syntax;
 
@@ -53,6 +53,22 @@ pub struct Analysis {
 /// A JavaScript line longer than this marks a minified bundle, which hides
 /// structure a reviewer cannot read: it escalates instead of being analyzed.
 pub const MINIFIED_LINE: usize = 2_000;
+
+/// `a/./b/../c` as `a/c`, for `/`-separated paths inside a release; `None`
+/// when the path climbs out of the root.
+pub fn normalize_path(path: &str) -> Option<String> {
+    let mut parts: Vec<&str> = Vec::new();
+    for seg in path.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            s => parts.push(s),
+        }
+    }
+    Some(parts.join("/"))
+}
 
 /// Parses one file, turning undecodable or unparsable text into a `parse_error` escalation.
 pub fn parse(lang: Lang, file: &SourceFile) -> Result<Syntax, Escalation> {
@@ -124,6 +140,8 @@ pub fn analyze_with(
         })
         .collect();
     let mut parsed: Vec<(&SourceFile, Syntax)> = Vec::new();
+    // Files left out for not parsing, with their text: the release check still reads them.
+    let mut opaque: Vec<(&str, &str)> = Vec::new();
     for f in files {
         if frontend.is_build_file(&f.path) {
             frontend.check_build_file(f)?;
@@ -135,14 +153,22 @@ pub fn analyze_with(
         match parse(lang.for_file(&f.path), f) {
             Ok(s) => parsed.push((f, s)),
             Err(e) => {
-                let text = String::from_utf8_lossy(&f.bytes);
-                if frontend.whole_program() || names.iter().any(|n| text.contains(n)) || std::str::from_utf8(&f.bytes).is_err() {
+                let Ok(text) = std::str::from_utf8(&f.bytes) else { return Err(e) };
+                if frontend.whole_program() || names.iter().any(|n| text.contains(n)) {
                     return Err(e);
                 }
+                opaque.push((f.path.as_str(), text));
             }
         }
     }
 
+    if let Some(entries) = &env.entries {
+        let all: Vec<(&str, &Syntax)> = parsed.iter().map(|(f, s)| (f.path.as_str(), s)).collect();
+        if let Some(loaded) = frontend.loaded(entries, &all, &opaque)? {
+            parsed.retain(|(f, _)| loaded.contains(&f.path));
+            opaque.retain(|(f, _)| loaded.contains(*f));
+        }
+    }
     let trees: Vec<(&str, &Syntax)> = parsed.iter().map(|(f, s)| (f.path.as_str(), s)).collect();
     frontend.check_package(files, &trees, env)?;
     let mut located: BTreeMap<&str, Region<'_>> = BTreeMap::new();
@@ -163,8 +189,8 @@ pub fn analyze_with(
             [] => {
                 return Err(Escalation::new(
                     EscalationCode::RegionMissing,
-                    format!("region `{}`: no {} in the selected files", spec.name, spec.kind),
-                    files.first().map(|f| Anchor::at_line(&f.path, 1)),
+                    format!("region `{}`: no {} in the {} files", spec.name, spec.kind, if env.entries.is_some() { "loaded" } else { "selected" }),
+                    parsed.first().map(|(f, _)| Anchor::at_line(&f.path, 1)).or_else(|| files.first().map(|f| Anchor::at_line(&f.path, 1))),
                 ));
             }
             [one] => *one,
@@ -190,7 +216,8 @@ pub fn analyze_with(
         located.insert(&spec.name, region);
     }
     let in_order: Vec<Region<'_>> = regions.iter().filter_map(|r| located.get(r.name.as_str()).copied()).collect();
-    frontend.check_program(&in_order, &all_calls, facts)?;
+    frontend.check_program(&Program { regions: &in_order, calls: &all_calls, facts, trees: &trees, opaque: &opaque })?;
+
 
     // Facts that refer to other facts (a guard names its sink) run after the
     // ones they refer to; the order of the output stays the order asked for.

@@ -167,6 +167,9 @@ pub enum FactKind {
         before: String,
         negated: bool,
         returns: Option<String>,
+        /// (JavaScript) the other `&&` conjuncts the test may carry: bare
+        /// identifiers bound once in the region; any other conjunct escalates.
+        conjuncts: Vec<String>,
     },
     /// How a tool argument is read and what it is when omitted: exactly one
     /// binding `VAR := HELPER(…, "argument", …)` in the region, where HELPER is
@@ -199,13 +202,51 @@ pub enum FactKind {
     /// In a data-table region (an object of arrays), the array under `row` and
     /// whether it holds the string `member`.
     Table { row: String, member: String },
-    /// A `return RETURNS` reached only under conditions that mention every one
-    /// of these string literals (`if (w === "pragma" …) { if (s.includes("=")) return false }`).
-    Exit { returns: String, conditions: Vec<String> },
+    /// A `return RETURNS` reached only under `if` conditions whose conjuncts
+    /// are exactly these reviewed comparisons, each used once
+    /// (`if (w === "pragma" && d === "sqlite") { if (s.includes("=")) return false }`).
+    Exit { returns: String, conditions: Vec<Comparison> },
     /// The region's body is one a person reviewed: its tokens (comments left
     /// out) hash to one of these `sha256:` digests. Pins a helper the other
     /// facts trust (what a parameter reader returns for an omitted argument).
     Body { digests: Vec<String> },
+}
+
+/// One reviewed conjunct of an exit condition: `OPERAND === "TEXT"` or
+/// `OPERAND.METHOD("TEXT")`, where OPERAND is a parameter of the region or a
+/// local bound exactly once (written `any === str:sqlite`, `any.includes(str:=)`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Comparison {
+    /// Strict equality with a string literal.
+    Equals(String),
+    /// A method called on the operand with one string literal.
+    Method { method: String, text: String },
+}
+
+impl Comparison {
+    /// Parses the profile spelling; the error says what is accepted.
+    pub fn parse(text: &str) -> Result<Comparison, String> {
+        let bad = || format!("`{text}` is not a comparison: expected `any === str:TEXT` or `any.METHOD(str:TEXT)`");
+        if let Some(lit) = text.strip_prefix("any === str:") {
+            return Ok(Comparison::Equals(lit.to_owned()));
+        }
+        let rest = text.strip_prefix("any.").ok_or_else(bad)?;
+        let (method, arg) = rest.split_once("(str:").ok_or_else(bad)?;
+        let lit = arg.strip_suffix(')').ok_or_else(bad)?;
+        if method.is_empty() || !method.chars().all(|c| c.is_alphanumeric() || c == '_') {
+            return Err(bad());
+        }
+        Ok(Comparison::Method { method: method.to_owned(), text: lit.to_owned() })
+    }
+}
+
+impl fmt::Display for Comparison {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Comparison::Equals(t) => write!(f, "any === str:{t}"),
+            Comparison::Method { method, text } => write!(f, "any.{method}(str:{text})"),
+        }
+    }
 }
 
 /// Where a reviewed helper's default comes from.

@@ -30,5 +30,5 @@ pub fn load(root: &Path, selected: &[SourceFile]) -> Result<Result<Loaded, Escal
             Err(e) => return Ok(Err(e)),
         }
     }
-    Ok(Ok(Loaded { sources, manifests: Vec::new() }))
+    Ok(Ok(Loaded { sources, ..Loaded::default() }))
 }

@@ -12,6 +12,7 @@
 
 mod csharp;
 mod go;
+mod npm;
 mod python;
 
 use std::collections::BTreeSet;
@@ -31,6 +32,9 @@ pub struct Loaded {
     pub sources: Vec<SourceFile>,
     /// Packaging and build files that decide what is loaded: digested, not parsed as source.
     pub manifests: Vec<SourceFile>,
+    /// The files the runtime starts from, when a package manifest names them
+    /// (npm): the frontend analyses only what they load.
+    pub entries: Option<Vec<String>>,
 }
 
 /// Applies the loading rules of the profile's language to the selected files.
@@ -43,12 +47,18 @@ pub fn load(root: &Path, profile: &Profile, selected: &[SourceFile]) -> Result<R
                 return Ok(Err(e));
             }
             let sources = files.into_iter().filter(|f| !selected.iter().any(|s| s.path == f.path)).collect();
-            Ok(Ok(Loaded { sources, manifests: Vec::new() }))
+            Ok(Ok(Loaded { sources, ..Loaded::default() }))
         }
         Lang::CSharp => csharp::load(root, selected),
-        // The JavaScript family's closure follows package.json in the frontend's
-        // release-wide checks (`javascript::integrity`).
-        Lang::JavaScript | Lang::TypeScript => Ok(Ok(Loaded::default())),
+        // Node starts from what package.json names; the frontend follows its
+        // imports from there (`javascript::package`).
+        Lang::JavaScript | Lang::TypeScript => {
+            let parses = |p: &str| profile.language.parses(p);
+            match profile.entry.as_ref().map(|e| npm::entry_files(e, selected, parses)).transpose() {
+                Ok(entries) => Ok(Ok(Loaded { entries, ..Loaded::default() })),
+                Err(e) => Ok(Err(e)),
+            }
+        }
     }
 }
 

@@ -27,7 +27,7 @@ use std::collections::BTreeMap;
 
 use crate::SourceFile;
 use crate::ir::{Escalation, EscalationCode, FactValue, Identity};
-use crate::lang::{FactSite, Found, Frontend, Region};
+use crate::lang::{FactSite, Found, Frontend, Program, Region};
 use crate::spec::{ArgPattern, ArgShape, DefaultRule, FactKind, FactSpec, RegionKind};
 use crate::ts::{Node, Syntax};
 
@@ -82,8 +82,8 @@ impl Frontend for CSharp {
         project::check(file)
     }
 
-    fn check_program<'a>(&self, regions: &[Region<'a>], calls: &[Vec<(Node<'a>, Identity)>], facts: &[FactSpec]) -> Result<(), Escalation> {
-        program::check(regions, calls, facts)
+    fn check_program(&self, p: &Program<'_, '_>) -> Result<(), Escalation> {
+        program::check(p.regions, p.calls, p.facts)
     }
 
     fn extract<'a>(

@@ -1,9 +1,9 @@
 //! Where names are bound inside a JavaScript/TypeScript region.
 //!
 //! Flow-insensitive and conservative, as for the other languages: every
-//! declaration (destructuring included), assignment, update, loop variable and
-//! nested parameter counts, so a followed variable is trusted only when it is
-//! bound exactly once.
+//! declaration (destructuring included), assignment, update, loop variable,
+//! catch parameter, nested function or class declaration and nested parameter
+//! counts, so a followed variable is trusted only when it is bound exactly once.
 
 use std::collections::BTreeMap;
 
@@ -12,10 +12,48 @@ use crate::ts::Node;
 pub struct Bindings {
     params: Vec<String>,
     counts: BTreeMap<String, usize>,
+    /// Every binding site of each name, in source order.
+    sites: BTreeMap<String, Vec<usize>>,
+}
+
+/// What each binding of `name` inside `region` assigns: `None` for a
+/// parameter, else the value node (a declarator's or an assignment's value,
+/// or the binding construct itself for a loop variable, a catch parameter, an
+/// update or a declaration without a value).
+pub fn origins<'a>(region: Node<'a>, name: &str) -> Vec<Option<Node<'a>>> {
+    let mut out = Vec::new();
+    for node in region.descendants() {
+        let (target, value) = match node.kind() {
+            "variable_declarator" if node != region => (node.field_child("name"), Some(node.field_child("value").unwrap_or(node))),
+            "assignment_expression" | "augmented_assignment_expression" => (node.field_child("left"), Some(node.field_child("right").filter(|_| node.kind() == "assignment_expression").unwrap_or(node))),
+            "for_in_statement" => (node.field_child("left"), Some(node)),
+            "catch_clause" => (node.field_child("parameter"), Some(node)),
+            "update_expression" => (node.field_child("argument"), Some(node)),
+            "formal_parameters" => {
+                let mut names = Vec::new();
+                for p in node.named_children() {
+                    pattern_names(p, &mut names);
+                }
+                out.extend(names.iter().filter(|n| n.text() == name).map(|_| None));
+                continue;
+            }
+            "arrow_function" => (node.field_child("parameter"), None),
+            "function_declaration" | "generator_function_declaration" | "class_declaration" | "function_expression" if node != region => {
+                (node.field_child("name"), Some(node))
+            }
+            _ => continue,
+        };
+        let mut names = Vec::new();
+        if let Some(t) = target {
+            pattern_names(t, &mut names);
+        }
+        out.extend(names.iter().filter(|n| n.text() == name).map(|_| value));
+    }
+    out
 }
 
 /// Identifiers a pattern binds (`a`, `{ a, b: c }`, `[a, ...b]`, `a = 1`).
-fn pattern_names<'a>(pattern: Node<'a>, out: &mut Vec<Node<'a>>) {
+pub fn pattern_names<'a>(pattern: Node<'a>, out: &mut Vec<Node<'a>>) {
     match pattern.kind() {
         "identifier" | "shorthand_property_identifier_pattern" => out.push(pattern),
         "pair_pattern" => {
@@ -44,7 +82,7 @@ fn pattern_names<'a>(pattern: Node<'a>, out: &mut Vec<Node<'a>>) {
 
 impl Bindings {
     pub fn of(region: Node<'_>) -> Bindings {
-        let mut b = Bindings { params: Vec::new(), counts: BTreeMap::new() };
+        let mut b = Bindings { params: Vec::new(), counts: BTreeMap::new(), sites: BTreeMap::new() };
         // `const f = (…) => {…}`: the parameters belong to the bound function.
         let function = if region.kind() == "variable_declarator" { region.field_child("value").unwrap_or(region) } else { region };
         if let Some(params) = function.field_child("parameters") {
@@ -77,6 +115,19 @@ impl Bindings {
                         pattern_names(l, &mut names);
                     }
                 }
+                // `catch (sql)` binds, and so does a nested declaration (hoisted).
+                "catch_clause" => {
+                    if let Some(p) = node.field_child("parameter") {
+                        pattern_names(p, &mut names);
+                    }
+                }
+                "function_declaration" | "generator_function_declaration" | "class_declaration" | "function_expression"
+                    if node != region =>
+                {
+                    if let Some(n) = node.field_child("name") {
+                        names.push(n);
+                    }
+                }
                 "formal_parameters" if Some(node) != function.field_child("parameters") => {
                     for p in node.named_children() {
                         pattern_names(p, &mut names);
@@ -92,6 +143,7 @@ impl Bindings {
             }
             for n in names {
                 *b.counts.entry(n.text().to_owned()).or_default() += 1;
+                b.sites.entry(n.text().to_owned()).or_default().push(n.byte_range().start);
             }
         }
         b
@@ -99,6 +151,14 @@ impl Bindings {
 
     pub fn is_param(&self, name: &str) -> bool {
         self.params.iter().any(|p| p == name)
+    }
+
+    /// Where the one binding of `name` starts (a byte offset), if it is bound exactly once.
+    pub fn only_site(&self, name: &str) -> Option<usize> {
+        match self.sites.get(name).map(Vec::as_slice) {
+            Some([one]) => Some(*one),
+            _ => None,
+        }
     }
 
     /// How many places inside the region bind `name` (the region's own parameters excluded).

@@ -1,0 +1,306 @@
+//! What the rest of the package may do to what the regions trust.
+//!
+//! A region is read alone, but JavaScript lets any module-level statement
+//! change what a name in it means: reassign a reviewed function
+//! (`checkReadOnly = () => true`), declare it twice with `var`, wrap the
+//! handler factory, patch a builtin (`String.prototype.includes = …`), or
+//! extend a reviewed data table (`allowedKeywords.sqlite.push(…)`). This pass
+//! reads every file the package loads and escalates, with file and line, on
+//! any such statement, so the facts read in the regions are the ones that run.
+//!
+//! The trusted names are the regions' names, the plain callees of every
+//! region and the module-level roots of their dotted callees.
+
+use std::collections::BTreeSet;
+
+use crate::ir::{Anchor, Escalation, EscalationCode, Identity};
+use crate::lang::Region;
+use crate::ts::{Node, Syntax};
+
+use super::{FUNCTIONS, bare, dotted, identity};
+
+/// Globals whose members every module shares: writing them changes code elsewhere.
+pub const BUILTINS: &[&str] = &[
+    "Object", "Array", "String", "Number", "Boolean", "Symbol", "Function", "Promise", "RegExp", "Date", "Math", "JSON", "Reflect",
+    "Map", "Set", "WeakMap", "WeakSet", "Error", "globalThis", "global", "window", "self",
+];
+
+/// Methods that read an array and never call back with it.
+const READ_METHODS: &[&str] = &["join", "includes", "indexOf", "lastIndexOf", "at", "toString", "slice", "concat"];
+
+/// Names whose use anywhere can change another module's objects or run text as code.
+const FORBIDDEN: &[&str] = &["__proto__", "setPrototypeOf", "__defineGetter__", "__defineSetter__", "eval"];
+
+struct Check<'t> {
+    file: &'t str,
+}
+
+impl Check<'_> {
+    fn fail(&self, n: Node<'_>, detail: String) -> Escalation {
+        Escalation::new(EscalationCode::ShapeMismatch, detail, Some(Anchor::at_line(self.file, n.line())))
+    }
+}
+
+/// Checks every loaded file against what the located regions trust.
+pub fn check(trees: &[(&str, &Syntax)], opaque: &[(&str, &str)], regions: &[Region<'_>]) -> Result<(), Escalation> {
+    let functions: BTreeSet<String> = regions.iter().filter(|r| r.node.kind() != "variable_declarator" || is_function(r.node)).filter_map(|r| name(r.node)).collect();
+    let tables: BTreeSet<String> = regions.iter().filter(|r| r.node.kind() == "variable_declarator" && !is_function(r.node)).filter_map(|r| name(r.node)).collect();
+    let mut trusted: BTreeSet<String> = functions.iter().chain(&tables).cloned().collect();
+    for r in regions {
+        let locals = super::bindings::Bindings::of(r.node);
+        for call in r.node.descendants().filter(|n| n.kind() == "call_expression") {
+            if let Identity::Path(p) = identity(call) {
+                let root = p.split(['.', '[', '(']).next().unwrap_or_default().to_owned();
+                if !locals.is_param(&root) && locals.count(&root) == 0 && !root.is_empty() && root != "this" && root != "function" {
+                    trusted.insert(root);
+                }
+            }
+        }
+    }
+    for (file, text) in opaque {
+        opaque_file(file, text, &trusted)?;
+    }
+    let mut declared: std::collections::BTreeMap<String, Vec<(String, u32)>> = Default::default();
+    for (file, syntax) in trees {
+        let c = Check { file };
+        for n in syntax.root().descendants() {
+            c.node(n, &trusted, &functions, &tables, regions)?;
+            for bound in module_bindings(n).into_iter().filter(|b| trusted.contains(b.text())) {
+                declared.entry(bound.text().to_owned()).or_default().push((file.to_string(), bound.line()));
+            }
+        }
+    }
+    for (name, sites) in &declared {
+        let allowed = if BUILTINS.contains(&name.as_str()) { 0 } else { 1 };
+        if sites.len() > allowed {
+            let (file, line) = &sites[allowed.min(sites.len() - 1)];
+            let at: Vec<String> = sites.iter().map(|(f, l)| format!("{f}:{l}")).collect();
+            return Err(Escalation::new(
+                EscalationCode::ShapeMismatch,
+                format!("`{name}`, which a reviewed region relies on, is bound {} times at module level ({}): which one runs is not the one reviewed", sites.len(), at.join(", ")),
+                Some(Anchor::at_line(file, *line)),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A loaded file that did not parse may not name anything the regions
+/// trust, nor any word that patches shared objects: it cannot be checked.
+fn opaque_file(file: &str, text: &str, trusted: &BTreeSet<String>) -> Result<(), Escalation> {
+    let words = trusted.iter().map(String::as_str).chain(FORBIDDEN.iter().copied()).chain(["prototype", "defineProperty", "globalThis", "Function"]);
+    for word in words {
+        for (i, line) in text.lines().enumerate() {
+            let hit = line.match_indices(word).any(|(at, _)| {
+                let before = line[..at].chars().next_back();
+                let after = line[at + word.len()..].chars().next();
+                let edge = |c: Option<char>| c.is_none_or(|c| !c.is_alphanumeric() && c != '_' && c != '$');
+                edge(before) && edge(after)
+            });
+            if hit {
+                return Err(Escalation::new(
+                    EscalationCode::ParseError,
+                    format!("a file the package loads does not parse, and it names `{word}`, which fcd would have to check"),
+                    Some(Anchor::at_line(file, i as u32 + 1)),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn is_function(n: Node<'_>) -> bool {
+    n.field_child("value").is_some_and(|v| FUNCTIONS.contains(&v.kind()))
+}
+
+fn name(n: Node<'_>) -> Option<String> {
+    n.field_child("name").map(|i| i.text().to_owned())
+}
+
+/// The identifiers a module-level declaration binds (imports of the same name
+/// excluded); a block-level declaration outside functions counts, as it hoists.
+fn module_bindings(n: Node<'_>) -> Vec<Node<'_>> {
+    let module_level = || n.ancestors().all(|a| !FUNCTIONS.contains(&a.kind()) && a.kind() != "class_body");
+    let mut out = Vec::new();
+    match n.kind() {
+        "function_declaration" | "generator_function_declaration" | "class_declaration" if module_level() => {
+            out.extend(n.field_child("name"));
+        }
+        "variable_declarator" if module_level() => {
+            if let Some(p) = n.field_child("name") {
+                super::bindings::pattern_names(p, &mut out);
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
+impl Check<'_> {
+    fn node(&self, n: Node<'_>, trusted: &BTreeSet<String>, functions: &BTreeSet<String>, tables: &BTreeSet<String>, regions: &[Region<'_>]) -> Result<(), Escalation> {
+        match n.kind() {
+            "with_statement" => return Err(self.fail(n, "a `with` statement makes every name in it ambiguous".into())),
+            // Inside a region, `eval(…)` is already a dynamic callee with its own escalation.
+            "identifier" | "property_identifier" if FORBIDDEN.contains(&n.text()) && !(n.text() == "eval" && regions.iter().any(|r| r.node.contains(n))) => {
+                return Err(self.fail(n, format!("`{}` can change objects or run text as code anywhere in the package", n.text())));
+            }
+            "new_expression" if n.field_child("constructor").is_some_and(|c| c.text() == "Function") => {
+                return Err(self.fail(n, "`new Function` runs text as code".into()));
+            }
+            "assignment_expression" | "augmented_assignment_expression" => self.write(n.field_child("left"), trusted)?,
+            "update_expression" => self.write(n.field_child("argument"), trusted)?,
+            "unary_expression" if n.field_child("operator").is_some_and(|o| o.text() == "delete") => self.write(n.field_child("argument"), trusted)?,
+            "for_in_statement" => self.write(n.field_child("left"), trusted)?,
+            "import_specifier" => {
+                let (orig, alias) = (n.field_child("name"), n.field_child("alias"));
+                if let (Some(o), Some(a)) = (orig, alias)
+                    && trusted.contains(a.text())
+                    && o.text() != a.text()
+                {
+                    return Err(self.fail(n, format!("`{}` is imported under the name `{}`, which a reviewed region relies on", o.text(), a.text())));
+                }
+            }
+            "import_clause" | "namespace_import" => {
+                if let Some(id) = n.named_children().find(|c| c.kind() == "identifier")
+                    && trusted.contains(id.text())
+                {
+                    return Err(self.fail(n, format!("`{}` is bound by a default or namespace import, not the reviewed definition", id.text())));
+                }
+            }
+            _ => {}
+        }
+        if n.kind() == "member_expression" && n.field_child("property").is_some_and(|p| p.text() == "prototype") {
+            self.prototype(n)?;
+        }
+        if n.kind() == "call_expression" {
+            self.define(n, trusted)?;
+        }
+        if n.kind() == "identifier" && functions.contains(n.text()) {
+            self.function_use(n)?;
+        }
+        if (n.kind() == "identifier" || n.kind() == "property_identifier") && tables.contains(n.text()) {
+            self.table_use(n, regions)?;
+        }
+        Ok(())
+    }
+
+    /// A write whose target is a trusted name, a member of one, a builtin's
+    /// member or anything reached through `prototype`.
+    fn write(&self, target: Option<Node<'_>>, trusted: &BTreeSet<String>) -> Result<(), Escalation> {
+        let Some(target) = target.map(bare) else { return Ok(()) };
+        let mut names = Vec::new();
+        super::bindings::pattern_names(target, &mut names);
+        for id in names {
+            if trusted.contains(id.text()) {
+                return Err(self.fail(id, format!("`{}`, which a reviewed region relies on, is assigned: the reviewed definition is not what runs", id.text())));
+            }
+        }
+        if !matches!(target.kind(), "member_expression" | "subscript_expression") {
+            return Ok(());
+        }
+        let mut chain = Vec::new();
+        let mut root = target;
+        while matches!(root.kind(), "member_expression" | "subscript_expression") {
+            if let Some(p) = root.field_child("property") {
+                chain.push(p.text().to_owned());
+            }
+            match root.field_child("object") {
+                Some(o) => root = bare(o),
+                None => break,
+            }
+        }
+        let root_name = root.text();
+        if chain.iter().any(|p| p == "prototype" || p == "__proto__") {
+            return Err(self.fail(target, format!("writes `{}`: a prototype write changes every object of that type", target.compact_text())));
+        }
+        if root.kind() == "identifier" && (BUILTINS.contains(&root_name) || trusted.contains(root_name)) {
+            return Err(self.fail(target, format!("writes `{}`: a member of `{root_name}`, which reviewed code relies on", target.compact_text())));
+        }
+        if root.kind() == "call_expression" {
+            return Err(self.fail(target, format!("writes `{}`: a member of a call's result fcd cannot name", target.compact_text())));
+        }
+        Ok(())
+    }
+
+    /// `X.prototype` may be read through (`X.prototype.m`) or compared, nothing else.
+    fn prototype(&self, n: Node<'_>) -> Result<(), Escalation> {
+        let Some(parent) = n.parent() else { return Ok(()) };
+        let read_through = parent.kind() == "member_expression" && parent.field_child("object") == Some(n);
+        let compared = parent.kind() == "binary_expression"
+            && parent.field_child("operator").is_some_and(|o| matches!(o.text(), "===" | "!==" | "==" | "!=" | "instanceof"));
+        if read_through || compared {
+            return Ok(());
+        }
+        Err(self.fail(n, format!("`{}` escapes as a value: whoever holds it can change every object of that type", n.compact_text())))
+    }
+
+    /// `Object.defineProperty(T, …)`, `Object.assign(T, …)` and `Reflect.*`
+    /// on a builtin or a trusted name define getters or replace members.
+    fn define(&self, call: Node<'_>, trusted: &BTreeSet<String>) -> Result<(), Escalation> {
+        let Some(callee) = call.field_child("function").and_then(dotted) else { return Ok(()) };
+        let method = callee.rsplit('.').next().unwrap_or_default();
+        let defining = matches!(method, "defineProperty" | "defineProperties" | "assign")
+            || callee.starts_with("Reflect.") && matches!(method, "set" | "defineProperty" | "deleteProperty");
+        if !defining {
+            return Ok(());
+        }
+        let Some(first) = call.items("arguments").first().map(|a| bare(*a)) else { return Ok(()) };
+        let root = dotted(first).map(|d| d.split(['.', '[', '(']).next().unwrap_or_default().to_owned()).unwrap_or_default();
+        if BUILTINS.contains(&root.as_str()) || trusted.contains(&root) || first.kind() == "call_expression" {
+            return Err(self.fail(call, format!("`{callee}` on `{}` replaces members reviewed code relies on", first.compact_text())));
+        }
+        Ok(())
+    }
+
+    /// A reviewed function may be called or imported by name, never taken as a value.
+    fn function_use(&self, n: Node<'_>) -> Result<(), Escalation> {
+        let Some(parent) = n.parent() else { return Ok(()) };
+        let ok = match parent.kind() {
+            "call_expression" => parent.field_child("function") == Some(n),
+            "function_declaration" | "generator_function_declaration" => true,
+            "variable_declarator" => parent.field_child("name") == Some(n),
+            "import_specifier" | "export_specifier" | "import_clause" => true,
+            _ => false,
+        };
+        if ok {
+            return Ok(());
+        }
+        Err(self.fail(n, format!("`{}`, a reviewed function, is used as a value (`{}`): a wrapper or stand-in may run instead", n.text(), parent.compact_text())))
+    }
+
+    /// A reviewed table may only be read: `T[k]` / `T.row`, then a reading
+    /// method or `.length`, or inside a reviewed region (whose inventory sees the rest).
+    fn table_use(&self, n: Node<'_>, regions: &[Region<'_>]) -> Result<(), Escalation> {
+        let Some(parent) = n.parent() else { return Ok(()) };
+        match parent.kind() {
+            "variable_declarator" if parent.field_child("name") == Some(n) => return Ok(()),
+            "import_specifier" | "export_specifier" => return Ok(()),
+            "member_expression" if parent.field_child("property") == Some(n) => {
+                // `ns.T`: a namespace read, checked like the bare name below.
+                return self.table_access(parent, regions);
+            }
+            _ => {}
+        }
+        if n.kind() == "property_identifier" {
+            return Ok(()); // another object's property of that name
+        }
+        self.table_access(n, regions)
+    }
+
+    fn table_access(&self, t: Node<'_>, regions: &[Region<'_>]) -> Result<(), Escalation> {
+        let fail = |detail: &str| Err(self.fail(t, format!("the reviewed table `{}` {detail}", t.compact_text())));
+        let Some(access) = t.parent().filter(|p| matches!(p.kind(), "member_expression" | "subscript_expression") && p.field_child("object") == Some(t)) else {
+            return fail("is used as a whole value, which lets it be changed");
+        };
+        if regions.iter().any(|r| r.node.contains(access)) {
+            return Ok(());
+        }
+        let Some(user) = access.parent() else { return Ok(()) };
+        let method = (user.kind() == "member_expression" && user.field_child("object") == Some(access)).then(|| user.field_child("property")).flatten();
+        match method {
+            Some(m) if m.text() == "length" => Ok(()),
+            Some(m) if READ_METHODS.contains(&m.text()) && user.parent().is_some_and(|c| c.kind() == "call_expression") => Ok(()),
+            _ => fail("is read outside the reviewed regions in a way that may change it"),
+        }
+    }
+}
