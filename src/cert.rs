@@ -102,6 +102,12 @@ impl std::fmt::Display for Refusal {
     }
 }
 
+/// The latest `valid_until` a certificate states: 2^53 − 1, the largest
+/// integer RFC 8785 writes as an integer. A later instant would be written as
+/// a float, which the verifier cannot read back as a time, so the issued
+/// certificate would never verify.
+pub const MAX_VALID_UNTIL: u64 = (1 << 53) - 1;
+
 /// DSSE pre-authentication encoding: what is actually signed.
 pub fn pae(payload_type: &str, payload: &[u8]) -> Vec<u8> {
     let mut out = format!("DSSEv1 {} {} {} ", payload_type.len(), payload_type, payload.len()).into_bytes();
@@ -269,7 +275,7 @@ pub fn issue(i: &Issue<'_>, key: &SigningKey) -> Option<Envelope> {
             matched_rule: i.decision.matched_rule?,
             effects: i.decision.effects.clone(),
             valid_from: i.now,
-            valid_until: i.now.saturating_add(i.valid_for),
+            valid_until: i.now.saturating_add(i.valid_for).min(MAX_VALID_UNTIL),
             issuer: key_id(&key.verifying_key()),
         },
     };

@@ -79,6 +79,12 @@ impl std::error::Error for InputError {}
 /// Reads a file as UTF-8 text, naming the file in any error.
 pub fn read_text(path: &Path) -> Result<String, InputError> {
     let bytes = std::fs::read(path).map_err(|e| InputError::new(path, format!("cannot read: {e}")))?;
+    text_of(path, bytes)
+}
+
+/// Bytes said to come from `path` as UTF-8 text, naming the file, line and
+/// column of the first invalid byte.
+pub fn text_of(path: &Path, bytes: Vec<u8>) -> Result<String, InputError> {
     String::from_utf8(bytes).map_err(|e| {
         let offset = e.utf8_error().valid_up_to();
         let text = String::from_utf8_lossy(&e.as_bytes()[..offset]).into_owned();

@@ -560,9 +560,16 @@ fn token_mac(key: &[u8], id: i64, nonce: &str, epoch: &str, artifact: &str, conf
     canon::hex(&mac.finalize().into_bytes())
 }
 
+/// Splits `ID.NONCE.MAC`. The id must be written exactly as the runtime
+/// writes it (no sign, no leading zero), so a token has one spelling only and
+/// a respelled one (`042.…`, `+42.…`) is not accepted in its place.
 fn parse_token(token: &str) -> Option<(i64, String, String)> {
     let mut parts = token.splitn(3, '.');
-    let id = parts.next()?.parse().ok()?;
+    let id_text = parts.next()?;
+    let id: i64 = id_text.parse().ok()?;
+    if id.to_string() != id_text {
+        return None;
+    }
     Some((id, parts.next()?.to_owned(), parts.next()?.to_owned()))
 }
 

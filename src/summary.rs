@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use fcd_frontends::{Analysis, Anchor, Fact};
 
 use crate::canon;
-use crate::error::{InputError, read_text};
+use crate::error::{InputError, text_of};
 use crate::profile::{ArgSpec, Envelope, Profile};
 use crate::rules::{Outcome, Predicate, Rule};
 use crate::source::Closure;
@@ -191,7 +191,13 @@ impl Summary {
 
     /// Reads a summary and refuses one whose digests do not match its content.
     pub fn load(path: &Path) -> Result<Summary, InputError> {
-        let text = read_text(path)?;
+        let bytes = std::fs::read(path).map_err(|e| InputError::new(path, format!("cannot read: {e}")))?;
+        Summary::parse(path, bytes)
+    }
+
+    /// [`Summary::load`] of bytes already read; `path` names them in errors.
+    pub fn parse(path: &Path, bytes: Vec<u8>) -> Result<Summary, InputError> {
+        let text = text_of(path, bytes)?;
         let summary: Summary = serde_json::from_str(&text).map_err(|e| InputError::json(path, &e))?;
         if summary.format != FORMAT {
             return Err(InputError::new(path, format!("format `{}` is not `{FORMAT}`", summary.format)));

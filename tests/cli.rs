@@ -189,6 +189,18 @@ fn certify_signs_only_safe_calls_and_verify_cert_checks_everything() {
         assert_ne!(r.code, 0, "flipping byte {i} went unnoticed");
     }
 
+    // The longest validity still gives a certificate that verifies (beyond
+    // 2^53 − 1, RFC 8785 would write `valid_until` as a float no verifier reads).
+    let forever = tmp.path().join("forever.cert.json");
+    let r = fcd(&[
+        "certify", "--summary", s(&summary), "--call", s(&call), "--env", s(&env), "--contract", s(&contract),
+        "--key", s(&key), "--out", s(&forever), "--now", now, "--valid-for", &u64::MAX.to_string(), "--format", "json",
+    ]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let ok = verify(&forever, &pubkey, "1900000100");
+    assert_eq!(ok.code, 0, "{}", ok.stdout);
+    assert_eq!(ok.json()["statement"]["predicate"]["valid_until"], fcd::cert::MAX_VALID_UNTIL);
+
     // A wrong key.
     let other = tmp.path().join("other");
     fcd(&["keygen", "--out", s(&other)]);

@@ -1,6 +1,6 @@
 //! `cargo xtask`: the project's own jobs that are not part of `fcd` itself —
-//! the release job that runs the pipeline on official releases, and the
-//! benchmark that checks the latency targets.
+//! the release job that runs the pipeline on official releases, the
+//! benchmark that checks the latency targets, and the fuzz targets' seeds.
 //!
 //! Exit codes: 0 everything as expected, 1 an expectation failed (a decision,
 //! a regeneration, an escalation), 2 an error (bad input, a refused download,
@@ -9,6 +9,7 @@
 mod bench;
 mod bench_runtime;
 mod fetch;
+mod fuzz_seeds;
 pub mod manifest;
 mod oracle_check;
 mod progress;
@@ -42,6 +43,9 @@ enum Command {
         #[arg(long, default_value_t = 2_000)]
         operations: usize,
     },
+    /// Writes the fuzz targets' seed corpora to fuzz/corpus/ (fixtures and their
+    /// mutations, profiles, canonical calls, real summaries, certificates and lease tokens).
+    FuzzSeeds,
 }
 
 #[derive(Debug, clap::Args)]
@@ -132,6 +136,7 @@ fn main() -> ExitCode {
         }
         Command::Bench(a) => bench::run(a.iterations as usize),
         Command::BenchRuntime { operations } => bench_runtime::run(operations),
+        Command::FuzzSeeds => fuzz_seeds::run(workspace_root()),
     };
     match result {
         Ok(true) => ExitCode::SUCCESS,
