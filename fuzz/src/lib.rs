@@ -88,6 +88,7 @@ pub fn frontend(setup: &Setup, data: &[u8]) {
 fn analyze(setup: &Setup, files: &[SourceFile]) {
     let profile = &setup.profile;
     let frontend = profile.language.frontend();
+    let env = profile.env();
     // Every candidate region, even where the pipeline would stop at an
     // ambiguity: list its calls.
     for f in files {
@@ -95,14 +96,15 @@ fn analyze(setup: &Setup, files: &[SourceFile]) {
         let trees = [(f.path.as_str(), &syntax)];
         for spec in &profile.regions {
             for node in frontend.find_regions(&syntax, &spec.kind) {
-                let region = Region { name: &spec.name, file: &f.path, node, trees: &trees };
+                let region = Region { name: &spec.name, file: &f.path, node, trees: &trees, env: &env };
+                let _ = frontend.check_region(&region);
                 let _ = frontend.calls(&region);
                 let _ = region.anchor(node);
             }
         }
     }
     // The pipeline as `register` runs it.
-    let Ok(analysis) = fcd_frontends::analyze(profile.language, files, &profile.regions, &profile.fact_specs()) else { return };
+    let Ok(analysis) = fcd_frontends::analyze_with(profile.language, files, &profile.regions, &profile.fact_specs(), &env) else { return };
     let _ = fcd::guard::check(&analysis.regions, |r| profile.inventories.get(r));
     let closure = fcd::source::Closure::of(files);
     let binding = fcd::summary::Binding { release: "fuzz".into(), artifact_digest: None, config_digest: fcd::canon::digest(&serde_json::json!({})) };
