@@ -39,8 +39,7 @@ pub fn hex(bytes: &[u8]) -> String {
 
 /// Whether `s` has the form `sha256:` followed by 64 lower-case hex digits.
 pub fn is_sha256(s: &str) -> bool {
-    s.strip_prefix("sha256:")
-        .is_some_and(|h| h.len() == 64 && h.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)))
+    s.strip_prefix("sha256:").is_some_and(|h| h.len() == 64 && h.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)))
 }
 
 #[cfg(test)]
@@ -55,10 +54,7 @@ mod tests {
 
     #[test]
     fn digest_of_empty_object_is_stable() {
-        assert_eq!(
-            digest(&serde_json::json!({})),
-            "sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a"
-        );
+        assert_eq!(digest(&serde_json::json!({})), "sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a");
         assert!(is_sha256(&digest(&1)));
         assert!(!is_sha256("sha256:ABC"));
     }

@@ -186,10 +186,7 @@ pub fn keygen(path: &Path) -> Result<String, InputError> {
     getrandom::fill(&mut seed).map_err(|e| InputError::new(path, format!("no randomness for a key: {e}")))?;
     let key = SigningKey::from_bytes(&seed);
     let private = key.to_pkcs8_pem(LineEnding::LF).map_err(|e| InputError::new(path, format!("cannot encode the key: {e}")))?;
-    let public_pem = key
-        .verifying_key()
-        .to_public_key_pem(LineEnding::LF)
-        .map_err(|e| InputError::new(&public, format!("cannot encode the key: {e}")))?;
+    let public_pem = key.verifying_key().to_public_key_pem(LineEnding::LF).map_err(|e| InputError::new(&public, format!("cannot encode the key: {e}")))?;
     write_new(path, private.as_bytes(), true)?;
     write_new(&public, public_pem.as_bytes(), false)?;
     Ok(key_id(&key.verifying_key()))
@@ -228,9 +225,7 @@ pub fn load_verifying_key(path: &Path) -> Result<VerifyingKey, InputError> {
     if let Ok(k) = VerifyingKey::from_public_key_pem(&text) {
         return Ok(k);
     }
-    SigningKey::from_pkcs8_pem(&text)
-        .map(|k| k.verifying_key())
-        .map_err(|_| InputError::new(path, "not an ed25519 public key in PEM (SubjectPublicKeyInfo)"))
+    SigningKey::from_pkcs8_pem(&text).map(|k| k.verifying_key()).map_err(|_| InputError::new(path, "not an ed25519 public key in PEM (SubjectPublicKeyInfo)"))
 }
 
 /// Everything a certificate is issued from.
@@ -254,10 +249,7 @@ pub fn issue(i: &Issue<'_>, key: &SigningKey) -> Option<Envelope> {
     let hex = subject_digest.strip_prefix("sha256:").unwrap_or(subject_digest).to_owned();
     let statement = Statement {
         statement_type: STATEMENT_TYPE.into(),
-        subject: vec![Subject {
-            name: format!("{}@{}", i.summary.tool, i.summary.release),
-            digest: BTreeMap::from([("sha256".to_owned(), hex)]),
-        }],
+        subject: vec![Subject { name: format!("{}@{}", i.summary.tool, i.summary.release), digest: BTreeMap::from([("sha256".to_owned(), hex)]) }],
         predicate_type: PREDICATE_TYPE.into(),
         predicate: CallCertificate {
             decision: "safe".into(),

@@ -149,10 +149,7 @@ pub fn json_type(v: &Value) -> &'static str {
 /// The call must already have passed [`check_call`].
 pub fn decide(summary: &Summary, call: &Call, env: &Env, contract: &Contract) -> Decision {
     if canon::digest(&env.config) != summary.config_digest {
-        return Decision::unknown(
-            "the authenticated configuration differs from the configuration the summary was registered with".into(),
-            None,
-        );
+        return Decision::unknown("the authenticated configuration differs from the configuration the summary was registered with".into(), None);
     }
     let bindings = Bindings { arguments: &call.arguments, principal: &env.principal, destination: &env.destination, config: &env.config };
     for (index, rule) in summary.rules.iter().enumerate() {
@@ -163,13 +160,9 @@ pub fn decide(summary: &Summary, call: &Call, env: &Env, contract: &Contract) ->
             Err(why) => return Decision::unknown(format!("rule {index} cannot be evaluated on this call: {}", why.0), Some(index)),
         }
         return match &rule.then {
-            Outcome::Reject(code) => Decision {
-                decision: Verdict::Reject,
-                effects: Vec::new(),
-                violations: Vec::new(),
-                matched_rule: Some(index),
-                reason: Some(code.clone()),
-            },
+            Outcome::Reject(code) => {
+                Decision { decision: Verdict::Reject, effects: Vec::new(), violations: Vec::new(), matched_rule: Some(index), reason: Some(code.clone()) }
+            }
             Outcome::Unknown(reason) => Decision::unknown(reason.clone(), Some(index)),
             Outcome::Effects(templates) => {
                 let effects: Result<Vec<Effect>, _> = templates.iter().map(|t| t.instantiate(&bindings, &captures)).collect();
@@ -229,10 +222,7 @@ pub fn within(value: &str, prefixes: &[String]) -> bool {
     if value.split('/').any(|seg| seg == "..") {
         return false;
     }
-    prefixes.iter().any(|p| {
-        value == p
-            || (value.starts_with(p.as_str()) && (p.is_empty() || p.ends_with('/') || value[p.len()..].starts_with('/')))
-    })
+    prefixes.iter().any(|p| value == p || (value.starts_with(p.as_str()) && (p.is_empty() || p.ends_with('/') || value[p.len()..].starts_with('/'))))
 }
 
 #[cfg(test)]

@@ -51,7 +51,11 @@ pub fn run(format: Format, io: &mut Io<'_>) -> Result<Status, InputError> {
     let mut rows = Vec::new();
     let mut all_expected = true;
     let _ = writeln!(text, "fcd demo: tool `{}`, profile {} v{}", canonical.tool, profile.id, profile.version);
-    let _ = writeln!(text, "contract: principal {}, allow {:?}, mutation {}\n", canonical.contract.principal, canonical.contract.allow, canonical.contract.mutation);
+    let _ = writeln!(
+        text,
+        "contract: principal {}, allow {:?}, mutation {}\n",
+        canonical.contract.principal, canonical.contract.allow, canonical.contract.mutation
+    );
     for (regime, source) in REGIMES {
         let src = root.join(regime);
         write(&src.join("mcp_server_git/server.py"), source)?;
@@ -79,9 +83,7 @@ pub fn run(format: Format, io: &mut Io<'_>) -> Result<Status, InputError> {
             let d = decide(&summary, &call, &canonical.env, &canonical.contract);
             let issue = Issue { summary: &summary, call: &call, env: &canonical.env, contract: &canonical.contract, decision: &d, now, valid_for: 300 };
             let certificate = cert::issue(&issue, &key);
-            let verified = certificate
-                .as_ref()
-                .map(|env| cert::verify(&crate::canon::to_canonical(env), &verifying, now).is_ok());
+            let verified = certificate.as_ref().map(|env| cert::verify(&crate::canon::to_canonical(env), &verifying, now).is_ok());
             let expected = c.expect.get(regime).copied();
             let matches = expected == Some(d.decision) && verified != Some(false);
             all_expected &= matches;
@@ -107,7 +109,11 @@ pub fn run(format: Format, io: &mut Io<'_>) -> Result<Status, InputError> {
     let _ = writeln!(
         text,
         "{}",
-        if all_expected { "every decision matches the canonical expectations (profiles/git-diff/canonical.json)" } else { "SOME DECISIONS DIFFER from the canonical expectations" }
+        if all_expected {
+            "every decision matches the canonical expectations (profiles/git-diff/canonical.json)"
+        } else {
+            "SOME DECISIONS DIFFER from the canonical expectations"
+        }
     );
     match format {
         Format::Json => print_json(io, &json!({"decisions": rows, "all_expected": all_expected}))?,

@@ -36,11 +36,7 @@ impl InputError {
     /// A serde_json error, with its line and column.
     pub fn json(file: impl AsRef<Path>, err: &serde_json::Error) -> InputError {
         let message = strip_position(&err.to_string());
-        if err.line() == 0 {
-            InputError::new(file, message)
-        } else {
-            InputError::at(file, err.line(), err.column(), message)
-        }
+        if err.line() == 0 { InputError::new(file, message) } else { InputError::at(file, err.line(), err.column(), message) }
     }
 }
 

@@ -27,7 +27,10 @@ pub fn check<'p>(regions: &[RegionReport], inventory_of: impl Fn(&str) -> Option
                 Identity::Unresolved(text) => {
                     return Err(Escalation::new(
                         EscalationCode::InventoryViolation,
-                        format!("region `{}` calls `{text}`, whose identity cannot be resolved (a local of unknown type or an unannotated parameter)", region.name),
+                        format!(
+                            "region `{}` calls `{text}`, whose identity cannot be resolved (a local of unknown type or an unannotated parameter)",
+                            region.name
+                        ),
                         Some(call.anchor.clone()),
                     ));
                 }

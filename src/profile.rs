@@ -435,7 +435,11 @@ impl Validator<'_> {
             };
             if let Some(v) = &r.via {
                 if !matches!(kind, RegionKind::Literal(_)) || v.is_empty() {
-                    return self.err(region.span(), &format!("regions.{name}.via"), "`via` lists the calls a handler literal (`literal = true`) may be passed to");
+                    return self.err(
+                        region.span(),
+                        &format!("regions.{name}.via"),
+                        "`via` lists the calls a handler literal (`literal = true`) may be passed to",
+                    );
                 }
                 via.insert(name.clone(), v.clone());
             }
@@ -532,13 +536,7 @@ impl Validator<'_> {
         format!("{what} `{name}` is not defined (defined: {})", if known.is_empty() { "none".into() } else { known.join(", ") })
     }
 
-    fn fact(
-        &self,
-        name: &str,
-        fact: &Spanned<RawFact>,
-        regions: &BTreeSet<&str>,
-        all: &BTreeMap<String, Spanned<RawFact>>,
-    ) -> Result<FactRequest, InputError> {
+    fn fact(&self, name: &str, fact: &Spanned<RawFact>, regions: &BTreeSet<&str>, all: &BTreeMap<String, Spanned<RawFact>>) -> Result<FactRequest, InputError> {
         let span = fact.span();
         let f = fact.get_ref();
         let key = format!("facts.{name}");
@@ -546,9 +544,7 @@ impl Validator<'_> {
             return self.err(span, &format!("{key}.region"), self.unknown_of("region", &f.region, regions));
         }
         let patterns = |list: &[String], which: &str| -> Result<Vec<ArgPattern>, InputError> {
-            list.iter()
-                .map(|p| ArgPattern::parse(p).or_else(|e| self.err(span.clone(), &format!("{key}.{which}"), e)))
-                .collect()
+            list.iter().map(|p| ArgPattern::parse(p).or_else(|e| self.err(span.clone(), &format!("{key}.{which}"), e))).collect()
         };
         let kind = match f.kind.as_str() {
             "call" => {
@@ -567,7 +563,9 @@ impl Validator<'_> {
                     return self.err(span, &key, "`callee` and `args` of a guard go inside its `test`");
                 }
                 let Some(test) = &f.test else { return self.err(span, &format!("{key}.test"), "kind `guard` needs a `test`") };
-                let Some(before) = &f.before else { return self.err(span, &format!("{key}.before"), "kind `guard` needs `before`: the call fact it must precede") };
+                let Some(before) = &f.before else {
+                    return self.err(span, &format!("{key}.before"), "kind `guard` needs `before`: the call fact it must precede");
+                };
                 match all.get(before) {
                     Some(target) if target.get_ref().kind == "call" => {}
                     Some(_) => return self.err(span, &format!("{key}.before"), format!("`{before}` is not a `call` fact")),
@@ -667,13 +665,21 @@ impl Validator<'_> {
                 FactKind::Exit { returns: returns.clone(), conditions }
             }
             "body" => {
-                let Some(digests) = &f.digests else { return self.err(span, &key, "kind `body` needs `digests`, the reviewed bodies' `sha256:` token digests") };
+                let Some(digests) = &f.digests else {
+                    return self.err(span, &key, "kind `body` needs `digests`, the reviewed bodies' `sha256:` token digests");
+                };
                 if digests.is_empty() || !digests.iter().all(|d| canon::is_sha256(d)) {
                     return self.err(span, &format!("{key}.digests"), "list `sha256:` digests (64 lower-case hex digits)");
                 }
                 FactKind::Body { digests: digests.clone() }
             }
-            other => return self.err(span, &format!("{key}.kind"), format!("`{other}` is not a fact kind (known: call, guard, default, field, pass, map, key, flow, table, exit, body)")),
+            other => {
+                return self.err(
+                    span,
+                    &format!("{key}.kind"),
+                    format!("`{other}` is not a fact kind (known: call, guard, default, field, pass, map, key, flow, table, exit, body)"),
+                );
+            }
         };
         let allowed: &[&str] = match kind.name() {
             "call" => &["callee", "args", "matching"],
@@ -725,11 +731,7 @@ impl Validator<'_> {
                 return self.err(span, &format!("{key}.implies"), self.unknown_of("fact", implied, &names));
             }
         }
-        Ok(FactRequest {
-            spec: FactSpec { name: name.to_owned(), region: f.region.clone(), kind },
-            required: f.required,
-            implies: f.implies.clone(),
-        })
+        Ok(FactRequest { spec: FactSpec { name: name.to_owned(), region: f.region.clone(), kind }, required: f.required, implies: f.implies.clone() })
     }
 
     /// `name` must be a fact of one of these kinds.
@@ -747,13 +749,7 @@ impl Validator<'_> {
         }
     }
 
-    fn rule(
-        &self,
-        index: usize,
-        rule: &Spanned<RawRule>,
-        facts: &BTreeSet<&str>,
-        arguments: &BTreeMap<String, ArgSpec>,
-    ) -> Result<RuleTemplate, InputError> {
+    fn rule(&self, index: usize, rule: &Spanned<RawRule>, facts: &BTreeSet<&str>, arguments: &BTreeMap<String, ArgSpec>) -> Result<RuleTemplate, InputError> {
         let span = rule.span();
         let r = rule.get_ref();
         let key = format!("rules[{index}]");
@@ -775,9 +771,7 @@ impl Validator<'_> {
         let then = self.outcome(&r.then, &format!("{key}.then"), span.clone())?;
         if let Outcome::Effects(effects) = &then {
             for e in effects {
-                let templates = [&e.op, &e.principal, &e.destination, &e.resource, &e.exposure]
-                    .into_iter()
-                    .chain(&e.write_scopes);
+                let templates = [&e.op, &e.principal, &e.destination, &e.resource, &e.exposure].into_iter().chain(&e.write_scopes);
                 for t in templates {
                     let names = placeholders(t).or_else(|m| self.err(span.clone(), &format!("{key}.then"), m))?;
                     for name in names {
@@ -837,14 +831,7 @@ impl Validator<'_> {
         captures: &mut BTreeSet<String>,
     ) -> Result<Predicate, InputError> {
         let combinators = [p.all.is_some(), p.any.is_some(), p.not.is_some(), p.always.is_some()];
-        let tests = [
-            p.starts_with.is_some(),
-            p.matches.is_some(),
-            p.ty.is_some(),
-            p.equals.is_some(),
-            p.absent.is_some(),
-            p.present.is_some(),
-        ];
+        let tests = [p.starts_with.is_some(), p.matches.is_some(), p.ty.is_some(), p.equals.is_some(), p.absent.is_some(), p.present.is_some()];
         let subjects = [p.arg.is_some(), p.env.is_some()];
         let count = |xs: &[bool]| xs.iter().filter(|x| **x).count();
         if count(&combinators) > 0 {
@@ -852,10 +839,7 @@ impl Validator<'_> {
                 return self.err(span, key, "`all`, `any`, `not` and `always` stand alone in their table");
             }
             let list = |ps: &[RawPredicate], name: &str, captures: &mut BTreeSet<String>| -> Result<Vec<Predicate>, InputError> {
-                ps.iter()
-                    .enumerate()
-                    .map(|(i, q)| self.predicate(q, &format!("{key}.{name}[{i}]"), span.clone(), arguments, captures))
-                    .collect()
+                ps.iter().enumerate().map(|(i, q)| self.predicate(q, &format!("{key}.{name}[{i}]"), span.clone(), arguments, captures)).collect()
             };
             return Ok(if let Some(ps) = &p.all {
                 Predicate::All(list(ps, "all", captures)?)

@@ -21,11 +21,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::canonical::{self, Canonical};
 use crate::certify::{Call, Verdict, check_call, decide};
-use fcd_edits::Edit;
 use crate::error::{InputError, read_text};
 use crate::profile::Profile;
 use crate::register::{Registration, Request, register};
 use crate::summary::Summary;
+use fcd_edits::Edit;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -221,12 +221,7 @@ fn run_case(
     // canonical calls are decided under it.
     let config = tempfile::NamedTempFile::new().map_err(|e| InputError::new(file, format!("cannot create a temporary file: {e}")))?;
     std::fs::write(config.path(), canonical.env.config.to_string()).map_err(|e| InputError::new(config.path(), e.to_string()))?;
-    let request = Request {
-        source: root.path.clone(),
-        release: Some(case.name.clone()),
-        config: Some(config.path().to_owned()),
-        ..Request::default()
-    };
+    let request = Request { source: root.path.clone(), release: Some(case.name.clone()), config: Some(config.path().to_owned()), ..Request::default() };
     let outcome = register(profile, &request)?;
     let mut checks = Vec::new();
     let shown = match &outcome {

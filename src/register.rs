@@ -65,12 +65,7 @@ pub fn register(profile: &Profile, req: &Request) -> Result<Registration, InputE
     }
     let release = match &req.release {
         Some(r) => r.clone(),
-        None => req
-            .source
-            .canonicalize()
-            .ok()
-            .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-            .unwrap_or_else(|| "unnamed".into()),
+        None => req.source.canonicalize().ok().and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned())).unwrap_or_else(|| "unnamed".into()),
     };
     let binding = Binding { release, artifact_digest: req.artifact_digest.clone(), config_digest: config_digest(req.config.as_deref())? };
 
@@ -169,4 +164,3 @@ pub fn escalation_json(e: &Escalation) -> Value {
         "anchor": e.anchor.as_ref().map(|a| json!({"file": a.file, "line": a.line})),
     })
 }
-

@@ -117,11 +117,8 @@ impl Registry {
             params![id, summary.profile.id, summary.release, manifest, summary.summary_digest],
         )
         .map_err(|e| sql_error(&self.path, e))?;
-        tx.execute(
-            "INSERT INTO regenerations VALUES (?1, ?2, ?3)",
-            params![summary.summary_digest, regeneration.process, regeneration.summary_digest],
-        )
-        .map_err(|e| sql_error(&self.path, e))?;
+        tx.execute("INSERT INTO regenerations VALUES (?1, ?2, ?3)", params![summary.summary_digest, regeneration.process, regeneration.summary_digest])
+            .map_err(|e| sql_error(&self.path, e))?;
         tx.commit().map_err(|e| sql_error(&self.path, e))?;
         Ok(id)
     }
@@ -137,9 +134,7 @@ impl Registry {
             )
             .map_err(|e| self.err(e))?;
         let rows = stmt
-            .query_map([], |r| {
-                Ok(Epoch { epoch_id: r.get(0)?, profile: r.get(1)?, release: r.get(2)?, summary_digest: r.get(3)?, regenerated_by: r.get(4)? })
-            })
+            .query_map([], |r| Ok(Epoch { epoch_id: r.get(0)?, profile: r.get(1)?, release: r.get(2)?, summary_digest: r.get(3)?, regenerated_by: r.get(4)? }))
             .map_err(|e| self.err(e))?;
         rows.collect::<Result<_, _>>().map_err(|e| self.err(e))
     }
@@ -231,10 +226,7 @@ impl Registry {
 
     /// Records that a person reviewed this release's escalation.
     pub fn accept_escalation(&self, profile: &str, release: &str, code: &str) -> Result<(), InputError> {
-        self.db
-            .execute("INSERT OR REPLACE INTO accepted_escalations VALUES (?1, ?2, ?3)", params![profile, release, code])
-            .map(|_| ())
-            .map_err(|e| self.err(e))
+        self.db.execute("INSERT OR REPLACE INTO accepted_escalations VALUES (?1, ?2, ?3)", params![profile, release, code]).map(|_| ()).map_err(|e| self.err(e))
     }
 
     /// The reviewed escalation code of a release, if one was accepted.

@@ -35,9 +35,15 @@ pub enum Predicate {
     Any(Vec<Predicate>),
     Not(Box<Predicate>),
     /// A test on the argument with this name.
-    Arg { name: String, test: Test },
+    Arg {
+        name: String,
+        test: Test,
+    },
     /// A test on an environment value: `principal`, `destination` or `config.KEY`.
-    Env { path: String, test: Test },
+    Env {
+        path: String,
+        test: Test,
+    },
 }
 
 /// A test on one value.
@@ -146,9 +152,7 @@ impl Bindings<'_> {
             "principal" => Some(Value::String(self.principal.to_owned())),
             "destination" => Some(Value::String(self.destination.to_owned())),
             // `principal_login` is the part after `user:`, the account's name.
-            "principal_login" => Some(Value::String(
-                self.principal.split_once(':').map_or(self.principal, |(_, l)| l).to_owned(),
-            )),
+            "principal_login" => Some(Value::String(self.principal.split_once(':').map_or(self.principal, |(_, l)| l).to_owned())),
             _ => {
                 let key = path.strip_prefix("config.")?;
                 self.config.get(key).cloned()
@@ -331,12 +335,9 @@ impl EffectTemplate {
     /// The concrete effect for one call.
     pub fn instantiate(&self, b: &Bindings<'_>, captures: &BTreeMap<String, String>) -> Result<Effect, TemplateGap> {
         let op = render(&self.op, b, captures)?;
-        let (domain, operation) = op
-            .split_once(':')
-            .ok_or_else(|| TemplateGap(format!("operation `{op}` is not `domain:operation`")))?;
+        let (domain, operation) = op.split_once(':').ok_or_else(|| TemplateGap(format!("operation `{op}` is not `domain:operation`")))?;
         let exposure_text = render(&self.exposure, b, captures)?;
-        let exposure = Exposure::parse(&exposure_text)
-            .ok_or_else(|| TemplateGap(format!("exposure `{exposure_text}` is not none, private or public")))?;
+        let exposure = Exposure::parse(&exposure_text).ok_or_else(|| TemplateGap(format!("exposure `{exposure_text}` is not none, private or public")))?;
         Ok(Effect {
             domain: domain.to_owned(),
             operation: operation.to_owned(),

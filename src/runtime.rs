@@ -151,8 +151,7 @@ impl Runtime {
 
     /// The MAC key of this store, created once.
     fn secret(&self) -> Result<Vec<u8>, Refusal> {
-        let existing: Option<Vec<u8>> =
-            self.conn.query_row("SELECT value FROM secrets WHERE name = 'mac'", [], |r| r.get(0)).optional().map_err(db)?;
+        let existing: Option<Vec<u8>> = self.conn.query_row("SELECT value FROM secrets WHERE name = 'mac'", [], |r| r.get(0)).optional().map_err(db)?;
         if let Some(k) = existing {
             return Ok(k);
         }
@@ -297,7 +296,17 @@ impl Runtime {
         tx.execute(
             "INSERT INTO formations (snapshot_digest, tool, args_digest, principal, source_epoch, successor_epoch, successor_evidence, expires_at, seq)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-            params![snapshot, tool, args_digest, principal, source, captured.as_ref().map(|c| &c.0), captured.as_ref().map(|c| c.1), now.saturating_add(ttl) as i64, seq],
+            params![
+                snapshot,
+                tool,
+                args_digest,
+                principal,
+                source,
+                captured.as_ref().map(|c| &c.0),
+                captured.as_ref().map(|c| c.1),
+                now.saturating_add(ttl) as i64,
+                seq
+            ],
         )
         .map_err(db)?;
         let id = tx.last_insert_rowid();
@@ -340,8 +349,7 @@ impl Runtime {
     /// Resolves an uncertain lease with a signature of the registered resolver over
     /// `fcd-resolution|LEASE|OUTCOME`.
     pub fn resolve(&mut self, lease: i64, outcome: &str, signature: &[u8]) -> Result<(), Refusal> {
-        let key: Option<Vec<u8>> =
-            self.conn.query_row("SELECT value FROM secrets WHERE name = 'resolver'", [], |r| r.get(0)).optional().map_err(db)?;
+        let key: Option<Vec<u8>> = self.conn.query_row("SELECT value FROM secrets WHERE name = 'resolver'", [], |r| r.get(0)).optional().map_err(db)?;
         let Some(key) = key.and_then(|k| <[u8; 32]>::try_from(k).ok()).and_then(|k| VerifyingKey::from_bytes(&k).ok()) else {
             return refuse("no_resolver", "no resolver key is registered");
         };
@@ -451,7 +459,16 @@ impl Runtime {
     pub fn leases(&self) -> Result<Vec<LeaseRow>, Refusal> {
         let mut stmt = self.conn.prepare("SELECT id, formation, epoch, state, used, admitted_seq FROM leases ORDER BY id").map_err(db)?;
         let rows = stmt
-            .query_map([], |r| Ok(LeaseRow { id: r.get(0)?, formation: r.get(1)?, epoch: r.get(2)?, state: r.get(3)?, used: r.get::<_, i64>(4)? != 0, admitted_seq: r.get(5)? }))
+            .query_map([], |r| {
+                Ok(LeaseRow {
+                    id: r.get(0)?,
+                    formation: r.get(1)?,
+                    epoch: r.get(2)?,
+                    state: r.get(3)?,
+                    used: r.get::<_, i64>(4)? != 0,
+                    admitted_seq: r.get(5)?,
+                })
+            })
             .map_err(db)?;
         rows.collect::<Result<_, _>>().map_err(db)
     }
@@ -466,9 +483,7 @@ impl Runtime {
 
     /// Audit sequence numbers at which an epoch began draining and became stale.
     pub fn lifecycle_seqs(&self, epoch: &str) -> Result<(Option<i64>, Option<i64>), Refusal> {
-        self.conn
-            .query_row("SELECT drained_seq, stale_seq FROM epochs WHERE epoch_id = ?1", params![epoch], |r| Ok((r.get(0)?, r.get(1)?)))
-            .map_err(db)
+        self.conn.query_row("SELECT drained_seq, stale_seq FROM epochs WHERE epoch_id = ?1", params![epoch], |r| Ok((r.get(0)?, r.get(1)?))).map_err(db)
     }
 
     /// Checks the audit log's hash chain; returns the number of entries.
@@ -495,11 +510,9 @@ fn state_of(conn: &Connection, epoch: &str) -> Result<Option<State>, Refusal> {
 fn admit_in(tx: &rusqlite::Transaction<'_>, key: &[u8], formation: i64, now: u64) -> Result<Lease, Refusal> {
     type Row = (String, Option<String>, Option<i64>, i64, i64);
     let row: Option<Row> = tx
-        .query_row(
-            "SELECT source_epoch, successor_epoch, successor_evidence, expires_at, revoked FROM formations WHERE id = ?1",
-            params![formation],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
-        )
+        .query_row("SELECT source_epoch, successor_epoch, successor_evidence, expires_at, revoked FROM formations WHERE id = ?1", params![formation], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+        })
         .optional()
         .map_err(db)?;
     let Some((source, successor, evidence, expires_at, revoked)) = row else {
@@ -519,9 +532,8 @@ fn admit_in(tx: &rusqlite::Transaction<'_>, key: &[u8], formation: i64, now: u64
             let (Some(successor), Some(evidence)) = (successor, evidence) else {
                 return refuse("not_captured", format!("{source} is stale and formation {formation} captured no successor"));
             };
-            let (ev_revoked, until): (i64, i64) = tx
-                .query_row("SELECT revoked, valid_until FROM evidence WHERE id = ?1", params![evidence], |r| Ok((r.get(0)?, r.get(1)?)))
-                .map_err(db)?;
+            let (ev_revoked, until): (i64, i64) =
+                tx.query_row("SELECT revoked, valid_until FROM evidence WHERE id = ?1", params![evidence], |r| Ok((r.get(0)?, r.get(1)?))).map_err(db)?;
             if ev_revoked != 0 {
                 return refuse("revoked", format!("the evidence for {successor} is revoked"));
             }

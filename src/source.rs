@@ -12,8 +12,8 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use walkdir::WalkDir;
 
-use fcd_frontends::{Anchor, Escalation, EscalationCode, SourceFile};
 use fcd_frontends::ts::MAX_FILE_BYTES;
+use fcd_frontends::{Anchor, Escalation, EscalationCode, SourceFile};
 
 use crate::canon;
 use crate::error::InputError;
@@ -38,10 +38,7 @@ pub struct Closure {
 
 impl Closure {
     pub fn of(files: &[SourceFile]) -> Closure {
-        let files: Vec<FileDigest> = files
-            .iter()
-            .map(|f| FileDigest { path: f.path.clone(), digest: canon::sha256(&f.bytes) })
-            .collect();
+        let files: Vec<FileDigest> = files.iter().map(|f| FileDigest { path: f.path.clone(), digest: canon::sha256(&f.bytes) }).collect();
         Closure { digest: canon::digest(&files), files }
     }
 }
@@ -57,9 +54,7 @@ pub fn collect(root: &Path, profile: &Profile) -> Result<Result<Vec<SourceFile>,
     }
     let mut files = Vec::new();
     for entry in WalkDir::new(root).follow_links(false).sort_by_file_name() {
-        let entry = entry.map_err(|e| {
-            InputError::new(e.path().unwrap_or(root), format!("cannot walk the release source: {e}"))
-        })?;
+        let entry = entry.map_err(|e| InputError::new(e.path().unwrap_or(root), format!("cannot walk the release source: {e}")))?;
         if !entry.file_type().is_file() {
             continue;
         }

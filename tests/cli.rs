@@ -159,8 +159,23 @@ fn certify_signs_only_safe_calls_and_verify_cert_checks_everything() {
     let cert = tmp.path().join("a.cert.json");
     let now = "1900000000";
     let r = fcd(&[
-        "certify", "--summary", s(&summary), "--call", s(&call), "--env", s(&env), "--contract", s(&contract),
-        "--key", s(&key), "--out", s(&cert), "--now", now, "--format", "json",
+        "certify",
+        "--summary",
+        s(&summary),
+        "--call",
+        s(&call),
+        "--env",
+        s(&env),
+        "--contract",
+        s(&contract),
+        "--key",
+        s(&key),
+        "--out",
+        s(&cert),
+        "--now",
+        now,
+        "--format",
+        "json",
     ]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     let j = r.json();
@@ -193,8 +208,25 @@ fn certify_signs_only_safe_calls_and_verify_cert_checks_everything() {
     // 2^53 − 1, RFC 8785 would write `valid_until` as a float no verifier reads).
     let forever = tmp.path().join("forever.cert.json");
     let r = fcd(&[
-        "certify", "--summary", s(&summary), "--call", s(&call), "--env", s(&env), "--contract", s(&contract),
-        "--key", s(&key), "--out", s(&forever), "--now", now, "--valid-for", &u64::MAX.to_string(), "--format", "json",
+        "certify",
+        "--summary",
+        s(&summary),
+        "--call",
+        s(&call),
+        "--env",
+        s(&env),
+        "--contract",
+        s(&contract),
+        "--key",
+        s(&key),
+        "--out",
+        s(&forever),
+        "--now",
+        now,
+        "--valid-for",
+        &u64::MAX.to_string(),
+        "--format",
+        "json",
     ]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     let ok = verify(&forever, &pubkey, "1900000100");
@@ -212,8 +244,21 @@ fn certify_signs_only_safe_calls_and_verify_cert_checks_everything() {
     let (call_b, _, _) = canonical_inputs(tmp.path(), "B");
     let out_b = tmp.path().join("b.cert.json");
     let r = fcd(&[
-        "certify", "--summary", s(&summary), "--call", s(&call_b), "--env", s(&env), "--contract", s(&contract),
-        "--key", s(&key), "--out", s(&out_b), "--format", "json",
+        "certify",
+        "--summary",
+        s(&summary),
+        "--call",
+        s(&call_b),
+        "--env",
+        s(&env),
+        "--contract",
+        s(&contract),
+        "--key",
+        s(&key),
+        "--out",
+        s(&out_b),
+        "--format",
+        "json",
     ]);
     assert_eq!(r.code, 1);
     assert_eq!(r.json()["decision"], "reject");
@@ -242,10 +287,7 @@ fn escalation_exits_3_and_writes_nothing() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("s.json");
     let tree = mutation("git-diff", "04_added_filesystem_call");
-    let r = fcd(&[
-        "register", "--profile", "profiles/git-diff", "--source", s(&tree.path),
-        "--out", s(&out), "--format", "json",
-    ]);
+    let r = fcd(&["register", "--profile", "profiles/git-diff", "--source", s(&tree.path), "--out", s(&out), "--format", "json"]);
     assert_eq!(r.code, 3);
     let j = r.json();
     assert_eq!(j["status"], "escalated");
@@ -269,9 +311,17 @@ fn bad_profiles_name_file_line_and_key() {
     let good = std::fs::read_to_string(root().join("profiles/git-diff/profile.toml")).unwrap();
     let cases: [(&str, String, &[&str]); 5] = [
         ("malformed", good.replacen("[source]", "[source", 1), &["malformed.toml:29:8:", "unclosed table"]),
-        ("unknown-key", good.replacen("required = true\n\n[facts.dash_guard]", "required = true\nrequierd = true\n\n[facts.dash_guard]", 1), &["unknown-key.toml:", "requierd"]),
+        (
+            "unknown-key",
+            good.replacen("required = true\n\n[facts.dash_guard]", "required = true\nrequierd = true\n\n[facts.dash_guard]", 1),
+            &["unknown-key.toml:", "requierd"],
+        ),
         ("wrong-type", good.replacen("version = 1", "version = \"one\"", 1), &["wrong-type.toml:6:"]),
-        ("dangling-region", good.replacen("region = \"handler\"\ncallee", "region = \"handlr\"\ncallee", 1), &["dangling-region.toml:", "facts.sink.region", "handlr"]),
+        (
+            "dangling-region",
+            good.replacen("region = \"handler\"\ncallee", "region = \"handlr\"\ncallee", 1),
+            &["dangling-region.toml:", "facts.sink.region", "handlr"],
+        ),
         ("dangling-fact", good.replacen("requires = [\"dash_guard\"]", "requires = [\"dash_gaurd\"]", 1), &["dangling-fact.toml:", "rules[0]", "dash_gaurd"]),
     ];
     for (name, text, expect) in cases {
@@ -311,7 +361,11 @@ fn bad_inputs_are_refused_with_exit_2() {
     assert_input_error(&r, &["missing.json", "cannot read"]);
 
     let bad_contract = tmp.path().join("bad-contract.json");
-    std::fs::write(&bad_contract, r#"{"principal": "user:alice", "allow": [], "destinations": [], "resources": [], "max_exposure": "secret", "mutation": false, "write_scopes": []}"#).unwrap();
+    std::fs::write(
+        &bad_contract,
+        r#"{"principal": "user:alice", "allow": [], "destinations": [], "resources": [], "max_exposure": "secret", "mutation": false, "write_scopes": []}"#,
+    )
+    .unwrap();
     let r = fcd(&["certify", "--summary", s(&summary), "--call", s(&call), "--env", s(&env), "--contract", s(&bad_contract)]);
     assert_input_error(&r, &["bad-contract.json:1", "secret"]);
 

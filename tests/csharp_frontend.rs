@@ -51,7 +51,10 @@ fn indexed_and_chained_invocations_are_dynamic() {
 
 #[test]
 fn strings_and_comments_are_never_code() {
-    check("        // Process.Start(\"x\");\n        var t = \"\"\"\n            { \"run\": \"Process.Start()\" }\n            \"\"\";\n        var v = @\"Delete()\";", &[]);
+    check(
+        "        // Process.Start(\"x\");\n        var t = \"\"\"\n            { \"run\": \"Process.Start()\" }\n            \"\"\";\n        var v = @\"Delete()\";",
+        &[],
+    );
 }
 
 #[test]

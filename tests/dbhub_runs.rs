@@ -30,34 +30,20 @@ fn root() -> PathBuf {
 }
 
 fn tools_present() -> Result<(), String> {
-    let node = Command::new("node")
-        .arg("--version")
-        .output()
-        .map_err(|e| format!("node: {e}"))?;
+    let node = Command::new("node").arg("--version").output().map_err(|e| format!("node: {e}"))?;
     if !node.status.success() {
         return Err("node does not run".into());
     }
     for package in ["better-sqlite3", "typescript", "zod"] {
-        if !root()
-            .join("tests/support/node/node_modules")
-            .join(package)
-            .is_dir()
-        {
-            return Err(format!(
-                "{package} is not installed (cd tests/support/node && npm ci)"
-            ));
+        if !root().join("tests/support/node/node_modules").join(package).is_dir() {
+            return Err(format!("{package} is not installed (cd tests/support/node && npm ci)"));
         }
     }
     Ok(())
 }
 
 /// Runs the driver on `release`; `None` when it had to be killed.
-fn run(
-    release: &std::path::Path,
-    scratch: &std::path::Path,
-    built: &str,
-    calls: &Value,
-) -> Option<Value> {
+fn run(release: &std::path::Path, scratch: &std::path::Path, built: &str, calls: &Value) -> Option<Value> {
     let (stdout, stderr) = (scratch.join("stdout"), scratch.join("stderr"));
     let mut child = Command::new("node")
         .arg(root().join("tests/support/run_dbhub.mjs"))
@@ -73,12 +59,7 @@ fn run(
         .spawn()
         .expect("node runs");
     use std::io::Write as _;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(calls.to_string().as_bytes())
-        .unwrap();
+    child.stdin.take().unwrap().write_all(calls.to_string().as_bytes()).unwrap();
     let started = Instant::now();
     while child.try_wait().unwrap().is_none() {
         if started.elapsed() > CASE_TIMEOUT {
@@ -89,53 +70,27 @@ fn run(
         std::thread::sleep(Duration::from_millis(20));
     }
     let out = std::fs::read_to_string(&stdout).unwrap();
-    let last = out
-        .lines()
-        .rev()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or_default();
-    Some(serde_json::from_str(last).unwrap_or_else(|e| {
-        panic!(
-            "{}: driver output ({e}): {out}{}",
-            release.display(),
-            std::fs::read_to_string(&stderr).unwrap_or_default()
-        )
-    }))
+    let last = out.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or_default();
+    Some(
+        serde_json::from_str(last)
+            .unwrap_or_else(|e| panic!("{}: driver output ({e}): {out}{}", release.display(), std::fs::read_to_string(&stderr).unwrap_or_default())),
+    )
 }
 
 #[test]
 fn no_certificate_for_a_call_that_mutates_the_database_when_run() {
     if let Err(why) = tools_present() {
         // CI installs the tools and sets FCD_REQUIRE_TOOLS: there a skip is a failure.
-        assert!(
-            std::env::var_os("FCD_REQUIRE_TOOLS").is_none(),
-            "FCD_REQUIRE_TOOLS is set but {why}"
-        );
+        assert!(std::env::var_os("FCD_REQUIRE_TOOLS").is_none(), "FCD_REQUIRE_TOOLS is set but {why}");
         eprintln!("SKIPPED no_certificate_for_a_call_that_mutates_the_database_when_run: {why}");
         return;
     }
     let dir = root().join("profiles/dbhub-execute-sql");
     let profile = Profile::load(&dir).unwrap();
     let canonical = Canonical::load(&dir.join("canonical.json")).unwrap();
-    let built = Value::from(
-        profile
-            .entry
-            .as_ref()
-            .map(|e| {
-                e.built
-                    .iter()
-                    .map(|(b, s)| vec![b.clone(), s.clone()])
-                    .collect::<Vec<_>>()
-            })
-            .unwrap_or_default(),
-    );
-    let calls: serde_json::Map<String, Value> = canonical
-        .calls
-        .iter()
-        .map(|(n, c)| (n.clone(), Value::Object(c.arguments.clone())))
-        .collect();
-    let (mut cases_run, mut calls_run, mut mutated, mut certified, mut holes) =
-        (0, 0, 0, 0, Vec::new());
+    let built = Value::from(profile.entry.as_ref().map(|e| e.built.iter().map(|(b, s)| vec![b.clone(), s.clone()]).collect::<Vec<_>>()).unwrap_or_default());
+    let calls: serde_json::Map<String, Value> = canonical.calls.iter().map(|(n, c)| (n.clone(), Value::Object(c.arguments.clone()))).collect();
+    let (mut cases_run, mut calls_run, mut mutated, mut certified, mut holes) = (0, 0, 0, 0, Vec::new());
     for case in fcd::profile_test::load_cases(&dir).unwrap() {
         let tree = case.root().unwrap();
         let scratch = tempfile::tempdir().unwrap();
@@ -143,34 +98,18 @@ fn no_certificate_for_a_call_that_mutates_the_database_when_run() {
         let release = scratch.path().join("release");
         std::fs::create_dir(&release).unwrap();
         fcd_edits::materialize(&tree.path, &[], &release).unwrap();
-        let report = run(
-            &release,
-            scratch.path(),
-            &built.to_string(),
-            &Value::Object(calls.clone()),
-        );
+        let report = run(&release, scratch.path(), &built.to_string(), &Value::Object(calls.clone()));
         cases_run += 1;
-        let results = report
-            .as_ref()
-            .and_then(|r| r.get("calls"))
-            .and_then(Value::as_object);
+        let results = report.as_ref().and_then(|r| r.get("calls")).and_then(Value::as_object);
         let why_not_run = match &report {
             None => format!("the run was killed after {CASE_TIMEOUT:?}"),
-            Some(r) => r
-                .get("load_error")
-                .map(Value::to_string)
-                .unwrap_or_default(),
+            Some(r) => r.get("load_error").map(Value::to_string).unwrap_or_default(),
         };
 
         // The canonical calls are decided under the canonical configuration, registered as such.
         let config = scratch.path().join("config.json");
         std::fs::write(&config, canonical.env.config.to_string()).unwrap();
-        let request = Request {
-            source: tree.path.clone(),
-            release: Some(case.name.clone()),
-            config: Some(config),
-            ..Request::default()
-        };
+        let request = Request { source: tree.path.clone(), release: Some(case.name.clone()), config: Some(config), ..Request::default() };
         let summary = match register(&profile, &request).unwrap() {
             Registration::Registered(s) => Some(s),
             Registration::Escalated(_) => None,
@@ -192,17 +131,11 @@ fn no_certificate_for_a_call_that_mutates_the_database_when_run() {
             let Some(summary) = &summary else { continue };
             let call = canonical.call(name).unwrap();
             check_call(summary, &call, &dir).unwrap();
-            if decide(summary, &call, &canonical.env, &canonical.contract).decision != Verdict::Safe
-            {
+            if decide(summary, &call, &canonical.env, &canonical.contract).decision != Verdict::Safe {
                 continue;
             }
             certified += 1;
-            assert!(
-                !changed,
-                "case {}: fcd certifies call {name}, which changes the database when run: {}",
-                case.name,
-                result.unwrap()
-            );
+            assert!(!changed, "case {}: fcd certifies call {name}, which changes the database when run: {}", case.name, result.unwrap());
             // A certificate for a call whose SQL never reached the database was not checked by this run.
             if !result.is_some_and(|r| r["executed"].as_array().is_some_and(|e| !e.is_empty())) {
                 holes.push(format!(
@@ -216,11 +149,7 @@ fn no_certificate_for_a_call_that_mutates_the_database_when_run() {
     eprintln!(
         "dbhub-execute-sql cases run: {cases_run}; calls run: {calls_run}; calls that mutated the database: {mutated}; certificates checked against a run: {certified}"
     );
-    assert!(
-        holes.is_empty(),
-        "certificates the runs could not check:\n{}",
-        holes.join("\n")
-    );
+    assert!(holes.is_empty(), "certificates the runs could not check:\n{}", holes.join("\n"));
     assert!(
         cases_run > 50 && mutated > 10 && certified > 10,
         "the run covers too little: {cases_run} cases, {mutated} mutating calls, {certified} certificates"

@@ -113,8 +113,9 @@ fn no_certificate_for_a_call_that_writes_when_run() {
         use std::io::Write as _;
         child.stdin.take().unwrap().write_all(Value::Object(calls).to_string().as_bytes()).unwrap();
         let out = child.wait_with_output().unwrap();
-        let report: Value = serde_json::from_slice(&out.stdout)
-            .unwrap_or_else(|e| panic!("case {}: driver output ({e}): {}{}", case.name, String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)));
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+            panic!("case {}: driver output ({e}): {}{}", case.name, String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+        });
         cases_run += 1;
         let Some(results) = report.get("calls").and_then(Value::as_object) else { continue };
 

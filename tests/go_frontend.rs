@@ -105,7 +105,9 @@ fn an_import_is_its_path() {
 #[test]
 fn locals_never_pass_for_library_or_package_names() {
     // A closure named like the helper is a function value, not the helper.
-    assert!(first_callee("", "\t\tOptionalParam := func(a A, k string) (bool, error) { return true, nil }\n\t\tOptionalParam(args, \"p\")").starts_with("dynamic"));
+    assert!(
+        first_callee("", "\t\tOptionalParam := func(a A, k string) (bool, error) { return true, nil }\n\t\tOptionalParam(args, \"p\")").starts_with("dynamic")
+    );
     // A method value is a function value too.
     assert!(callees(&source("", "\t\tf := deps.Create\n\t\tf(ctx)"))[0].starts_with("dynamic"));
     // A receiver built in the region is not the result of a reviewed call.

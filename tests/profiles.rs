@@ -9,11 +9,8 @@ fn root() -> PathBuf {
 }
 
 fn profile_dirs() -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(root().join("profiles"))
-        .unwrap()
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.join("profile.toml").exists())
-        .collect();
+    let mut dirs: Vec<PathBuf> =
+        std::fs::read_dir(root().join("profiles")).unwrap().filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.join("profile.toml").exists()).collect();
     dirs.sort();
     dirs
 }
@@ -37,11 +34,8 @@ fn a_failing_case_is_reported_with_expected_and_actual() {
         std::fs::copy(root().join("profiles/git-diff").join(f), dir.join(f)).unwrap();
     }
     let fixture = root().join("fixtures/git-diff/unguarded");
-    std::fs::write(
-        dir.join("tests/wrong.toml"),
-        format!("[[case]]\nname = \"wrong\"\nsource = {:?}\nregime = \"guarded\"\n", fixture.display().to_string()),
-    )
-    .unwrap();
+    std::fs::write(dir.join("tests/wrong.toml"), format!("[[case]]\nname = \"wrong\"\nsource = {:?}\nregime = \"guarded\"\n", fixture.display().to_string()))
+        .unwrap();
     let report = fcd::profile_test::run(&dir).unwrap();
     assert!(!report.passed());
     let text = report.to_text();

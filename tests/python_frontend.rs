@@ -78,7 +78,10 @@ fn a_reviewed_helper_region_resolves_to_its_definition() {
 #[test]
 fn a_builtin_shadowed_at_module_level_is_not_the_builtin() {
     check("len = lambda x: 0\ndef f():\n    len([])\n", &["?len"]);
-    check("class ValueError(Exception): pass\ndef f():\n    raise ValueError()\n", &["?ValueError (defined in the release, but not a region of the profile, so its body is unread)"]);
+    check(
+        "class ValueError(Exception): pass\ndef f():\n    raise ValueError()\n",
+        &["?ValueError (defined in the release, but not a region of the profile, so its body is unread)"],
+    );
     check("import git\ngit = None\ndef f(r: git.Repo):\n    r.git.diff()\n", &["?r.git.diff"]);
     check("def f():\n    unknown_name()\n", &["?unknown_name"]);
 }

@@ -15,16 +15,42 @@ fn digests(epoch: &str) -> (String, String) {
 
 #[derive(Debug, Clone)]
 enum Op {
-    Evidence { certificate: bool, target: usize, args: usize },
-    Form { args: usize, evidence: Option<usize> },
-    Admit { formation: usize },
-    Transition { epoch: usize, to: usize },
-    Complete { lease: usize },
-    Uncertain { lease: usize },
-    Resolve { lease: usize },
-    Revoke { evidence: bool, index: usize },
-    Fence { lease: usize, tamper: usize },
-    Wait { seconds: u64 },
+    Evidence {
+        certificate: bool,
+        target: usize,
+        args: usize,
+    },
+    Form {
+        args: usize,
+        evidence: Option<usize>,
+    },
+    Admit {
+        formation: usize,
+    },
+    Transition {
+        epoch: usize,
+        to: usize,
+    },
+    Complete {
+        lease: usize,
+    },
+    Uncertain {
+        lease: usize,
+    },
+    Resolve {
+        lease: usize,
+    },
+    Revoke {
+        evidence: bool,
+        index: usize,
+    },
+    Fence {
+        lease: usize,
+        tamper: usize,
+    },
+    Wait {
+        seconds: u64,
+    },
     /// Completes e0's open leases, then drains and retires it: the path to successors.
     RetireSource,
 }

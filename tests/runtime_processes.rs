@@ -109,12 +109,8 @@ fn a_process_killed_inside_an_admission_leaves_a_consistent_database() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("runtime.sqlite");
     let formation = setup(&db).to_string();
-    let mut child = Command::new(FCD)
-        .args(["runtime", "admit", "--formation", &formation, "--stall-ms", "5000", "--db"])
-        .arg(&db)
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child =
+        Command::new(FCD).args(["runtime", "admit", "--formation", &formation, "--stall-ms", "5000", "--db"]).arg(&db).stdout(Stdio::piped()).spawn().unwrap();
     // Wait until the admission holds the write lock, then kill the process mid-transaction.
     let mut waited = 0;
     loop {

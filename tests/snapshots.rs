@@ -85,10 +85,7 @@ fn every_mutation() {
         assert!(!mutations.is_empty(), "{profile} declares no mutation");
         for case in mutations {
             let tree = case.root().unwrap_or_else(|e| panic!("{e}"));
-            insta::assert_json_snapshot!(
-                format!("mutation@{profile}__{}", case.name),
-                registration_json(&registration(profile, &tree.path, "mutation"))
-            );
+            insta::assert_json_snapshot!(format!("mutation@{profile}__{}", case.name), registration_json(&registration(profile, &tree.path, "mutation")));
         }
     }
 }

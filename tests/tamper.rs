@@ -120,7 +120,8 @@ fn every_flipped_byte_of_a_certificate_is_refused() {
     let decision = decide(&summary, &call, &canonical.env, &canonical.contract);
     assert_eq!(decision.decision, Verdict::Safe, "call A is safe on the guarded release");
     let now = 1_800_000_000;
-    let issue = fcd::cert::Issue { summary: &summary, call: &call, env: &canonical.env, contract: &canonical.contract, decision: &decision, now, valid_for: 3_600 };
+    let issue =
+        fcd::cert::Issue { summary: &summary, call: &call, env: &canonical.env, contract: &canonical.contract, decision: &decision, now, valid_for: 3_600 };
     let envelope = fcd::cert::issue(&issue, &key).expect("a safe decision is signed");
     // The bytes `fcd certify --out` writes: canonical JSON and a newline.
     let mut bytes = fcd::canon::to_canonical(&envelope);

@@ -35,11 +35,7 @@ fn every_snapshot_belongs_to_an_existing_test_file() {
         let stem = name.split_once("__").map_or(&*name, |(_, n)| n);
         let test_name = stem.split('@').next().unwrap();
         let base = test_name.trim_end_matches(|c: char| c != '_').trim_end_matches('_');
-        assert!(
-            test_file.contains(test_name) || test_file.contains(base),
-            "{} is not produced by any test of {source}",
-            snap.display()
-        );
+        assert!(test_file.contains(test_name) || test_file.contains(base), "{} is not produced by any test of {source}", snap.display());
     }
 }
 

@@ -12,7 +12,6 @@ use std::path::{Component, Path, PathBuf};
 
 use serde::Deserialize;
 
-
 /// One declared edit of one file, relative to the release root.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]

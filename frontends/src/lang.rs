@@ -67,9 +67,7 @@ impl Lang {
     /// family reads an npm bundle (`.js`) and its TypeScript source (`.ts`) alike.
     pub fn for_file(self, path: &str) -> Lang {
         match self {
-            Lang::JavaScript | Lang::TypeScript if path.ends_with(".ts") || path.ends_with(".mts") || path.ends_with(".cts") => {
-                Lang::TypeScript
-            }
+            Lang::JavaScript | Lang::TypeScript if path.ends_with(".ts") || path.ends_with(".mts") || path.ends_with(".cts") => Lang::TypeScript,
             Lang::JavaScript | Lang::TypeScript => Lang::JavaScript,
             other => other,
         }
@@ -145,9 +143,7 @@ fn segment_glob(pattern: &str, path: &str) -> bool {
 fn wildcard(p: &str, x: &str) -> bool {
     match p.split_once('*') {
         None => p == x,
-        Some((head, tail)) => {
-            x.strip_prefix(head).is_some_and(|rest| (0..=rest.len()).any(|i| rest.is_char_boundary(i) && wildcard(tail, &rest[i..])))
-        }
+        Some((head, tail)) => x.strip_prefix(head).is_some_and(|rest| (0..=rest.len()).any(|i| rest.is_char_boundary(i) && wildcard(tail, &rest[i..]))),
     }
 }
 
@@ -177,12 +173,7 @@ pub trait Frontend: Sync {
 
     /// Extracts one fact. `Ok(None)` means the source does not state it;
     /// `Err` means the source has a shape the profile does not accept.
-    fn extract<'a>(
-        &self,
-        region: &Region<'a>,
-        spec: &FactSpec,
-        found: &BTreeMap<String, Found<'a>>,
-    ) -> Result<Option<Found<'a>>, Escalation>;
+    fn extract<'a>(&self, region: &Region<'a>, spec: &FactSpec, found: &BTreeMap<String, Found<'a>>) -> Result<Option<Found<'a>>, Escalation>;
 
     /// Checks what decides which code is loaded (build constraints, module
     /// files) across every file of the closure, parsed or not.
@@ -296,10 +287,7 @@ impl<'a> FactSite<'_, 'a> {
             [one] => Ok(Some(*one)),
             [_, second, ..] => {
                 let lines: Vec<String> = calls.iter().map(|c| c.line().to_string()).collect();
-                Err(self.mismatch(
-                    *second,
-                    format!("{} calls to `{callee}` (lines {}); the profile accepts exactly one", calls.len(), lines.join(", ")),
-                ))
+                Err(self.mismatch(*second, format!("{} calls to `{callee}` (lines {}); the profile accepts exactly one", calls.len(), lines.join(", "))))
             }
         }
     }

@@ -93,11 +93,7 @@ pub fn parse(lang: Lang, file: &SourceFile) -> Result<Syntax, Escalation> {
         ));
     }
     Syntax::parse(lang, text).map_err(|f| {
-        Escalation::new(
-            EscalationCode::ParseError,
-            format!("{} source does not parse: {}", lang, f.reason),
-            Some(Anchor::at_line(&file.path, f.line)),
-        )
+        Escalation::new(EscalationCode::ParseError, format!("{} source does not parse: {}", lang, f.reason), Some(Anchor::at_line(&file.path, f.line)))
     })
 }
 
@@ -105,12 +101,7 @@ pub fn parse(lang: Lang, file: &SourceFile) -> Result<Syntax, Escalation> {
 ///
 /// Files are parsed in the order given. A file that does not parse escalates
 /// whenever its text names a region, since it could hide a second definition.
-pub fn analyze(
-    lang: Lang,
-    files: &[SourceFile],
-    regions: &[RegionSpec],
-    facts: &[FactSpec],
-) -> Result<Analysis, Escalation> {
+pub fn analyze(lang: Lang, files: &[SourceFile], regions: &[RegionSpec], facts: &[FactSpec]) -> Result<Analysis, Escalation> {
     let reviewed = regions
         .iter()
         .filter_map(|r| match &r.kind {
@@ -122,13 +113,7 @@ pub fn analyze(
 }
 
 /// [`analyze`] with what the profile says beyond regions and facts.
-pub fn analyze_with(
-    lang: Lang,
-    files: &[SourceFile],
-    regions: &[RegionSpec],
-    facts: &[FactSpec],
-    env: &Env,
-) -> Result<Analysis, Escalation> {
+pub fn analyze_with(lang: Lang, files: &[SourceFile], regions: &[RegionSpec], facts: &[FactSpec], env: &Env) -> Result<Analysis, Escalation> {
     let frontend = lang.frontend();
     // A file that does not parse escalates when it could hold a region (its
     // text names one); one that cannot is left out of the analysis, as it can
@@ -178,10 +163,7 @@ pub fn analyze_with(
         let hits: Vec<Region<'_>> = parsed
             .iter()
             .flat_map(|(file, syntax)| {
-                frontend
-                    .find_regions(syntax, &spec.kind)
-                    .into_iter()
-                    .map(|node| Region { name: &spec.name, file: &file.path, node, trees: &trees, env })
+                frontend.find_regions(syntax, &spec.kind).into_iter().map(|node| Region { name: &spec.name, file: &file.path, node, trees: &trees, env })
             })
             .collect();
         let region = match hits.as_slice() {
@@ -197,13 +179,7 @@ pub fn analyze_with(
             [first, second, ..] => {
                 return Err(Escalation::new(
                     EscalationCode::RegionAmbiguous,
-                    format!(
-                        "region `{}`: {} definitions of {} (first at {})",
-                        spec.name,
-                        hits.len(),
-                        spec.kind,
-                        first.anchor(first.node)
-                    ),
+                    format!("region `{}`: {} definitions of {} (first at {})", spec.name, hits.len(), spec.kind, first.anchor(first.node)),
                     Some(second.anchor(second.node)),
                 ));
             }
@@ -218,19 +194,13 @@ pub fn analyze_with(
     let in_order: Vec<Region<'_>> = regions.iter().filter_map(|r| located.get(r.name.as_str()).copied()).collect();
     frontend.check_program(&Program { regions: &in_order, calls: &all_calls, facts, trees: &trees, opaque: &opaque })?;
 
-
     // Facts that refer to other facts (a guard names its sink) run after the
     // ones they refer to; the order of the output stays the order asked for.
     let mut found: BTreeMap<String, Found<'_>> = BTreeMap::new();
     let mut order: Vec<&FactSpec> = facts.iter().collect();
     // Dependency levels: calls, defaults and keys first; then what refers to them.
     order.sort_by_key(|f| match f.kind {
-        FactKind::Call { .. }
-        | FactKind::Default { .. }
-        | FactKind::Key { .. }
-        | FactKind::Table { .. }
-        | FactKind::Exit { .. }
-        | FactKind::Body { .. } => 0,
+        FactKind::Call { .. } | FactKind::Default { .. } | FactKind::Key { .. } | FactKind::Table { .. } | FactKind::Exit { .. } | FactKind::Body { .. } => 0,
         FactKind::Guard { .. } | FactKind::Pass { .. } => 1,
         FactKind::Map { .. } => 2,
         FactKind::Field { .. } => 3,

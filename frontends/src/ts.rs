@@ -29,12 +29,8 @@ impl Names {
         // Leaked once per grammar (a few hundred short strings): node kinds are
         // compared on every step of every analysis, and `'static` keeps them free.
         let leak = |s: &str| -> &'static str { Box::leak(s.to_owned().into_boxed_str()) };
-        let kinds = (0..language.node_kind_count())
-            .map(|id| leak(language.node_kind_for_id(id as u16).unwrap_or("")))
-            .collect();
-        let fields = (0..=language.field_count())
-            .map(|id| leak(language.field_name_for_id(id as u16).unwrap_or("")))
-            .collect();
+        let kinds = (0..language.node_kind_count()).map(|id| leak(language.node_kind_for_id(id as u16).unwrap_or(""))).collect();
+        let fields = (0..=language.field_count()).map(|id| leak(language.field_name_for_id(id as u16).unwrap_or(""))).collect();
         Names { kinds, fields }
     }
 }
@@ -127,18 +123,11 @@ impl Syntax {
     /// large or too deeply nested is refused with the line of the problem.
     pub fn parse(lang: Lang, text: String) -> Result<Syntax, ParseFailure> {
         if text.len() > MAX_FILE_BYTES {
-            return Err(ParseFailure {
-                line: 1,
-                reason: format!("file is {} bytes, more than the {MAX_FILE_BYTES} accepted", text.len()),
-            });
+            return Err(ParseFailure { line: 1, reason: format!("file is {} bytes, more than the {MAX_FILE_BYTES} accepted", text.len()) });
         }
         let mut parser = Parser::new();
-        parser
-            .set_language(&grammar(lang))
-            .map_err(|e| ParseFailure { line: 1, reason: format!("grammar does not load: {e}") })?;
-        let tree = parser
-            .parse(text.as_bytes(), None)
-            .ok_or_else(|| ParseFailure { line: 1, reason: "the parser gave up".into() })?;
+        parser.set_language(&grammar(lang)).map_err(|e| ParseFailure { line: 1, reason: format!("grammar does not load: {e}") })?;
+        let tree = parser.parse(text.as_bytes(), None).ok_or_else(|| ParseFailure { line: 1, reason: "the parser gave up".into() })?;
         let names = names(lang);
         let mut syntax = Syntax { text, nodes: Vec::new(), child_ids: Vec::new() };
 
@@ -149,18 +138,11 @@ impl Syntax {
             let node = cursor.node();
             if node.is_error() || node.is_missing() {
                 let line = node.start_position().row as u32 + 1;
-                let what = if node.is_missing() {
-                    format!("missing `{}`", node.kind())
-                } else {
-                    "syntax error".to_owned()
-                };
+                let what = if node.is_missing() { format!("missing `{}`", node.kind()) } else { "syntax error".to_owned() };
                 return Err(ParseFailure { line, reason: what });
             }
             if open.len() >= MAX_DEPTH {
-                return Err(ParseFailure {
-                    line: node.start_position().row as u32 + 1,
-                    reason: format!("nesting deeper than {MAX_DEPTH} levels"),
-                });
+                return Err(ParseFailure { line: node.start_position().row as u32 + 1, reason: format!("nesting deeper than {MAX_DEPTH} levels") });
             }
             let id = syntax.nodes.len() as u32;
             let parent = open.last().map_or(u32::MAX, |(p, _)| *p);
@@ -264,9 +246,7 @@ impl<'a> Node<'a> {
     pub fn children(&self) -> impl DoubleEndedIterator<Item = Node<'a>> + use<'a> {
         let syntax = self.syntax;
         let range = self.data().children.clone();
-        syntax.child_ids[range.start as usize..range.end as usize]
-            .iter()
-            .map(move |&id| Node { syntax, id })
+        syntax.child_ids[range.start as usize..range.end as usize].iter().map(move |&id| Node { syntax, id })
     }
 
     /// Named children in source order.
@@ -288,11 +268,8 @@ impl<'a> Node<'a> {
     /// The leaf tokens of this subtree, comments left out, joined by one
     /// space: the text of a definition independent of layout and comments.
     pub fn token_text(&self) -> String {
-        let leaves: Vec<&str> = self
-            .descendants()
-            .filter(|n| n.children().next().is_none() && n.kind() != "comment" && !n.text().is_empty())
-            .map(|n| n.text())
-            .collect();
+        let leaves: Vec<&str> =
+            self.descendants().filter(|n| n.children().next().is_none() && n.kind() != "comment" && !n.text().is_empty()).map(|n| n.text()).collect();
         leaves.join(" ")
     }
 

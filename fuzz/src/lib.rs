@@ -76,11 +76,8 @@ pub fn frontend(setup: &Setup, data: &[u8]) {
     for slot in &setup.slots {
         let alone = vec![SourceFile { path: slot.clone(), bytes: data.to_vec() }];
         analyze(setup, &alone);
-        let replaced: Vec<SourceFile> = setup
-            .base
-            .iter()
-            .map(|f| if &f.path == slot { SourceFile { path: f.path.clone(), bytes: data.to_vec() } } else { f.clone() })
-            .collect();
+        let replaced: Vec<SourceFile> =
+            setup.base.iter().map(|f| if &f.path == slot { SourceFile { path: f.path.clone(), bytes: data.to_vec() } } else { f.clone() }).collect();
         analyze(setup, &replaced);
     }
 }

@@ -11,16 +11,22 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
+use crate::Verdict;
 use crate::contract::{Context, Effect};
 use crate::files;
 use crate::lex::{Dialect, Token, scan};
-use crate::Verdict;
 
 pub enum Shape {
     /// The template hard-codes this value; the option is not consumed.
-    Legacy { template: String, where_: String },
+    Legacy {
+        template: String,
+        where_: String,
+    },
     /// The option is wired; this is its value when omitted.
-    Wired { default_public: bool, where_: String },
+    Wired {
+        default_public: bool,
+        where_: String,
+    },
     NotUnderstood(String),
 }
 
@@ -35,9 +41,7 @@ fn words(tokens: &[Token]) -> Vec<&str> {
 /// Where `pattern` (words, `*` matching any one token) occurs in `tokens`.
 fn find(tokens: &[Token], pattern: &[&str]) -> Vec<usize> {
     let w = words(tokens);
-    (0..w.len().saturating_sub(pattern.len() - 1))
-        .filter(|&i| pattern.iter().enumerate().all(|(k, p)| *p == "*" || w[i + k] == *p))
-        .collect()
+    (0..w.len().saturating_sub(pattern.len() - 1)).filter(|&i| pattern.iter().enumerate().all(|(k, p)| *p == "*" || w[i + k] == *p)).collect()
 }
 
 fn understand(root: &Path) -> Result<Shape, String> {
@@ -68,7 +72,10 @@ fn understand(root: &Path) -> Result<Shape, String> {
     };
 
     let registered = find(&tokens, &["Options", ".", "Add", "(", "RedisOptionDefinitions", ".", "PublicNetworkAccess", ")"]).len();
-    let bound = find(&tokens, &["=", "parseResult", ".", "GetValueOrDefault", "<", "bool", ">", "(", "RedisOptionDefinitions", ".", "PublicNetworkAccess", ".", "Name", ")"]);
+    let bound = find(
+        &tokens,
+        &["=", "parseResult", ".", "GetValueOrDefault", "<", "bool", ">", "(", "RedisOptionDefinitions", ".", "PublicNetworkAccess", ".", "Name", ")"],
+    );
     let passed = find(&tokens, &["options", ".", "PublicNetworkAccessEnabled", ","]).len();
     let parameter = passed_parameter(&tokens);
     let mapped = find(&tokens, &["*", "==", "true", "?", "<str>", ":", "<str>"])
@@ -145,9 +152,7 @@ fn split_args(tokens: &[Token], open: usize) -> Vec<&[Token]> {
 fn passed_parameter(tokens: &[Token]) -> Option<String> {
     let call = find(tokens, &["_redisService", ".", "CreateResourceAsync", "("]);
     let [call] = call.as_slice() else { return None };
-    let index = split_args(tokens, call + 3)
-        .iter()
-        .position(|a| words(a).concat().trim_end_matches('!') == "options.PublicNetworkAccessEnabled")?;
+    let index = split_args(tokens, call + 3).iter().position(|a| words(a).concat().trim_end_matches('!') == "options.PublicNetworkAccessEnabled")?;
     // The interface and the service both declare it; they must agree.
     let names: Vec<Option<String>> = find(tokens, &[">", "CreateResourceAsync", "("])
         .into_iter()

@@ -11,10 +11,10 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
+use crate::Verdict;
 use crate::contract::{Context, Effect};
 use crate::files;
 use crate::lex::{Dialect, Token, scan};
-use crate::Verdict;
 
 pub enum Shape {
     Understood { pragma_allowed: bool, assignment_refused: bool, where_: String },
@@ -55,7 +55,8 @@ fn bodies<'t>(tokens: &'t [Token], name: &str) -> Vec<&'t [Token]> {
 fn understand(root: &Path) -> Result<(bool, bool, String), String> {
     let sources = files::find(root, &|p| {
         let in_dist = p.rsplit_once('/').is_some_and(|(d, f)| (d == "dist" || d.ends_with("/dist")) && f.ends_with(".js"));
-        let in_src = (p.starts_with("src/") || p.contains("/src/")) && p.ends_with(".ts") && !p.ends_with(".d.ts") && !p.ends_with(".test.ts") && !p.contains("__");
+        let in_src =
+            (p.starts_with("src/") || p.contains("/src/")) && p.ends_with(".ts") && !p.ends_with(".d.ts") && !p.ends_with(".test.ts") && !p.contains("__");
         in_dist || in_src
     });
     let mut tokens = Vec::new();
@@ -124,12 +125,23 @@ fn understand(root: &Path) -> Result<(bool, bool, String), String> {
         check[i].str_value() == Some("pragma")
             && check[i..].iter().take(40).any(|t| t.str_value() == Some("sqlite"))
             && (i..check.len().saturating_sub(6)).take(60).any(|j| {
-                check[j].is("includes") && check[j + 1].is("(") && check[j + 2].str_value() == Some("=") && check[j + 3].is(")")
+                check[j].is("includes")
+                    && check[j + 1].is("(")
+                    && check[j + 2].str_value() == Some("=")
+                    && check[j + 3].is(")")
                     && check[j + 4..].iter().take(4).any(|t| t.is("return"))
                     && check[j + 4..].iter().take(6).any(|t| t.is("false"))
             })
     });
-    Ok((pragma_allowed, assignment_refused, format!("pragma {}allowed on SQLite; assignment check {}", if pragma_allowed { "" } else { "not " }, if assignment_refused { "present" } else { "absent" })))
+    Ok((
+        pragma_allowed,
+        assignment_refused,
+        format!(
+            "pragma {}allowed on SQLite; assignment check {}",
+            if pragma_allowed { "" } else { "not " },
+            if assignment_refused { "present" } else { "absent" }
+        ),
+    ))
 }
 
 /// What the statement is, by the envelope's own words.

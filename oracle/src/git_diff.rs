@@ -9,10 +9,10 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
+use crate::Verdict;
 use crate::contract::{Context, Effect};
 use crate::files;
 use crate::lex::{Dialect, Kind, Token, scan};
-use crate::Verdict;
 
 /// What the oracle understood of the release.
 pub enum Shape {
@@ -34,9 +34,8 @@ fn understand(root: &Path) -> Result<(bool, String), String> {
     };
     let text = std::fs::read_to_string(path).map_err(|e| format!("{name}: {e}"))?;
     let tokens = scan(&text, Dialect::Python).map_err(|e| format!("{name}: {e}"))?;
-    let defs: Vec<usize> = (0..tokens.len().saturating_sub(2))
-        .filter(|&i| tokens[i].is("def") && tokens[i + 1].is("git_diff") && tokens[i + 2].is("("))
-        .collect();
+    let defs: Vec<usize> =
+        (0..tokens.len().saturating_sub(2)).filter(|&i| tokens[i].is("def") && tokens[i + 1].is("git_diff") && tokens[i + 2].is("(")).collect();
     let [def] = defs.as_slice() else {
         return Err(format!("{name}: {} definitions of git_diff", defs.len()));
     };

@@ -10,14 +10,17 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
+use crate::Verdict;
 use crate::contract::{Context, Effect};
 use crate::files;
 use crate::lex::{Dialect, Token, scan};
-use crate::Verdict;
 
 pub enum Shape {
     /// What an omitted `private` means, and where that was read.
-    Understood { default_private: bool, where_: String },
+    Understood {
+        default_private: bool,
+        where_: String,
+    },
     NotUnderstood(String),
 }
 
@@ -56,9 +59,8 @@ fn understand(root: &Path) -> Result<(bool, String), String> {
     let words = texts(body);
 
     // The one read of "private" through a helper: `VAR, err := HELPER(args, "private"[, DEFAULT])`.
-    let reads: Vec<usize> = (0..body.len().saturating_sub(2))
-        .filter(|&i| body[i].is("args") && body[i + 1].is(",") && body[i + 2].str_value() == Some("private"))
-        .collect();
+    let reads: Vec<usize> =
+        (0..body.len().saturating_sub(2)).filter(|&i| body[i].is("args") && body[i + 1].is(",") && body[i + 2].str_value() == Some("private")).collect();
     let [read] = reads.as_slice() else {
         return Err(format!("{name}: `private` is read {} times through a helper", reads.len()));
     };
@@ -78,15 +80,16 @@ fn understand(root: &Path) -> Result<(bool, String), String> {
             match d.text.as_str() {
                 "true" => true,
                 "false" => false,
-                constant => package_constant(&scanned, constant).ok_or_else(|| format!("{at}: default `{constant}` is not a boolean constant of the package"))?,
+                constant => {
+                    package_constant(&scanned, constant).ok_or_else(|| format!("{at}: default `{constant}` is not a boolean constant of the package"))?
+                }
             }
         }
         other => return Err(format!("{at}: `private` is read by `{other}`, which the oracle does not know")),
     };
     // The value must reach `Private: github.Ptr(VAR)` and nowhere else.
-    let fields: Vec<usize> = (0..body.len().saturating_sub(6))
-        .filter(|&i| words[i..i + 7] == ["Private", ":", "github", ".", "Ptr", "(", variable.as_str()])
-        .collect();
+    let fields: Vec<usize> =
+        (0..body.len().saturating_sub(6)).filter(|&i| words[i..i + 7] == ["Private", ":", "github", ".", "Ptr", "(", variable.as_str()]).collect();
     if fields.len() != 1 {
         return Err(format!("{name}: {} `Private: github.Ptr({variable})` fields", fields.len()));
     }
@@ -94,9 +97,7 @@ fn understand(root: &Path) -> Result<(bool, String), String> {
     if uses != 2 {
         return Err(format!("{name}: `{variable}` appears {uses} times; the oracle expects its read and its field only"));
     }
-    let creates = (0..body.len().saturating_sub(5))
-        .filter(|&i| words[i..i + 6] == ["client", ".", "Repositories", ".", "Create", "("])
-        .count();
+    let creates = (0..body.len().saturating_sub(5)).filter(|&i| words[i..i + 6] == ["client", ".", "Repositories", ".", "Create", "("]).count();
     if creates != 1 {
         return Err(format!("{name}: {creates} client.Repositories.Create calls"));
     }
@@ -146,9 +147,7 @@ fn package_constant(scanned: &[(String, Vec<Token>)], name: &str) -> Option<bool
             } else if in_block && tokens[i].is(")") {
                 in_block = false;
             }
-            let declares = tokens[i].is(name)
-                && tokens.get(i + 1).is_some_and(|t| t.is("="))
-                && (in_block || (i > 0 && tokens[i - 1].is("const")));
+            let declares = tokens[i].is(name) && tokens.get(i + 1).is_some_and(|t| t.is("=")) && (in_block || (i > 0 && tokens[i - 1].is("const")));
             if declares {
                 values.push(tokens.get(i + 2).map(|t| t.text.clone()));
             }

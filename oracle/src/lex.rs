@@ -181,11 +181,8 @@ pub fn scan(src: &str, dialect: Dialect) -> Result<Vec<Token>, String> {
             }
             _ => {
                 let two: String = chars[i..(i + 2).min(chars.len())].iter().collect();
-                let text = if [":=", "==", "!=", "<=", ">=", "&&", "||", "->", "=>", "**", "//", "+=", "-="].contains(&two.as_str()) {
-                    two
-                } else {
-                    c.to_string()
-                };
+                let text =
+                    if [":=", "==", "!=", "<=", ">=", "&&", "||", "->", "=>", "**", "//", "+=", "-="].contains(&two.as_str()) { two } else { c.to_string() };
                 match text.as_str() {
                     "(" | "[" | "{" => depth += 1,
                     ")" | "]" | "}" => depth -= 1,

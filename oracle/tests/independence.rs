@@ -14,9 +14,6 @@ fn oracle_depends_on_no_compiler_crate() {
     assert!(tree.lines().any(|l| l.starts_with("fcd-oracle ")), "the check reads the real tree:\n{tree}");
     for line in tree.lines() {
         let name = line.split_whitespace().next().unwrap_or_default();
-        assert!(
-            name != "fcd" && name != "fcd-frontends" && !name.starts_with("tree-sitter"),
-            "fcd-oracle depends on `{name}`:\n{tree}"
-        );
+        assert!(name != "fcd" && name != "fcd-frontends" && !name.starts_with("tree-sitter"), "fcd-oracle depends on `{name}`:\n{tree}");
     }
 }

@@ -155,7 +155,8 @@ pub fn verify(a: VerifyArgs, io: &mut Io<'_>) -> Result<Status, InputError> {
                 s.predicate.decision,
                 s.predicate.principal,
                 s.subject.first().map_or("?", |x| x.name.as_str()),
-                s.predicate.summary_digest, s.predicate.valid_until
+                s.predicate.summary_digest,
+                s.predicate.valid_until
             ),
         )?,
         (Err(r), Format::Text) => print(io, &format!("refused: {}: {r}\n", a.cert.display()))?,

@@ -165,10 +165,5 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), InputError> {
 
 /// Seconds since the Unix epoch, or `now` when a test fixes the clock.
 pub fn unix_now(now: Option<u64>) -> u64 {
-    now.unwrap_or_else(|| {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or(0)
-    })
+    now.unwrap_or_else(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0))
 }

@@ -97,12 +97,7 @@ fn registration_text(r: &Registration) -> String {
 pub fn regenerate(a: RegenerateArgs, io: &mut Io<'_>) -> Result<Status, InputError> {
     let stored = Summary::load(&a.summary)?;
     let profile = Profile::load(&a.profile)?;
-    let request = Request {
-        source: a.source,
-        release: Some(stored.release.clone()),
-        artifact_digest: stored.artifact_digest.clone(),
-        config: a.config,
-    };
+    let request = Request { source: a.source, release: Some(stored.release.clone()), artifact_digest: stored.artifact_digest.clone(), config: a.config };
     let fresh = match run_register(&profile, &request)? {
         Registration::Registered(s) => s,
         Registration::Escalated(e) => {

@@ -151,9 +151,9 @@ fn outcome(io: &mut Io<'_>, result: Result<Value, Refusal>) -> Result<Status, In
 
 pub fn run(c: RuntimeCommand, io: &mut Io<'_>) -> Result<Status, InputError> {
     let result = match c {
-        RuntimeCommand::RegisterEpoch { db, epoch, tool, artifact_digest, config_digest, summary_digest } => open(&db)?
-            .register_epoch(&epoch, &tool, &artifact_digest, &config_digest, &summary_digest)
-            .map(|()| json!({"epoch": epoch, "state": "ADVERTISED"})),
+        RuntimeCommand::RegisterEpoch { db, epoch, tool, artifact_digest, config_digest, summary_digest } => {
+            open(&db)?.register_epoch(&epoch, &tool, &artifact_digest, &config_digest, &summary_digest).map(|()| json!({"epoch": epoch, "state": "ADVERTISED"}))
+        }
         RuntimeCommand::Transition { db, epoch, to } => {
             let state = match to.as_str() {
                 "advertise" => State::Advertised,
@@ -167,9 +167,9 @@ pub fn run(c: RuntimeCommand, io: &mut Io<'_>) -> Result<Status, InputError> {
             let kind = if kind == "certificate" { EvidenceKind::Certificate } else { EvidenceKind::Edge };
             open(&db)?.add_evidence(kind, &tool, args_digest.as_deref(), &source, &target, valid_from, valid_until).map(|id| json!({"evidence": id}))
         }
-        RuntimeCommand::Form { db, snapshot, tool, args_digest, principal, source, successor_evidence, ttl, now } => open(&db)?
-            .form(&snapshot, &tool, &args_digest, &principal, &source, successor_evidence, unix_now(now), ttl)
-            .map(|id| json!({"formation": id})),
+        RuntimeCommand::Form { db, snapshot, tool, args_digest, principal, source, successor_evidence, ttl, now } => {
+            open(&db)?.form(&snapshot, &tool, &args_digest, &principal, &source, successor_evidence, unix_now(now), ttl).map(|id| json!({"formation": id}))
+        }
         RuntimeCommand::Admit { db, formation, now, stall_ms } => {
             let mut rt = open(&db)?;
             let lease = match stall_ms {

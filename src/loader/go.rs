@@ -22,10 +22,8 @@ use crate::error::InputError;
 use crate::source::read_one;
 
 /// Extensions `go build` compiles into a package besides `.go` (assembly, cgo, objects).
-const OTHER_SOURCES: &[&str] = &[
-    ".s", ".S", ".sx", ".syso", ".c", ".cc", ".cpp", ".cxx", ".m", ".h", ".hh", ".hpp", ".hxx", ".f", ".F", ".for", ".f90",
-    ".swig", ".swigcxx",
-];
+const OTHER_SOURCES: &[&str] =
+    &[".s", ".S", ".sx", ".syso", ".c", ".cc", ".cpp", ".cxx", ".m", ".h", ".hh", ".hpp", ".hxx", ".f", ".F", ".for", ".f90", ".swig", ".swigcxx"];
 
 use super::{join, parent};
 
@@ -35,8 +33,7 @@ fn loader(path: &str, detail: String) -> Escalation {
 
 /// Adds the rest of every selected Go package and its go.mod to `files`.
 pub fn complete(root: &Path, files: &mut Vec<SourceFile>) -> Result<Result<(), Escalation>, InputError> {
-    let dirs: BTreeSet<String> =
-        files.iter().filter(|f| f.path.ends_with(".go")).map(|f| parent(&f.path).to_owned()).collect();
+    let dirs: BTreeSet<String> = files.iter().filter(|f| f.path.ends_with(".go")).map(|f| parent(&f.path).to_owned()).collect();
     let mut have: BTreeSet<String> = files.iter().map(|f| f.path.clone()).collect();
     let mut modules = BTreeSet::new();
     for dir in &dirs {
@@ -123,7 +120,10 @@ fn module_root(root: &Path, dir: &str) -> Option<String> {
 fn module_files(root: &Path, module: &str, have: &mut BTreeSet<String>, files: &mut Vec<SourceFile>) -> Result<Result<(), Escalation>, InputError> {
     let vendor = join(module, "vendor");
     if root.join(&vendor).symlink_metadata().is_ok() {
-        return Ok(Err(loader(&vendor, format!("`{vendor}` exists: `go build` would compile vendored copies of the dependencies instead of the reviewed libraries"))));
+        return Ok(Err(loader(
+            &vendor,
+            format!("`{vendor}` exists: `go build` would compile vendored copies of the dependencies instead of the reviewed libraries"),
+        )));
     }
     let mut d = module.to_owned();
     loop {

@@ -109,8 +109,8 @@ fn strings(v: &Value, at: &str, out: &mut Vec<(String, String)>) -> Result<(), S
 fn tsconfig(entry: &EntrySpec, manifests: &BTreeMap<&str, &[u8]>, dir: &str) -> Result<(), Escalation> {
     let file = format!("{dir}tsconfig.json");
     let Some(bytes) = manifests.get(file.as_str()) else { return Ok(()) };
-    let config: Value =
-        serde_json::from_slice(bytes).map_err(|e| escalate(&file, e.line() as u32, format!("not plain JSON, so fcd cannot read how the build maps modules: {e}")))?;
+    let config: Value = serde_json::from_slice(bytes)
+        .map_err(|e| escalate(&file, e.line() as u32, format!("not plain JSON, so fcd cannot read how the build maps modules: {e}")))?;
     if config.get("extends").is_some() {
         return Err(escalate(&file, 1, "`extends` another configuration fcd does not read".into()));
     }

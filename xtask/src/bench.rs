@@ -131,10 +131,7 @@ pub fn run(iterations: usize) -> Result<bool> {
 fn sources(root: &Path, profile_dir: &Path, canonical: &Canonical) -> Result<(Vec<Source>, Vec<String>)> {
     let mut sources: Vec<Source> = FIXTURES
         .iter()
-        .map(|f| Source {
-            label: (*f).to_owned(),
-            request: Request { source: root.join(f), release: Some((*f).to_owned()), ..Request::default() },
-        })
+        .map(|f| Source { label: (*f).to_owned(), request: Request { source: root.join(f), release: Some((*f).to_owned()), ..Request::default() } })
         .collect();
     let mut missing = Vec::new();
     let releases = manifest::load(&profile_dir.join(manifest::FILE), &canonical.regimes)?;

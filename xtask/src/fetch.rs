@@ -88,12 +88,7 @@ pub fn check_supported(release: &Release) -> Result<()> {
 /// names the reviewed commit (a moved tag is refused).
 fn git_tree(release: &Release, g: &GitSource, mirror: &Path, cache: &Path) -> Result<Materialized> {
     let git = |args: &[&str]| -> Result<Vec<u8>> {
-        let out = Command::new("git")
-            .arg("--git-dir")
-            .arg(mirror)
-            .args(args)
-            .output()
-            .with_context(|| format!("{}: cannot run git", mirror.display()))?;
+        let out = Command::new("git").arg("--git-dir").arg(mirror).args(args).output().with_context(|| format!("{}: cannot run git", mirror.display()))?;
         if !out.status.success() {
             bail!("{}: git {}: {}", mirror.display(), args.join(" "), String::from_utf8_lossy(&out.stderr).trim());
         }
@@ -141,15 +136,22 @@ fn ensure_pypi(p: &PypiSource, archive: &Path, cache: &Path) -> Result<bool> {
 /// registry's sha512 integrity); returns whether it downloaded.
 fn ensure_npm(n: &NpmSource, archive: &Path, cache: &Path) -> Result<bool> {
     let what = format!("{}@{}", n.package, n.version);
-    ensure(&n.sha256, &what, archive, cache, |work| npm_pack(n, work), |file| {
-        let Some(integrity) = &n.integrity else { return Ok(()) };
-        let bytes = std::fs::read(file).with_context(|| format!("{}: cannot read", file.display()))?;
-        let got = format!("sha512-{}", base64::Engine::encode(&base64::engine::general_purpose::STANDARD, sha2::Sha512::digest(&bytes)));
-        if &got != integrity {
-            bail!("{}: integrity mismatch: {what} is {got}, the registry's integrity in releases.toml is {integrity}; refusing it", file.display());
-        }
-        Ok(())
-    })
+    ensure(
+        &n.sha256,
+        &what,
+        archive,
+        cache,
+        |work| npm_pack(n, work),
+        |file| {
+            let Some(integrity) = &n.integrity else { return Ok(()) };
+            let bytes = std::fs::read(file).with_context(|| format!("{}: cannot read", file.display()))?;
+            let got = format!("sha512-{}", base64::Engine::encode(&base64::engine::general_purpose::STANDARD, sha2::Sha512::digest(&bytes)));
+            if &got != integrity {
+                bail!("{}: integrity mismatch: {what} is {got}, the registry's integrity in releases.toml is {integrity}; refusing it", file.display());
+            }
+            Ok(())
+        },
+    )
 }
 
 /// The artifact at `archive`, verified against `sha256`: the cached one if its
@@ -192,11 +194,8 @@ fn ensure(
 /// `npm pack` of exactly one package version into `work`; returns the tarball.
 fn npm_pack(n: &NpmSource, work: &Path) -> Result<PathBuf> {
     let spec = format!("{}@{}", n.package, n.version);
-    let out = Command::new("npm")
-        .args(["pack", &spec, "--silent", "--pack-destination"])
-        .arg(work)
-        .output()
-        .context("cannot run npm (is Node.js installed?)")?;
+    let out =
+        Command::new("npm").args(["pack", &spec, "--silent", "--pack-destination"]).arg(work).output().context("cannot run npm (is Node.js installed?)")?;
     if !out.status.success() {
         bail!("npm pack {spec}: {}", String::from_utf8_lossy(&out.stderr).trim());
     }
@@ -220,11 +219,8 @@ fn first_use(archive: &Path, cache: &Path, download: impl FnOnce(&Path) -> Resul
 fn pip_download(p: &PypiSource, work: &Path) -> Result<PathBuf> {
     let requirements = work.join("requirements.txt");
     // A release named on the command line has no digest to require yet.
-    let line = if p.sha256.is_empty() {
-        format!("{}=={}\n", p.package, p.version)
-    } else {
-        format!("{}=={} --hash=sha256:{}\n", p.package, p.version, p.sha256)
-    };
+    let line =
+        if p.sha256.is_empty() { format!("{}=={}\n", p.package, p.version) } else { format!("{}=={} --hash=sha256:{}\n", p.package, p.version, p.sha256) };
     std::fs::write(&requirements, line).with_context(|| format!("{}: cannot write", requirements.display()))?;
     let download = work.join("download");
     let require_hashes = if p.sha256.is_empty() { "--no-cache-dir" } else { "--require-hashes" };

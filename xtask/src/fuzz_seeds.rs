@@ -125,7 +125,8 @@ pub fn run(root: &Path) -> Result<bool> {
         std::fs::write(config.path(), canonical.env.config.to_string())?;
         for fixture in walkdir_dirs(&root.join("fixtures").join(id))? {
             let name = fixture.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-            let request = Request { source: fixture.clone(), release: Some(format!("fixture-{name}")), config: Some(config.path().to_owned()), ..Request::default() };
+            let request =
+                Request { source: fixture.clone(), release: Some(format!("fixture-{name}")), config: Some(config.path().to_owned()), ..Request::default() };
             let Registration::Registered(summary) = register(&profile, &request).map_err(|e| anyhow!("{e}"))? else { continue };
             corpus.add("summary", &format!("{id}-{name}"), &summary.to_canonical())?;
             for call_name in canonical.calls.keys() {
@@ -160,7 +161,8 @@ pub fn run(root: &Path) -> Result<bool> {
     // Lease tokens from a real runtime store, and the templates the token target fills.
     let store = tempfile::tempdir()?;
     let mut rt = fcd::runtime::Runtime::open(&store.path().join("runtime.sqlite")).map_err(|e| anyhow!("{e}"))?;
-    let (artifact, config) = ("sha256:1111111111111111111111111111111111111111111111111111111111111111", "sha256:2222222222222222222222222222222222222222222222222222222222222222");
+    let (artifact, config) =
+        ("sha256:1111111111111111111111111111111111111111111111111111111111111111", "sha256:2222222222222222222222222222222222222222222222222222222222222222");
     rt.register_epoch("e0", "tool", artifact, config, "sha256:summary").map_err(|e| anyhow!("{e}"))?;
     let formation = rt.form("snap", "tool", "args", "user:alice", "e0", None, 1_000, 1_000_000).map_err(|e| anyhow!("{e}"))?;
     for i in 0..3 {

@@ -13,8 +13,8 @@ mod fuzz_seeds;
 pub mod manifest;
 mod oracle_check;
 mod progress;
-mod sarif;
 mod releases;
+mod sarif;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

@@ -276,14 +276,17 @@ mod tests {
 
     #[test]
     fn pypi_release_with_regime_parses() {
-        let r = check(&format!("[[release]]\nid = \"a-1\"\nregime = \"guarded\"\n[release.pypi]\npackage = \"p\"\nversion = \"1\"\nsha256 = \"{HEX}\"\n")).unwrap();
+        let r =
+            check(&format!("[[release]]\nid = \"a-1\"\nregime = \"guarded\"\n[release.pypi]\npackage = \"p\"\nversion = \"1\"\nsha256 = \"{HEX}\"\n")).unwrap();
         assert_eq!(r[0].expect, Expectation::Regime("guarded".into()));
         assert!(matches!(r[0].source, Source::Pypi(_)));
     }
 
     #[test]
     fn escalating_release_parses_its_code() {
-        let r = check(&format!("[[release]]\nid = \"a\"\nescalate = \"region_missing\"\n[release.pypi]\npackage = \"p\"\nversion = \"1\"\nsha256 = \"{HEX}\"\n")).unwrap();
+        let r =
+            check(&format!("[[release]]\nid = \"a\"\nescalate = \"region_missing\"\n[release.pypi]\npackage = \"p\"\nversion = \"1\"\nsha256 = \"{HEX}\"\n"))
+                .unwrap();
         assert_eq!(r[0].expect, Expectation::Escalate(EscalationCode::RegionMissing));
     }
 
@@ -295,7 +298,10 @@ mod tests {
 
     #[test]
     fn regime_and_escalate_together_are_refused() {
-        let e = check(&format!("[[release]]\nid = \"a\"\nregime = \"guarded\"\nescalate = \"parse_error\"\n[release.pypi]\npackage = \"p\"\nversion = \"1\"\nsha256 = \"{HEX}\"\n")).unwrap_err();
+        let e = check(&format!(
+            "[[release]]\nid = \"a\"\nregime = \"guarded\"\nescalate = \"parse_error\"\n[release.pypi]\npackage = \"p\"\nversion = \"1\"\nsha256 = \"{HEX}\"\n"
+        ))
+        .unwrap_err();
         assert!(format!("{e:#}").contains("exactly one of `regime`"), "{e:#}");
     }
 
@@ -309,7 +315,8 @@ mod tests {
 
     #[test]
     fn unknown_regime_is_refused() {
-        let e = check(&format!("[[release]]\nid = \"a\"\nregime = \"patched\"\n[release.pypi]\npackage = \"p\"\nversion = \"1\"\nsha256 = \"{HEX}\"\n")).unwrap_err();
+        let e = check(&format!("[[release]]\nid = \"a\"\nregime = \"patched\"\n[release.pypi]\npackage = \"p\"\nversion = \"1\"\nsha256 = \"{HEX}\"\n"))
+            .unwrap_err();
         assert!(format!("{e:#}").contains("regime `patched`"), "{e:#}");
     }
 
@@ -329,7 +336,8 @@ mod tests {
 
     #[test]
     fn path_like_id_is_refused() {
-        let e = check(&format!("[[release]]\nid = \"../x\"\nregime = \"guarded\"\n[release.pypi]\npackage = \"p\"\nversion = \"1\"\nsha256 = \"{HEX}\"\n")).unwrap_err();
+        let e = check(&format!("[[release]]\nid = \"../x\"\nregime = \"guarded\"\n[release.pypi]\npackage = \"p\"\nversion = \"1\"\nsha256 = \"{HEX}\"\n"))
+            .unwrap_err();
         assert!(format!("{e:#}").contains("release id `../x`"), "{e:#}");
     }
 }

@@ -47,11 +47,8 @@ pub fn compare(decisions: &[(String, String, String)], judgements: &[Judgement])
             differing.push(call.clone());
         }
     }
-    let summary = if differing.is_empty() {
-        format!("agrees ({}/{})", decisions.len(), decisions.len())
-    } else {
-        format!("DISAGREES on {}", differing.join(", "))
-    };
+    let summary =
+        if differing.is_empty() { format!("agrees ({}/{})", decisions.len(), decisions.len()) } else { format!("DISAGREES on {}", differing.join(", ")) };
     Report { summary, problems }
 }
 

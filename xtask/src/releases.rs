@@ -363,13 +363,7 @@ fn check_release(job: &mut Job<'_>, plan: &Plan, release: &Release, art: &fetch:
 /// escalation, an expected escalation that was accepted instead, or a release
 /// that registered automatically before and escalates now; an escalation a
 /// person accepted (now or before, with the same code) fails nothing.
-fn review(
-    expect: &Expectation,
-    got: &Registration,
-    previous: Option<&fcd::registry::Outcome>,
-    accepted: Option<&str>,
-    accepted_now: bool,
-) -> Vec<String> {
+fn review(expect: &Expectation, got: &Registration, previous: Option<&fcd::registry::Outcome>, accepted: Option<&str>, accepted_now: bool) -> Vec<String> {
     if let Registration::Escalated { code, .. } = got
         && (accepted_now || accepted == Some(code.as_str()))
     {
@@ -440,8 +434,7 @@ fn regenerate(fcd: &Fcd, dir: &Path, art: &fetch::Materialized, summary: &Path) 
     cmd.arg("--config").arg(summary.with_extension("config.json"));
     let run = fcd.run(cmd, &[0, 1, 3])?;
     let status = run.json["status"].as_str().unwrap_or("?").to_owned();
-    let problem = (run.code != 0 || status != "match")
-        .then(|| format!("regeneration: {status} (exit {}): {}", run.code, run.json["differing"]));
+    let problem = (run.code != 0 || status != "match").then(|| format!("regeneration: {status} (exit {}): {}", run.code, run.json["differing"]));
     Ok((Regeneration { status, pid: run.json["process"].as_u64(), digest: run.json["summary_digest"].as_str().map(str::to_owned) }, problem))
 }
 
@@ -626,11 +619,8 @@ fn totals(outcomes: &[Outcome], wall: Duration, build: Duration) -> String {
     if skipped > 0 {
         let _ = write!(t, " ({skipped} git releases not run: no --git-mirror)");
     }
-    let _ = writeln!(
-        t,
-        "; {}",
-        if failed == 0 { "every outcome matches its expectation".to_owned() } else { format!("{failed} DIFFER from their expectations") }
-    );
+    let _ =
+        writeln!(t, "; {}", if failed == 0 { "every outcome matches its expectation".to_owned() } else { format!("{failed} DIFFER from their expectations") });
     let _ = writeln!(
         t,
         "wall time {:.2} s ({:.2} s of it checking the fcd build); artifacts: {downloaded} downloaded, {} from the verified cache",

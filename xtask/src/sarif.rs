@@ -44,10 +44,8 @@ pub fn log(releases: &[ReleaseView]) -> Value {
     for r in releases {
         by_profile.entry(r.profile.as_str()).or_default().push(r);
     }
-    let rules: Vec<Value> = CODES
-        .iter()
-        .map(|(id, text)| json!({"id": id, "name": id, "shortDescription": {"text": text}, "defaultConfiguration": {"level": "error"}}))
-        .collect();
+    let rules: Vec<Value> =
+        CODES.iter().map(|(id, text)| json!({"id": id, "name": id, "shortDescription": {"text": text}, "defaultConfiguration": {"level": "error"}})).collect();
     let runs: Vec<Value> = by_profile
         .into_iter()
         .map(|(profile, views)| {
@@ -85,13 +83,15 @@ pub fn log(releases: &[ReleaseView]) -> Value {
             }
             let releases: Vec<Value> = views
                 .iter()
-                .map(|v| json!({
-                    "release": v.release,
-                    "summary_digest": v.summary_digest,
-                    "profile_digest": v.profile_digest,
-                    "artifact_digest": v.artifact_digest,
-                    "run": !v.skipped,
-                }))
+                .map(|v| {
+                    json!({
+                        "release": v.release,
+                        "summary_digest": v.summary_digest,
+                        "profile_digest": v.profile_digest,
+                        "artifact_digest": v.artifact_digest,
+                        "run": !v.skipped,
+                    })
+                })
                 .collect();
             json!({
                 "tool": {"driver": {"name": "fcd", "version": env!("CARGO_PKG_VERSION"), "informationUri": "https://fcd.dev", "rules": rules}},

@@ -60,7 +60,9 @@ fn written(scope: Node<'_>, node: Node<'_>) -> Option<&'static str> {
         }
         match a.kind() {
             "assignment_expression" if a.field_child("left").is_some_and(|l| l.contains(node)) => return Some("assigned"),
-            "prefix_unary_expression" | "postfix_unary_expression" if a.text().starts_with("++") || a.text().starts_with("--") || a.text().ends_with("++") || a.text().ends_with("--") => {
+            "prefix_unary_expression" | "postfix_unary_expression"
+                if a.text().starts_with("++") || a.text().starts_with("--") || a.text().ends_with("++") || a.text().ends_with("--") =>
+            {
                 return Some("incremented or decremented");
             }
             "argument" if ["ref ", "out ", "in "].iter().any(|m| a.text().starts_with(m)) => return Some("passed by reference"),
@@ -83,7 +85,10 @@ pub fn first_write<'a>(scope: Node<'a>, root: &str, member: Option<&str>, allowe
         }
         let top = chain_top(occ);
         if top == occ {
-            return Some((occ, format!("`{root}` itself is used at line {} (assigned, aliased, passed or returned): the value it holds may change", occ.line())));
+            return Some((
+                occ,
+                format!("`{root}` itself is used at line {} (assigned, aliased, passed or returned): the value it holds may change", occ.line()),
+            ));
         }
         if let Some(how) = written(scope, top) {
             let first = top.text().split(['.', '?', '!']).nth(1).unwrap_or("");
@@ -139,7 +144,9 @@ pub fn flow<'a>(scope: Node<'a>, start: Node<'a>, sink: Node<'a>, into: Option<&
                     _ => return Err((p, format!("`{local}` is used {} times; a value held until the sink is used once", uses.len()))),
                 }
             }
-            other => return Err((p, format!("the value goes into a {other} at line {} (`{}`)", p.line(), p.compact_text().chars().take(60).collect::<String>()))),
+            other => {
+                return Err((p, format!("the value goes into a {other} at line {} (`{}`)", p.line(), p.compact_text().chars().take(60).collect::<String>())));
+            }
         };
     }
     Err((cur, "the flow is too long".into()))

@@ -50,12 +50,7 @@ impl Frontend for CSharp {
             .filter(|n| n.field_child("name").is_some_and(|id| id.text() == method))
             .filter(|n| n.field_child("body").is_some() || n.children().any(|c| c.kind() == "arrow_expression_clause"))
             .filter(|n| {
-                class.is_none_or(|c| {
-                    n.ancestors()
-                        .find(|a| TYPES.contains(&a.kind()))
-                        .and_then(|t| t.field_child("name"))
-                        .is_some_and(|id| id.text() == c)
-                })
+                class.is_none_or(|c| n.ancestors().find(|a| TYPES.contains(&a.kind())).and_then(|t| t.field_child("name")).is_some_and(|id| id.text() == c))
             })
             .collect()
     }
@@ -86,12 +81,7 @@ impl Frontend for CSharp {
         program::check(p.regions, p.calls, p.facts)
     }
 
-    fn extract<'a>(
-        &self,
-        region: &Region<'a>,
-        spec: &FactSpec,
-        found: &BTreeMap<String, Found<'a>>,
-    ) -> Result<Option<Found<'a>>, Escalation> {
+    fn extract<'a>(&self, region: &Region<'a>, spec: &FactSpec, found: &BTreeMap<String, Found<'a>>) -> Result<Option<Found<'a>>, Escalation> {
         let cx = Cx { region, spec };
         match &spec.kind {
             FactKind::Call { callee, args, matching } => cx.call_fact(callee, args.as_deref(), *matching),
@@ -180,7 +170,11 @@ fn implicit_or_call(n: Node<'_>) -> Option<Identity> {
             let parent = n.parent()?;
             let fixed = matches!(parent.kind(), "argument" | "return_statement" | "arrow_expression_clause")
                 || (parent.kind() == "assignment_expression" && parent.parent().is_some_and(|i| i.kind() == "initializer_expression"));
-            Some(if fixed { Identity::Path("new()".into()) } else { Identity::Unresolved(format!("`{}`: a target-typed creation whose type fcd cannot see", n.compact_text())) })
+            Some(if fixed {
+                Identity::Path("new()".into())
+            } else {
+                Identity::Unresolved(format!("`{}`: a target-typed creation whose type fcd cannot see", n.compact_text()))
+            })
         }
         "using_statement" => Some(Identity::Unresolved("a `using` statement disposes its resource, running code no call shows".into())),
         "local_declaration_statement" if n.children().any(|c| c.text() == "using") => {
@@ -264,11 +258,7 @@ fn literal_text(text: &str) -> Option<FactValue> {
     match text {
         "true" => Some(FactValue::Bool(true)),
         "false" => Some(FactValue::Bool(false)),
-        _ => text
-            .parse()
-            .ok()
-            .map(FactValue::Int)
-            .or_else(|| text.strip_prefix('"')?.strip_suffix('"').map(|s| FactValue::Text(s.to_owned()))),
+        _ => text.parse().ok().map(FactValue::Int).or_else(|| text.strip_prefix('"')?.strip_suffix('"').map(|s| FactValue::Text(s.to_owned()))),
     }
 }
 
@@ -316,8 +306,7 @@ impl<'a> Cx<'_, 'a> {
 
     fn call_fact(&self, callee: &str, patterns: Option<&[ArgPattern]>, matching: bool) -> Result<Option<Found<'a>>, Escalation> {
         let want = Identity::Path(callee.to_owned());
-        let mut calls: Vec<Node<'a>> =
-            self.region.node.descendants().filter(|n| n.kind() == "invocation_expression" && identity(*n) == want).collect();
+        let mut calls: Vec<Node<'a>> = self.region.node.descendants().filter(|n| n.kind() == "invocation_expression" && identity(*n) == want).collect();
         if let (true, Some(p)) = (matching, patterns) {
             calls.retain(|c| crate::lang::align(&arguments(*c), p, &|a, q| self.arg_matches(a, q)).is_some());
         }
@@ -433,11 +422,7 @@ impl<'a> Cx<'_, 'a> {
         for (path, syntax) in self.region.trees {
             for decl in syntax.root().descendants().filter(|n| n.kind() == "variable_declarator") {
                 let named = decl.field_child("name").is_some_and(|n| n.text() == field);
-                let in_class = decl
-                    .ancestors()
-                    .find(|a| TYPES.contains(&a.kind()))
-                    .and_then(|t| t.field_child("name"))
-                    .is_some_and(|n| n.text() == class);
+                let in_class = decl.ancestors().find(|a| TYPES.contains(&a.kind())).and_then(|t| t.field_child("name")).is_some_and(|n| n.text() == class);
                 let is_field = decl.ancestors().any(|a| matches!(a.kind(), "field_declaration" | "property_declaration"));
                 if named && in_class && is_field {
                     found.push((*path, decl));
@@ -473,8 +458,7 @@ impl<'a> Cx<'_, 'a> {
     fn holder_returned(&self, variable: &str, target: Node<'a>) -> Result<(), Escalation> {
         let Some((root, member)) = variable.split_once('.') else { return Ok(()) };
         let node = self.region.node;
-        let declared: Vec<Node<'a>> =
-            held::occurrences(node, root).into_iter().filter(|o| held::is_declared_name(*o)).collect();
+        let declared: Vec<Node<'a>> = held::occurrences(node, root).into_iter().filter(|o| held::is_declared_name(*o)).collect();
         if declared.len() != 1 {
             return Err(self.escalate(target, format!("`{root}`, which holds `{variable}`, is not one local of the region ({} declarations)", declared.len())));
         }
@@ -483,7 +467,9 @@ impl<'a> Cx<'_, 'a> {
         if let Some((at, why)) = held::first_write(node, root, Some(member), &allowed) {
             return Err(self.escalate(at, why));
         }
-        if let Some(r) = node.descendants().find(|r| r.kind() == "return_statement" && r.named_children().find(|c| c.kind() != "comment").is_none_or(|e| e.text() != root)) {
+        if let Some(r) =
+            node.descendants().find(|r| r.kind() == "return_statement" && r.named_children().find(|c| c.kind() != "comment").is_none_or(|e| e.text() != root))
+        {
             return Err(self.escalate(r, format!("the region returns something other than `{root}` at line {}", r.line())));
         }
         if let Some(ty) = node.field_child("returns") {
@@ -512,7 +498,10 @@ impl<'a> Cx<'_, 'a> {
         for m in members.filter(|m| m.kind() != "comment") {
             let name = m.field_child("left").filter(|_| m.kind() == "assignment_expression").map(|l| l.text()).unwrap_or("");
             if !(inert.iter().any(|i| i == name) || matches!(name, "DefaultValueFactory" | "DefaultValue")) {
-                return Err(self.escalate(at, format!("`{definition}` sets `{}` ({path}:{}), which is not one of the members the profile lists as inert", m.compact_text(), m.line())));
+                return Err(self.escalate(
+                    at,
+                    format!("`{definition}` sets `{}` ({path}:{}), which is not one of the members the profile lists as inert", m.compact_text(), m.line()),
+                ));
             }
         }
         Ok(())
@@ -557,8 +546,7 @@ impl<'a> Cx<'_, 'a> {
             allowed.extend(held::occurrences(from.node.parent().unwrap_or(from.node), root));
         } else if member.is_some() {
             let binder = from.node.ancestors().find(|a| a.kind() == "method_declaration").and_then(|m| m.field_child("name")).map(|n| n.text());
-            let decls: Vec<Node<'a>> =
-                held::occurrences(node, root).into_iter().filter(|o| held::is_declared_name(*o)).collect();
+            let decls: Vec<Node<'a>> = held::occurrences(node, root).into_iter().filter(|o| held::is_declared_name(*o)).collect();
             let bound_by = |o: &Node<'a>| {
                 o.parent()
                     .and_then(|d| d.named_children().rfind(|c| Some(*c) != d.field_child("name")))
@@ -583,12 +571,8 @@ impl<'a> Cx<'_, 'a> {
 
     /// `var V = P == true ? "A" : "B"` over the parameter the pass fact feeds.
     fn map_fact(&self, pass: &Found<'a>) -> Result<Option<Found<'a>>, Escalation> {
-        let params: Vec<Node<'a>> = self
-            .region
-            .node
-            .field_child("parameters")
-            .map(|l| l.named_children().filter(|p| p.kind() == "parameter").collect())
-            .unwrap_or_default();
+        let params: Vec<Node<'a>> =
+            self.region.node.field_child("parameters").map(|l| l.named_children().filter(|p| p.kind() == "parameter").collect()).unwrap_or_default();
         let by_name = match pass.fact.values.get("name") {
             Some(FactValue::Text(n)) => params.iter().find(|p| p.field_child("name").is_some_and(|x| x.text() == n)).copied(),
             _ => match pass.fact.values.get("index") {
@@ -625,10 +609,9 @@ impl<'a> Cx<'_, 'a> {
         {
             return Err(self.escalate(other, format!("`{p}` is also used at line {} (another flow)", other.line())));
         }
-        let (Some(yes), Some(no)) = (
-            conditional.field_child("consequence").and_then(string_content),
-            conditional.field_child("alternative").and_then(string_content),
-        ) else {
+        let (Some(yes), Some(no)) =
+            (conditional.field_child("consequence").and_then(string_content), conditional.field_child("alternative").and_then(string_content))
+        else {
             return Err(self.escalate(conditional, format!("`{p}` is mapped to something other than two string literals")));
         };
         let (when_true, when_false) = if positive { (yes, no) } else { (no, yes) };
@@ -682,9 +665,7 @@ impl<'a> Cx<'_, 'a> {
                 .named_children()
                 .find(|c| c.kind() == "initializer_expression")
                 .and_then(|i| {
-                    i.named_children()
-                        .filter(|a| a.kind() == "assignment_expression")
-                        .find(|a| a.field_child("left").is_some_and(|l| l.text() == wrap))
+                    i.named_children().filter(|a| a.kind() == "assignment_expression").find(|a| a.field_child("left").is_some_and(|l| l.text() == wrap))
                 })
                 .and_then(|a| a.field_child("right"));
             match nested {
@@ -793,16 +774,13 @@ impl<'a> Cx<'_, 'a> {
     /// The value behind `from` (the object a field fact initializes, the
     /// result of a call fact) reaches the call fact `sink`, through `into`.
     fn flow_fact(&self, from: &Found<'a>, sink: &Found<'a>, into: Option<&str>) -> Result<Option<Found<'a>>, Escalation> {
-        let start = if from.node.kind() == "assignment_expression" {
-            from.node.parent().and_then(|i| i.parent()).unwrap_or(from.node)
-        } else {
-            from.node
-        };
+        let start = if from.node.kind() == "assignment_expression" { from.node.parent().and_then(|i| i.parent()).unwrap_or(from.node) } else { from.node };
         let node = self.region.node;
         if !node.contains(start) || !node.contains(sink.node) {
             return Err(self.escalate(node, format!("`{}` and `{}` are not both in region `{}`", from.fact.name, sink.fact.name, self.region.name)));
         }
-        let path = held::flow(node, start, sink.node, into).map_err(|(at, why)| self.escalate(at, format!("`{}` does not reach `{}`: {why}", from.fact.name, sink.fact.name)))?;
+        let path = held::flow(node, start, sink.node, into)
+            .map_err(|(at, why)| self.escalate(at, format!("`{}` does not reach `{}`: {why}", from.fact.name, sink.fact.name)))?;
         if let Some(into) = into
             && !path.passed_into
         {

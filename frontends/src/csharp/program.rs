@@ -175,9 +175,8 @@ fn spelled(region: &Region<'_>, regions: &[Region<'_>], call: Node<'_>, path: &s
         let m = segs.last().map(String::as_str).unwrap_or("");
         let scopes = [Some(region.node), class].into_iter().flatten();
         for scope in scopes {
-            let shadow = scope.descendants().find(|n| {
-                matches!(n.kind(), "variable_declarator" | "parameter" | "property_declaration") && name_of(*n) == Some(m)
-            });
+            let shadow =
+                scope.descendants().find(|n| matches!(n.kind(), "variable_declarator" | "parameter" | "property_declaration") && name_of(*n) == Some(m));
             if let Some(s) = shadow {
                 return fail(format!("`{m}` is also a variable or property at line {}: the call may invoke it", s.line()));
             }
@@ -201,20 +200,27 @@ fn definition_uses(trees: &[(&str, &Syntax)], regions: &[Region<'_>], definition
             let inside_class = n.kind() == "identifier"
                 && n.text() == field
                 && class_of(n).and_then(name_of) == Some(class)
-                && n.parent().is_some_and(|p| !matches!(p.kind(), "member_access_expression" | "member_binding_expression" | "variable_declarator" | "name_colon"))
+                && n.parent()
+                    .is_some_and(|p| !matches!(p.kind(), "member_access_expression" | "member_binding_expression" | "variable_declarator" | "name_colon"))
                 && !n.parent().is_some_and(|p| p.kind() == "assignment_expression" && p.parent().is_some_and(|i| i.kind() == "initializer_expression"));
             let declared_here = n.kind() == "variable_declarator" && name_of(n) == Some(field) && class_of(n).and_then(name_of) == Some(class);
             if declared_here {
                 let ty = n.parent().and_then(|d| d.field_child("type")).map(plain::simple_name).unwrap_or_default();
                 if let Some((file, decl)) = plain::declarations(trees, &ty).first() {
-                    return Err(at(file, *decl, format!("the closure declares `{ty}` ({file}:{}), the type of the option definition `{definition}`", decl.line())));
+                    return Err(at(
+                        file,
+                        *decl,
+                        format!("the closure declares `{ty}` ({file}:{}), the type of the option definition `{definition}`", decl.line()),
+                    ));
                 }
             }
             if !(qualified || inside_class) {
                 continue;
             }
             let read_name = n.parent().is_some_and(|p| {
-                p.kind() == "member_access_expression" && p.field_child("expression") == Some(n) && p.field_child("name").is_some_and(|x| x.text() == "Name")
+                p.kind() == "member_access_expression"
+                    && p.field_child("expression") == Some(n)
+                    && p.field_child("name").is_some_and(|x| x.text() == "Name")
                     && p.parent().is_none_or(|g| !(g.kind() == "assignment_expression" && g.field_child("left") == Some(p)))
             });
             let in_region = regions.iter().any(|r| r.file == *path && r.node.contains(n));
@@ -223,7 +229,10 @@ fn definition_uses(trees: &[(&str, &Syntax)], regions: &[Region<'_>], definition
                 return Err(at(
                     path,
                     n,
-                    format!("the option definition `{definition}` is used at {path}:{} other than as `.Name` or as an argument in a region: its default may change", n.line()),
+                    format!(
+                        "the option definition `{definition}` is used at {path}:{} other than as `.Name` or as an argument in a region: its default may change",
+                        n.line()
+                    ),
                 ));
             }
         }

@@ -68,14 +68,24 @@ pub fn closure(all: &[String], links: &[String], selected: &[String]) -> Result<
         }
         add.extend(projects.iter().map(|p| p.as_str()));
         for d in ancestors(project_dir) {
-            add.extend(all.iter().filter(|p| dir_of(p) == d && ANCESTOR_FILES.contains(&lower(p.rsplit('/').next().unwrap_or(p)).as_str())).map(String::as_str));
+            add.extend(
+                all.iter().filter(|p| dir_of(p) == d && ANCESTOR_FILES.contains(&lower(p.rsplit('/').next().unwrap_or(p)).as_str())).map(String::as_str),
+            );
         }
         if let Some(link) = links.iter().find(|l| under(l, project_dir)) {
-            return Err(escalate(link, 1, format!("`{link}` is a symbolic link inside the project folder `{project_dir}`: the compiler follows it, fcd does not")));
+            return Err(escalate(
+                link,
+                1,
+                format!("`{link}` is a symbolic link inside the project folder `{project_dir}`: the compiler follows it, fcd does not"),
+            ));
         }
         let compiled = all.iter().filter(|p| under(p, project_dir) && p.ends_with(".cs") && !in_output(p, project_dir));
         if let Some(missed) = compiled.into_iter().find(|p| !chosen.contains(p.as_str())) {
-            return Err(escalate(missed, 1, format!("`{missed}` is compiled by `{}` (default compile items) but is not in the profile's source files", projects[0])));
+            return Err(escalate(
+                missed,
+                1,
+                format!("`{missed}` is compiled by `{}` (default compile items) but is not in the profile's source files", projects[0]),
+            ));
         }
     }
     Ok(add.into_iter().filter(|p| !chosen.contains(p)).map(str::to_owned).collect())
@@ -89,14 +99,28 @@ fn in_output(path: &str, project_dir: &str) -> bool {
 
 /// Elements fcd accepts in a build file; any other escalates.
 const ELEMENTS: &[&str] = &[
-    "project", "propertygroup", "itemgroup", "packagereference", "projectreference", "embeddedresource", "none", "content",
-    "internalsvisibleto", "folder", "packageversion",
+    "project",
+    "propertygroup",
+    "itemgroup",
+    "packagereference",
+    "projectreference",
+    "embeddedresource",
+    "none",
+    "content",
+    "internalsvisibleto",
+    "folder",
+    "packageversion",
 ];
 
 /// Property names (lower case) that change compile items or the build: they escalate.
 fn changes_build(name: &str) -> bool {
-    name.contains("compile") || name.contains("defaultitem") || name.starts_with("enabledefault") || name.contains("dependson")
-        || name.contains("generator") || name == "usings" || name.contains("analyzer")
+    name.contains("compile")
+        || name.contains("defaultitem")
+        || name.starts_with("enabledefault")
+        || name.contains("dependson")
+        || name.contains("generator")
+        || name == "usings"
+        || name.contains("analyzer")
 }
 
 /// Checks one build file: a restricted MSBuild whose meaning for compilation
@@ -145,7 +169,11 @@ pub fn check(file: &SourceFile) -> Result<(), Escalation> {
             continue;
         }
         if !ELEMENTS.contains(&lname.as_str()) {
-            return Err(escalate(&file.path, line_of(at), format!("`<{name}>` can change what compiles (compile items, usings, imports, targets); fcd does not evaluate it")));
+            return Err(escalate(
+                &file.path,
+                line_of(at),
+                format!("`<{name}>` can change what compiles (compile items, usings, imports, targets); fcd does not evaluate it"),
+            ));
         }
         if lname == "projectreference" && lower(tag).contains("outputitemtype") {
             return Err(escalate(&file.path, line_of(at), "a project reference used as an analyzer or generator".into()));
@@ -164,9 +192,8 @@ mod tests {
 
     #[test]
     fn closure_takes_project_and_ancestor_props() {
-        let all: Vec<String> = ["Directory.Build.props", "t/src/P.csproj", "t/src/A.cs", "t/src/B/C.cs", "t/tests/T.cs", "t/src/obj/G.cs"]
-            .map(String::from)
-            .to_vec();
+        let all: Vec<String> =
+            ["Directory.Build.props", "t/src/P.csproj", "t/src/A.cs", "t/src/B/C.cs", "t/tests/T.cs", "t/src/obj/G.cs"].map(String::from).to_vec();
         let selected = vec!["t/src/A.cs".to_string(), "t/src/B/C.cs".to_string()];
         assert_eq!(closure(&all, &[], &selected).unwrap(), vec!["Directory.Build.props", "t/src/P.csproj"]);
         let partial = vec!["t/src/A.cs".to_string()];

@@ -9,17 +9,55 @@
 //! region shows, before any handler. Each escalates `shape_mismatch` with
 //! the file and line.
 
+use crate::SourceFile;
 use crate::ir::{Anchor, Escalation, EscalationCode};
 use crate::ts::{Node, Syntax};
-use crate::SourceFile;
 
 const GOOS: &[&str] = &[
-    "aix", "android", "darwin", "dragonfly", "freebsd", "hurd", "illumos", "ios", "js", "linux", "nacl", "netbsd", "openbsd",
-    "plan9", "solaris", "wasip1", "windows", "zos",
+    "aix",
+    "android",
+    "darwin",
+    "dragonfly",
+    "freebsd",
+    "hurd",
+    "illumos",
+    "ios",
+    "js",
+    "linux",
+    "nacl",
+    "netbsd",
+    "openbsd",
+    "plan9",
+    "solaris",
+    "wasip1",
+    "windows",
+    "zos",
 ];
 const GOARCH: &[&str] = &[
-    "386", "amd64", "amd64p32", "arm", "armbe", "arm64", "arm64be", "loong64", "mips", "mipsle", "mips64", "mips64le",
-    "mips64p32", "mips64p32le", "ppc", "ppc64", "ppc64le", "riscv", "riscv64", "s390", "s390x", "sparc", "sparc64", "wasm",
+    "386",
+    "amd64",
+    "amd64p32",
+    "arm",
+    "armbe",
+    "arm64",
+    "arm64be",
+    "loong64",
+    "mips",
+    "mipsle",
+    "mips64",
+    "mips64le",
+    "mips64p32",
+    "mips64p32le",
+    "ppc",
+    "ppc64",
+    "ppc64le",
+    "riscv",
+    "riscv64",
+    "s390",
+    "s390x",
+    "sparc",
+    "sparc64",
+    "wasm",
 ];
 
 fn escalate(file: &str, line: u32, detail: String) -> Escalation {
@@ -72,9 +110,14 @@ fn go_mod(path: &str, text: &str) -> Result<(), Escalation> {
 fn file_name(path: &str, name: &str) -> Result<(), Escalation> {
     let stem = name.trim_end_matches(".go");
     let parts: Vec<&str> = stem.split('_').collect();
-    let tail = |k: usize| parts.len() > k && parts[parts.len() - k..].iter().enumerate().all(|(j, p)| {
-        if k == 2 && j == 0 { GOOS.contains(p) } else { GOOS.contains(p) || GOARCH.contains(p) }
-    });
+    let tail = |k: usize| {
+        parts.len() > k
+            && parts[parts.len() - k..].iter().enumerate().all(
+                |(j, p)| {
+                    if k == 2 && j == 0 { GOOS.contains(p) } else { GOOS.contains(p) || GOARCH.contains(p) }
+                },
+            )
+    };
     if tail(1) || tail(2) {
         return Err(escalate(path, 1, format!("`{name}` carries a GOOS/GOARCH suffix: whether it is compiled depends on the build target")));
     }
@@ -106,7 +149,11 @@ fn package_code(path: &str, root: Node<'_>, types: &[String]) -> Result<(), Esca
     for top in root.named_children() {
         match top.kind() {
             "function_declaration" if top.field_child("name").is_some_and(|n| n.text() == "init") => {
-                return Err(escalate(path, top.line(), "`func init` runs before any handler and can change what it relies on; the profile reviews no init".into()));
+                return Err(escalate(
+                    path,
+                    top.line(),
+                    "`func init` runs before any handler and can change what it relies on; the profile reviews no init".into(),
+                ));
             }
             "var_declaration" | "const_declaration" => {
                 if let Some(call) = top.descendants().find(|n| n.kind() == "call_expression" && runs_package_code(*n, types)) {

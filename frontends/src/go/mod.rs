@@ -14,11 +14,11 @@ mod surroundings;
 
 use std::collections::BTreeMap;
 
+use crate::SourceFile;
 use crate::ir::{Escalation, EscalationCode, FactValue, Identity};
 use crate::lang::{Env, FactSite, Found, Frontend, Region};
 use crate::spec::{ArgPattern, ArgShape, DefaultRule, FactKind, FactSpec, RegionKind};
 use crate::ts::{Node, Syntax};
-use crate::SourceFile;
 
 use bindings::Bindings;
 use scope::Scope;
@@ -38,9 +38,7 @@ impl Frontend for Go {
             RegionKind::Function(_) => functions.collect(),
             _ => functions
                 .flat_map(|f| {
-                    f.descendants().filter(move |n| {
-                        n.kind() == "func_literal" && n.ancestors().take_while(|a| *a != f).all(|a| a.kind() != "func_literal")
-                    })
+                    f.descendants().filter(move |n| n.kind() == "func_literal" && n.ancestors().take_while(|a| *a != f).all(|a| a.kind() != "func_literal"))
                 })
                 .collect(),
         }
@@ -61,12 +59,7 @@ impl Frontend for Go {
         surroundings::check(region)
     }
 
-    fn extract<'a>(
-        &self,
-        region: &Region<'a>,
-        spec: &FactSpec,
-        found: &BTreeMap<String, Found<'a>>,
-    ) -> Result<Option<Found<'a>>, Escalation> {
+    fn extract<'a>(&self, region: &Region<'a>, spec: &FactSpec, found: &BTreeMap<String, Found<'a>>) -> Result<Option<Found<'a>>, Escalation> {
         let bindings = Bindings::of(region.node);
         let cx = Cx { region, bindings: &bindings, spec };
         match &spec.kind {
@@ -92,8 +85,27 @@ fn is_call(n: Node<'_>) -> bool {
 
 /// Go's predeclared types: an index naming one of these instantiates a generic.
 const PREDECLARED_TYPES: &[&str] = &[
-    "bool", "string", "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64",
-    "uintptr", "float32", "float64", "complex64", "complex128", "byte", "rune", "error", "any",
+    "bool",
+    "string",
+    "int",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "uintptr",
+    "float32",
+    "float64",
+    "complex64",
+    "complex128",
+    "byte",
+    "rune",
+    "error",
+    "any",
 ];
 
 /// Whether a type argument list's text names types, not values.
@@ -148,10 +160,7 @@ pub(crate) fn identity(call: Node<'_>) -> Identity {
 
 /// The statement holding a node, for messages.
 fn enclosing_statement(n: Node<'_>) -> Node<'_> {
-    std::iter::once(n)
-        .chain(n.ancestors())
-        .find(|a| a.kind().ends_with("_statement") || a.kind() == "short_var_declaration")
-        .unwrap_or(n)
+    std::iter::once(n).chain(n.ancestors()).find(|a| a.kind().ends_with("_statement") || a.kind() == "short_var_declaration").unwrap_or(n)
 }
 
 /// A call's arguments, comments left out.
@@ -186,11 +195,7 @@ fn literal_text(text: &str) -> Option<FactValue> {
     match text {
         "true" => Some(FactValue::Bool(true)),
         "false" => Some(FactValue::Bool(false)),
-        _ => text
-            .parse()
-            .ok()
-            .map(FactValue::Int)
-            .or_else(|| text.strip_prefix('"')?.strip_suffix('"').map(|s| FactValue::Text(s.to_owned()))),
+        _ => text.parse().ok().map(FactValue::Int).or_else(|| text.strip_prefix('"')?.strip_suffix('"').map(|s| FactValue::Text(s.to_owned()))),
     }
 }
 
@@ -257,7 +262,10 @@ impl<'a> Cx<'_, 'a> {
         let sites = self.bindings.sites(name);
         let expected = if self.bindings.is_param(name) { 0 } else { 1 };
         match sites.get(expected) {
-            Some(extra) => Err(self.escalate(*extra, format!("`{name}` is assigned again at line {}, so the value at line {} is not the one the profile follows", extra.line(), at.line()))),
+            Some(extra) => Err(self.escalate(
+                *extra,
+                format!("`{name}` is assigned again at line {}, so the value at line {} is not the one the profile follows", extra.line(), at.line()),
+            )),
             None => Ok(()),
         }
     }
@@ -267,9 +275,7 @@ impl<'a> Cx<'_, 'a> {
             // Tool-argument flow is read by the Python frontend only so far.
             ArgShape::Arg(_) => false,
             ArgShape::Param(name) => arg.kind() == "identifier" && arg.text() == name && self.bindings.is_param(name),
-            ArgShape::Var(name) => {
-                arg.kind() == "identifier" && arg.text() == name && !self.bindings.is_param(name) && self.bindings.sites(name).len() == 1
-            }
+            ArgShape::Var(name) => arg.kind() == "identifier" && arg.text() == name && !self.bindings.is_param(name) && self.bindings.sites(name).len() == 1,
             ArgShape::Any => true,
             ArgShape::Ref(path) => dotted(arg).as_deref() == Some(path.as_str()),
             ArgShape::Str(text) => string_content(arg).as_deref() == Some(text.as_str()),
@@ -281,9 +287,12 @@ impl<'a> Cx<'_, 'a> {
     /// argument and what VAR holds when the caller omits it.
     fn default_fact(&self, argument: &str, helpers: &[(String, DefaultRule)]) -> Result<Option<Found<'a>>, Escalation> {
         // Reading the argument map directly bypasses every reviewed helper.
-        if let Some(direct) = self.region.node.descendants().find(|n| {
-            n.kind() == "index_expression" && n.field_child("index").and_then(string_content).as_deref() == Some(argument)
-        }) {
+        if let Some(direct) = self
+            .region
+            .node
+            .descendants()
+            .find(|n| n.kind() == "index_expression" && n.field_child("index").and_then(string_content).as_deref() == Some(argument))
+        {
             return Err(self.escalate(direct, format!("argument `{argument}` is read directly (`{}`), not through a reviewed helper", direct.compact_text())));
         }
         let reads: Vec<(Node<'a>, Node<'a>)> = self
@@ -412,7 +421,14 @@ impl<'a> Cx<'_, 'a> {
         // else can reach it: any other use (a field write, `(*repo).F = …`, an
         // alias, `&repo`, passing it on) could change the field before the sink.
         if let Some(other) = self.uses(name).into_iter().find(|u| *u != arg && *u != *site) {
-            return Err(self.escalate(other, format!("`{name}` is also used at line {} (`{}`): the struct may change between its literal and the sink", other.line(), enclosing_statement(other).compact_text())));
+            return Err(self.escalate(
+                other,
+                format!(
+                    "`{name}` is also used at line {} (`{}`): the struct may change between its literal and the sink",
+                    other.line(),
+                    enclosing_statement(other).compact_text()
+                ),
+            ));
         }
         let Some(composite) = self.bindings.value(*site).and_then(|v| {
             let v = if v.kind() == "unary_expression" { v.field_child("operand")? } else { v };
@@ -420,10 +436,8 @@ impl<'a> Cx<'_, 'a> {
         }) else {
             return Err(self.escalate(*site, format!("`{name}` is not bound to a struct literal")));
         };
-        let elements: Vec<Node<'a>> = composite
-            .field_child("body")
-            .map(|b| b.named_children().filter(|e| e.kind() == "keyed_element").collect())
-            .unwrap_or_default();
+        let elements: Vec<Node<'a>> =
+            composite.field_child("body").map(|b| b.named_children().filter(|e| e.kind() == "keyed_element").collect()).unwrap_or_default();
         let Some(element) = elements.into_iter().find(|e| e.field_child("key").is_some_and(|k| k.text().trim() == field)) else {
             return Ok(None);
         };
@@ -434,7 +448,7 @@ impl<'a> Cx<'_, 'a> {
         {
             match arguments(value).as_slice() {
                 [inner] => value = *inner,
-                _ => return Err(self.escalate(value, format!("`{wrap}` takes one argument here")))
+                _ => return Err(self.escalate(value, format!("`{wrap}` takes one argument here"))),
             }
         }
         let variable = match from.and_then(|f| f.fact.values.get("variable")) {
@@ -444,12 +458,8 @@ impl<'a> Cx<'_, 'a> {
         let mut values = BTreeMap::new();
         values.insert("field".into(), FactValue::Text(field.to_owned()));
         if value.kind() == "identifier" && !variable.is_empty() && value.text() == variable {
-            let uses: Vec<Node<'a>> = self
-                .region
-                .node
-                .descendants()
-                .filter(|n| n.kind() == "identifier" && n.text() == variable && !self.bindings.is_binding_site(*n))
-                .collect();
+            let uses: Vec<Node<'a>> =
+                self.region.node.descendants().filter(|n| n.kind() == "identifier" && n.text() == variable && !self.bindings.is_binding_site(*n)).collect();
             if let Some(other) = uses.iter().find(|u| **u != value) {
                 return Err(self.escalate(*other, format!("`{variable}` is also used at line {} (a conditional or another flow)", other.line())));
             }

@@ -22,10 +22,50 @@ use super::bindings::Bindings;
 
 /// Go's predeclared identifiers: types, constants, the zero value and builtins.
 pub const PREDECLARED: &[&str] = &[
-    "any", "bool", "byte", "comparable", "complex64", "complex128", "error", "float32", "float64", "int", "int8", "int16",
-    "int32", "int64", "rune", "string", "uint", "uint8", "uint16", "uint32", "uint64", "uintptr", "true", "false", "iota",
-    "nil", "append", "cap", "clear", "close", "complex", "copy", "delete", "imag", "len", "make", "max", "min", "new",
-    "panic", "print", "println", "real", "recover",
+    "any",
+    "bool",
+    "byte",
+    "comparable",
+    "complex64",
+    "complex128",
+    "error",
+    "float32",
+    "float64",
+    "int",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "rune",
+    "string",
+    "uint",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "uintptr",
+    "true",
+    "false",
+    "iota",
+    "nil",
+    "append",
+    "cap",
+    "clear",
+    "close",
+    "complex",
+    "copy",
+    "delete",
+    "imag",
+    "len",
+    "make",
+    "max",
+    "min",
+    "new",
+    "panic",
+    "print",
+    "println",
+    "real",
+    "recover",
 ];
 
 /// What a top-level name of the package is.
@@ -118,11 +158,7 @@ fn default_name(path: &str) -> String {
 /// The top-level function or method holding the region (the region itself
 /// when it is one): the scope whose names a closure sees.
 pub fn enclosing<'a>(region: Node<'a>) -> Node<'a> {
-    std::iter::once(region)
-        .chain(region.ancestors())
-        .filter(|n| matches!(n.kind(), "function_declaration" | "method_declaration"))
-        .last()
-        .unwrap_or(region)
+    std::iter::once(region).chain(region.ancestors()).filter(|n| matches!(n.kind(), "function_declaration" | "method_declaration")).last().unwrap_or(region)
 }
 
 /// The scopes one region's names resolve in.
@@ -138,13 +174,7 @@ pub struct Scope<'r, 'a> {
 impl<'r, 'a> Scope<'r, 'a> {
     pub fn of(region: &'r Region<'a>) -> Scope<'r, 'a> {
         let root = region.node.ancestors().last().unwrap_or(region.node);
-        Scope {
-            region,
-            locals: Bindings::of(enclosing(region.node)),
-            imports: imports(root),
-            package: package_decls(region),
-            env: region.env,
-        }
+        Scope { region, locals: Bindings::of(enclosing(region.node)), imports: imports(root), package: package_decls(region), env: region.env }
     }
 
     /// The identity of a call once its head is resolved: the spelled identity
@@ -203,18 +233,13 @@ impl<'r, 'a> Scope<'r, 'a> {
         }
         match others.iter().find(|s| !self.locals.bound_to_call(***s)) {
             None => spelled,
-            Some(site) => Identity::Unresolved(format!(
-                "`{spelled}`: `{head}` is bound at line {} to something other than a call's result",
-                site.line()
-            )),
+            Some(site) => Identity::Unresolved(format!("`{spelled}`: `{head}` is bound at line {} to something other than a call's result", site.line())),
         }
     }
 
     /// Whether a binding site is a parameter of the region or of its enclosing function.
     fn outer_param(&self, site: Node<'a>) -> bool {
-        let owner = site
-            .ancestors()
-            .find(|a| matches!(a.kind(), "func_literal" | "function_declaration" | "method_declaration"));
+        let owner = site.ancestors().find(|a| matches!(a.kind(), "func_literal" | "function_declaration" | "method_declaration"));
         let is_param = site.parent().is_some_and(|p| matches!(p.kind(), "parameter_declaration" | "variadic_parameter_declaration"));
         is_param && owner.is_some_and(|o| o == self.region.node || o == enclosing(self.region.node))
     }
@@ -226,9 +251,9 @@ impl<'r, 'a> Scope<'r, 'a> {
         let at = format!("{}:{}", decl.file, decl.name.line());
         match (decl.kind, bare) {
             (DeclKind::Func, true) if self.env.reviewed.iter().any(|r| r == head) => spelled,
-            (DeclKind::Func, true) => Identity::Unresolved(format!(
-                "calls `{head}`, a function of the package ({at}) that the profile does not review as a region"
-            )),
+            (DeclKind::Func, true) => {
+                Identity::Unresolved(format!("calls `{head}`, a function of the package ({at}) that the profile does not review as a region"))
+            }
             // A conversion runs no code.
             (DeclKind::Type, true) => spelled,
             (DeclKind::Var, _) => Identity::Dynamic(format!("calls through the package variable `{head}` ({at}), which any code of the package can rebind")),

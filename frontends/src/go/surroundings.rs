@@ -49,7 +49,11 @@ fn local_names<'a>(enclosing: Node<'a>) -> Vec<(String, Node<'a>)> {
 fn predeclared(region: &Region<'_>) -> Result<(), Escalation> {
     for (name, decls) in scope::package_decls(region) {
         if let Some(d) = decls.first().filter(|_| PREDECLARED.contains(&name.as_str())) {
-            return Err(at(d.file, d.name, format!("the package redeclares the predeclared identifier `{name}`: every use of it in a region means something else")));
+            return Err(at(
+                d.file,
+                d.name,
+                format!("the package redeclares the predeclared identifier `{name}`: every use of it in a region means something else"),
+            ));
         }
     }
     for (name, node) in local_names(scope::enclosing(region.node)) {
@@ -88,13 +92,21 @@ fn tool_name(region: &Region<'_>) -> Result<(), Escalation> {
             if enclosing.contains(lit) {
                 inside += 1;
             } else {
-                return Err(at(path, lit, format!("the tool name \"{tool}\" also appears at {path}:{}: another function may register or route the tool", lit.line())));
+                return Err(at(
+                    path,
+                    lit,
+                    format!("the tool name \"{tool}\" also appears at {path}:{}: another function may register or route the tool", lit.line()),
+                ));
             }
         }
     }
     match inside {
         1 => Ok(()),
-        n => Err(at(region.file, enclosing, format!("the tool name \"{tool}\" appears {n} times in the region's constructor; the profile accepts one registration"))),
+        n => Err(at(
+            region.file,
+            enclosing,
+            format!("the tool name \"{tool}\" appears {n} times in the region's constructor; the profile accepts one registration"),
+        )),
     }
 }
 
@@ -113,9 +125,13 @@ fn via(region: &Region<'_>) -> Result<(), Escalation> {
     };
     let base = spelled.split('[').next().unwrap_or(&spelled).to_owned();
     if !accepted.iter().any(|a| *a == spelled || *a == base) || !returned {
-        return Err(at(region.file,
+        return Err(at(
+            region.file,
             call,
-            format!("the handler literal goes through `{spelled}`{}, not directly into a returned call of {accepted:?}", if returned { "" } else { " (not returned)" }),
+            format!(
+                "the handler literal goes through `{spelled}`{}, not directly into a returned call of {accepted:?}",
+                if returned { "" } else { " (not returned)" }
+            ),
         ));
     }
     Ok(())
@@ -131,9 +147,14 @@ fn constructor_uses(region: &Region<'_>) -> Result<(), Escalation> {
             let call = use_.parent().filter(|c| c.kind() == "call_expression" && c.field_child("function") == Some(use_));
             let listed = call.and_then(|c| c.parent()).is_some_and(|p| p.kind() == "literal_element");
             if !listed {
-                return Err(at(path,
+                return Err(at(
+                    path,
                     use_,
-                    format!("`{}` is used at {path}:{} other than as a plain element of a tool list: its tool may be wrapped or routed", name.text(), use_.line()),
+                    format!(
+                        "`{}` is used at {path}:{} other than as a plain element of a tool list: its tool may be wrapped or routed",
+                        name.text(),
+                        use_.line()
+                    ),
                 ));
             }
         }

@@ -25,7 +25,9 @@ pub fn origins<'a>(region: Node<'a>, name: &str) -> Vec<Option<Node<'a>>> {
     for node in region.descendants() {
         let (target, value) = match node.kind() {
             "variable_declarator" if node != region => (node.field_child("name"), Some(node.field_child("value").unwrap_or(node))),
-            "assignment_expression" | "augmented_assignment_expression" => (node.field_child("left"), Some(node.field_child("right").filter(|_| node.kind() == "assignment_expression").unwrap_or(node))),
+            "assignment_expression" | "augmented_assignment_expression" => {
+                (node.field_child("left"), Some(node.field_child("right").filter(|_| node.kind() == "assignment_expression").unwrap_or(node)))
+            }
             "for_in_statement" => (node.field_child("left"), Some(node)),
             "catch_clause" => (node.field_child("parameter"), Some(node)),
             "update_expression" => (node.field_child("argument"), Some(node)),
@@ -121,9 +123,7 @@ impl Bindings {
                         pattern_names(p, &mut names);
                     }
                 }
-                "function_declaration" | "generator_function_declaration" | "class_declaration" | "function_expression"
-                    if node != region =>
-                {
+                "function_declaration" | "generator_function_declaration" | "class_declaration" | "function_expression" if node != region => {
                     if let Some(n) = node.field_child("name") {
                         names.push(n);
                     }

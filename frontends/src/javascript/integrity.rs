@@ -21,8 +21,28 @@ use super::{FUNCTIONS, bare, dotted, identity};
 
 /// Globals whose members every module shares: writing them changes code elsewhere.
 pub const BUILTINS: &[&str] = &[
-    "Object", "Array", "String", "Number", "Boolean", "Symbol", "Function", "Promise", "RegExp", "Date", "Math", "JSON", "Reflect",
-    "Map", "Set", "WeakMap", "WeakSet", "Error", "globalThis", "global", "window", "self",
+    "Object",
+    "Array",
+    "String",
+    "Number",
+    "Boolean",
+    "Symbol",
+    "Function",
+    "Promise",
+    "RegExp",
+    "Date",
+    "Math",
+    "JSON",
+    "Reflect",
+    "Map",
+    "Set",
+    "WeakMap",
+    "WeakSet",
+    "Error",
+    "globalThis",
+    "global",
+    "window",
+    "self",
 ];
 
 /// Methods that read an array and never call back with it.
@@ -43,8 +63,10 @@ impl Check<'_> {
 
 /// Checks every loaded file against what the located regions trust.
 pub fn check(trees: &[(&str, &Syntax)], opaque: &[(&str, &str)], regions: &[Region<'_>]) -> Result<(), Escalation> {
-    let functions: BTreeSet<String> = regions.iter().filter(|r| r.node.kind() != "variable_declarator" || is_function(r.node)).filter_map(|r| name(r.node)).collect();
-    let tables: BTreeSet<String> = regions.iter().filter(|r| r.node.kind() == "variable_declarator" && !is_function(r.node)).filter_map(|r| name(r.node)).collect();
+    let functions: BTreeSet<String> =
+        regions.iter().filter(|r| r.node.kind() != "variable_declarator" || is_function(r.node)).filter_map(|r| name(r.node)).collect();
+    let tables: BTreeSet<String> =
+        regions.iter().filter(|r| r.node.kind() == "variable_declarator" && !is_function(r.node)).filter_map(|r| name(r.node)).collect();
     let mut trusted: BTreeSet<String> = functions.iter().chain(&tables).cloned().collect();
     for r in regions {
         let locals = super::bindings::Bindings::of(r.node);
@@ -77,7 +99,11 @@ pub fn check(trees: &[(&str, &Syntax)], opaque: &[(&str, &str)], regions: &[Regi
             let at: Vec<String> = sites.iter().map(|(f, l)| format!("{f}:{l}")).collect();
             return Err(Escalation::new(
                 EscalationCode::ShapeMismatch,
-                format!("`{name}`, which a reviewed region relies on, is bound {} times at module level ({}): which one runs is not the one reviewed", sites.len(), at.join(", ")),
+                format!(
+                    "`{name}`, which a reviewed region relies on, is bound {} times at module level ({}): which one runs is not the one reviewed",
+                    sites.len(),
+                    at.join(", ")
+                ),
                 Some(Anchor::at_line(file, *line)),
             ));
         }
@@ -137,7 +163,14 @@ fn module_bindings(n: Node<'_>) -> Vec<Node<'_>> {
 }
 
 impl Check<'_> {
-    fn node(&self, n: Node<'_>, trusted: &BTreeSet<String>, functions: &BTreeSet<String>, tables: &BTreeSet<String>, regions: &[Region<'_>]) -> Result<(), Escalation> {
+    fn node(
+        &self,
+        n: Node<'_>,
+        trusted: &BTreeSet<String>,
+        functions: &BTreeSet<String>,
+        tables: &BTreeSet<String>,
+        regions: &[Region<'_>],
+    ) -> Result<(), Escalation> {
         match n.kind() {
             "with_statement" => return Err(self.fail(n, "a `with` statement makes every name in it ambiguous".into())),
             // Inside a region, `eval(…)` is already a dynamic callee with its own escalation.
@@ -265,7 +298,8 @@ impl Check<'_> {
         if ok {
             return Ok(());
         }
-        Err(self.fail(n, format!("`{}`, a reviewed function, is used as a value (`{}`): a wrapper or stand-in may run instead", n.text(), parent.compact_text())))
+        Err(self
+            .fail(n, format!("`{}`, a reviewed function, is used as a value (`{}`): a wrapper or stand-in may run instead", n.text(), parent.compact_text())))
     }
 
     /// A reviewed table may only be read: `T[k]` / `T.row`, then a reading

@@ -24,7 +24,8 @@ use bindings::Bindings;
 /// The JavaScript/TypeScript frontend.
 pub struct JavaScript;
 
-const FUNCTIONS: &[&str] = &["function_declaration", "generator_function_declaration", "function_expression", "arrow_function", "function", "method_definition"];
+const FUNCTIONS: &[&str] =
+    &["function_declaration", "generator_function_declaration", "function_expression", "arrow_function", "function", "method_definition"];
 
 impl Frontend for JavaScript {
     fn find_regions<'a>(&self, syntax: &'a Syntax, kind: &RegionKind) -> Vec<Node<'a>> {
@@ -73,18 +74,15 @@ impl Frontend for JavaScript {
         integrity::check(program.trees, program.opaque, program.regions)
     }
 
-    fn extract<'a>(
-        &self,
-        region: &Region<'a>,
-        spec: &FactSpec,
-        found: &BTreeMap<String, Found<'a>>,
-    ) -> Result<Option<Found<'a>>, Escalation> {
+    fn extract<'a>(&self, region: &Region<'a>, spec: &FactSpec, found: &BTreeMap<String, Found<'a>>) -> Result<Option<Found<'a>>, Escalation> {
         let bindings = Bindings::of(region.node);
         let cx = Cx { site: FactSite { region, spec }, bindings: &bindings };
         match &spec.kind {
             FactKind::Call { callee, args, matching } => cx.call_fact(callee, args.as_deref(), *matching),
             FactKind::Guard { callee, receiver, args, before, negated, returns, conjuncts } => match found.get(before) {
-                Some(sink) => cx.guard_fact(&GuardTest { callee, receiver: receiver.as_ref(), args, negated: *negated }, returns.as_deref(), conjuncts, sink.node),
+                Some(sink) => {
+                    cx.guard_fact(&GuardTest { callee, receiver: receiver.as_ref(), args, negated: *negated }, returns.as_deref(), conjuncts, sink.node)
+                }
                 None => Ok(None),
             },
             FactKind::Table { row, member } => cx.table_fact(row, member),
@@ -164,9 +162,7 @@ fn literal_object(e: Node<'_>) -> bool {
     let e = bare(e);
     match e.kind() {
         "object" => true,
-        "ternary_expression" => {
-            e.field_child("consequence").is_some_and(literal_object) && e.field_child("alternative").is_some_and(literal_object)
-        }
+        "ternary_expression" => e.field_child("consequence").is_some_and(literal_object) && e.field_child("alternative").is_some_and(literal_object),
         "binary_expression" if e.field_child("operator").is_some_and(|o| o.text() == "&&") => e.field_child("right").is_some_and(literal_object),
         _ => false,
     }
@@ -320,7 +316,9 @@ impl Scope<'_> {
         match v.kind() {
             "string" | "template_string" | "number" | "array" | "regex" | "true" | "false" | "null" | "undefined" => true,
             "new_expression" => v.field_child("constructor").is_some_and(|c| matches!(c.text(), "RegExp" | "Set" | "Map")),
-            "identifier" => !self.locals.is_param(v.text()) && self.locals.count(v.text()) == 0 && self.values.get(v.text()).is_some_and(|d| self.builtin_value(*d)),
+            "identifier" => {
+                !self.locals.is_param(v.text()) && self.locals.count(v.text()) == 0 && self.values.get(v.text()).is_some_and(|d| self.builtin_value(*d))
+            }
             _ => false,
         }
     }
@@ -342,9 +340,7 @@ fn string_content(n: Node<'_>) -> Option<String> {
             }
             Some(parts.iter().map(|p| p.text()).collect())
         }
-        "template_string" if n.named_children().all(|c| c.kind() == "string_fragment") => {
-            Some(n.named_children().map(|c| c.text()).collect())
-        }
+        "template_string" if n.named_children().all(|c| c.kind() == "string_fragment") => Some(n.named_children().map(|c| c.text()).collect()),
         _ => None,
     }
 }
@@ -397,8 +393,7 @@ impl<'a> Cx<'_, 'a> {
 
     fn call_fact(&self, callee: &str, patterns: Option<&[ArgPattern]>, matching: bool) -> Result<Option<Found<'a>>, Escalation> {
         let want = Identity::Path(callee.to_owned());
-        let mut calls: Vec<Node<'a>> =
-            self.site.region.node.descendants().filter(|n| n.kind() == "call_expression" && identity(*n) == want).collect();
+        let mut calls: Vec<Node<'a>> = self.site.region.node.descendants().filter(|n| n.kind() == "call_expression" && identity(*n) == want).collect();
         if let (true, Some(p)) = (matching, patterns) {
             calls.retain(|c| crate::lang::align(&arguments(*c), p, &|a, q| self.arg_matches(*a, q)).is_some());
         }
@@ -414,7 +409,9 @@ impl<'a> Cx<'_, 'a> {
                 let name = bare(*a).text();
                 let followed = patterns.iter().any(|p| matches!(&p.shape, ArgShape::Var(n) | ArgShape::Param(n) if n == name));
                 if followed && bare(*a).kind() == "identifier" && self.bindings.count(name) > 1 {
-                    return Err(self.site.mismatch(*a, format!("`{name}` is assigned more than once, so the value reaching the call is not the one the profile follows")));
+                    return Err(self
+                        .site
+                        .mismatch(*a, format!("`{name}` is assigned more than once, so the value reaching the call is not the one the profile follows")));
                 }
             }
             let Some(matched) = crate::lang::align(&args, patterns, &|a, p| self.arg_matches(*a, p)) else {
@@ -483,7 +480,13 @@ impl<'a> Cx<'_, 'a> {
             let e = bare(*o);
             let ok = e.kind() == "identifier" && reviewed.iter().any(|r| r == e.text()) && self.bindings.count(e.text()) == 1;
             if !ok {
-                return Err(self.site.mismatch(*o, format!("the guard also requires `{}`, which is not a reviewed conjunct (`conjuncts`): it may keep the guard from firing", o.compact_text())));
+                return Err(self.site.mismatch(
+                    *o,
+                    format!(
+                        "the guard also requires `{}`, which is not a reviewed conjunct (`conjuncts`): it may keep the guard from firing",
+                        o.compact_text()
+                    ),
+                ));
             }
         }
         Ok(())
@@ -676,7 +679,8 @@ struct GuardTest<'s> {
 /// A condition split at top-level `&&`.
 fn split_and<'a>(c: Node<'a>, out: &mut Vec<Node<'a>>) {
     let b = bare(c);
-    if b.kind() == "binary_expression" && b.field_child("operator").is_some_and(|o| o.text() == "&&")
+    if b.kind() == "binary_expression"
+        && b.field_child("operator").is_some_and(|o| o.text() == "&&")
         && let (Some(l), Some(r)) = (b.field_child("left"), b.field_child("right"))
     {
         split_and(l, out);

@@ -51,7 +51,11 @@ pub fn loaded(entries: &[String], trees: &[(&str, &Syntax)], opaque: &[(&str, &s
             match resolve(&path, &spec, &known) {
                 Some(target) => todo.push(target),
                 None => {
-                    return Err(escalate(&path, line, format!("imports `{spec}`, which is not a file fcd reads: the code that runs would not be the code analysed")));
+                    return Err(escalate(
+                        &path,
+                        line,
+                        format!("imports `{spec}`, which is not a file fcd reads: the code that runs would not be the code analysed"),
+                    ));
                 }
             }
         }
@@ -87,9 +91,8 @@ fn imports(path: &str, root: Node<'_>) -> Result<Vec<(String, u32)>, Escalation>
                 if n.children().nth(1).is_some_and(|t| t.kind() == "type") {
                     continue;
                 }
-                let source = n.field_child("source").or_else(|| {
-                    n.named_children().find(|c| c.kind() == "import_require_clause").and_then(|c| c.field_child("source"))
-                });
+                let source =
+                    n.field_child("source").or_else(|| n.named_children().find(|c| c.kind() == "import_require_clause").and_then(|c| c.field_child("source")));
                 if let Some(s) = source {
                     out.push((literal(path, s)?, n.line()));
                 }

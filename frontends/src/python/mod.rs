@@ -55,12 +55,7 @@ impl Frontend for Python {
         surroundings::check(region)
     }
 
-    fn extract<'a>(
-        &self,
-        region: &Region<'a>,
-        spec: &FactSpec,
-        found: &BTreeMap<String, Found<'a>>,
-    ) -> Result<Option<Found<'a>>, Escalation> {
+    fn extract<'a>(&self, region: &Region<'a>, spec: &FactSpec, found: &BTreeMap<String, Found<'a>>) -> Result<Option<Found<'a>>, Escalation> {
         let scope = region_scope(region);
         let cx = Cx { region, scope: &scope, spec };
         match &spec.kind {
@@ -210,11 +205,7 @@ impl<'a> Cx<'_, 'a> {
                 "dictionary_splat" => "a `**` argument",
                 _ => continue,
             };
-            return Err(self.escalate(
-                EscalationCode::ShapeMismatch,
-                *a,
-                format!("{what} (`{}`) is outside the profile's shape", a.text()),
-            ));
+            return Err(self.escalate(EscalationCode::ShapeMismatch, *a, format!("{what} (`{}`) is outside the profile's shape", a.text())));
         }
         for a in &args {
             self.check_param_flow(*a, patterns)?;
@@ -259,18 +250,8 @@ impl<'a> Cx<'_, 'a> {
 
     fn arg_matches(&self, arg: Node<'a>, pattern: &ArgPattern) -> bool {
         match &pattern.shape {
-            ArgShape::Param(name) => {
-                arg.kind() == "identifier"
-                    && arg.text() == name
-                    && self.scope.is_param(name)
-                    && self.scope.rebinding(name).is_none()
-            }
-            ArgShape::Var(name) => {
-                arg.kind() == "identifier"
-                    && arg.text() == name
-                    && !self.scope.is_param(name)
-                    && self.scope.bindings(name).len() == 1
-            }
+            ArgShape::Param(name) => arg.kind() == "identifier" && arg.text() == name && self.scope.is_param(name) && self.scope.rebinding(name).is_none(),
+            ArgShape::Var(name) => arg.kind() == "identifier" && arg.text() == name && !self.scope.is_param(name) && self.scope.bindings(name).len() == 1,
             ArgShape::Arg(name) => self.tool_argument(arg, name),
             ArgShape::Any => true,
             ArgShape::Ref(path) => matches!(arg.kind(), "identifier" | "attribute") && arg.text().split_whitespace().collect::<String>() == *path,
@@ -315,9 +296,7 @@ impl<'a> Cx<'_, 'a> {
         let Some(sink_index) = statements.iter().position(|s| s.contains(sink)) else { return Ok(None) };
         for stmt in &statements[..sink_index] {
             if stmt.kind() == "if_statement" {
-                let test_ok = stmt
-                    .field_child("condition")
-                    .is_some_and(|c| self.test_matches(c, callee, receiver, args, negated));
+                let test_ok = stmt.field_child("condition").is_some_and(|c| self.test_matches(c, callee, receiver, args, negated));
                 let exit = stmt.field_child("consequence").and_then(block_exit);
                 if let (true, Some(exit)) = (test_ok, exit) {
                     let mut values = BTreeMap::new();
@@ -339,14 +318,11 @@ impl<'a> Cx<'_, 'a> {
 
     fn test_matches(&self, test: Node<'a>, callee: &str, receiver: Option<&ArgPattern>, args: &[ArgPattern], negated: bool) -> bool {
         match test.kind() {
-            "parenthesized_expression" => test
-                .named_children()
-                .filter(|c| c.kind() != "comment")
-                .any(|inner| self.test_matches(inner, callee, receiver, args, negated)),
+            "parenthesized_expression" => {
+                test.named_children().filter(|c| c.kind() != "comment").any(|inner| self.test_matches(inner, callee, receiver, args, negated))
+            }
             // `not f(…)` holds exactly when the negated test asks for `f(…)` false.
-            "not_operator" if negated => test
-                .field_child("argument")
-                .is_some_and(|inner| self.test_matches(inner, callee, receiver, args, false)),
+            "not_operator" if negated => test.field_child("argument").is_some_and(|inner| self.test_matches(inner, callee, receiver, args, false)),
             // `a or b` exits whenever `a` holds.
             "boolean_operator" => {
                 test.field_child("operator").is_some_and(|o| o.text() == "or")

@@ -51,7 +51,11 @@ pub fn shared<'a>(route: Node<'a>) -> Vec<Node<'a>> {
     }
     let func = function_of(route);
     let in_other_branch = |n: &Node<'a>| n.ancestors().take_while(|a| *a != func).any(|a| a.kind() == "case_clause");
-    let decorators = func.parent().filter(|p| p.kind() == "decorated_definition").into_iter().flat_map(|d| d.named_children().filter(|c| c.kind() == "decorator").collect::<Vec<_>>());
+    let decorators = func
+        .parent()
+        .filter(|p| p.kind() == "decorated_definition")
+        .into_iter()
+        .flat_map(|d| d.named_children().filter(|c| c.kind() == "decorator").collect::<Vec<_>>());
     decorators.chain(func.descendants().filter(|n| *n != func && n.kind() != "case_clause" && !in_other_branch(n))).collect()
 }
 
@@ -64,7 +68,11 @@ pub fn check(region: &Region<'_>) -> Result<(), Escalation> {
     }
     let root = route.ancestors().last().unwrap_or(route);
     let escalate = |node: Node<'_>, detail: String| {
-        Escalation::new(EscalationCode::ShapeMismatch, format!("region `{}`: {detail}", region.name), Some(Anchor::new(region.file, node.line(), node.end_line(), node.text())))
+        Escalation::new(
+            EscalationCode::ShapeMismatch,
+            format!("region `{}`: {detail}", region.name),
+            Some(Anchor::new(region.file, node.line(), node.end_line(), node.text())),
+        )
     };
     let Some(statement) = route.ancestors().find(|a| a.kind() == "match_statement") else { return Ok(()) };
     let func = function_of(route);
@@ -125,9 +133,9 @@ fn registered_name(root: Node<'_>, func: Node<'_>) -> Option<String> {
     decorated.named_children().filter(|c| c.kind() == "decorator").find_map(|d| {
         let call = d.named_children().find(|c| c.kind() == "call")?;
         let args = call.field_child("arguments")?;
-        args.named_children().filter(|a| a.kind() == "keyword_argument").find_map(|kw| {
-            (kw.field_child("name")?.text() == "name").then(|| expr_value(root, kw.field_child("value")?)).flatten()
-        })
+        args.named_children()
+            .filter(|a| a.kind() == "keyword_argument")
+            .find_map(|kw| (kw.field_child("name")?.text() == "name").then(|| expr_value(root, kw.field_child("value")?)).flatten())
     })
 }
 

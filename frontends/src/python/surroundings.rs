@@ -29,21 +29,13 @@ pub fn check(region: &Region<'_>) -> Result<(), Escalation> {
 }
 
 fn escalate(file: &str, node: Node<'_>, detail: String) -> Escalation {
-    Escalation::new(
-        EscalationCode::ShapeMismatch,
-        detail,
-        Some(crate::ir::Anchor::new(file, node.line(), node.end_line(), node.text())),
-    )
+    Escalation::new(EscalationCode::ShapeMismatch, detail, Some(crate::ir::Anchor::new(file, node.line(), node.end_line(), node.text())))
 }
 
 /// The region's name is bound exactly once where it is defined: by its `def`.
 fn handler_bound_once(region: &Region<'_>) -> Result<(), Escalation> {
     let Some(name) = region.node.field_child("name") else { return Ok(()) };
-    let owner = region
-        .node
-        .ancestors()
-        .find(|a| matches!(a.kind(), "function_definition" | "class_definition" | "module"))
-        .unwrap_or(region.node);
+    let owner = region.node.ancestors().find(|a| matches!(a.kind(), "function_definition" | "class_definition" | "module")).unwrap_or(region.node);
     let bindings = scope::bindings_at(owner, Some(name.text())).remove(name.text()).unwrap_or_default();
     match bindings.as_slice() {
         [one] if matches!(one.kind, BindingKind::Definition) => Ok(()),
