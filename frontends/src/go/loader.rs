@@ -173,7 +173,7 @@ fn package_code(path: &str, root: Node<'_>, types: &[String]) -> Result<(), Esca
 /// A call of a function literal or of a bare (package-level) name that is
 /// neither a builtin nor a type of the package (a conversion runs no code).
 fn runs_package_code(call: Node<'_>, types: &[String]) -> bool {
-    let names_type = |n: Node<'_>| types.iter().any(|t| t == n.text()) || super::scope::PREDECLARED.contains(&n.text());
+    let names_type = |n: Node<'_>| types.iter().any(|t| t == n.text()) || super::scope::is_predeclared(n.text());
     match call.field_child("function") {
         Some(f) if f.kind() == "func_literal" => true,
         Some(f) if f.kind() == "parenthesized_expression" => {

@@ -83,37 +83,12 @@ fn is_call(n: Node<'_>) -> bool {
     matches!(n.kind(), "call_expression" | "type_conversion_expression")
 }
 
-/// Go's predeclared types: an index naming one of these instantiates a generic.
-const PREDECLARED_TYPES: &[&str] = &[
-    "bool",
-    "string",
-    "int",
-    "int8",
-    "int16",
-    "int32",
-    "int64",
-    "uint",
-    "uint8",
-    "uint16",
-    "uint32",
-    "uint64",
-    "uintptr",
-    "float32",
-    "float64",
-    "complex64",
-    "complex128",
-    "byte",
-    "rune",
-    "error",
-    "any",
-];
-
 /// Whether a type argument list's text names types, not values.
 fn type_like(text: &str) -> bool {
     text.split(',').map(str::trim).all(|part| {
         let part = part.trim_start_matches(['*', '[', ']']);
         let last = part.rsplit('.').next().unwrap_or(part);
-        PREDECLARED_TYPES.contains(&part) || last.chars().next().is_some_and(char::is_uppercase) || part.starts_with("map[")
+        scope::PREDECLARED_TYPES.contains(&part) || last.chars().next().is_some_and(char::is_uppercase) || part.starts_with("map[")
     })
 }
 

@@ -20,8 +20,8 @@ use crate::ts::Node;
 
 use super::bindings::Bindings;
 
-/// Go's predeclared identifiers: types, constants, the zero value and builtins.
-pub const PREDECLARED: &[&str] = &[
+/// Go's predeclared types.
+pub const PREDECLARED_TYPES: &[&str] = &[
     "any",
     "bool",
     "byte",
@@ -44,29 +44,18 @@ pub const PREDECLARED: &[&str] = &[
     "uint32",
     "uint64",
     "uintptr",
-    "true",
-    "false",
-    "iota",
-    "nil",
-    "append",
-    "cap",
-    "clear",
-    "close",
-    "complex",
-    "copy",
-    "delete",
-    "imag",
-    "len",
-    "make",
-    "max",
-    "min",
-    "new",
-    "panic",
-    "print",
-    "println",
-    "real",
-    "recover",
 ];
+
+/// Go's other predeclared identifiers: constants, the zero value and builtins.
+const PREDECLARED_VALUES: &[&str] = &[
+    "true", "false", "iota", "nil", "append", "cap", "clear", "close", "complex", "copy", "delete", "imag", "len", "make", "max", "min", "new", "panic",
+    "print", "println", "real", "recover",
+];
+
+/// Whether `name` is one of Go's predeclared identifiers: a type, a constant, the zero value or a builtin.
+pub fn is_predeclared(name: &str) -> bool {
+    PREDECLARED_TYPES.contains(&name) || PREDECLARED_VALUES.contains(&name)
+}
 
 /// What a top-level name of the package is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -210,7 +199,7 @@ impl<'r, 'a> Scope<'r, 'a> {
         if let Some(decls) = self.package.get(head) {
             return self.package_level(head, bare, decls, spelled.clone());
         }
-        if bare && PREDECLARED.contains(&head) {
+        if bare && is_predeclared(head) {
             return spelled;
         }
         Identity::Unresolved(format!("`{path}`: `{head}` is declared nowhere (not a local, an import, a declaration of the package or a predeclared name)"))

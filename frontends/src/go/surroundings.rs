@@ -17,7 +17,7 @@ use crate::lang::Region;
 use crate::ts::Node;
 
 use super::bindings::Bindings;
-use super::scope::{self, PREDECLARED};
+use super::scope::{self, is_predeclared};
 
 fn at(file: &str, node: Node<'_>, detail: String) -> Escalation {
     Escalation::new(EscalationCode::ShapeMismatch, detail, Some(crate::ir::Anchor::new(file, node.line(), node.end_line(), node.text())))
@@ -48,7 +48,7 @@ fn local_names<'a>(enclosing: Node<'a>) -> Vec<(String, Node<'a>)> {
 
 fn predeclared(region: &Region<'_>) -> Result<(), Escalation> {
     for (name, decls) in scope::package_decls(region) {
-        if let Some(d) = decls.first().filter(|_| PREDECLARED.contains(&name.as_str())) {
+        if let Some(d) = decls.first().filter(|_| is_predeclared(&name)) {
             return Err(at(
                 d.file,
                 d.name,
@@ -57,7 +57,7 @@ fn predeclared(region: &Region<'_>) -> Result<(), Escalation> {
         }
     }
     for (name, node) in local_names(scope::enclosing(region.node)) {
-        if PREDECLARED.contains(&name.as_str()) {
+        if is_predeclared(&name) {
             return Err(at(region.file, node, format!("`{name}` is redeclared at line {}, shadowing the predeclared identifier", node.line())));
         }
     }

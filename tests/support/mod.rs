@@ -1,0 +1,12 @@
+//! What the tests that run real handlers share: the decision to skip when a
+//! tool they need is missing. CI installs every tool and sets FCD_REQUIRE_TOOLS,
+//! so there a missing tool fails the test instead of hiding a gap.
+
+/// Whether `test` may go on: `tools` is what checking its tools found. A
+/// missing tool skips the test, saying so, unless FCD_REQUIRE_TOOLS is set.
+pub fn tools_or_skip(test: &str, tools: Result<(), String>) -> bool {
+    let Err(why) = tools else { return true };
+    assert!(std::env::var_os("FCD_REQUIRE_TOOLS").is_none(), "{test}: FCD_REQUIRE_TOOLS is set but {why}");
+    eprintln!("SKIPPED {test}: {why}");
+    false
+}
