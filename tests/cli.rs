@@ -158,25 +158,13 @@ fn certify_signs_only_safe_calls_and_verify_cert_checks_everything() {
     let (call, env, contract) = canonical_inputs(tmp.path(), "A");
     let cert = tmp.path().join("a.cert.json");
     let now = "1900000000";
-    let r = fcd(&[
-        "certify",
-        "--summary",
-        s(&summary),
-        "--call",
-        s(&call),
-        "--env",
-        s(&env),
-        "--contract",
-        s(&contract),
-        "--key",
-        s(&key),
-        "--out",
-        s(&cert),
-        "--now",
-        now,
-        "--format",
-        "json",
-    ]);
+    // Certifies `call` with the issuer key into `out`; `more` adds flags.
+    let sign = |call: &Path, out: &Path, more: &[&str]| {
+        let base = ["certify", "--summary", s(&summary), "--call", s(call), "--env", s(&env), "--contract", s(&contract)];
+        let signed = ["--key", s(&key), "--out", s(out), "--format", "json"];
+        fcd(&[&base[..], &signed[..], more].concat())
+    };
+    let r = sign(&call, &cert, &["--now", now]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     let j = r.json();
     assert_eq!(j["decision"], "safe");
@@ -207,27 +195,7 @@ fn certify_signs_only_safe_calls_and_verify_cert_checks_everything() {
     // The longest validity still gives a certificate that verifies (beyond
     // 2^53 − 1, RFC 8785 would write `valid_until` as a float no verifier reads).
     let forever = tmp.path().join("forever.cert.json");
-    let r = fcd(&[
-        "certify",
-        "--summary",
-        s(&summary),
-        "--call",
-        s(&call),
-        "--env",
-        s(&env),
-        "--contract",
-        s(&contract),
-        "--key",
-        s(&key),
-        "--out",
-        s(&forever),
-        "--now",
-        now,
-        "--valid-for",
-        &u64::MAX.to_string(),
-        "--format",
-        "json",
-    ]);
+    let r = sign(&call, &forever, &["--now", now, "--valid-for", &u64::MAX.to_string()]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     let ok = verify(&forever, &pubkey, "1900000100");
     assert_eq!(ok.code, 0, "{}", ok.stdout);
@@ -243,23 +211,7 @@ fn certify_signs_only_safe_calls_and_verify_cert_checks_everything() {
     // An unsafe call gets no certificate, even with a key.
     let (call_b, _, _) = canonical_inputs(tmp.path(), "B");
     let out_b = tmp.path().join("b.cert.json");
-    let r = fcd(&[
-        "certify",
-        "--summary",
-        s(&summary),
-        "--call",
-        s(&call_b),
-        "--env",
-        s(&env),
-        "--contract",
-        s(&contract),
-        "--key",
-        s(&key),
-        "--out",
-        s(&out_b),
-        "--format",
-        "json",
-    ]);
+    let r = sign(&call_b, &out_b, &[]);
     assert_eq!(r.code, 1);
     assert_eq!(r.json()["decision"], "reject");
     assert!(r.json()["certificate"].is_null());
