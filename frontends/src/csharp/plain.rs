@@ -51,7 +51,9 @@ pub fn check(trees: &[(&str, &Syntax)], name: &str, why: &str) -> Result<(), Esc
 
 fn check_depth(trees: &[(&str, &Syntax)], name: &str, why: &str, depth: usize) -> Result<(), Escalation> {
     if depth > 16 {
-        return Ok(());
+        // A base chain this deep, or a cycle: not a shape this check vouches for.
+        let what = format!("`{name}` ({why}) must be plain data, but its base types nest more than 16 deep (or form a cycle)");
+        return Err(Escalation::new(EscalationCode::ShapeMismatch, what, None));
     }
     for (path, decl) in declarations(trees, name) {
         if decl.kind() == "interface_declaration" {
@@ -116,6 +118,8 @@ mod tests {
         let ok = tree("class B { public int Y { get; init; } } class T : B, IX { public bool? X { get; set; } }");
         assert!(check(&[("a.cs", &ok)], "T", "test").is_ok());
         assert!(check(&[("a.cs", &ok)], "Absent", "test").is_ok());
+        let cycle = tree("class T : B { } class B : T { }");
+        assert!(check(&[("a.cs", &cycle)], "T", "test").is_err(), "a base cycle is not vouched for");
         let record = tree("record T(bool X);");
         assert!(check(&[("a.cs", &record)], "T", "test").is_ok());
         for bad in [
