@@ -45,7 +45,7 @@ impl Frontend for Python {
         let decorators = own.flat_map(|d| d.named_children().filter(|c| c.kind() == "decorator").collect::<Vec<_>>());
         decorators
             .chain(region.node.descendants())
-            .chain(route::shared(region.node))
+            .chain(route::shared(region.node, &region.env.tool))
             .filter_map(|n| implicit_or_call(&scope, n, region).map(|id| (n, id)))
             .collect()
     }

@@ -44,13 +44,14 @@ pub fn function_of(node: Node<'_>) -> Node<'_> {
 }
 
 /// The call sites a branch route runs besides its own body: the dispatcher's
-/// decorators and every statement outside the `match` branches.
-pub fn shared<'a>(route: Node<'a>) -> Vec<Node<'a>> {
+/// decorators and every statement outside the `match` branches, except the
+/// bodies of `if NAME == OTHER:` tests that only another tool's name enters.
+pub fn shared<'a>(route: Node<'a>, tool: &str) -> Vec<Node<'a>> {
     if route.kind() != "case_clause" {
         return Vec::new();
     }
     let func = function_of(route);
-    let in_other_branch = |n: &Node<'a>| n.ancestors().take_while(|a| *a != func).any(|a| a.kind() == "case_clause");
+    let in_other_branch = |n: &Node<'a>| n.ancestors().take_while(|a| *a != func).any(|a| a.kind() == "case_clause" || other_tool_only(func, a, tool));
     let decorators = func
         .parent()
         .filter(|p| p.kind() == "decorated_definition")
@@ -83,6 +84,9 @@ pub fn check(region: &Region<'_>) -> Result<(), Escalation> {
         return Err(escalate(statement, "the dispatcher matches something other than its own, unchanged name parameter".into()));
     }
     let tool = region.env.tool.clone();
+    if let Some(guard) = route.ancestors().take_while(|a| *a != func).find(|a| other_tool_only(func, *a, &tool)) {
+        return Err(escalate(guard, format!("the tool's branch is inside a test (line {}) that only another tool's name passes", guard.line())));
+    }
     for earlier in statement.descendants().filter(|c| c.kind() == "case_clause" && c.precedes(route)) {
         match case_values(root, earlier) {
             Some(values) if values.iter().all(|v| v.as_deref().is_some_and(|v| v != tool)) => {}
@@ -90,6 +94,24 @@ pub fn check(region: &Region<'_>) -> Result<(), Escalation> {
         }
     }
     Ok(())
+}
+
+/// Whether `block` is the body of an `if`/`elif` whose test is
+/// `NAME == VALUE`: NAME the dispatcher's own, unchanged parameter and VALUE a
+/// known string other than `tool` (a literal, or a member of a plain string
+/// enum). Only a call for another tool runs such a body.
+fn other_tool_only(func: Node<'_>, block: Node<'_>, tool: &str) -> bool {
+    let Some(test) = block.parent().filter(|p| matches!(p.kind(), "if_statement" | "elif_clause")) else { return false };
+    if test.field_child("consequence") != Some(block) {
+        return false;
+    }
+    let Some(condition) = test.field_child("condition").filter(|c| c.kind() == "comparison_operator") else { return false };
+    let operands: Vec<Node<'_>> = condition.named_children().filter(|c| c.kind() != "comment").collect();
+    let operators: Vec<&str> = condition.children().filter(|c| !c.is_named()).map(|c| c.text()).collect();
+    let ([name, value], ["=="]) = (operands.as_slice(), operators.as_slice()) else { return false };
+    let root = func.ancestors().last().unwrap_or(func);
+    let unchanged = name.kind() == "identifier" && is_param(func, name.text()) && !scope::bindings_at(func, None).contains_key(name.text());
+    unchanged && expr_value(root, *value).is_some_and(|v| v != tool)
 }
 
 fn is_param(func: Node<'_>, name: &str) -> bool {
@@ -162,12 +184,51 @@ fn member_value(root: Node<'_>, parts: &[&str]) -> Option<String> {
     let module = scope::bindings_at(root, Some(class));
     let [binding] = module.get(class)?.as_slice() else { return None };
     let def = binding.node.parent().filter(|d| d.kind() == "class_definition")?;
+    if !plain_enum(root, def) {
+        return None;
+    }
     let body = scope::bindings_at(def, Some(member));
     let [assigned] = body.get(member)?.as_slice() else { return None };
     match assigned.kind {
         scope::BindingKind::Value(v) => plain(v),
         _ => None,
     }
+}
+
+/// Whether a class is a plain string enum: comparing with one of its members
+/// compares strings. Its bases are `str`, `Enum` or `StrEnum` as imported from
+/// `enum` (no metaclass, no decorator), and its body only assigns plain strings
+/// to names: a method (`__eq__`, `__hash__`, `_missing_`, …) or any other
+/// statement could make a member compare equal to another tool's name.
+fn plain_enum(root: Node<'_>, def: Node<'_>) -> bool {
+    if def.parent().is_some_and(|p| p.kind() == "decorated_definition") {
+        return false;
+    }
+    let module = scope::bindings_at(root, None);
+    let imported_as =
+        |name: &str, path: &str| module.get(name).is_some_and(|bs| bs.iter().all(|b| matches!(&b.kind, scope::BindingKind::Import(p) if p == path)));
+    let base_ok = |b: Node<'_>| match b.text() {
+        "str" => !module.contains_key("str"),
+        "Enum" | "StrEnum" => imported_as(b.text(), &format!("enum.{}", b.text())),
+        "enum.Enum" | "enum.StrEnum" => imported_as("enum", "enum"),
+        _ => false,
+    };
+    let bases_ok = def.field_child("superclasses").is_none_or(|a| a.named_children().filter(|c| c.kind() != "comment").all(|c| base_ok(c)));
+    let Some(body) = def.field_child("body") else { return false };
+    let statement_ok = |st: Node<'_>| match st.kind() {
+        "comment" | "pass_statement" => true,
+        "expression_statement" => st.named_children().all(|e| match e.kind() {
+            "string" => true,
+            "assignment" => {
+                e.field_child("left").is_some_and(|l| l.kind() == "identifier")
+                    && e.field_child("type").is_none()
+                    && e.field_child("right").is_some_and(|r| plain(r).is_some())
+            }
+            _ => false,
+        }),
+        _ => false,
+    };
+    bases_ok && body.named_children().all(statement_ok)
 }
 
 /// The content of a plain string literal without escapes or interpolation.
