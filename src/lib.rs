@@ -9,22 +9,16 @@
 //! call to a summary and [`cert`] signs the result; [`cli`] is the `fcd`
 //! command. See ARCHITECTURE.md.
 
-pub mod canon;
-pub mod canonical;
-pub mod cert;
-pub mod certify;
 pub mod cli;
 pub mod demo;
-pub mod error;
 pub mod guard;
 pub mod loader;
 pub mod profile;
 pub mod profile_test;
 pub mod register;
-pub mod registry;
-pub mod rules;
-pub mod runtime;
 pub mod source;
 pub mod summary;
 
-pub use error::InputError;
+pub use fcd_model::{InputError, canon, error, rules};
+pub use fcd_runtime::{registry, runtime};
+pub use fcd_verify::{canonical, cert, certify};

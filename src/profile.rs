@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use toml::Spanned;
 
 use fcd_frontends::{ArgPattern, ArgShape, Comparison, DefaultRule, Exposure, FactKind, FactSpec, Lang, RegionKind, RegionSpec};
@@ -19,6 +19,7 @@ use fcd_frontends::{ArgPattern, ArgShape, Comparison, DefaultRule, Exposure, Fac
 use crate::canon;
 use crate::error::{InputError, read_text};
 use crate::rules::{EffectTemplate, Outcome, Predicate, Rule, Test, ValueType, placeholders};
+pub use crate::summary::{ArgSpec, Envelope};
 
 /// (JavaScript) Where the runtime starts loading a package: the npm manifest
 /// whose entry points (`main`, `module`, `bin`, `exports`) must name one file
@@ -64,24 +65,6 @@ struct RawHeader {
     description: String,
 }
 
-/// The reviewed acceptance envelope, in words, carried into every summary.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Envelope {
-    /// The source structure the profile accepts.
-    pub structure: String,
-    /// The argument domain it supports.
-    pub arguments: String,
-    /// The effects it models.
-    pub effects: String,
-    /// What it assumes about the world outside the source.
-    pub assumptions: Vec<String>,
-    /// When a call is UNKNOWN or rejected.
-    pub unknown: String,
-    /// Where the modeled effect ends.
-    pub completeness: String,
-}
-
 type RawEnvelope = Envelope;
 
 #[derive(Deserialize)]
@@ -93,15 +76,6 @@ struct RawArgument {
     required: bool,
     #[serde(default)]
     description: String,
-}
-
-/// One argument of the tool's input schema.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ArgSpec {
-    #[serde(rename = "type")]
-    pub ty: ValueType,
-    pub required: bool,
 }
 
 #[derive(Deserialize)]

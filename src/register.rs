@@ -17,7 +17,7 @@ use crate::error::{InputError, read_json};
 use crate::guard;
 use crate::loader;
 use crate::profile::Profile;
-use crate::source::{self, Closure};
+use crate::source;
 use crate::summary::{self, Binding, Summary};
 
 /// What registration was asked to bind the summary to.
@@ -90,7 +90,7 @@ pub fn register(profile: &Profile, req: &Request) -> Result<Registration, InputE
     files.sort_by(|a, b| a.path.cmp(&b.path));
     let mut digested: Vec<_> = files.iter().chain(&loaded.manifests).cloned().collect();
     digested.sort_by(|a, b| a.path.cmp(&b.path));
-    let closure = Closure::of(&digested);
+    let closure = source::closure(&digested);
     let env = fcd_frontends::Env { entries: loaded.entries, ..profile.env() };
     let analysis = match fcd_frontends::analyze_with(profile.language, &files, &profile.regions, &profile.fact_specs(), &env) {
         Ok(a) => a,

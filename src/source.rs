@@ -9,38 +9,18 @@
 
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
 use walkdir::WalkDir;
 
 use fcd_frontends::ts::MAX_FILE_BYTES;
 use fcd_frontends::{Anchor, Escalation, EscalationCode, SourceFile};
 
-use crate::canon;
 use crate::error::InputError;
 use crate::profile::Profile;
+pub use crate::summary::{Closure, FileDigest};
 
-/// One file of the closure and its digest.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct FileDigest {
-    pub path: String,
-    pub digest: String,
-}
-
-/// The files a summary was computed from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Closure {
-    /// Digest of `files` (canonical JSON).
-    pub digest: String,
-    pub files: Vec<FileDigest>,
-}
-
-impl Closure {
-    pub fn of(files: &[SourceFile]) -> Closure {
-        let files: Vec<FileDigest> = files.iter().map(|f| FileDigest { path: f.path.clone(), digest: canon::sha256(&f.bytes) }).collect();
-        Closure { digest: canon::digest(&files), files }
-    }
+/// The closure of files read from a release, each with its digest.
+pub fn closure(files: &[SourceFile]) -> Closure {
+    Closure::of(files.iter().map(|f| (f.path.as_str(), f.bytes.as_slice())))
 }
 
 /// Reads every regular file under `root` that the profile's globs select.

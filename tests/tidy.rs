@@ -47,19 +47,40 @@ fn no_pending_snapshots() {
     }
 }
 
-#[test]
-fn frontends_know_no_profiles_digests_or_runtime() {
-    // ARCHITECTURE.md: the frontends never read TOML, never sign and never touch the runtime.
+/// The normal dependencies of one workspace crate, one per line (`name vX.Y.Z …`).
+fn dependencies(krate: &str) -> String {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let out = std::process::Command::new(cargo)
-        .args(["tree", "--offline", "-p", "fcd-frontends", "-e", "normal", "--prefix", "none"])
+        .args(["tree", "--offline", "-p", krate, "-e", "normal", "--prefix", "none"])
         .current_dir(root())
         .output()
         .expect("cargo tree runs");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let tree = String::from_utf8_lossy(&out.stdout);
-    for forbidden in ["toml ", "fcd v", "ed25519", "rusqlite", "serde_json "] {
-        assert!(!tree.lines().any(|l| l.starts_with(forbidden)), "fcd-frontends depends on `{forbidden}`:\n{tree}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn the_crate_graph_draws_the_pipeline() {
+    // ARCHITECTURE.md: which stage may depend on which, enforced on the real graph.
+    let forbidden: &[(&str, &[&str])] = &[
+        // The shared vocabulary parses nothing and knows no stage.
+        ("fcd-model", &["tree-sitter", "fcd-frontends ", "fcd-verify ", "fcd-runtime ", "fcd v", "toml ", "ed25519", "rusqlite"]),
+        // Frontends never read TOML, never sign and never touch the runtime.
+        ("fcd-frontends", &["toml ", "fcd v", "fcd-verify ", "fcd-runtime ", "ed25519", "rusqlite"]),
+        // Checking a certificate or admitting a call never builds a parser.
+        ("fcd-verify", &["tree-sitter", "fcd-frontends ", "fcd-runtime ", "fcd v", "toml ", "rusqlite"]),
+        ("fcd-runtime", &["tree-sitter", "fcd-frontends ", "fcd-verify ", "fcd v", "toml "]),
+        // The oracle is independent of everything of ours.
+        ("fcd-oracle", &["fcd-"]),
+    ];
+    for (krate, banned) in forbidden {
+        let tree = dependencies(krate);
+        assert!(tree.lines().next().is_some_and(|l| l.starts_with(&format!("{krate} v"))), "the check reads the real tree of {krate}:\n{tree}");
+        for dep in tree.lines().skip(1) {
+            if let Some(b) = banned.iter().find(|b| dep.starts_with(**b)) {
+                panic!("{krate} depends on `{b}` ({dep}):\n{tree}");
+            }
+        }
     }
-    assert!(tree.lines().any(|l| l.starts_with("tree-sitter ")), "the check reads the real tree:\n{tree}");
+    assert!(dependencies("fcd-frontends").lines().any(|l| l.starts_with("tree-sitter ")), "the check sees tree-sitter where it is");
 }

@@ -234,7 +234,7 @@ pub fn analyze_with(lang: Lang, files: &[SourceFile], regions: &[RegionSpec], fa
 /// It pins a helper whose behaviour the other facts trust to a body a person
 /// read; any other body escalates with its digest, for the reviewer to judge.
 fn body_fact<'a>(region: &Region<'a>, spec: &FactSpec, digests: &[String]) -> Result<Option<Found<'a>>, Escalation> {
-    let digest = ir::sha256_text(&region.node.token_text());
+    let digest = fcd_model::canon::sha256(region.node.token_text().as_bytes());
     let site = lang::FactSite { region, spec };
     if !digests.contains(&digest) {
         return Err(site.mismatch(

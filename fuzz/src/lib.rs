@@ -103,7 +103,7 @@ fn analyze(setup: &Setup, files: &[SourceFile]) {
     // The pipeline as `register` runs it.
     let Ok(analysis) = fcd_frontends::analyze_with(profile.language, files, &profile.regions, &profile.fact_specs(), &env) else { return };
     let _ = fcd::guard::check(&analysis.regions, |r| profile.inventories.get(r));
-    let closure = fcd::source::Closure::of(files);
+    let closure = fcd::source::closure(files);
     let binding = fcd::summary::Binding { release: "fuzz".into(), artifact_digest: None, config_digest: fcd::canon::digest(&serde_json::json!({})) };
     let summary = fcd::summary::compile(profile, closure, analysis, binding);
     assert!(summary.integrity_problems().is_empty(), "a freshly compiled summary has integrity problems: {:?}", summary.integrity_problems());

@@ -13,7 +13,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use fcd_frontends::{Effect, Exposure};
+use fcd_model::effect::{Effect, Exposure};
 
 use crate::canon;
 use crate::error::{InputError, line_of_key, read_text};

@@ -11,7 +11,7 @@ use regex::Regex;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use fcd_frontends::{Effect, Exposure};
+use crate::effect::{Effect, Exposure};
 
 /// One ordered first-match rule of a summary.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -18,7 +18,7 @@ use ed25519_dalek::pkcs8::{DecodePrivateKey, DecodePublicKey, EncodePrivateKey, 
 use ed25519_dalek::{Signature, Signer, SigningKey, VerifyingKey};
 use serde::{Deserialize, Serialize};
 
-use fcd_frontends::Effect;
+use fcd_model::effect::Effect;
 
 use crate::canon;
 use crate::error::{InputError, read_text};
