@@ -168,7 +168,7 @@ fn replace(hay: &[u8], needle: &[u8], with: &[u8], all: bool) -> Result<Vec<u8>,
 
 fn hex(text: &str) -> Result<Vec<u8>, String> {
     let digits: String = text.chars().filter(|c| !c.is_whitespace()).collect();
-    if digits.len() % 2 != 0 {
+    if !digits.len().is_multiple_of(2) {
         return Err("`with-hex` needs an even number of hex digits".into());
     }
     (0..digits.len())

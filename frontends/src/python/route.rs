@@ -213,7 +213,7 @@ fn plain_enum(root: Node<'_>, def: Node<'_>) -> bool {
         "enum.Enum" | "enum.StrEnum" => imported_as("enum", "enum"),
         _ => false,
     };
-    let bases_ok = def.field_child("superclasses").is_none_or(|a| a.named_children().filter(|c| c.kind() != "comment").all(|c| base_ok(c)));
+    let bases_ok = def.field_child("superclasses").is_none_or(|a| a.named_children().filter(|c| c.kind() != "comment").all(base_ok));
     let Some(body) = def.field_child("body") else { return false };
     let statement_ok = |st: Node<'_>| match st.kind() {
         "comment" | "pass_statement" => true,

@@ -431,12 +431,12 @@ fn function_level<'a>(func: Node<'a>) -> Level<'a> {
             continue;
         }
         bind_statement(&mut level, node);
-        if is_function(node) {
-            if let Some(params) = node.field_child("parameters") {
-                for p in params.named_children() {
-                    if let Some((name, _)) = param(p) {
-                        level.bind(name.text(), name, BindingKind::Other);
-                    }
+        if is_function(node)
+            && let Some(params) = node.field_child("parameters")
+        {
+            for p in params.named_children() {
+                if let Some((name, _)) = param(p) {
+                    level.bind(name.text(), name, BindingKind::Other);
                 }
             }
         }
