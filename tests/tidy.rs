@@ -68,8 +68,10 @@ fn the_crate_graph_draws_the_pipeline() {
         // Frontends never read TOML, never sign and never touch the runtime.
         ("fcd-frontends", &["toml ", "fcd v", "fcd-verify ", "fcd-runtime ", "ed25519", "rusqlite"]),
         // Checking a certificate or admitting a call never builds a parser.
-        ("fcd-verify", &["tree-sitter", "fcd-frontends ", "fcd-runtime ", "fcd v", "toml ", "rusqlite"]),
-        ("fcd-runtime", &["tree-sitter", "fcd-frontends ", "fcd-verify ", "fcd v", "toml "]),
+        ("fcd-verify", &["tree-sitter", "fcd-frontends ", "fcd-compiler ", "fcd-runtime ", "fcd v", "toml ", "rusqlite"]),
+        ("fcd-runtime", &["tree-sitter", "fcd-frontends ", "fcd-compiler ", "fcd-verify ", "fcd v", "toml "]),
+        // The compiler signs nothing and admits nothing.
+        ("fcd-compiler", &["fcd-verify ", "fcd-runtime ", "fcd v", "ed25519", "rusqlite"]),
         // The oracle is independent of everything of ours.
         ("fcd-oracle", &["fcd-"]),
     ];

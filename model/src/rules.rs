@@ -77,6 +77,19 @@ pub enum ValueType {
 }
 
 impl ValueType {
+    /// How a JSON value's type reads in a message: "a string", "an integer", …
+    pub fn of_value(v: &Value) -> &'static str {
+        match v {
+            Value::Null => "null",
+            Value::Bool(_) => "a boolean",
+            Value::Number(n) if n.is_f64() => "a number",
+            Value::Number(_) => "an integer",
+            Value::String(_) => "a string",
+            Value::Array(_) => "an array",
+            Value::Object(_) => "an object",
+        }
+    }
+
     pub fn parse(s: &str) -> Option<ValueType> {
         Some(match s {
             "string" => ValueType::String,

@@ -7,6 +7,7 @@
 
 mod certify;
 mod debug;
+mod demo;
 mod keygen;
 mod profile;
 mod register;
@@ -119,7 +120,7 @@ where
         Command::VerifyCert(a) => certify::verify(a, &mut io),
         Command::Keygen(a) => keygen::keygen(a, &mut io),
         Command::Profile(c) => profile::run(c, &mut io),
-        Command::Demo(a) => crate::demo::run(a.format, &mut io),
+        Command::Demo(a) => demo::run(a.format, &mut io),
         Command::Registry(c) => registry::run(c, &mut io),
         Command::Runtime(c) => runtime::run(c, &mut io),
         Command::Debug(c) => debug::run(c, &mut io),

@@ -17,7 +17,7 @@ use fcd_model::effect::{Effect, Exposure};
 
 use crate::canon;
 use crate::error::{InputError, line_of_key, read_text};
-use crate::rules::{Bindings, Outcome};
+use crate::rules::{Bindings, Outcome, ValueType};
 use crate::summary::Summary;
 
 /// A formed tool call: `{"tool": …, "arguments": {…}}`.
@@ -122,7 +122,7 @@ pub fn check_call(summary: &Summary, call: &Call, file: &Path) -> Result<(), Inp
             return Err(at(name, format!("argument `{name}` is not in the tool's input schema (known: {})", known.join(", "))));
         };
         if !value.is_null() && !spec.ty.holds(value) {
-            return Err(at(name, format!("argument `{name}` must be {}, not {}", spec.ty.name(), json_type(value))));
+            return Err(at(name, format!("argument `{name}` must be {}, not {}", spec.ty.name(), ValueType::of_value(value))));
         }
     }
     for (name, spec) in &summary.arguments {
@@ -131,18 +131,6 @@ pub fn check_call(summary: &Summary, call: &Call, file: &Path) -> Result<(), Inp
         }
     }
     Ok(())
-}
-
-pub fn json_type(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(n) if n.is_f64() => "a number",
-        Value::Number(_) => "an integer",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 /// Applies the call to the summary and checks every effect against the contract.

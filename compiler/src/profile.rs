@@ -870,7 +870,7 @@ impl Validator<'_> {
                 if let (Some(spec), Test::Equals(v)) = (arguments.get(name), &test)
                     && !spec.ty.holds(v)
                 {
-                    return self.err(span, key, format!("`equals` compares argument `{name}` ({}) with {}", spec.ty.name(), crate::certify::json_type(v)));
+                    return self.err(span, key, format!("`equals` compares argument `{name}` ({}) with {}", spec.ty.name(), ValueType::of_value(v)));
                 }
                 Predicate::Arg { name: name.clone(), test }
             }

@@ -19,11 +19,11 @@ use crate::error::InputError;
 use crate::profile::Profile;
 use crate::register::{Registration, Request, register};
 
-const PROFILE: &str = include_str!("../profiles/git-diff/profile.toml");
-const CANONICAL: &str = include_str!("../profiles/git-diff/canonical.json");
+const PROFILE: &str = include_str!("../../profiles/git-diff/profile.toml");
+const CANONICAL: &str = include_str!("../../profiles/git-diff/canonical.json");
 const REGIMES: [(&str, &str); 2] = [
-    ("unguarded", include_str!("../fixtures/git-diff/unguarded/mcp_server_git/server.py")),
-    ("guarded", include_str!("../fixtures/git-diff/guarded/mcp_server_git/server.py")),
+    ("unguarded", include_str!("../../fixtures/git-diff/unguarded/mcp_server_git/server.py")),
+    ("guarded", include_str!("../../fixtures/git-diff/guarded/mcp_server_git/server.py")),
 ];
 
 fn write(path: &Path, text: &str) -> Result<(), InputError> {

@@ -1,0 +1,18 @@
+//! fcd-compiler: from a reviewed profile and a release's source to a summary.
+//!
+//! [`profile`] loads and checks a profile; [`source`] selects the release's
+//! files and [`loader`] completes them to what each ecosystem's runtime
+//! loads; the frontends (`fcd-frontends`) locate regions and extract facts;
+//! [`guard`] enforces the call-site inventories; [`register`] runs those
+//! steps and [`summary`] compiles the facts into ordered first-match rules
+//! bound by digests (the types are `fcd-model`'s). Every step either yields
+//! its output or an escalation naming file, line and reason.
+
+pub mod guard;
+pub mod loader;
+pub mod profile;
+pub mod register;
+pub mod source;
+pub mod summary;
+
+pub use fcd_model::{InputError, canon, error, rules};
