@@ -86,3 +86,68 @@ fn the_crate_graph_draws_the_pipeline() {
     }
     assert!(dependencies("fcd-frontends").lines().any(|l| l.starts_with("tree-sitter ")), "the check sees tree-sitter where it is");
 }
+
+/// The top-level modules of a crate that each top-level module names through
+/// `crate::…` (outside comments and its `#[cfg(test)]` part).
+fn module_graph(src: &std::path::Path) -> std::collections::BTreeMap<String, std::collections::BTreeSet<String>> {
+    let mut graph = std::collections::BTreeMap::<String, std::collections::BTreeSet<String>>::new();
+    for entry in walkdir::WalkDir::new(src).into_iter().filter_map(Result::ok) {
+        let path = entry.path();
+        if path.extension().is_none_or(|x| x != "rs") {
+            continue;
+        }
+        let relative = path.strip_prefix(src).unwrap().with_extension("");
+        let top = relative.components().next().unwrap().as_os_str().to_string_lossy().into_owned();
+        if top == "lib" || top == "main" {
+            continue; // the crate root declares every module: it is above the graph
+        }
+        let text = std::fs::read_to_string(path).unwrap();
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        for line in code.lines().filter(|l| !l.trim_start().starts_with("//")) {
+            for (at, _) in line.match_indices("crate::") {
+                let name: String = line[at + 7..].chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+                if !name.is_empty() && name != top {
+                    graph.entry(top.clone()).or_default().insert(name);
+                }
+            }
+        }
+    }
+    graph
+}
+
+#[test]
+fn no_import_cycles_between_modules() {
+    // A module that imports one that imports it back has no place in the pipeline's order.
+    for krate in ["src", "model/src", "frontends/src", "compiler/src", "verify/src", "runtime/src", "edits/src", "oracle/src", "xtask/src"] {
+        let graph = module_graph(&root().join(krate));
+        assert!(!graph.is_empty() || krate == "edits/src" || krate == "model/src", "{krate}: the check read no imports");
+        // Depth-first search for a path from a module back to itself.
+        fn back_to<'g>(
+            graph: &'g std::collections::BTreeMap<String, std::collections::BTreeSet<String>>,
+            start: &str,
+            path: &mut Vec<&'g str>,
+            seen: &mut std::collections::BTreeSet<&'g str>,
+        ) -> bool {
+            let Some(next) = graph.get(*path.last().unwrap()) else { return false };
+            for n in next {
+                if n == start {
+                    return true;
+                }
+                if seen.insert(n) {
+                    path.push(n);
+                    if back_to(graph, start, path, seen) {
+                        return true;
+                    }
+                    path.pop();
+                }
+            }
+            false
+        }
+        for start in graph.keys() {
+            let mut path = vec![start.as_str()];
+            if back_to(&graph, start, &mut path, &mut Default::default()) {
+                panic!("{krate}: modules import each other in a cycle: {} -> {start}", path.join(" -> "));
+            }
+        }
+    }
+}

@@ -19,7 +19,7 @@ use fcd_frontends::{ArgPattern, ArgShape, Comparison, DefaultRule, Exposure, Fac
 use crate::canon;
 use crate::error::{InputError, read_text};
 use crate::rules::{EffectTemplate, Outcome, Predicate, Rule, Test, ValueType, placeholders};
-pub use crate::summary::{ArgSpec, Envelope};
+pub use fcd_model::summary::{ArgSpec, Envelope};
 
 /// (JavaScript) Where the runtime starts loading a package: the npm manifest
 /// whose entry points (`main`, `module`, `bin`, `exports`) must name one file

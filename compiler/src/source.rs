@@ -16,7 +16,7 @@ use fcd_frontends::{Anchor, Escalation, EscalationCode, SourceFile};
 
 use crate::error::InputError;
 use crate::profile::Profile;
-pub use crate::summary::{Closure, FileDigest};
+pub use fcd_model::summary::{Closure, FileDigest};
 
 /// The closure of files read from a release, each with its digest.
 pub fn closure(files: &[SourceFile]) -> Closure {

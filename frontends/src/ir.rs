@@ -94,3 +94,11 @@ impl fmt::Display for Escalation {
         }
     }
 }
+
+/// One file of a release, as read from disk.
+#[derive(Debug, Clone)]
+pub struct SourceFile {
+    /// Path relative to the release root, `/`-separated.
+    pub path: String,
+    pub bytes: Vec<u8>,
+}

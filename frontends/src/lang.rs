@@ -1,4 +1,4 @@
-//! The languages fcd reads and the one interface every frontend implements.
+//! The one interface every frontend implements.
 //!
 //! A frontend answers three questions about parsed source: where a reviewed
 //! region is, which callees each of its call sites resolves to, and whether a
@@ -6,79 +6,13 @@
 //! inventories, summaries) is language-neutral and lives outside the trait.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt;
 
-use crate::SourceFile;
+use crate::ir::SourceFile;
 use crate::ir::{Anchor, Escalation, EscalationCode, Fact, FactValue, Identity};
 use crate::spec::{ArgPattern, FactSpec, RegionKind};
 use crate::ts::{Node, Syntax};
 
-/// A source language with a frontend.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Lang {
-    Python,
-    Go,
-    CSharp,
-    /// JavaScript; a profile in this language also reads `.ts` files as TypeScript.
-    JavaScript,
-    TypeScript,
-}
-
-impl Lang {
-    pub const ALL: [Lang; 5] = [Lang::Python, Lang::Go, Lang::CSharp, Lang::JavaScript, Lang::TypeScript];
-
-    /// The name profiles use for the language.
-    pub fn name(self) -> &'static str {
-        match self {
-            Lang::Python => "python",
-            Lang::Go => "go",
-            Lang::CSharp => "csharp",
-            Lang::JavaScript => "javascript",
-            Lang::TypeScript => "typescript",
-        }
-    }
-
-    pub fn from_name(name: &str) -> Option<Lang> {
-        Lang::ALL.into_iter().find(|l| l.name() == name)
-    }
-
-    /// The frontend for this language.
-    pub fn frontend(self) -> &'static dyn Frontend {
-        match self {
-            Lang::Python => &crate::python::Python,
-            Lang::Go => &crate::go::Go,
-            Lang::CSharp => &crate::csharp::CSharp,
-            Lang::JavaScript | Lang::TypeScript => &crate::javascript::JavaScript,
-        }
-    }
-
-    /// Whether this language's frontend parses the file; others in a closure
-    /// are read as data: Go's go.mod by [`Frontend::check_package`], an npm
-    /// manifest by the caller, a C# project by [`Frontend::check_build_file`].
-    pub fn parses(self, path: &str) -> bool {
-        match self {
-            Lang::Go => path.ends_with(".go"),
-            Lang::JavaScript | Lang::TypeScript => [".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".jsx", ".tsx"].iter().any(|e| path.ends_with(e)),
-            _ => true,
-        }
-    }
-
-    /// The grammar for one file of a release in this language: the JavaScript
-    /// family reads an npm bundle (`.js`) and its TypeScript source (`.ts`) alike.
-    pub fn for_file(self, path: &str) -> Lang {
-        match self {
-            Lang::JavaScript | Lang::TypeScript if path.ends_with(".ts") || path.ends_with(".mts") || path.ends_with(".cts") => Lang::TypeScript,
-            Lang::JavaScript | Lang::TypeScript => Lang::JavaScript,
-            other => other,
-        }
-    }
-}
-
-impl fmt::Display for Lang {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
+pub use crate::language::Lang;
 
 /// One located region: the file it lives in and its syntax node.
 #[derive(Clone, Copy)]
@@ -177,7 +111,7 @@ pub trait Frontend: Sync {
 
     /// Checks what decides which code is loaded (build constraints, module
     /// files) across every file of the closure, parsed or not.
-    fn check_package(&self, _files: &[crate::SourceFile], _trees: &[(&str, &Syntax)], _env: &Env) -> Result<(), Escalation> {
+    fn check_package(&self, _files: &[SourceFile], _trees: &[(&str, &Syntax)], _env: &Env) -> Result<(), Escalation> {
         Ok(())
     }
 

@@ -9,6 +9,7 @@
 
 pub mod ir;
 pub mod lang;
+pub mod language;
 pub mod spec;
 pub mod ts;
 
@@ -19,19 +20,11 @@ mod python;
 
 use std::collections::BTreeMap;
 
-pub use ir::{Anchor, CallSite, Effect, Escalation, EscalationCode, Exposure, Fact, FactValue, Identity};
+pub use ir::{Anchor, CallSite, Effect, Escalation, EscalationCode, Exposure, Fact, FactValue, Identity, SourceFile};
 pub use lang::{Env, Found, Frontend, Lang, Program, Region};
 pub use spec::{ArgPattern, ArgShape, Comparison, DefaultRule, FactKind, FactSpec, RegionKind, RegionSpec};
 
 use ts::Syntax;
-
-/// One file of a release, as read from disk.
-#[derive(Debug, Clone)]
-pub struct SourceFile {
-    /// Path relative to the release root, `/`-separated.
-    pub path: String,
-    pub bytes: Vec<u8>,
-}
 
 /// A located region and the call sites inside it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -245,4 +238,16 @@ fn body_fact<'a>(region: &Region<'a>, spec: &FactSpec, digests: &[String]) -> Re
     let mut values = BTreeMap::new();
     values.insert("digest".into(), FactValue::Text(digest));
     Ok(Some(site.fact(region.node, values)))
+}
+
+impl Lang {
+    /// The frontend for this language.
+    pub fn frontend(self) -> &'static dyn Frontend {
+        match self {
+            Lang::Python => &crate::python::Python,
+            Lang::Go => &crate::go::Go,
+            Lang::CSharp => &crate::csharp::CSharp,
+            Lang::JavaScript | Lang::TypeScript => &crate::javascript::JavaScript,
+        }
+    }
 }

@@ -11,7 +11,7 @@ use std::sync::LazyLock;
 
 use tree_sitter::{Language, Parser};
 
-use crate::lang::Lang;
+use crate::language::Lang;
 
 /// Files larger than this are refused before parsing.
 pub const MAX_FILE_BYTES: usize = 8 * 1024 * 1024;

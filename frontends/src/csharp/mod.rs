@@ -25,7 +25,7 @@ mod project;
 
 use std::collections::BTreeMap;
 
-use crate::SourceFile;
+use crate::ir::SourceFile;
 use crate::ir::{Escalation, EscalationCode, FactValue, Identity};
 use crate::lang::{FactSite, Found, Frontend, Program, Region};
 use crate::spec::{ArgPattern, ArgShape, DefaultRule, FactKind, FactSpec, RegionKind};

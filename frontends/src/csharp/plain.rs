@@ -107,7 +107,7 @@ fn member_is_plain(member: Node<'_>) -> Result<(), &'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lang::Lang;
+    use crate::language::Lang;
 
     fn tree(text: &str) -> Syntax {
         Syntax::parse(Lang::CSharp, text.into()).unwrap()

@@ -11,7 +11,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::SourceFile;
+use crate::ir::SourceFile;
 use crate::ir::{Anchor, Escalation, EscalationCode};
 
 /// File names (ASCII case-insensitive) that MSBuild imports from every folder above a project.

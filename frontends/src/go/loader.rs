@@ -9,7 +9,7 @@
 //! region shows, before any handler. Each escalates `shape_mismatch` with
 //! the file and line.
 
-use crate::SourceFile;
+use crate::ir::SourceFile;
 use crate::ir::{Anchor, Escalation, EscalationCode};
 use crate::ts::{Node, Syntax};
 

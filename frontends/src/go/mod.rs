@@ -14,7 +14,7 @@ mod surroundings;
 
 use std::collections::BTreeMap;
 
-use crate::SourceFile;
+use crate::ir::SourceFile;
 use crate::ir::{Escalation, EscalationCode, FactValue, Identity};
 use crate::lang::{Env, FactSite, Found, Frontend, Region};
 use crate::spec::{ArgPattern, ArgShape, DefaultRule, FactKind, FactSpec, RegionKind};
