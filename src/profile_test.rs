@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::canonical::{self, Canonical};
-use crate::certify::{Call, Verdict, check_call, decide};
+use crate::certify::{Call, CallInput, Verdict, check_call, decide};
 use crate::error::{InputError, read_text};
 use crate::profile::Profile;
 use crate::register::{Registration, Request, register};
@@ -252,7 +252,7 @@ fn run_case(
             for (name, c) in &canonical.calls {
                 let call = canonical.call(name).unwrap_or_else(|| Call { tool: canonical.tool.clone(), arguments: c.arguments.clone() });
                 let Some(expect) = c.expect.get(regime) else { continue };
-                checks.push(judge(summary, &format!("canonical call {name}"), &call, *expect, canonical, canonical_path)?);
+                checks.push(judge(summary, &format!("canonical call {name}"), &CallInput::new(call, canonical_path), *expect, canonical)?);
             }
         }
         for extra in &case.calls {
@@ -261,14 +261,14 @@ fn run_case(
                 _ => return Err(InputError::new(file, format!("case `{}`: call `{}` has unusable arguments", case.name, extra.name))),
             };
             let call = Call { tool: canonical.tool.clone(), arguments };
-            checks.push(judge(summary, &format!("call {}", extra.name), &call, extra.expect, canonical, file)?);
+            checks.push(judge(summary, &format!("call {}", extra.name), &CallInput::new(call, file), extra.expect, canonical)?);
         }
         for (name, truth) in &case.truth {
             let Some(call) = canonical.call(name) else {
                 return Err(InputError::new(file, format!("case `{}`: truth names `{name}`, which is not a canonical call", case.name)));
             };
-            check_call(summary, &call, file)?;
-            let d = decide(summary, &call, &canonical.env, &canonical.contract);
+            let input = CallInput::new(call, file);
+            let d = decide(&check_call(summary, &input)?, &canonical.env, &canonical.contract);
             let ok = d.decision != Verdict::Safe || *truth == Verdict::Safe;
             checks.push(Check {
                 what: format!("no certificate against the truth for canonical call {name}"),
@@ -299,9 +299,9 @@ fn run_case(
     })
 }
 
-fn judge(summary: &Summary, what: &str, call: &Call, expect: Verdict, canonical: &Canonical, file: &Path) -> Result<Check, InputError> {
-    check_call(summary, call, file)?;
-    let d = decide(summary, call, &canonical.env, &canonical.contract);
+fn judge(summary: &Summary, what: &str, input: &CallInput, expect: Verdict, canonical: &Canonical) -> Result<Check, InputError> {
+    let call = check_call(summary, input)?;
+    let d = decide(&call, &canonical.env, &canonical.contract);
     let actual = match (&d.reason, d.matched_rule) {
         (Some(r), Some(i)) => format!("{} (rule {i}: {r})", d.decision.as_str()),
         (None, Some(i)) => format!("{} (rule {i})", d.decision.as_str()),

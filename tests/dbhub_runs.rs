@@ -129,8 +129,8 @@ fn no_certificate_for_a_call_that_mutates_the_database_when_run() {
             }
             let Some(summary) = &summary else { continue };
             let call = canonical.call(name).unwrap();
-            check_call(summary, &call, &dir).unwrap();
-            if decide(summary, &call, &canonical.env, &canonical.contract).decision != Verdict::Safe {
+            let input = fcd::certify::CallInput::new(call, &dir);
+            if decide(&check_call(summary, &input).unwrap(), &canonical.env, &canonical.contract).decision != Verdict::Safe {
                 continue;
             }
             certified += 1;

@@ -131,8 +131,8 @@ fn no_certificate_for_a_call_that_writes_when_run() {
             }
             let Some(summary) = &summary else { continue };
             let call = canonical.call(name).unwrap();
-            check_call(summary, &call, &dir).unwrap();
-            let d = decide(summary, &call, &canonical.env, &canonical.contract);
+            let input = fcd::certify::CallInput::new(call, &dir);
+            let d = decide(&check_call(summary, &input).unwrap(), &canonical.env, &canonical.contract);
             if d.decision == Verdict::Safe {
                 certified += 1;
                 assert!(!wrote, "case {}: fcd certifies call {name}, which writes {} when run", case.name, canary.display());

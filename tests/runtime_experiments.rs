@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use fcd::canon;
 use fcd::canonical::Canonical;
-use fcd::certify::{Call, Verdict, decide};
+use fcd::certify::{Call, CallInput, Verdict, check_call, decide};
 use fcd::profile::Profile;
 use fcd::register::{Registration, Request, register};
 use fcd::runtime::{EvidenceKind, Runtime, State};
@@ -83,7 +83,8 @@ fn run_after_retirement(w: &mut World, name: &str, evidence: Option<i64>) -> Out
             let target = if lease.epoch == w.v13.epoch { &w.v13 } else { &w.v14 };
             let s = &target.summary;
             w.rt.fence(&lease.token, &s.source.digest, &s.config_digest, lease.generation).unwrap();
-            let d = decide(s, &c, &w.canonical.env, &w.canonical.contract);
+            let input = CallInput::new(c.clone(), "canonical.json");
+            let d = decide(&check_call(s, &input).unwrap(), &w.canonical.env, &w.canonical.contract);
             w.rt.complete(lease.id).unwrap();
             Outcome::Ran(if lease.epoch == w.v13.epoch { "v1.3".into() } else { "v1.4".into() }, d.effects[0].exposure)
         }
@@ -121,7 +122,8 @@ fn policies_compared_on_a_retiring_release() {
     let mut certificates = std::collections::BTreeMap::new();
     for name in [KEEPS_PRIVATE, OMITS_PRIVATE] {
         let c = call(&w, name);
-        let d = decide(&w.v13.summary, &c, &w.canonical.env, &w.canonical.contract);
+        let input = CallInput::new(c.clone(), "canonical.json");
+        let d = decide(&check_call(&w.v13.summary, &input).unwrap(), &w.canonical.env, &w.canonical.contract);
         if d.decision == Verdict::Safe {
             let id = w.rt.add_evidence(EvidenceKind::Certificate, &c.tool, Some(&args_digest(&c)), &w.v14.epoch, &w.v13.epoch, 0, NOW + 86_400).unwrap();
             certificates.insert(name, id);

@@ -39,8 +39,9 @@ fn decisions(profile_id: &str, summary: &Summary) -> serde_json::Map<String, ser
     let mut out = serde_json::Map::new();
     for name in canonical.calls.keys() {
         let call = canonical.call(name).unwrap();
-        check_call(summary, &call, &path).unwrap();
-        out.insert(name.clone(), serde_json::to_value(decide(summary, &call, &canonical.env, &canonical.contract)).unwrap());
+        let input = fcd::certify::CallInput::new(call, &path);
+        let checked = check_call(summary, &input).unwrap();
+        out.insert(name.clone(), serde_json::to_value(decide(&checked, &canonical.env, &canonical.contract)).unwrap());
     }
     out
 }

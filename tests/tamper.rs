@@ -115,14 +115,14 @@ fn every_flipped_byte_of_a_certificate_is_refused() {
     let key = fcd::cert::load_signing_key(&key_path).unwrap();
     let public = fcd::cert::load_verifying_key(&fcd::cert::public_path(&key_path)).unwrap();
 
-    let call = canonical.call("A").expect("canonical call A");
-    check_call(&summary, &call, &root().join("profiles/git-diff/canonical.json")).unwrap();
-    let decision = decide(&summary, &call, &canonical.env, &canonical.contract);
+    let input = canonical.input("A").expect("canonical call A");
+    let call = check_call(&summary, &input).unwrap();
+    let decision = decide(&call, &canonical.env, &canonical.contract);
     assert_eq!(decision.decision, Verdict::Safe, "call A is safe on the guarded release");
     let now = 1_800_000_000;
-    let issue =
-        fcd::cert::Issue { summary: &summary, call: &call, env: &canonical.env, contract: &canonical.contract, decision: &decision, now, valid_for: 3_600 };
-    let envelope = fcd::cert::issue(&issue, &key).expect("a safe decision is signed");
+    let safe = decision.certifiable().expect("a safe decision can be certified");
+    let issue = fcd::cert::Issue { call, env: &canonical.env, contract: &canonical.contract, decision: safe, now, valid_for: 3_600 };
+    let envelope = fcd::cert::issue(&issue, &key);
     // The bytes `fcd certify --out` writes: canonical JSON and a newline.
     let mut bytes = fcd::canon::to_canonical(&envelope);
     bytes.push(b'\n');

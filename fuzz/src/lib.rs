@@ -18,7 +18,7 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD as B64;
 use ed25519_dalek::{Signer, SigningKey};
 use fcd::canonical::Canonical;
-use fcd::certify::{Call, Contract, Env, Verdict, check_call, decide};
+use fcd::certify::{Call, CallInput, Contract, Env, Verdict, check_call, decide};
 use fcd::profile::Profile;
 use fcd::register::{Registration, Request, register};
 use fcd::summary::Summary;
@@ -174,16 +174,16 @@ pub fn key() -> SigningKey {
 
 /// Decides a call; a safe decision is signed and must verify.
 fn judge(summary: &Summary, call: &Call, env: &Env, contract: &Contract) {
-    if check_call(summary, call, Path::new("call.json")).is_err() {
+    let input = CallInput::new(call.clone(), "call.json");
+    let Ok(call) = check_call(summary, &input) else { return };
+    let decision = decide(&call, env, contract);
+    let Some(safe) = decision.certifiable() else {
+        assert_ne!(decision.decision, Verdict::Safe, "a safe decision can always be certified");
         return;
-    }
-    let decision = decide(summary, call, env, contract);
-    if decision.decision != Verdict::Safe {
-        return;
-    }
+    };
     let key = key();
-    let issue = fcd::cert::Issue { summary, call, env, contract, decision: &decision, now: NOW, valid_for: 300 };
-    let envelope = fcd::cert::issue(&issue, &key).expect("a safe decision is signed");
+    let issue = fcd::cert::Issue { call, env, contract, decision: safe, now: NOW, valid_for: 300 };
+    let envelope = fcd::cert::issue(&issue, &key);
     let bytes = fcd::canon::to_canonical(&envelope);
     if let Err(e) = fcd::cert::verify(&bytes, &key.verifying_key(), NOW) {
         panic!("a certificate just issued is refused: {e}");

@@ -7,7 +7,7 @@ use serde_json::json;
 
 use super::{Format, Io, Status, print, print_json, unix_now, write_atomic};
 use crate::cert::{self, Issue};
-use crate::certify::{Call, Contract, Decision, Env, Verdict, check_call, decide, read_input};
+use crate::certify::{CallInput, Contract, Decision, Env, Verdict, check_call, decide, read_input};
 use crate::error::InputError;
 use crate::summary::Summary;
 
@@ -64,7 +64,7 @@ fn anonymous() -> Env {
 
 pub fn certify(a: CertifyArgs, io: &mut Io<'_>) -> Result<Status, InputError> {
     let summary = Summary::load(&a.summary)?;
-    let call: Call = read_input(&a.call)?;
+    let input = CallInput::read(&a.call)?;
     let contract: Contract = read_input(&a.contract)?;
     let env = match &a.env {
         Some(p) => read_input(p)?,
@@ -73,12 +73,12 @@ pub fn certify(a: CertifyArgs, io: &mut Io<'_>) -> Result<Status, InputError> {
     if !env.config.is_object() {
         return Err(InputError::new(a.env.as_deref().unwrap_or("<env>".as_ref()), "`config` must be a JSON object"));
     }
-    check_call(&summary, &call, &a.call)?;
+    let call = check_call(&summary, &input)?;
     let key = a.key.as_deref().map(cert::load_signing_key).transpose()?;
-    let decision = decide(&summary, &call, &env, &contract);
+    let decision = decide(&call, &env, &contract);
     let now = unix_now(a.now);
-    let certificate = key.as_ref().and_then(|k| {
-        let issue = Issue { summary: &summary, call: &call, env: &env, contract: &contract, decision: &decision, now, valid_for: a.valid_for };
+    let certificate = key.as_ref().zip(decision.certifiable()).map(|(k, safe)| {
+        let issue = Issue { call, env: &env, contract: &contract, decision: safe, now, valid_for: a.valid_for };
         cert::issue(&issue, k)
     });
     if let (Some(env), Some(out)) = (&certificate, &a.out) {

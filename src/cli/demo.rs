@@ -78,11 +78,13 @@ pub fn run(format: Format, io: &mut Io<'_>) -> Result<Status, InputError> {
             }
         );
         for (name, c) in &canonical.calls {
-            let Some(call) = canonical.call(name) else { continue };
-            check_call(&summary, &call, &profile_dir.join("canonical.json"))?;
-            let d = decide(&summary, &call, &canonical.env, &canonical.contract);
-            let issue = Issue { summary: &summary, call: &call, env: &canonical.env, contract: &canonical.contract, decision: &d, now, valid_for: 300 };
-            let certificate = cert::issue(&issue, &key);
+            let Some(input) = canonical.input(name) else { continue };
+            let call = check_call(&summary, &input)?;
+            let d = decide(&call, &canonical.env, &canonical.contract);
+            let certificate = d.certifiable().map(|safe| {
+                let issue = Issue { call, env: &canonical.env, contract: &canonical.contract, decision: safe, now, valid_for: 300 };
+                cert::issue(&issue, &key)
+            });
             let verified = certificate.as_ref().map(|env| cert::verify(&crate::canon::to_canonical(env), &verifying, now).is_ok());
             let expected = c.expect.get(regime).copied();
             let matches = expected == Some(d.decision) && verified != Some(false);

@@ -4,12 +4,12 @@
 //! test, the demo and the release job judge.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::certify::{Call, Contract, Env, Verdict};
+use crate::certify::{Call, CallInput, Contract, Env, Verdict};
 use crate::error::{InputError, read_json};
 
 /// The file name inside a profile directory.
@@ -26,6 +26,9 @@ pub struct Canonical {
     pub env: Env,
     pub contract: Contract,
     pub calls: BTreeMap<String, CanonicalCall>,
+    /// The file it was read from: errors about its calls name it.
+    #[serde(skip)]
+    pub file: PathBuf,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -38,7 +41,8 @@ pub struct CanonicalCall {
 
 impl Canonical {
     pub fn load(path: &Path) -> Result<Canonical, InputError> {
-        let c: Canonical = read_json(path)?;
+        let mut c: Canonical = read_json(path)?;
+        c.file = path.to_owned();
         for (name, call) in &c.calls {
             for regime in call.expect.keys() {
                 if !c.regimes.contains(regime) {
@@ -52,5 +56,10 @@ impl Canonical {
     /// The formed call named `name`.
     pub fn call(&self, name: &str) -> Option<Call> {
         self.calls.get(name).map(|c| Call { tool: self.tool.clone(), arguments: c.arguments.clone() })
+    }
+
+    /// The formed call named `name`, as input to [`crate::certify::check_call`].
+    pub fn input(&self, name: &str) -> Option<CallInput> {
+        self.call(name).map(|call| CallInput::new(call, &self.file))
     }
 }

@@ -228,48 +228,48 @@ pub fn load_verifying_key(path: &Path) -> Result<VerifyingKey, InputError> {
     SigningKey::from_pkcs8_pem(&text).map(|k| k.verifying_key()).map_err(|_| InputError::new(path, "not an ed25519 public key in PEM (SubjectPublicKeyInfo)"))
 }
 
-/// Everything a certificate is issued from.
+/// Everything a certificate is issued from: a checked call (with its
+/// summary), the context and contract it was decided under, and the safe
+/// decision itself.
 pub struct Issue<'a> {
-    pub summary: &'a crate::summary::Summary,
-    pub call: &'a crate::certify::Call,
+    pub call: crate::certify::CheckedCall<'a>,
     pub env: &'a crate::certify::Env,
     pub contract: &'a crate::certify::Contract,
-    pub decision: &'a crate::certify::Decision,
+    pub decision: crate::certify::Certifiable<'a>,
     /// Unix seconds.
     pub now: u64,
     pub valid_for: u64,
 }
 
-/// Issues a signed certificate, only for a safe decision.
-pub fn issue(i: &Issue<'_>, key: &SigningKey) -> Option<Envelope> {
-    if i.decision.decision != crate::certify::Verdict::Safe {
-        return None;
-    }
-    let subject_digest = i.summary.artifact_digest.as_deref().unwrap_or(&i.summary.source.digest);
+/// Issues a signed certificate. Only a safe decision can be given
+/// ([`crate::certify::Decision::certifiable`]), so there is nothing to refuse here.
+pub fn issue(i: &Issue<'_>, key: &SigningKey) -> Envelope {
+    let (summary, call) = (i.call.summary(), i.call.call());
+    let subject_digest = summary.artifact_digest.as_deref().unwrap_or(&summary.source.digest);
     let hex = subject_digest.strip_prefix("sha256:").unwrap_or(subject_digest).to_owned();
     let statement = Statement {
         statement_type: STATEMENT_TYPE.into(),
-        subject: vec![Subject { name: format!("{}@{}", i.summary.tool, i.summary.release), digest: BTreeMap::from([("sha256".to_owned(), hex)]) }],
+        subject: vec![Subject { name: format!("{}@{}", summary.tool, summary.release), digest: BTreeMap::from([("sha256".to_owned(), hex)]) }],
         predicate_type: PREDICATE_TYPE.into(),
         predicate: CallCertificate {
             decision: "safe".into(),
-            tool: i.summary.tool.clone(),
-            release: i.summary.release.clone(),
-            arguments_digest: canon::digest(&i.call.arguments),
+            tool: summary.tool.clone(),
+            release: summary.release.clone(),
+            arguments_digest: canon::digest(&call.arguments),
             principal: i.env.principal.clone(),
             destination: i.env.destination.clone(),
-            profile: i.summary.profile.clone(),
-            summary_digest: i.summary.summary_digest.clone(),
+            profile: summary.profile.clone(),
+            summary_digest: summary.summary_digest.clone(),
             contract_digest: canon::digest(i.contract),
-            config_digest: i.summary.config_digest.clone(),
-            source_digest: i.summary.source.digest.clone(),
-            artifact_digest: i.summary.artifact_digest.clone(),
-            matched_rule: i.decision.matched_rule?,
-            effects: i.decision.effects.clone(),
+            config_digest: summary.config_digest.clone(),
+            source_digest: summary.source.digest.clone(),
+            artifact_digest: summary.artifact_digest.clone(),
+            matched_rule: i.decision.rule(),
+            effects: i.decision.effects().to_vec(),
             valid_from: i.now,
             valid_until: i.now.saturating_add(i.valid_for).min(MAX_VALID_UNTIL),
             issuer: key_id(&key.verifying_key()),
         },
     };
-    Some(sign(&statement, key))
+    sign(&statement, key)
 }

@@ -8,7 +8,7 @@
 //! that cannot be filled never yields `safe`.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -103,39 +103,115 @@ pub fn read_input<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, Inpu
     serde_json::from_str(&text).map_err(|e| InputError::json(path, &e))
 }
 
+/// A call as read, with the line of each key it names, so that an error
+/// points at its line without reading the file again.
+#[derive(Debug, Clone)]
+pub struct CallInput {
+    pub call: Call,
+    file: PathBuf,
+    lines: BTreeMap<String, usize>,
+}
+
+impl CallInput {
+    /// Reads a call file strictly: unknown keys and wrong types name the file and line.
+    pub fn read(path: &Path) -> Result<CallInput, InputError> {
+        let text = read_text(path)?;
+        let call: Call = serde_json::from_str(&text).map_err(|e| InputError::json(path, &e))?;
+        let keys = ["tool", "arguments"].into_iter().map(str::to_owned).chain(call.arguments.keys().cloned());
+        let lines = keys.filter_map(|k| line_of_key(&text, &k).map(|line| (k, line))).collect();
+        Ok(CallInput { call, file: path.to_owned(), lines })
+    }
+
+    /// A call formed in memory; errors name `file` (where it came from) without a line.
+    pub fn new(call: Call, file: impl Into<PathBuf>) -> CallInput {
+        CallInput { call, file: file.into(), lines: BTreeMap::new() }
+    }
+
+    fn error(&self, key: &str, message: String) -> InputError {
+        match self.lines.get(key) {
+            Some(line) => InputError::at(&self.file, *line, 1, message),
+            None => InputError::new(&self.file, message),
+        }
+    }
+}
+
+/// A call that passed [`check_call`] against one summary. The verifier
+/// decides only these, and only against that summary.
+#[derive(Debug, Clone, Copy)]
+pub struct CheckedCall<'a> {
+    summary: &'a Summary,
+    call: &'a Call,
+}
+
+impl<'a> CheckedCall<'a> {
+    pub fn summary(&self) -> &'a Summary {
+        self.summary
+    }
+
+    pub fn call(&self) -> &'a Call {
+        self.call
+    }
+}
+
 /// Checks a call against the tool's argument schema recorded in the summary.
-pub fn check_call(summary: &Summary, call: &Call, file: &Path) -> Result<(), InputError> {
-    // The file is read again only to point an error at its line.
-    let at = |key: &str, message: String| match line_of_key(&std::fs::read_to_string(file).unwrap_or_default(), key) {
-        Some(line) => InputError::at(file, line, 1, message),
-        None => InputError::new(file, message),
-    };
+pub fn check_call<'a>(summary: &'a Summary, input: &'a CallInput) -> Result<CheckedCall<'a>, InputError> {
+    let call = &input.call;
+    let checked = CheckedCall { summary, call };
     if call.tool != summary.tool {
-        return Err(at("tool", format!("the call is for tool `{}`, the summary for `{}`", call.tool, summary.tool)));
+        return Err(input.error("tool", format!("the call is for tool `{}`, the summary for `{}`", call.tool, summary.tool)));
     }
     if summary.arguments.is_empty() {
-        return Ok(());
+        return Ok(checked);
     }
     for (name, value) in &call.arguments {
         let Some(spec) = summary.arguments.get(name) else {
             let known: Vec<&str> = summary.arguments.keys().map(String::as_str).collect();
-            return Err(at(name, format!("argument `{name}` is not in the tool's input schema (known: {})", known.join(", "))));
+            return Err(input.error(name, format!("argument `{name}` is not in the tool's input schema (known: {})", known.join(", "))));
         };
         if !value.is_null() && !spec.ty.holds(value) {
-            return Err(at(name, format!("argument `{name}` must be {}, not {}", spec.ty.name(), ValueType::of_value(value))));
+            return Err(input.error(name, format!("argument `{name}` must be {}, not {}", spec.ty.name(), ValueType::of_value(value))));
         }
     }
     for (name, spec) in &summary.arguments {
         if spec.required && call.arguments.get(name).is_none_or(Value::is_null) {
-            return Err(at("arguments", format!("required argument `{name}` is missing")));
+            return Err(input.error("arguments", format!("required argument `{name}` is missing")));
         }
     }
-    Ok(())
+    Ok(checked)
 }
 
-/// Applies the call to the summary and checks every effect against the contract.
-/// The call must already have passed [`check_call`].
-pub fn decide(summary: &Summary, call: &Call, env: &Env, contract: &Contract) -> Decision {
+/// A safe decision and the rule that made it: the only thing a certificate
+/// is issued from ([`Decision::certifiable`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Certifiable<'d> {
+    decision: &'d Decision,
+    rule: usize,
+}
+
+impl<'d> Certifiable<'d> {
+    pub fn effects(&self) -> &'d [Effect] {
+        &self.decision.effects
+    }
+
+    pub fn rule(&self) -> usize {
+        self.rule
+    }
+}
+
+impl Decision {
+    /// The decision as something a certificate may be issued from: only a
+    /// safe decision with the rule that made it.
+    pub fn certifiable(&self) -> Option<Certifiable<'_>> {
+        match (self.decision, self.matched_rule) {
+            (Verdict::Safe, Some(rule)) if self.violations.is_empty() => Some(Certifiable { decision: self, rule }),
+            _ => None,
+        }
+    }
+}
+
+/// Applies a checked call to its summary and checks every effect against the contract.
+pub fn decide(checked: &CheckedCall<'_>, env: &Env, contract: &Contract) -> Decision {
+    let (summary, call) = (checked.summary, checked.call);
     if canon::digest(&env.config) != summary.config_digest {
         return Decision::unknown("the authenticated configuration differs from the configuration the summary was registered with".into(), None);
     }
@@ -216,6 +292,30 @@ pub fn within(value: &str, prefixes: &[String]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_safe_decision_with_its_rule_is_certifiable() {
+        let safe = Decision { decision: Verdict::Safe, effects: Vec::new(), violations: Vec::new(), matched_rule: Some(2), reason: None };
+        assert_eq!(safe.certifiable().map(|c| c.rule()), Some(2));
+        for verdict in [Verdict::Unsafe, Verdict::Reject, Verdict::Unknown] {
+            assert!(Decision { decision: verdict, ..safe.clone() }.certifiable().is_none(), "{verdict:?}");
+        }
+        assert!(Decision { matched_rule: None, ..safe.clone() }.certifiable().is_none(), "no rule, no certificate");
+        assert!(Decision { violations: vec!["x".into()], ..safe }.certifiable().is_none(), "a violation, no certificate");
+    }
+
+    #[test]
+    fn a_call_file_keeps_the_line_of_each_key() {
+        let dir = std::env::temp_dir().join(format!("fcd-call-input-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("call.json");
+        std::fs::write(&path, "{\"tool\": \"t\",\n \"arguments\": {\n  \"a\": 1,\n  \"b\": 2}}").unwrap();
+        let input = CallInput::read(&path).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(input.error("b", "m".into()).line, Some(4), "found without reading the file again");
+        assert_eq!(input.error("tool", "m".into()).line, Some(1));
+        assert_eq!(CallInput::new(input.call.clone(), "x.json").error("b", "m".into()).line, None);
+    }
 
     #[test]
     fn within_respects_path_boundaries() {

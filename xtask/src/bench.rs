@@ -174,9 +174,10 @@ fn certify_rows(summaries: &[(String, Box<Summary>)], canonical: &Canonical, can
     for (label, summary) in summaries {
         for name in canonical.calls.keys() {
             let call = canonical.call(name).with_context(|| format!("{}: no call {name}", canonical_path.display()))?;
-            check_call(summary, &call, canonical_path)?;
-            let decision = decide(summary, &call, env, contract);
-            let stats = measure(warmup, iterations, || decide(summary, &call, env, contract));
+            let input = fcd::certify::CallInput::new(call, canonical_path);
+            let call = check_call(summary, &input)?;
+            let decision = decide(&call, env, contract);
+            let stats = measure(warmup, iterations, || decide(&call, env, contract));
             let verdict = decision.decision.as_str();
             rows.push(Row { operation: format!("decide {label} {name} ({verdict})"), stats, target: Target::Decide });
             if decision.decision != Verdict::Safe {
@@ -184,8 +185,9 @@ fn certify_rows(summaries: &[(String, Box<Summary>)], canonical: &Canonical, can
             }
             let now = fcd::cli::unix_now(None);
             let stats = measure(warmup, iterations, || {
-                let d = decide(summary, &call, env, contract);
-                let issue = Issue { summary, call: &call, env, contract, decision: &d, now, valid_for: 300 };
+                let d = decide(&call, env, contract);
+                let safe = d.certifiable().expect("the decision was safe above");
+                let issue = Issue { call, env, contract, decision: safe, now, valid_for: 300 };
                 cert::issue(&issue, &key)
             });
             rows.push(Row { operation: format!("decide+sign {label} {name}"), stats, target: Target::DecideSign });

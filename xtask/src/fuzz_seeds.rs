@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, anyhow};
 use base64::Engine;
 use fcd::canonical::Canonical;
-use fcd::certify::{Verdict, check_call, decide};
+use fcd::certify::{check_call, decide};
 use fcd::profile::Profile;
 use fcd::register::{Registration, Request, register};
 
@@ -131,23 +131,12 @@ pub fn run(root: &Path) -> Result<bool> {
             corpus.add("summary", &format!("{id}-{name}"), &summary.to_canonical())?;
             for call_name in canonical.calls.keys() {
                 let call = canonical.call(call_name).ok_or_else(|| anyhow!("no call {call_name}"))?;
-                if check_call(&summary, &call, &canonical_path).is_err() {
-                    continue;
-                }
-                let decision = decide(&summary, &call, &canonical.env, &canonical.contract);
-                if decision.decision != Verdict::Safe {
-                    continue;
-                }
-                let issue = fcd::cert::Issue {
-                    summary: &summary,
-                    call: &call,
-                    env: &canonical.env,
-                    contract: &canonical.contract,
-                    decision: &decision,
-                    now: NOW - 60,
-                    valid_for: 3_600,
-                };
-                let envelope = fcd::cert::issue(&issue, &key).ok_or_else(|| anyhow!("a safe decision is signed"))?;
+                let input = fcd::certify::CallInput::new(call, &canonical_path);
+                let Ok(call) = check_call(&summary, &input) else { continue };
+                let decision = decide(&call, &canonical.env, &canonical.contract);
+                let Some(safe) = decision.certifiable() else { continue };
+                let issue = fcd::cert::Issue { call, env: &canonical.env, contract: &canonical.contract, decision: safe, now: NOW - 60, valid_for: 3_600 };
+                let envelope = fcd::cert::issue(&issue, &key);
                 let mut bytes = fcd::canon::to_canonical(&envelope);
                 bytes.push(b'\n');
                 fcd::cert::verify(&bytes, &key.verifying_key(), NOW).map_err(|e| anyhow!("the seed certificate does not verify: {e}"))?;

@@ -72,8 +72,8 @@ mod tests {
             .keys()
             .map(|name| {
                 let call = canonical.call(name).unwrap();
-                check_call(&summary, &call, &path).unwrap();
-                let d = decide(&summary, &call, &canonical.env, &canonical.contract);
+                let input = fcd::certify::CallInput::new(call, &path);
+                let d = decide(&check_call(&summary, &input).unwrap(), &canonical.env, &canonical.contract);
                 (name.clone(), d.decision.as_str().to_owned(), format!("rule {:?}", d.matched_rule))
             })
             .collect()
