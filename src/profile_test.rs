@@ -219,9 +219,8 @@ fn run_case(
     let root = case.root()?;
     // The canonical environment's configuration is the one registered: the
     // canonical calls are decided under it.
-    let config = tempfile::NamedTempFile::new().map_err(|e| InputError::new(file, format!("cannot create a temporary file: {e}")))?;
-    std::fs::write(config.path(), canonical.env.config.to_string()).map_err(|e| InputError::new(config.path(), e.to_string()))?;
-    let request = Request { source: root.path.clone(), release: Some(case.name.clone()), config: Some(config.path().to_owned()), ..Request::default() };
+    let config = canonical.env.config.as_object().cloned();
+    let request = Request { source: root.path.clone(), release: Some(case.name.clone()), config, ..Request::default() };
     let outcome = register(profile, &request)?;
     let mut checks = Vec::new();
     let shown = match &outcome {

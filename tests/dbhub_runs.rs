@@ -106,9 +106,8 @@ fn no_certificate_for_a_call_that_mutates_the_database_when_run() {
         };
 
         // The canonical calls are decided under the canonical configuration, registered as such.
-        let config = scratch.path().join("config.json");
-        std::fs::write(&config, canonical.env.config.to_string()).unwrap();
-        let request = Request { source: tree.path.clone(), release: Some(case.name.clone()), config: Some(config), ..Request::default() };
+        let config = canonical.env.config.as_object().cloned();
+        let request = Request { source: tree.path.clone(), release: Some(case.name.clone()), config, ..Request::default() };
         let summary = match register(&profile, &request).unwrap() {
             Registration::Registered(s) => Some(s),
             Registration::Escalated(_) => None,

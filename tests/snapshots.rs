@@ -19,9 +19,8 @@ fn registration(profile_id: &str, source: &Path, release: &str) -> Registration 
     let dir = root().join("profiles").join(profile_id);
     let profile = Profile::load(&dir).expect("the profile loads");
     let canonical = Canonical::load(&dir.join("canonical.json")).unwrap();
-    let config = tempfile::NamedTempFile::new().unwrap();
-    std::fs::write(config.path(), canonical.env.config.to_string()).unwrap();
-    let request = Request { source: source.to_owned(), release: Some(release.into()), config: Some(config.path().to_owned()), ..Request::default() };
+    let config = canonical.env.config.as_object().cloned();
+    let request = Request { source: source.to_owned(), release: Some(release.into()), config, ..Request::default() };
     register(&profile, &request).unwrap()
 }
 

@@ -77,12 +77,10 @@ fn registered() -> (Summary, Canonical) {
     let dir = root().join("profiles/git-diff");
     let profile = Profile::load(&dir).expect("the profile loads");
     let canonical = Canonical::load(&dir.join("canonical.json")).unwrap();
-    let config = tempfile::NamedTempFile::new().unwrap();
-    std::fs::write(config.path(), canonical.env.config.to_string()).unwrap();
     let request = Request {
         source: root().join("fixtures/git-diff/guarded"),
         release: Some("fixture-guarded".into()),
-        config: Some(config.path().to_owned()),
+        config: canonical.env.config.as_object().cloned(),
         ..Request::default()
     };
     match register(&profile, &request).unwrap() {

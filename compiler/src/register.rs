@@ -29,8 +29,19 @@ pub struct Request {
     pub release: Option<String>,
     /// `sha256:HEX` of the official artifact.
     pub artifact_digest: Option<String>,
-    /// A JSON object of registered configuration.
-    pub config: Option<PathBuf>,
+    /// The registered configuration, a JSON object ([`read_config`] reads one).
+    pub config: Option<Config>,
+}
+
+/// A registered configuration: always a JSON object.
+pub type Config = serde_json::Map<String, serde_json::Value>;
+
+/// Reads a configuration file: a JSON object, else an error naming the file.
+pub fn read_config(path: &Path) -> Result<Config, InputError> {
+    match read_json(path)? {
+        serde_json::Value::Object(config) => Ok(config),
+        _ => Err(InputError::new(path, "a configuration is a JSON object")),
+    }
 }
 
 /// The outcome of registering a release.
@@ -41,18 +52,8 @@ pub enum Registration {
 }
 
 /// The digest of a registered configuration: canonical JSON of the object, `{}` when none.
-pub fn config_digest(config: Option<&Path>) -> Result<String, InputError> {
-    let value = match config {
-        Some(path) => {
-            let v: serde_json::Value = read_json(path)?;
-            if !v.is_object() {
-                return Err(InputError::new(path, "a configuration is a JSON object"));
-            }
-            v
-        }
-        None => serde_json::json!({}),
-    };
-    Ok(canon::digest(&value))
+pub fn config_digest(config: Option<&Config>) -> String {
+    canon::digest(&config.cloned().unwrap_or_default())
 }
 
 /// Registers one release; input problems are errors, source shapes outside the
@@ -67,7 +68,7 @@ pub fn register(profile: &Profile, req: &Request) -> Result<Registration, InputE
         Some(r) => r.clone(),
         None => req.source.canonicalize().ok().and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned())).unwrap_or_else(|| "unnamed".into()),
     };
-    let binding = Binding { release, artifact_digest: req.artifact_digest.clone(), config_digest: config_digest(req.config.as_deref())? };
+    let binding = Binding { release, artifact_digest: req.artifact_digest.clone(), config_digest: config_digest(req.config.as_ref()) };
 
     let mut files = match source::collect(&req.source, profile)? {
         Ok(files) => files,

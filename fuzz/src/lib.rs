@@ -148,11 +148,9 @@ impl Judged {
             let dir = repo().join("profiles").join(profile_id);
             let profile = Profile::load(&dir).expect("the profile loads");
             let canonical = Canonical::load(&dir.join("canonical.json")).expect("canonical.json loads");
-            let config = std::env::temp_dir().join(format!("fcd-fuzz-config-{}-{profile_id}.json", std::process::id()));
-            std::fs::write(&config, canonical.env.config.to_string()).expect("a temporary file");
-            let request = Request { source: fixture_root(lang), release: Some("fuzz".into()), config: Some(config.clone()), ..Request::default() };
+            let config = canonical.env.config.as_object().cloned();
+            let request = Request { source: fixture_root(lang), release: Some("fuzz".into()), config, ..Request::default() };
             let registered = register(&profile, &request);
-            let _ = std::fs::remove_file(&config);
             match registered.expect("the fixture registers") {
                 Registration::Registered(s) => cases.push((*s, canonical)),
                 Registration::Escalated(e) => panic!("{profile_id} escalated: {e}"),

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use super::{Format, Io, Status, print, print_json, write_atomic};
 use crate::error::InputError;
 use crate::profile::Profile;
-use crate::register::{Registration, Request, escalation_json, register as run_register, registration_json};
+use crate::register::{Registration, Request, escalation_json, read_config, register as run_register, registration_json};
 use crate::summary::Summary;
 
 /// Compiles a profile against one release's source into a summary, or escalates.
@@ -55,7 +55,8 @@ pub struct RegenerateArgs {
 
 pub fn register(a: RegisterArgs, io: &mut Io<'_>) -> Result<Status, InputError> {
     let profile = Profile::load(&a.profile)?;
-    let request = Request { source: a.source, release: a.release, artifact_digest: a.artifact_digest, config: a.config };
+    let config = a.config.as_deref().map(read_config).transpose()?;
+    let request = Request { source: a.source, release: a.release, artifact_digest: a.artifact_digest, config };
     let outcome = run_register(&profile, &request)?;
     if let (Registration::Registered(summary), Some(out)) = (&outcome, &a.out) {
         write_atomic(out, &summary.to_canonical())?;
@@ -97,7 +98,8 @@ fn registration_text(r: &Registration) -> String {
 pub fn regenerate(a: RegenerateArgs, io: &mut Io<'_>) -> Result<Status, InputError> {
     let stored = Summary::load(&a.summary)?;
     let profile = Profile::load(&a.profile)?;
-    let request = Request { source: a.source, release: Some(stored.release.clone()), artifact_digest: stored.artifact_digest.clone(), config: a.config };
+    let config = a.config.as_deref().map(read_config).transpose()?;
+    let request = Request { source: a.source, release: Some(stored.release.clone()), artifact_digest: stored.artifact_digest.clone(), config };
     let fresh = match run_register(&profile, &request)? {
         Registration::Registered(s) => s,
         Registration::Escalated(e) => {

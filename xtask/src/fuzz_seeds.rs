@@ -121,12 +121,10 @@ pub fn run(root: &Path) -> Result<bool> {
 
         // A summary of every fixture the profile's cases register, and certificates of its safe calls.
         let profile = Profile::load(&dir).map_err(|e| anyhow!("{e}"))?;
-        let config = tempfile::NamedTempFile::new()?;
-        std::fs::write(config.path(), canonical.env.config.to_string())?;
+        let config = canonical.env.config.as_object().cloned();
         for fixture in walkdir_dirs(&root.join("fixtures").join(id))? {
             let name = fixture.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-            let request =
-                Request { source: fixture.clone(), release: Some(format!("fixture-{name}")), config: Some(config.path().to_owned()), ..Request::default() };
+            let request = Request { source: fixture.clone(), release: Some(format!("fixture-{name}")), config: config.clone(), ..Request::default() };
             let Registration::Registered(summary) = register(&profile, &request).map_err(|e| anyhow!("{e}"))? else { continue };
             corpus.add("summary", &format!("{id}-{name}"), &summary.to_canonical())?;
             for call_name in canonical.calls.keys() {
