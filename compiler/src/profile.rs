@@ -18,7 +18,7 @@ use fcd_frontends::{ArgPattern, ArgShape, Comparison, DefaultRule, Exposure, Fac
 
 use crate::canon;
 use crate::error::{InputError, read_text};
-use crate::rules::{EffectTemplate, Outcome, Predicate, Rule, Test, ValueType, placeholders};
+use crate::rules::{EffectTemplate, Outcome, Pattern, Predicate, Rule, Template, Test, ValueType};
 pub use fcd_model::summary::{ArgSpec, Envelope};
 
 /// (JavaScript) Where the runtime starts loading a package: the npm manifest
@@ -747,7 +747,7 @@ impl Validator<'_> {
             for e in effects {
                 let templates = [&e.op, &e.principal, &e.destination, &e.resource, &e.exposure].into_iter().chain(&e.write_scopes);
                 for t in templates {
-                    let names = placeholders(t).or_else(|m| self.err(span.clone(), &format!("{key}.then"), m))?;
+                    let names = t.placeholders();
                     for name in names {
                         self.placeholder(&name, &key, span.clone(), arguments, &captures)?;
                     }
@@ -838,9 +838,9 @@ impl Validator<'_> {
         let test = if let Some(s) = &p.starts_with {
             Test::StartsWith(s.clone())
         } else if let Some(re) = &p.matches {
-            let compiled = regex::Regex::new(re).or_else(|e| self.err(span.clone(), &format!("{key}.matches"), e))?;
-            captures.extend(compiled.capture_names().flatten().map(str::to_owned));
-            Test::Matches(re.clone())
+            let compiled = Pattern::new(re).or_else(|e| self.err(span.clone(), &format!("{key}.matches"), e))?;
+            captures.extend(compiled.capture_names().map(str::to_owned));
+            Test::Matches(compiled)
         } else if let Some(t) = &p.ty {
             Test::Type(ValueType::parse(t).map_or_else(|| self.err(span.clone(), &format!("{key}.type"), format!("`{t}` is not a JSON type")), Ok)?)
         } else if let Some(v) = &p.equals {
@@ -903,14 +903,15 @@ impl Validator<'_> {
                 if !e.exposure.contains('{') && Exposure::parse(&e.exposure).is_none() {
                     return self.err(span.clone(), &format!("{key}.exposure"), format!("`{}` is not none, private or public", e.exposure));
                 }
+                let template = |field: &str, text: &str| text.parse::<Template>().or_else(|m| self.err(span.clone(), &format!("{key}.{field}"), m));
                 Ok(EffectTemplate {
-                    op: e.op.clone(),
-                    principal: e.principal.clone(),
-                    destination: e.destination.clone(),
-                    resource: e.resource.clone(),
-                    exposure: e.exposure.clone(),
+                    op: template("op", &e.op)?,
+                    principal: template("principal", &e.principal)?,
+                    destination: template("destination", &e.destination)?,
+                    resource: template("resource", &e.resource)?,
+                    exposure: template("exposure", &e.exposure)?,
                     mutation: e.mutation,
-                    write_scopes: e.write_scopes.clone(),
+                    write_scopes: e.write_scopes.iter().map(|w| template("write_scopes", w)).collect::<Result<_, _>>()?,
                 })
             })
             .collect::<Result<_, _>>()

@@ -12,5 +12,6 @@ pub mod effect;
 pub mod error;
 pub mod rules;
 pub mod summary;
+pub mod template;
 
 pub use error::InputError;

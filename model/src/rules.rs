@@ -7,11 +7,11 @@
 
 use std::collections::BTreeMap;
 
-use regex::Regex;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::effect::{Effect, Exposure};
+pub use crate::template::{Pattern, Template, TemplateGap};
 
 /// One ordered first-match rule of a summary.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -53,7 +53,7 @@ pub enum Test {
     /// A string starting with this prefix.
     StartsWith(String),
     /// A string the regular expression matches; named groups become template values.
-    Matches(String),
+    Matches(Pattern),
     /// A value of this JSON type.
     Type(ValueType),
     /// A value equal to this one.
@@ -142,13 +142,13 @@ pub enum Outcome {
 #[serde(deny_unknown_fields)]
 pub struct EffectTemplate {
     /// `domain:operation`.
-    pub op: String,
-    pub principal: String,
-    pub destination: String,
-    pub resource: String,
-    pub exposure: String,
+    pub op: Template,
+    pub principal: Template,
+    pub destination: Template,
+    pub resource: Template,
+    pub exposure: Template,
     pub mutation: bool,
-    pub write_scopes: Vec<String>,
+    pub write_scopes: Vec<Template>,
 }
 
 /// The values a call brings to evaluation.
@@ -172,25 +172,6 @@ impl Bindings<'_> {
             }
         }
     }
-}
-
-/// Compiled regular expressions, by pattern: compiling dominates a decision,
-/// and a process certifies many calls against few summaries. The cache is
-/// bounded, so a stream of hostile summaries cannot grow it without limit.
-fn compile(pattern: &str) -> Option<std::sync::Arc<Regex>> {
-    use std::sync::{Arc, LazyLock, Mutex};
-    static CACHE: LazyLock<Mutex<BTreeMap<String, Arc<Regex>>>> = LazyLock::new(|| Mutex::new(BTreeMap::new()));
-    const MAX_CACHED: usize = 256;
-    let mut cache = CACHE.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    if let Some(re) = cache.get(pattern) {
-        return Some(Arc::clone(re));
-    }
-    let re = Arc::new(Regex::new(pattern).ok()?);
-    if cache.len() >= MAX_CACHED {
-        cache.clear();
-    }
-    cache.insert(pattern.to_owned(), Arc::clone(&re));
-    Some(re)
 }
 
 impl Predicate {
@@ -247,13 +228,8 @@ impl Test {
             (Test::StartsWith(prefix), Some(v)) => v.as_str().ok_or_else(|| not_string(v))?.starts_with(prefix.as_str()),
             (Test::Matches(pattern), Some(v)) => {
                 let s = v.as_str().ok_or_else(|| not_string(v))?;
-                let re = compile(pattern).ok_or_else(|| Unevaluable(format!("`{pattern}` is not a valid regular expression")))?;
-                let Some(caps) = re.captures(s) else { return Ok(false) };
-                for name in re.capture_names().flatten() {
-                    if let Some(m) = caps.name(name) {
-                        captures.insert(name.to_owned(), m.as_str().to_owned());
-                    }
-                }
+                let Some(caps) = pattern.captures(s) else { return Ok(false) };
+                captures.extend(caps);
                 true
             }
             (Test::Type(t), Some(v)) => t.holds(v),
@@ -277,53 +253,9 @@ fn json_kind(v: &Value) -> u8 {
     }
 }
 
-/// Why a template could not be filled.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TemplateGap(pub String);
-
-/// Fills `{arg.NAME}`, `{env.PATH}` and `{CAPTURE}` placeholders; `{{` and `}}` are literal braces.
-pub fn render(template: &str, b: &Bindings<'_>, captures: &BTreeMap<String, String>) -> Result<String, TemplateGap> {
-    let mut out = String::with_capacity(template.len());
-    let mut rest = template;
-    while let Some(i) = rest.find(['{', '}']) {
-        out.push_str(&rest[..i]);
-        let tail = &rest[i..];
-        if let Some(t) = tail.strip_prefix("{{") {
-            out.push('{');
-            rest = t;
-            continue;
-        }
-        if let Some(t) = tail.strip_prefix("}}") {
-            out.push('}');
-            rest = t;
-            continue;
-        }
-        let close = tail.find('}').filter(|_| tail.starts_with('{'));
-        let Some(close) = close else {
-            return Err(TemplateGap(format!("unbalanced brace in template `{template}`")));
-        };
-        let key = &tail[1..close];
-        // `{a|b}`: the first alternative with a value; an empty string counts as none.
-        let mut gap = None;
-        let mut value = None;
-        for alternative in key.split('|') {
-            match placeholder_value(alternative, b, captures) {
-                Ok(v) if !v.is_empty() => {
-                    value = Some(v);
-                    break;
-                }
-                Ok(_) => gap = Some(TemplateGap(format!("`{alternative}` is empty"))),
-                Err(g) => gap = Some(g),
-            }
-        }
-        match value {
-            Some(v) => out.push_str(&v),
-            None => return Err(gap.unwrap_or_else(|| TemplateGap(format!("no value for `{{{key}}}`")))),
-        }
-        rest = &tail[close + 1..];
-    }
-    out.push_str(rest);
-    Ok(out)
+/// Fills a template's `{arg.NAME}`, `{env.PATH}` and `{CAPTURE}` placeholders from a call.
+pub fn render(template: &Template, b: &Bindings<'_>, captures: &BTreeMap<String, String>) -> Result<String, TemplateGap> {
+    template.render(&|key| placeholder_value(key, b, captures))
 }
 
 fn placeholder_value(key: &str, b: &Bindings<'_>, captures: &BTreeMap<String, String>) -> Result<String, TemplateGap> {
@@ -362,27 +294,6 @@ impl EffectTemplate {
             write_scopes: self.write_scopes.iter().map(|s| render(s, b, captures)).collect::<Result<_, _>>()?,
         })
     }
-}
-
-/// The placeholders of a template, for validation when a profile is loaded.
-pub fn placeholders(template: &str) -> Result<Vec<String>, String> {
-    let mut out = Vec::new();
-    let mut rest = template;
-    while let Some(i) = rest.find(['{', '}']) {
-        let tail = &rest[i..];
-        if let Some(t) = tail.strip_prefix("{{").or_else(|| tail.strip_prefix("}}")) {
-            rest = t;
-            continue;
-        }
-        match tail.find('}').filter(|_| tail.starts_with('{')) {
-            Some(close) => {
-                out.push(tail[1..close].to_owned());
-                rest = &tail[close + 1..];
-            }
-            None => return Err(format!("unbalanced brace in `{template}`")),
-        }
-    }
-    Ok(out)
 }
 
 impl std::fmt::Display for Predicate {
@@ -452,15 +363,15 @@ mod tests {
         let args = json!({"target": "--output=/tmp/x"});
         let b = bindings(&args);
         let mut caps = BTreeMap::new();
-        let p = Predicate::Arg { name: "target".into(), test: Test::Matches("^--output=(?P<path>.+)$".into()) };
+        let p = Predicate::Arg { name: "target".into(), test: Test::Matches(Pattern::new("^--output=(?P<path>.+)$").unwrap()) };
         assert!(p.holds(&b, &mut caps).unwrap());
-        assert_eq!(render("w {path} by {env.principal_login}", &b, &caps).unwrap(), "w /tmp/x by alice");
+        assert_eq!(render(&"w {path} by {env.principal_login}".parse().unwrap(), &b, &caps).unwrap(), "w /tmp/x by alice");
     }
 
     #[test]
     fn missing_argument_is_a_template_gap() {
         let args = json!({});
-        let err = render("{arg.repo_path}", &bindings(&args), &BTreeMap::new()).unwrap_err();
+        let err = render(&"{arg.repo_path}".parse().unwrap(), &bindings(&args), &BTreeMap::new()).unwrap_err();
         assert!(err.0.contains("repo_path"));
     }
 
@@ -472,8 +383,8 @@ mod tests {
 
     #[test]
     fn placeholders_are_listed_and_braces_checked() {
-        assert_eq!(placeholders("{a}/{{x}}/{arg.b}").unwrap(), vec!["a", "arg.b"]);
-        assert!(placeholders("{a").is_err());
+        assert_eq!("{a}/{{x}}/{arg.b}".parse::<Template>().unwrap().placeholders(), vec!["a", "arg.b"]);
+        assert!("{a".parse::<Template>().is_err());
     }
 
     #[test]
@@ -484,7 +395,7 @@ mod tests {
         let eq = Predicate::Arg { name: "private".into(), test: Test::Equals(json!(true)) };
         assert!(eq.holds(&b, &mut caps).is_err());
         // A negation must not turn "cannot tell" into "holds".
-        let not_matching = Predicate::Not(Box::new(Predicate::Arg { name: "name".into(), test: Test::Matches("^a$".into()) }));
+        let not_matching = Predicate::Not(Box::new(Predicate::Arg { name: "name".into(), test: Test::Matches(Pattern::new("^a$").unwrap()) }));
         assert!(not_matching.holds(&b, &mut caps).is_err());
         let any = Predicate::Any(vec![Predicate::Always, not_matching]);
         assert_eq!(any.holds(&b, &mut caps), Ok(true));
