@@ -80,6 +80,13 @@ impl<'a> FactSite<'_, 'a> {
     }
 }
 
+/// One fact extraction: where it reports, and what names mean in the region
+/// as the language reads them (its bindings, its scope; `()` for none).
+pub struct Cx<'r, 'a, N> {
+    pub site: FactSite<'r, 'a>,
+    pub names: &'r N,
+}
+
 /// An `Err` for a fact kind the language does not extract.
 pub fn unsupported(region: &Region<'_>, spec: &FactSpec, language: &str) -> Escalation {
     Escalation::new(
@@ -110,6 +117,16 @@ pub trait CallShape<'a> {
 
     /// An argument's text, for messages.
     fn arg_text(&self, arg: &Self::Arg) -> String;
+
+    /// Whether a guard's receiver (`receiver.callee(…)`) has the pattern's
+    /// shape: without a pattern any receiver does, with one it must be there.
+    fn receiver_matches(&self, pattern: Option<&ArgPattern>, receiver: Option<Self::Arg>) -> bool {
+        match (pattern, receiver) {
+            (Some(p), Some(r)) => self.arg_matches(&r, p),
+            (None, _) => true,
+            (Some(_), None) => false,
+        }
+    }
 
     /// Whether a `matching` fact also leaves out calls that fail
     /// [`CallShape::check_arguments`] (instead of escalating on them).

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::facts::{self, CallShape, FactSite};
+use crate::facts::{self, CallShape};
 use crate::ir::{Escalation, FactValue, Identity};
 use crate::lang::Found;
 use crate::spec::{ArgPattern, ArgShape, DefaultRule};
@@ -14,10 +14,8 @@ use crate::ts::Node;
 use super::syntax::{arguments, bare, dotted, identity, inner, literal, string_content};
 use super::{TYPES, held, plain};
 
-/// One fact extraction: where it reports.
-pub(super) struct Cx<'r, 'a> {
-    pub site: FactSite<'r, 'a>,
-}
+/// A C# fact extraction: names are read where each fact needs them.
+pub(super) type Cx<'r, 'a> = facts::Cx<'r, 'a, ()>;
 
 /// An invocation's arguments are (name, expression) pairs; only alignment decides.
 impl<'a> CallShape<'a> for Cx<'_, 'a> {

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::facts::{self, CallShape, FactSite};
+use crate::facts::{self, CallShape};
 use crate::ir::{Escalation, FactValue, Identity};
 use crate::lang::Found;
 use crate::spec::{ArgPattern, ArgShape, DefaultRule};
@@ -15,11 +15,8 @@ use crate::ts::Node;
 use super::bindings::Bindings;
 use super::{arguments, dotted, enclosing_statement, identity, is_call, literal, string_content};
 
-/// One fact extraction: where it reports, and the region's bindings.
-pub(super) struct Cx<'r, 'a> {
-    pub site: FactSite<'r, 'a>,
-    pub bindings: &'r Bindings<'a>,
-}
+/// A Go fact extraction: names are the region's bindings.
+pub(super) type Cx<'r, 'a> = facts::Cx<'r, 'a, Bindings<'a>>;
 
 /// A call's arguments are its nodes; `...` and a followed variable bound
 /// twice are outside every shape.
@@ -56,8 +53,8 @@ impl<'a> CallShape<'a> for Cx<'_, 'a> {
         match &pattern.shape {
             // Tool-argument flow is read by the Python frontend only so far.
             ArgShape::Arg(_) => false,
-            ArgShape::Param(name) => arg.kind() == "identifier" && arg.text() == name && self.bindings.is_param(name),
-            ArgShape::Var(name) => arg.kind() == "identifier" && arg.text() == name && !self.bindings.is_param(name) && self.bindings.sites(name).len() == 1,
+            ArgShape::Param(name) => arg.kind() == "identifier" && arg.text() == name && self.names.is_param(name),
+            ArgShape::Var(name) => arg.kind() == "identifier" && arg.text() == name && !self.names.is_param(name) && self.names.sites(name).len() == 1,
             ArgShape::Any => true,
             ArgShape::Ref(path) => dotted(arg).as_deref() == Some(path.as_str()),
             ArgShape::Str(text) => string_content(arg).as_deref() == Some(text.as_str()),
@@ -74,8 +71,8 @@ impl<'a> Cx<'_, 'a> {
     /// A variable the profile follows must be bound once: a second binding
     /// means the value reaching the sink may not be the one the facts describe.
     pub(super) fn check_single_binding(&self, name: &str, at: Node<'a>) -> Result<(), Escalation> {
-        let sites = self.bindings.sites(name);
-        let expected = if self.bindings.is_param(name) { 0 } else { 1 };
+        let sites = self.names.sites(name);
+        let expected = if self.names.is_param(name) { 0 } else { 1 };
         match sites.get(expected) {
             Some(extra) => Err(self.site.mismatch(
                 *extra,
@@ -106,7 +103,7 @@ impl<'a> Cx<'_, 'a> {
             .node
             .descendants()
             .filter(|n| is_call(*n) && arguments(*n).iter().any(|a| string_content(*a).as_deref() == Some(argument)))
-            .filter_map(|call| self.bindings.bound_by(call).map(|var| (call, var)))
+            .filter_map(|call| self.names.bound_by(call).map(|var| (call, var)))
             .collect();
         let (call, var) = match reads.as_slice() {
             [] => return Ok(None),
@@ -141,7 +138,7 @@ impl<'a> Cx<'_, 'a> {
     /// handed to anything else, and it must be a parameter never rebound.
     pub(super) fn check_map_untouched(&self, call: Node<'a>) -> Result<(), Escalation> {
         let Some(map) = arguments(call).first().copied() else { return Ok(()) };
-        if map.kind() != "identifier" || !self.bindings.is_param(map.text()) {
+        if map.kind() != "identifier" || !self.names.is_param(map.text()) {
             return Err(self.site.mismatch(map, format!("the helper reads `{}`, not a parameter of the region", map.compact_text())));
         }
         let name = map.text();
@@ -152,7 +149,7 @@ impl<'a> Cx<'_, 'a> {
                 arguments(c).first() == Some(&u)
                     && matches!(identity(c), Identity::Path(p) if self.site.region.env.reviewed.iter().any(|r| *r == p.split('[').next().unwrap_or(&p)))
             });
-            if !reviewed && !self.bindings.is_binding_site(u) && u.parent().is_some_and(|p| p.kind() != "parameter_declaration") {
+            if !reviewed && !self.names.is_binding_site(u) && u.parent().is_some_and(|p| p.kind() != "parameter_declaration") {
                 return Err(self.site.mismatch(u, format!("the argument map `{name}` is used at line {} (`{}`) other than as the first argument of a reviewed helper: it may be changed before the read", u.line(), enclosing_statement(u).compact_text())));
             }
         }
@@ -210,7 +207,7 @@ impl<'a> Cx<'_, 'a> {
             return Err(self.site.mismatch(arg, format!("argument {index} of the sink is `{}`, not a struct variable", arg.compact_text())));
         }
         let name = arg.text();
-        let sites = self.bindings.sites(name);
+        let sites = self.names.sites(name);
         let [site] = sites.as_slice() else {
             return Err(self.site.mismatch(arg, format!("`{name}` is bound {} times; the profile follows one struct literal", sites.len())));
         };
@@ -227,7 +224,7 @@ impl<'a> Cx<'_, 'a> {
                 ),
             ));
         }
-        let Some(composite) = self.bindings.value(*site).and_then(|v| {
+        let Some(composite) = self.names.value(*site).and_then(|v| {
             let v = if v.kind() == "unary_expression" { v.field_child("operand")? } else { v };
             (v.kind() == "composite_literal").then_some(v)
         }) else {
@@ -252,13 +249,8 @@ impl<'a> Cx<'_, 'a> {
         let mut values = BTreeMap::new();
         values.insert("field".into(), FactValue::Text(field.to_owned()));
         if value.kind() == "identifier" && !variable.is_empty() && value.text() == variable {
-            let uses: Vec<Node<'a>> = self
-                .site
-                .region
-                .node
-                .descendants()
-                .filter(|n| n.kind() == "identifier" && n.text() == variable && !self.bindings.is_binding_site(*n))
-                .collect();
+            let uses: Vec<Node<'a>> =
+                self.site.region.node.descendants().filter(|n| n.kind() == "identifier" && n.text() == variable && !self.names.is_binding_site(*n)).collect();
             if let Some(other) = uses.iter().find(|u| **u != value) {
                 return Err(self.site.mismatch(*other, format!("`{variable}` is also used at line {} (a conditional or another flow)", other.line())));
             }

@@ -64,7 +64,7 @@ impl Frontend for Go {
 
     fn extract<'a>(&self, region: &Region<'a>, spec: &FactSpec, found: &BTreeMap<String, Found<'a>>) -> Result<Option<Found<'a>>, Escalation> {
         let bindings = Bindings::of(region.node);
-        let cx = Cx { site: FactSite { region, spec }, bindings: &bindings };
+        let cx = Cx { site: FactSite { region, spec }, names: &bindings };
         match &spec.kind {
             FactKind::Call { callee, args, matching } => crate::facts::call_fact(&cx, &cx.site, callee, args.as_deref(), *matching),
             FactKind::Default { argument, helpers, .. } => cx.default_fact(argument, helpers),

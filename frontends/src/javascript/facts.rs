@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::facts::{self, CallShape, FactSite};
+use crate::facts::{self, CallShape};
 use crate::ir::{Escalation, FactValue, Identity};
 use crate::lang::Found;
 use crate::spec::{ArgPattern, ArgShape, Comparison};
@@ -15,11 +15,8 @@ use super::FUNCTIONS;
 use super::bindings::{self, Bindings};
 use super::syntax::{arguments, bare, dotted, identity, string_content};
 
-/// One fact extraction: where it reports, and the region's bindings.
-pub(super) struct Cx<'r, 'a> {
-    pub site: FactSite<'r, 'a>,
-    pub bindings: &'r Bindings,
-}
+/// A JavaScript fact extraction: names are the region's bindings.
+pub(super) type Cx<'r, 'a> = facts::Cx<'r, 'a, Bindings>;
 
 /// A call's arguments are its nodes; a spread argument, and a followed
 /// variable assigned more than once, are outside every shape.
@@ -41,7 +38,7 @@ impl<'a> CallShape<'a> for Cx<'_, 'a> {
         for a in args {
             let name = bare(*a).text();
             let followed = patterns.iter().any(|p| matches!(&p.shape, ArgShape::Var(n) | ArgShape::Param(n) if n == name));
-            if followed && bare(*a).kind() == "identifier" && self.bindings.count(name) > 1 {
+            if followed && bare(*a).kind() == "identifier" && self.names.count(name) > 1 {
                 return Err(self
                     .site
                     .mismatch(*a, format!("`{name}` is assigned more than once, so the value reaching the call is not the one the profile follows")));
@@ -57,8 +54,8 @@ impl<'a> CallShape<'a> for Cx<'_, 'a> {
             // Tool-argument flow is read by the Python frontend only so far.
             ArgShape::Arg(_) => false,
             ArgShape::Any => arg.kind() != "spread_element",
-            ArgShape::Param(name) => e.kind() == "identifier" && e.text() == name && self.bindings.is_param(name) && self.bindings.count(name) == 0,
-            ArgShape::Var(name) => e.kind() == "identifier" && e.text() == name && self.bindings.count(name) == 1 && self.bound_from_argument(name, e),
+            ArgShape::Param(name) => e.kind() == "identifier" && e.text() == name && self.names.is_param(name) && self.names.count(name) == 0,
+            ArgShape::Var(name) => e.kind() == "identifier" && e.text() == name && self.names.count(name) == 1 && self.bound_from_argument(name, e),
             ArgShape::Ref(path) => dotted(e).as_deref() == Some(path.as_str()),
             ArgShape::Str(text) => string_content(e).as_deref() == Some(text.as_str()),
             ArgShape::Format(_) => false,
@@ -75,7 +72,7 @@ impl<'a> Cx<'_, 'a> {
     /// the function that uses it: `const { name } = P` or `const name = P.name`,
     /// P a parameter of that function bound nowhere else.
     pub(super) fn bound_from_argument(&self, name: &str, used: Node<'a>) -> bool {
-        let Some(at) = self.bindings.only_site(name) else { return false };
+        let Some(at) = self.names.only_site(name) else { return false };
         let Some(site) = self.site.region.node.descendants().find(|n| n.byte_range().start == at && n.text() == name) else { return false };
         let Some(declarator) = site.ancestors().find(|a| a.kind() == "variable_declarator") else { return false };
         let Some(value) = declarator.field_child("value").map(bare) else { return false };
@@ -93,7 +90,7 @@ impl<'a> Cx<'_, 'a> {
             bindings::pattern_names(p, &mut params);
         }
         let is_param = params.iter().any(|p| p.text() == object.text());
-        let bound_once = if function == self.site.region.node { self.bindings.count(object.text()) == 0 } else { self.bindings.count(object.text()) == 1 };
+        let bound_once = if function == self.site.region.node { self.names.count(object.text()) == 0 } else { self.names.count(object.text()) == 1 };
         is_param && bound_once && function.contains(used) && used.ancestors().find(|a| FUNCTIONS.contains(&a.kind())) == Some(function)
     }
 
@@ -157,7 +154,7 @@ impl<'a> Cx<'_, 'a> {
     pub(super) fn reviewed_conjuncts(&self, others: &[Node<'a>], reviewed: &[String]) -> Result<(), Escalation> {
         for o in others {
             let e = bare(*o);
-            let ok = e.kind() == "identifier" && reviewed.iter().any(|r| r == e.text()) && self.bindings.count(e.text()) == 1;
+            let ok = e.kind() == "identifier" && reviewed.iter().any(|r| r == e.text()) && self.names.count(e.text()) == 1;
             if !ok {
                 return Err(self.site.mismatch(
                     *o,
@@ -201,11 +198,7 @@ impl<'a> Cx<'_, 'a> {
                     return None;
                 }
                 let object = c.field_child("function").map(bare).and_then(|f| f.field_child("object"));
-                let receiver_ok = match (want.receiver, object) {
-                    (Some(r), Some(o)) => self.arg_matches(&o, r),
-                    (None, _) => true,
-                    (Some(_), None) => false,
-                };
+                let receiver_ok = self.receiver_matches(want.receiver, object);
                 (receiver_ok && facts::align(&arguments(c), want.args, &|a, p| self.arg_matches(a, p)).is_some()).then(Vec::new)
             }
             _ => None,
@@ -322,7 +315,7 @@ impl<'a> Cx<'_, 'a> {
         let c = bare(c);
         let operand = |e: Node<'a>| {
             let e = bare(e);
-            e.kind() == "identifier" && ((self.bindings.is_param(e.text()) && self.bindings.count(e.text()) == 0) || self.bindings.count(e.text()) == 1)
+            e.kind() == "identifier" && ((self.names.is_param(e.text()) && self.names.count(e.text()) == 0) || self.names.count(e.text()) == 1)
         };
         match want {
             Comparison::Equals(text) => {

@@ -83,7 +83,7 @@ impl Frontend for JavaScript {
 
     fn extract<'a>(&self, region: &Region<'a>, spec: &FactSpec, found: &BTreeMap<String, Found<'a>>) -> Result<Option<Found<'a>>, Escalation> {
         let bindings = Bindings::of(region.node);
-        let cx = Cx { site: FactSite { region, spec }, bindings: &bindings };
+        let cx = Cx { site: FactSite { region, spec }, names: &bindings };
         match &spec.kind {
             FactKind::Call { callee, args, matching } => crate::facts::call_fact(&cx, &cx.site, callee, args.as_deref(), *matching),
             FactKind::Guard { callee, receiver, args, before, negated, returns, conjuncts } => match found.get(before) {

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::facts::{self, CallShape, FactSite};
+use crate::facts::{self, CallShape};
 use crate::ir::{Escalation, FactValue, Identity};
 use crate::lang::Found;
 use crate::spec::{ArgPattern, ArgShape};
@@ -14,11 +14,8 @@ use crate::ts::Node;
 use super::scope::Scope;
 use super::{format_template, identity, plain_string, route, surroundings};
 
-/// Context of one fact extraction: where it reports, and the region's scope.
-pub(super) struct Cx<'r, 'a> {
-    pub site: FactSite<'r, 'a>,
-    pub scope: &'r Scope<'a>,
-}
+/// A Python fact extraction: names are the region's scope.
+pub(super) type Cx<'r, 'a> = facts::Cx<'r, 'a, Scope<'a>>;
 
 /// A call's arguments are the nodes of its argument list: a generator,
 /// keyword, `*` or `**` argument is outside every shape, and a parameter
@@ -28,7 +25,7 @@ impl<'a> CallShape<'a> for Cx<'_, 'a> {
     type Arg = Node<'a>;
 
     fn callee(&self, node: Node<'a>) -> Option<Identity> {
-        (node.kind() == "call").then(|| identity(self.scope, node))
+        (node.kind() == "call").then(|| identity(self.names, node))
     }
 
     fn arguments(&self, call: Node<'a>) -> Result<Vec<Node<'a>>, Escalation> {
@@ -61,8 +58,8 @@ impl<'a> CallShape<'a> for Cx<'_, 'a> {
     fn arg_matches(&self, arg: &Node<'a>, pattern: &ArgPattern) -> bool {
         let arg = *arg;
         match &pattern.shape {
-            ArgShape::Param(name) => arg.kind() == "identifier" && arg.text() == name && self.scope.is_param(name) && self.scope.rebinding(name).is_none(),
-            ArgShape::Var(name) => arg.kind() == "identifier" && arg.text() == name && !self.scope.is_param(name) && self.scope.bindings(name).len() == 1,
+            ArgShape::Param(name) => arg.kind() == "identifier" && arg.text() == name && self.names.is_param(name) && self.names.rebinding(name).is_none(),
+            ArgShape::Var(name) => arg.kind() == "identifier" && arg.text() == name && !self.names.is_param(name) && self.names.bindings(name).len() == 1,
             ArgShape::Arg(name) => self.tool_argument(arg, name),
             ArgShape::Any => true,
             ArgShape::Ref(path) => matches!(arg.kind(), "identifier" | "attribute") && arg.text().split_whitespace().collect::<String>() == *path,
@@ -91,7 +88,7 @@ impl<'a> Cx<'_, 'a> {
         if !expected {
             return Ok(());
         }
-        match self.scope.rebinding(arg.text()) {
+        match self.names.rebinding(arg.text()) {
             Some(at) => Err(self
                 .site
                 .mismatch(at, format!("parameter `{}` is rebound at line {}, so the value reaching the sink is not the caller's", arg.text(), at.line()))),
@@ -108,7 +105,7 @@ impl<'a> Cx<'_, 'a> {
     /// region function's own unchanged parameter `name`.
     pub(super) fn tool_argument(&self, arg: Node<'a>, name: &str) -> bool {
         if arg.kind() == "identifier" {
-            return arg.text() == name && self.scope.is_param(name) && self.scope.rebinding(name).is_none();
+            return arg.text() == name && self.names.is_param(name) && self.names.rebinding(name).is_none();
         }
         if arg.kind() != "subscript" {
             return false;
@@ -116,8 +113,8 @@ impl<'a> Cx<'_, 'a> {
         let (Some(map), Some(key)) = (arg.field_child("value"), arg.field_child("subscript")) else { return false };
         let func = route::function_of(self.site.region.node);
         map.kind() == "identifier"
-            && self.scope.is_param(map.text())
-            && self.scope.rebinding(map.text()).is_none()
+            && self.names.is_param(map.text())
+            && self.names.rebinding(map.text()).is_none()
             && plain_string(key).as_deref() == Some(name)
             && !surroundings::writes_into(func, map.text())
     }
@@ -175,15 +172,11 @@ impl<'a> Cx<'_, 'a> {
                         .any(|side| self.test_matches(side, callee, receiver, args, negated))
             }
             "call" if !negated => {
-                if identity(self.scope, test) != Identity::Path(callee.to_owned()) {
+                if identity(self.names, test) != Identity::Path(callee.to_owned()) {
                     return false;
                 }
                 let object = test.field_child("function").and_then(|f| f.field_child("object"));
-                let receiver_ok = match (receiver, object) {
-                    (Some(r), Some(o)) => self.arg_matches(&o, r),
-                    (None, _) => true,
-                    (Some(_), None) => false,
-                };
+                let receiver_ok = self.receiver_matches(receiver, object);
                 let Some(list) = test.field_child("arguments").filter(|l| l.kind() == "argument_list") else {
                     return false;
                 };

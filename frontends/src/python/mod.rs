@@ -60,7 +60,7 @@ impl Frontend for Python {
 
     fn extract<'a>(&self, region: &Region<'a>, spec: &FactSpec, found: &BTreeMap<String, Found<'a>>) -> Result<Option<Found<'a>>, Escalation> {
         let scope = region_scope(region);
-        let cx = Cx { site: FactSite { region, spec }, scope: &scope };
+        let cx = Cx { site: FactSite { region, spec }, names: &scope };
         match &spec.kind {
             FactKind::Call { callee, args, matching } => crate::facts::call_fact(&cx, &cx.site, callee, args.as_deref(), *matching),
             FactKind::Guard { callee, receiver, args, before, negated, .. } => match found.get(before) {

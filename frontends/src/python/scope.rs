@@ -477,12 +477,7 @@ fn bind_statement<'a>(level: &mut Level<'a>, node: Node<'a>) {
                 _ => bind_targets(level, left),
             }
         }
-        "augmented_assignment" => {
-            if let Some(left) = node.field_child("left") {
-                bind_targets(level, left);
-            }
-        }
-        "for_statement" | "for_in_clause" => {
+        "augmented_assignment" | "for_statement" | "for_in_clause" => {
             if let Some(left) = node.field_child("left") {
                 bind_targets(level, left);
             }
