@@ -5,6 +5,8 @@
 //! from syntax only: comments are separate nodes and string contents are
 //! leaves, so neither can ever produce a callee, a guard or a sink.
 
+mod binding;
+mod builtins;
 mod facts;
 mod route;
 mod scope;
@@ -18,8 +20,10 @@ use crate::lang::{Found, Frontend, Region};
 use crate::spec::{FactKind, FactSpec, RegionKind};
 use crate::ts::{Node, Syntax};
 
+use binding::compact;
+use builtins::DYNAMIC_BUILTINS;
 use facts::Cx;
-use scope::{DYNAMIC_BUILTINS, Scope};
+use scope::Scope;
 
 /// The Python frontend.
 pub struct Python;
@@ -100,7 +104,7 @@ fn implicit_or_call(scope: &Scope<'_>, n: Node<'_>, region: &Region<'_>) -> Opti
         }
         "import_statement" | "import_from_statement" => {
             let module = n.field_child("module_name").or_else(|| n.field_child("name"))?;
-            Some(Identity::Path(format!("import {}", scope::compact(module.text()))))
+            Some(Identity::Path(format!("import {}", compact(module.text()))))
         }
         _ => None,
     }
