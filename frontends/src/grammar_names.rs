@@ -36,35 +36,23 @@ fn tokens(src: &str) -> Vec<(Tok, usize)> {
                     i += 1;
                 }
             }
-            '"' => {
+            '"' | 'r' if c == '"' || (chars.get(i + 1) == Some(&'#') && chars.get(i + 2) == Some(&'"')) => {
+                // A string, or a raw string `r#"…"#` (no escapes).
+                let raw = c == 'r';
                 let (start, mut s) = (line, String::new());
-                i += 1;
-                while i < chars.len() && chars[i] != '"' {
-                    if chars[i] == '\\' {
+                i += if raw { 3 } else { 1 };
+                while i < chars.len() && !(chars[i] == '"' && (!raw || chars.get(i + 1) == Some(&'#'))) {
+                    if chars[i] == '\\' && !raw {
                         s.push(chars[i]);
                         i += 1;
                     }
-                    if chars[i] == '\n' {
-                        line += 1;
+                    if let Some(&ch) = chars.get(i) {
+                        line += usize::from(ch == '\n');
+                        s.push(ch);
                     }
-                    s.push(chars[i]);
                     i += 1;
                 }
-                i += 1;
-                out.push((Tok::Str(s), start));
-            }
-            'r' if chars.get(i + 1) == Some(&'#') && chars.get(i + 2) == Some(&'"') => {
-                let start = line;
-                i += 3;
-                let mut s = String::new();
-                while i < chars.len() && !(chars[i] == '"' && chars.get(i + 1) == Some(&'#')) {
-                    if chars[i] == '\n' {
-                        line += 1;
-                    }
-                    s.push(chars[i]);
-                    i += 1;
-                }
-                i += 2;
+                i += if raw { 2 } else { 1 };
                 out.push((Tok::Str(s), start));
             }
             '\'' => {
