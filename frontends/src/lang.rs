@@ -8,8 +8,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::ir::SourceFile;
-use crate::ir::{Anchor, Escalation, EscalationCode, Fact, FactValue, Identity};
-use crate::spec::{ArgPattern, FactSpec, RegionKind};
+use crate::ir::{Anchor, Escalation, Fact, Identity};
+use crate::spec::{FactSpec, RegionKind};
 use crate::ts::{Node, Syntax};
 
 pub use crate::language::Lang;
@@ -159,70 +159,5 @@ pub trait Frontend: Sync {
     /// what a reviewed name means (a reviewed name reassigned elsewhere, say).
     fn check_program(&self, _program: &Program<'_, '_>) -> Result<(), Escalation> {
         Ok(())
-    }
-}
-
-/// Aligns call arguments with argument patterns, skipping optional patterns
-/// that do not match; returns the patterns that matched (without their `?`).
-/// Shared by every frontend so the meaning of a pattern list is one thing.
-pub fn align<T>(args: &[T], patterns: &[ArgPattern], matches: &dyn Fn(&T, &ArgPattern) -> bool) -> Option<Vec<String>> {
-    match (args.split_first(), patterns.split_first()) {
-        (None, None) => Some(Vec::new()),
-        (None, Some((p, rest))) => p.optional.then(|| align(args, rest, matches)).flatten(),
-        (Some(_), None) => None,
-        (Some((a, args_rest)), Some((p, rest))) => {
-            if matches(a, p)
-                && let Some(mut tail) = align(args_rest, rest, matches)
-            {
-                let mut shown = p.clone();
-                shown.optional = false;
-                tail.insert(0, shown.to_string());
-                return Some(tail);
-            }
-            if p.optional { align(args, rest, matches) } else { None }
-        }
-    }
-}
-
-/// Builds the facts and escalations of one fact extraction, the same way in every frontend.
-pub struct FactSite<'r, 'a> {
-    pub region: &'r Region<'a>,
-    pub spec: &'r FactSpec,
-}
-
-impl<'a> FactSite<'_, 'a> {
-    /// A `shape_mismatch` naming the fact, anchored at `node`.
-    pub fn mismatch(&self, node: Node<'_>, detail: String) -> Escalation {
-        self.escalate(EscalationCode::ShapeMismatch, node, detail)
-    }
-
-    pub fn escalate(&self, code: EscalationCode, node: Node<'_>, detail: String) -> Escalation {
-        Escalation::new(code, format!("fact `{}`: {detail}", self.spec.name), Some(self.region.anchor(node)))
-    }
-
-    /// The fact this extraction found at `node`.
-    pub fn fact(&self, node: Node<'a>, values: BTreeMap<String, FactValue>) -> Found<'a> {
-        Found {
-            fact: Fact {
-                name: self.spec.name.clone(),
-                kind: self.spec.kind.name().to_owned(),
-                region: self.region.name.to_owned(),
-                anchor: self.region.anchor(node),
-                values,
-            },
-            node,
-        }
-    }
-
-    /// The one call a call fact accepts: none is no fact, two or more escalate.
-    pub fn one_call(&self, calls: &[Node<'a>], callee: &str) -> Result<Option<Node<'a>>, Escalation> {
-        match calls {
-            [] => Ok(None),
-            [one] => Ok(Some(*one)),
-            [_, second, ..] => {
-                let lines: Vec<String> = calls.iter().map(|c| c.line().to_string()).collect();
-                Err(self.mismatch(*second, format!("{} calls to `{callee}` (lines {}); the profile accepts exactly one", calls.len(), lines.join(", "))))
-            }
-        }
     }
 }

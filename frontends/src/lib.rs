@@ -7,6 +7,9 @@
 //! the source leaves what a reviewer accepted. Parsing goes through [`ts`], the
 //! only module that touches tree-sitter.
 
+pub mod facts;
+#[cfg(test)]
+mod grammar_names;
 pub mod ir;
 pub mod lang;
 pub mod language;
@@ -228,7 +231,7 @@ pub fn analyze_with(lang: Lang, files: &[SourceFile], regions: &[RegionSpec], fa
 /// read; any other body escalates with its digest, for the reviewer to judge.
 fn body_fact<'a>(region: &Region<'a>, spec: &FactSpec, digests: &[String]) -> Result<Option<Found<'a>>, Escalation> {
     let digest = fcd_model::canon::sha256(region.node.token_text().as_bytes());
-    let site = lang::FactSite { region, spec };
+    let site = facts::FactSite { region, spec };
     if !digests.contains(&digest) {
         return Err(site.mismatch(
             region.node,

@@ -17,7 +17,8 @@ use crate::ir::{Anchor, Escalation, EscalationCode, Identity};
 use crate::lang::Region;
 use crate::ts::{Node, Syntax};
 
-use super::{FUNCTIONS, bare, dotted, identity};
+use super::FUNCTIONS;
+use super::syntax::{bare, dotted, identity};
 
 /// Globals whose members every module shares: writing them changes code elsewhere.
 pub const BUILTINS: &[&str] = &[

@@ -14,7 +14,7 @@ use crate::ir::{Anchor, Escalation, EscalationCode};
 use crate::normalize_path as normalize;
 use crate::ts::{Node, Syntax};
 
-use super::string_content;
+use super::syntax::string_content;
 
 fn escalate(file: &str, line: u32, detail: String) -> Escalation {
     Escalation::new(EscalationCode::ShapeMismatch, detail, Some(Anchor::at_line(file, line)))

@@ -19,7 +19,7 @@ use crate::ir::{Anchor, Escalation, EscalationCode};
 use crate::lang::Region;
 use crate::ts::{Node, Syntax};
 
-use super::scope;
+use super::binding;
 
 /// Every route of `tool` in one file: matching `case` branches and functions
 /// whose registration decorator names the tool.
@@ -78,7 +78,7 @@ pub fn check(region: &Region<'_>) -> Result<(), Escalation> {
     let Some(statement) = route.ancestors().find(|a| a.kind() == "match_statement") else { return Ok(()) };
     let func = function_of(route);
     let subject = statement.field_child("subject");
-    let rebound = scope::bindings_at(func, None);
+    let rebound = binding::bindings_at(func, None);
     let subject_ok = subject.is_some_and(|s| s.kind() == "identifier" && is_param(func, s.text()) && !rebound.contains_key(s.text()));
     if !subject_ok {
         return Err(escalate(statement, "the dispatcher matches something other than its own, unchanged name parameter".into()));
@@ -110,7 +110,7 @@ fn other_tool_only(func: Node<'_>, block: Node<'_>, tool: &str) -> bool {
     let operators: Vec<&str> = condition.children().filter(|c| !c.is_named()).map(|c| c.text()).collect();
     let ([name, value], ["=="]) = (operands.as_slice(), operators.as_slice()) else { return false };
     let root = func.ancestors().last().unwrap_or(func);
-    let unchanged = name.kind() == "identifier" && is_param(func, name.text()) && !scope::bindings_at(func, None).contains_key(name.text());
+    let unchanged = name.kind() == "identifier" && is_param(func, name.text()) && !binding::bindings_at(func, None).contains_key(name.text());
     unchanged && expr_value(root, *value).is_some_and(|v| v != tool)
 }
 
@@ -166,7 +166,7 @@ fn expr_value(root: Node<'_>, e: Node<'_>) -> Option<String> {
     match e.kind() {
         "string" => plain(e),
         "attribute" => {
-            let parts: Vec<String> = scope::compact(e.text()).split('.').map(str::to_owned).collect();
+            let parts: Vec<String> = binding::compact(e.text()).split('.').map(str::to_owned).collect();
             let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
             member_value(root, &parts)
         }
@@ -181,16 +181,16 @@ fn member_value(root: Node<'_>, parts: &[&str]) -> Option<String> {
         [c, m] | [c, m, "value"] => (*c, *m),
         _ => return None,
     };
-    let module = scope::bindings_at(root, Some(class));
+    let module = binding::bindings_at(root, Some(class));
     let [binding] = module.get(class)?.as_slice() else { return None };
     let def = binding.node.parent().filter(|d| d.kind() == "class_definition")?;
     if !plain_enum(root, def) {
         return None;
     }
-    let body = scope::bindings_at(def, Some(member));
+    let body = binding::bindings_at(def, Some(member));
     let [assigned] = body.get(member)?.as_slice() else { return None };
     match assigned.kind {
-        scope::BindingKind::Value(v) => plain(v),
+        binding::BindingKind::Value(v) => plain(v),
         _ => None,
     }
 }
@@ -204,9 +204,9 @@ fn plain_enum(root: Node<'_>, def: Node<'_>) -> bool {
     if def.parent().is_some_and(|p| p.kind() == "decorated_definition") {
         return false;
     }
-    let module = scope::bindings_at(root, None);
+    let module = binding::bindings_at(root, None);
     let imported_as =
-        |name: &str, path: &str| module.get(name).is_some_and(|bs| bs.iter().all(|b| matches!(&b.kind, scope::BindingKind::Import(p) if p == path)));
+        |name: &str, path: &str| module.get(name).is_some_and(|bs| bs.iter().all(|b| matches!(&b.kind, binding::BindingKind::Import(p) if p == path)));
     let base_ok = |b: Node<'_>| match b.text() {
         "str" => !module.contains_key("str"),
         "Enum" | "StrEnum" => imported_as(b.text(), &format!("enum.{}", b.text())),

@@ -1,0 +1,282 @@
+//! C#'s facts about an option's binding: `call` through the shared skeleton
+//! ([`crate::facts`]), `default` (the helper that binds the option, and the
+//! definition's own default) and `pass` (the bound value handed to the
+//! service, held unchanged). The wiring after the service is in [`super::wiring`].
+
+use std::collections::BTreeMap;
+
+use crate::facts::{self, CallShape};
+use crate::ir::{Escalation, FactValue, Identity};
+use crate::lang::Found;
+use crate::spec::{ArgPattern, ArgShape, DefaultRule};
+use crate::ts::Node;
+
+use super::syntax::{arguments, bare, dotted, identity, inner, literal, string_content};
+use super::{TYPES, held, plain};
+
+/// A C# fact extraction: names are read where each fact needs them.
+pub(super) type Cx<'r, 'a> = facts::Cx<'r, 'a, ()>;
+
+/// An invocation's arguments are (name, expression) pairs; only alignment decides.
+impl<'a> CallShape<'a> for Cx<'_, 'a> {
+    type Arg = (Option<String>, Node<'a>);
+
+    fn callee(&self, node: Node<'a>) -> Option<Identity> {
+        (node.kind() == "invocation_expression").then(|| identity(node))
+    }
+
+    fn arguments(&self, call: Node<'a>) -> Result<Vec<Self::Arg>, Escalation> {
+        Ok(arguments(call))
+    }
+
+    fn arg_text(&self, arg: &Self::Arg) -> String {
+        arg.1.compact_text()
+    }
+
+    fn arg_matches(&self, arg: &(Option<String>, Node<'a>), pattern: &ArgPattern) -> bool {
+        let expr = bare(arg.1);
+        match &pattern.shape {
+            // Tool-argument flow is read by the Python frontend only so far.
+            ArgShape::Arg(_) => false,
+            ArgShape::Any => true,
+            ArgShape::Ref(path) => dotted(expr).as_deref() == Some(path.as_str()),
+            ArgShape::Param(name) | ArgShape::Var(name) => expr.kind() == "identifier" && expr.text() == name,
+            ArgShape::Str(text) => string_content(expr).as_deref() == Some(text.as_str()),
+            ArgShape::Format(_) => false,
+        }
+    }
+}
+
+impl<'a> Cx<'_, 'a> {
+    /// Assignments and declarations in the region: (target text, target node, value).
+    pub(super) fn assignments(&self) -> Vec<(String, Node<'a>, Option<Node<'a>>)> {
+        let mut out = Vec::new();
+        for n in self.site.region.node.descendants() {
+            match n.kind() {
+                "assignment_expression" => {
+                    if let Some(left) = n.field_child("left") {
+                        out.push((left.compact_text(), left, n.field_child("right")));
+                    }
+                }
+                "variable_declarator" => {
+                    if let Some(name) = n.field_child("name") {
+                        let value = n.named_children().rfind(|c| Some(*c) != n.field_child("name"));
+                        out.push((name.text().to_owned(), name, value));
+                    }
+                }
+                "postfix_unary_expression" | "prefix_unary_expression" if n.text().contains("++") || n.text().contains("--") => {
+                    if let Some(target) = inner(n) {
+                        out.push((target.compact_text(), target, None));
+                    }
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+
+    /// `TARGET = HELPER(…, ARGUMENT, …)`: the helper that binds the option and its default.
+    pub(super) fn default_fact(
+        &self,
+        argument: &str,
+        helpers: &[(String, DefaultRule)],
+        definition: Option<&str>,
+        inert: Option<&[String]>,
+    ) -> Result<Option<Found<'a>>, Escalation> {
+        let names_argument = |a: &(Option<String>, Node<'a>)| {
+            let e = bare(a.1);
+            dotted(e).as_deref() == Some(argument) || string_content(e).as_deref() == Some(argument)
+        };
+        let assignments = self.assignments();
+        let binds: Vec<&(String, Node<'a>, Option<Node<'a>>)> = assignments
+            .iter()
+            .filter(|(_, _, v)| v.map(bare).is_some_and(|v| v.kind() == "invocation_expression" && arguments(v).iter().any(names_argument)))
+            .collect();
+        let (variable, target, call) = match binds.as_slice() {
+            [] => return Ok(None),
+            [(var, target, Some(value))] => (var.clone(), *target, bare(*value)),
+            [_, second, ..] => {
+                return Err(self.site.mismatch(second.1, format!("`{argument}` is bound {} times; the profile accepts one binding", binds.len())));
+            }
+            [(_, target, None)] => return Err(self.site.mismatch(*target, "a binding without a value".into())),
+        };
+        if let Some((_, again, _)) = assignments.iter().find(|(v, n, _)| *v == variable && *n != target) {
+            return Err(self.site.mismatch(*again, format!("`{variable}` is assigned again at line {}", again.line())));
+        }
+        self.holder_returned(&variable, target)?;
+        let (helper, rule) = facts::reviewed_helper(&self.site, call, identity(call), helpers, &format!("`{argument}` is bound"))?;
+        let (mut value, mut source) = match rule {
+            DefaultRule::Zero(text) => facts::zero_default(&self.site, call, text)?,
+            DefaultRule::Arg(i) => match arguments(call).get(*i).and_then(|a| literal(bare(a.1))) {
+                Some(v) => (v, "literal".to_owned()),
+                None => return Err(self.site.mismatch(call, format!("argument {i} of `{helper}` is not a literal default"))),
+            },
+        };
+        if let Some(definition) = definition
+            && let Some((v, where_)) = self.definition_default(definition, inert, call)?
+        {
+            value = v;
+            source = where_;
+        }
+        Ok(Some(self.site.fact(call, facts::default_values(argument, variable, helper, value, source))))
+    }
+
+    /// The explicit default of an option definition (`DefaultValueFactory = _ => LITERAL`),
+    /// which overrides the helper's zero value.
+    pub(super) fn definition_default(&self, definition: &str, inert: Option<&[String]>, at: Node<'a>) -> Result<Option<(FactValue, String)>, Escalation> {
+        let Some((class, field)) = definition.rsplit_once('.') else {
+            return Err(self.site.mismatch(at, format!("definition `{definition}` is not Class.Field")));
+        };
+        let mut found = Vec::new();
+        for (path, syntax) in self.site.region.trees {
+            for decl in syntax.root().descendants().filter(|n| n.kind() == "variable_declarator") {
+                let named = decl.field_child("name").is_some_and(|n| n.text() == field);
+                let in_class = decl.ancestors().find(|a| TYPES.contains(&a.kind())).and_then(|t| t.field_child("name")).is_some_and(|n| n.text() == class);
+                let is_field = decl.ancestors().any(|a| matches!(a.kind(), "field_declaration" | "property_declaration"));
+                if named && in_class && is_field {
+                    found.push((*path, decl));
+                }
+            }
+        }
+        let [(path, decl)] = found.as_slice() else {
+            return Err(self.site.mismatch(at, format!("option definition `{definition}` is defined {} times in the selected files", found.len())));
+        };
+        self.definition_shape(definition, path, *decl, inert, at)?;
+        let factories: Vec<Node<'_>> = decl
+            .descendants()
+            .filter(|n| n.kind() == "assignment_expression")
+            .filter(|n| n.field_child("left").is_some_and(|l| matches!(l.text(), "DefaultValueFactory" | "DefaultValue")))
+            .collect();
+        match factories.as_slice() {
+            [] => Ok(None),
+            [f] => {
+                let right = f.field_child("right").map(bare);
+                let body = right.and_then(|r| if r.kind() == "lambda_expression" { r.field_child("body") } else { Some(r) });
+                match body.and_then(literal) {
+                    Some(v) => Ok(Some((v, format!("default of {definition} at {path}:{}", f.line())))),
+                    None => Err(self.site.mismatch(at, format!("the default of `{definition}` ({path}:{}) is not a literal", f.line()))),
+                }
+            }
+            _ => Err(self.site.mismatch(at, format!("`{definition}` sets its default {} times", factories.len()))),
+        }
+    }
+
+    /// When the bound variable is a member of a local (`options.X`), that local
+    /// is what the region returns, it holds a plain model type (the region's
+    /// return type), and nothing else in the region writes `options.X`.
+    pub(super) fn holder_returned(&self, variable: &str, target: Node<'a>) -> Result<(), Escalation> {
+        let Some((root, member)) = variable.split_once('.') else { return Ok(()) };
+        let node = self.site.region.node;
+        let declared: Vec<Node<'a>> = held::occurrences(node, root).into_iter().filter(|o| held::is_declared_name(*o)).collect();
+        if declared.len() != 1 {
+            return Err(self
+                .site
+                .mismatch(target, format!("`{root}`, which holds `{variable}`, is not one local of the region ({} declarations)", declared.len())));
+        }
+        let returns_root = |o: Node<'a>| o.parent().is_some_and(|p| p.kind() == "return_statement");
+        let allowed = |o: Node<'a>| target.contains(o) || declared.contains(&o) || returns_root(o);
+        if let Some((at, why)) = held::first_write(node, root, Some(member), &allowed) {
+            return Err(self.site.mismatch(at, why));
+        }
+        if let Some(r) =
+            node.descendants().find(|r| r.kind() == "return_statement" && r.named_children().find(|c| c.kind() != "comment").is_none_or(|e| e.text() != root))
+        {
+            return Err(self.site.mismatch(r, format!("the region returns something other than `{root}` at line {}", r.line())));
+        }
+        if let Some(ty) = node.field_child("returns") {
+            plain::check(self.site.region.trees, &plain::simple_name(ty), &format!("holds `{variable}`"))?;
+        }
+        Ok(())
+    }
+
+    /// The option definition itself: created as its declared type, with only
+    /// inert members (and the default) in its initializer.
+    pub(super) fn definition_shape(&self, definition: &str, path: &str, decl: Node<'_>, inert: Option<&[String]>, at: Node<'a>) -> Result<(), Escalation> {
+        let Some(value) = decl.named_children().rfind(|c| Some(*c) != decl.field_child("name")) else {
+            return Err(self.site.mismatch(at, format!("`{definition}` ({path}:{}) has no initializer", decl.line())));
+        };
+        let declared = decl.parent().and_then(|d| d.field_child("type")).map(|t| t.compact_text()).unwrap_or_default();
+        let created_as_declared = match value.kind() {
+            "implicit_object_creation_expression" => true,
+            "object_creation_expression" => value.field_child("type").is_some_and(|t| t.compact_text() == declared),
+            _ => false,
+        };
+        if !created_as_declared {
+            return Err(self.site.mismatch(at, format!("`{definition}` ({path}:{}) is not created as its declared type `{declared}`", value.line())));
+        }
+        let Some(inert) = inert else { return Ok(()) };
+        let members = value.named_children().filter(|c| c.kind() == "initializer_expression").flat_map(|i| i.named_children().collect::<Vec<_>>());
+        for m in members.filter(|m| m.kind() != "comment") {
+            let name = m.field_child("left").filter(|_| m.kind() == "assignment_expression").map(|l| l.text()).unwrap_or("");
+            if !(inert.iter().any(|i| i == name) || matches!(name, "DefaultValueFactory" | "DefaultValue")) {
+                return Err(self.site.mismatch(
+                    at,
+                    format!("`{definition}` sets `{}` ({path}:{}), which is not one of the members the profile lists as inert", m.compact_text(), m.line()),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Where the default's variable is passed to the sink call: position or name.
+    pub(super) fn pass_fact(&self, sink: &Found<'a>, from: &Found<'a>) -> Result<Option<Found<'a>>, Escalation> {
+        let Some(FactValue::Text(variable)) = from.fact.values.get("variable") else { return Ok(None) };
+        let args = arguments(sink.node);
+        let hits: Vec<(usize, &(Option<String>, Node<'a>))> = args.iter().enumerate().filter(|(_, a)| bare(a.1).compact_text() == *variable).collect();
+        let (index, (name, node)) = match hits.as_slice() {
+            [] => return Ok(None),
+            [one] => *one,
+            [_, (_, second), ..] => return Err(self.site.mismatch(second.1, format!("`{variable}` is passed {} times", hits.len()))),
+        };
+        if name.is_none() && args[..index].iter().any(|a| a.0.is_some()) {
+            return Err(self.site.mismatch(*node, "a positional argument after named ones".into()));
+        }
+        self.held_until_sink(variable, from)?;
+        let mut values = BTreeMap::new();
+        values.insert("variable".into(), FactValue::Text(variable.clone()));
+        values.insert("index".into(), FactValue::Int(index as i64));
+        if let Some(n) = name {
+            values.insert("name".into(), FactValue::Text(n.clone()));
+        }
+        Ok(Some(self.site.fact(*node, values)))
+    }
+
+    /// In the sink's region, the passed value's holder (`options` of
+    /// `options.X`) is bound once from the method that bound the option, and
+    /// nothing in the region can change `options.X` (or the variable itself).
+    pub(super) fn held_until_sink(&self, variable: &str, from: &Found<'a>) -> Result<(), Escalation> {
+        let node = self.site.region.node;
+        let (root, member) = match variable.split_once('.') {
+            Some((r, m)) => (r, Some(m)),
+            None => (variable, None),
+        };
+        let same_region = node.contains(from.node);
+        let mut allowed: Vec<Node<'a>> = Vec::new();
+        if same_region {
+            allowed.extend(held::occurrences(node, root).into_iter().filter(|o| held::is_declared_name(*o)));
+            allowed.extend(held::occurrences(from.node.parent().unwrap_or(from.node), root));
+        } else if member.is_some() {
+            let binder = from.node.ancestors().find(|a| a.kind() == "method_declaration").and_then(|m| m.field_child("name")).map(|n| n.text());
+            let decls: Vec<Node<'a>> = held::occurrences(node, root).into_iter().filter(|o| held::is_declared_name(*o)).collect();
+            let bound_by = |o: &Node<'a>| {
+                o.parent()
+                    .and_then(|d| d.named_children().rfind(|c| Some(*c) != d.field_child("name")))
+                    .map(bare)
+                    .filter(|v| v.kind() == "invocation_expression")
+                    .map(identity)
+            };
+            let ok = matches!((decls.as_slice(), binder), ([one], Some(b)) if bound_by(one).is_some_and(|i| i == Identity::Path(b.into()) || i == Identity::Path(format!("this.{b}"))));
+            if !ok {
+                return Err(self.site.mismatch(
+                    node,
+                    format!("`{root}` is not bound once in this region from `{}`, the method that binds `{variable}`", binder.unwrap_or("?")),
+                ));
+            }
+            allowed.extend(decls);
+        }
+        match held::first_write(node, root, member, &|o| allowed.contains(&o)) {
+            Some((at, why)) => Err(self.site.mismatch(at, format!("{why}: `{variable}` is not held unchanged until the sink"))),
+            None => Ok(()),
+        }
+    }
+}

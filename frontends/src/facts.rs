@@ -1,0 +1,229 @@
+//! Fact kinds written once, over a small per-language part.
+//!
+//! Every frontend extracts a `call` fact the same way: find the one call to
+//! the callee, align its arguments with the profile's patterns, build the
+//! values. Only what a language must answer stays with it ([`CallShape`]:
+//! which nodes call what, what its arguments are, which argument forms and
+//! flows it refuses); the skeleton, the argument alignment, the profile's
+//! literals and the pieces of `default` and `field` facts that read the same
+//! in Go and C# live here, so the meaning of a fact is one piece of code.
+
+use std::collections::BTreeMap;
+
+use crate::ir::{Escalation, EscalationCode, Fact, FactValue, Identity};
+use crate::lang::{Found, Region};
+use crate::spec::{ArgPattern, DefaultRule, FactSpec};
+use crate::ts::Node;
+
+/// Aligns call arguments with argument patterns, skipping optional patterns
+/// that do not match; returns the patterns that matched (without their `?`).
+/// Shared by every frontend so the meaning of a pattern list is one thing.
+pub fn align<T>(args: &[T], patterns: &[ArgPattern], matches: &dyn Fn(&T, &ArgPattern) -> bool) -> Option<Vec<String>> {
+    match (args.split_first(), patterns.split_first()) {
+        (None, None) => Some(Vec::new()),
+        (None, Some((p, rest))) => p.optional.then(|| align(args, rest, matches)).flatten(),
+        (Some(_), None) => None,
+        (Some((a, args_rest)), Some((p, rest))) => {
+            if matches(a, p)
+                && let Some(mut tail) = align(args_rest, rest, matches)
+            {
+                let mut shown = p.clone();
+                shown.optional = false;
+                tail.insert(0, shown.to_string());
+                return Some(tail);
+            }
+            if p.optional { align(args, rest, matches) } else { None }
+        }
+    }
+}
+
+/// Builds the facts and escalations of one fact extraction, the same way in every frontend.
+pub struct FactSite<'r, 'a> {
+    pub region: &'r Region<'a>,
+    pub spec: &'r FactSpec,
+}
+
+impl<'a> FactSite<'_, 'a> {
+    /// A `shape_mismatch` naming the fact, anchored at `node`.
+    pub fn mismatch(&self, node: Node<'_>, detail: String) -> Escalation {
+        self.escalate(EscalationCode::ShapeMismatch, node, detail)
+    }
+
+    pub fn escalate(&self, code: EscalationCode, node: Node<'_>, detail: String) -> Escalation {
+        Escalation::new(code, format!("fact `{}`: {detail}", self.spec.name), Some(self.region.anchor(node)))
+    }
+
+    /// The fact this extraction found at `node`.
+    pub fn fact(&self, node: Node<'a>, values: BTreeMap<String, FactValue>) -> Found<'a> {
+        Found {
+            fact: Fact {
+                name: self.spec.name.clone(),
+                kind: self.spec.kind.name().to_owned(),
+                region: self.region.name.to_owned(),
+                anchor: self.region.anchor(node),
+                values,
+            },
+            node,
+        }
+    }
+
+    /// The one call a call fact accepts: none is no fact, two or more escalate.
+    pub fn one_call(&self, calls: &[Node<'a>], callee: &str) -> Result<Option<Node<'a>>, Escalation> {
+        match calls {
+            [] => Ok(None),
+            [one] => Ok(Some(*one)),
+            [_, second, ..] => {
+                let lines: Vec<String> = calls.iter().map(|c| c.line().to_string()).collect();
+                Err(self.mismatch(*second, format!("{} calls to `{callee}` (lines {}); the profile accepts exactly one", calls.len(), lines.join(", "))))
+            }
+        }
+    }
+}
+
+/// One fact extraction: where it reports, and what names mean in the region
+/// as the language reads them (its bindings, its scope; `()` for none).
+pub struct Cx<'r, 'a, N> {
+    pub site: FactSite<'r, 'a>,
+    pub names: &'r N,
+}
+
+/// An `Err` for a fact kind the language does not extract.
+pub fn unsupported(region: &Region<'_>, spec: &FactSpec, language: &str) -> Escalation {
+    Escalation::new(
+        EscalationCode::ShapeMismatch,
+        format!("fact `{}`: the {language} frontend does not extract `{}` facts", spec.name, spec.kind.name()),
+        Some(region.anchor(region.node)),
+    )
+}
+
+/// What a language answers for a `call` fact; [`call_fact`] does the rest.
+pub trait CallShape<'a> {
+    /// One argument as the language sees it (a node, or a name and a node).
+    type Arg;
+
+    /// The identity of `node` when it is a call a call fact counts.
+    fn callee(&self, node: Node<'a>) -> Option<Identity>;
+
+    /// The call's arguments, or an escalation when their form is outside any shape.
+    fn arguments(&self, call: Node<'a>) -> Result<Vec<Self::Arg>, Escalation>;
+
+    /// Checks beyond alignment: a followed value must reach the call unchanged.
+    fn check_arguments(&self, _call: Node<'a>, _args: &[Self::Arg], _patterns: &[ArgPattern]) -> Result<(), Escalation> {
+        Ok(())
+    }
+
+    /// Whether one argument has the pattern's shape.
+    fn arg_matches(&self, arg: &Self::Arg, pattern: &ArgPattern) -> bool;
+
+    /// An argument's text, for messages.
+    fn arg_text(&self, arg: &Self::Arg) -> String;
+
+    /// Whether a guard's receiver (`receiver.callee(…)`) has the pattern's
+    /// shape: without a pattern any receiver does, with one it must be there.
+    fn receiver_matches(&self, pattern: Option<&ArgPattern>, receiver: Option<Self::Arg>) -> bool {
+        match (pattern, receiver) {
+            (Some(p), Some(r)) => self.arg_matches(&r, p),
+            (None, _) => true,
+            (Some(_), None) => false,
+        }
+    }
+
+    /// Whether a `matching` fact also leaves out calls that fail
+    /// [`CallShape::check_arguments`] (instead of escalating on them).
+    fn strict_matching(&self) -> bool {
+        false
+    }
+}
+
+/// A `call` fact: exactly one call to `callee` (among those whose arguments
+/// match, when `matching`), with arguments of the profile's shape.
+pub fn call_fact<'a, L: CallShape<'a>>(
+    lang: &L,
+    site: &FactSite<'_, 'a>,
+    callee: &str,
+    patterns: Option<&[ArgPattern]>,
+    matching: bool,
+) -> Result<Option<Found<'a>>, Escalation> {
+    let want = Identity::Path(callee.to_owned());
+    let mut calls: Vec<Node<'a>> = site.region.node.descendants().filter(|n| lang.callee(*n).as_ref() == Some(&want)).collect();
+    if let (true, Some(p)) = (matching, patterns) {
+        calls.retain(|c| {
+            lang.arguments(*c).is_ok_and(|args| {
+                (!lang.strict_matching() || lang.check_arguments(*c, &args, p).is_ok()) && align(&args, p, &|a, q| lang.arg_matches(a, q)).is_some()
+            })
+        });
+    }
+    let Some(call) = site.one_call(&calls, callee)? else { return Ok(None) };
+    let mut values = BTreeMap::new();
+    values.insert("callee".into(), FactValue::Text(callee.to_owned()));
+    if let Some(patterns) = patterns {
+        let args = lang.arguments(call)?;
+        lang.check_arguments(call, &args, patterns)?;
+        let Some(matched) = align(&args, patterns, &|a, p| lang.arg_matches(a, p)) else {
+            let got: Vec<String> = args.iter().map(|a| lang.arg_text(a)).collect();
+            let want: Vec<String> = patterns.iter().map(ToString::to_string).collect();
+            return Err(site.mismatch(call, format!("arguments ({}) do not match the profile's shape [{}]", got.join(", "), want.join(", "))));
+        };
+        values.insert("args".into(), FactValue::List(matched.into_iter().map(FactValue::Text).collect()));
+    }
+    Ok(Some(site.fact(call, values)))
+}
+
+/// A profile's spelling of a literal (`false`, `3`, `"x"`).
+pub fn literal_text(text: &str) -> Option<FactValue> {
+    match text {
+        "true" => Some(FactValue::Bool(true)),
+        "false" => Some(FactValue::Bool(false)),
+        _ => text.parse().ok().map(FactValue::Int).or_else(|| text.strip_prefix('"')?.strip_suffix('"').map(|s| FactValue::Text(s.to_owned()))),
+    }
+}
+
+/// The helper of a `default` fact and its reviewed rule: `identity` (of the
+/// `call` that reads the argument) must be one of the profile's `helpers`.
+/// `what` says how the argument reaches it ("argument `x` is read").
+pub fn reviewed_helper<'h>(
+    site: &FactSite<'_, '_>,
+    call: Node<'_>,
+    identity: Identity,
+    helpers: &'h [(String, DefaultRule)],
+    what: &str,
+) -> Result<(String, &'h DefaultRule), Escalation> {
+    let helper = match identity {
+        Identity::Path(p) => p,
+        other => return Err(site.mismatch(call, format!("{what} by `{other}`"))),
+    };
+    match helpers.iter().find(|(h, _)| *h == helper) {
+        Some((_, rule)) => Ok((helper, rule)),
+        None => {
+            let known: Vec<&str> = helpers.iter().map(|(h, _)| h.as_str()).collect();
+            Err(site.mismatch(call, format!("{what} by `{helper}`, not a reviewed helper ({})", known.join(", "))))
+        }
+    }
+}
+
+/// The default a helper's zero-value rule states, from the profile's spelling.
+pub fn zero_default(site: &FactSite<'_, '_>, call: Node<'_>, text: &str) -> Result<(FactValue, String), Escalation> {
+    match literal_text(text) {
+        Some(v) => Ok((v, "zero value of the helper".to_owned())),
+        None => Err(site.mismatch(call, format!("the profile's zero value `{text}` is not a literal"))),
+    }
+}
+
+/// The values of a `default` fact.
+pub fn default_values(argument: &str, variable: String, helper: String, default: FactValue, source: String) -> BTreeMap<String, FactValue> {
+    let mut values = BTreeMap::new();
+    values.insert("argument".into(), FactValue::Text(argument.to_owned()));
+    values.insert("variable".into(), FactValue::Text(variable));
+    values.insert("helper".into(), FactValue::Text(helper));
+    values.insert("default".into(), default);
+    values.insert("source".into(), FactValue::Text(source));
+    values
+}
+
+/// The variable a `field` fact's upstream fact binds, or "" without one.
+pub fn upstream_variable(from: Option<&Found<'_>>) -> String {
+    match from.and_then(|f| f.fact.values.get("variable")) {
+        Some(FactValue::Text(v)) => v.clone(),
+        _ => String::new(),
+    }
+}

@@ -1,0 +1,267 @@
+//! Go's facts: `call` through the shared skeleton ([`crate::facts`]), and
+//! the Go shapes of `default` (an argument read by a reviewed helper, its
+//! default a literal or a package constant) and `field` (a struct literal's
+//! field reaching a sink). Kept apart from the callee identities in the
+//! frontend's root module, which know nothing of facts.
+
+use std::collections::BTreeMap;
+
+use crate::facts::{self, CallShape};
+use crate::ir::{Escalation, FactValue, Identity};
+use crate::lang::Found;
+use crate::spec::{ArgPattern, ArgShape, DefaultRule};
+use crate::ts::Node;
+
+use super::bindings::Bindings;
+use super::{arguments, dotted, enclosing_statement, identity, is_call, literal, string_content};
+
+/// A Go fact extraction: names are the region's bindings.
+pub(super) type Cx<'r, 'a> = facts::Cx<'r, 'a, Bindings<'a>>;
+
+/// A call's arguments are its nodes; `...` and a followed variable bound
+/// twice are outside every shape.
+impl<'a> CallShape<'a> for Cx<'_, 'a> {
+    type Arg = Node<'a>;
+
+    fn callee(&self, node: Node<'a>) -> Option<Identity> {
+        is_call(node).then(|| identity(node))
+    }
+
+    fn arguments(&self, call: Node<'a>) -> Result<Vec<Node<'a>>, Escalation> {
+        Ok(arguments(call))
+    }
+
+    fn check_arguments(&self, call: Node<'a>, args: &[Node<'a>], patterns: &[ArgPattern]) -> Result<(), Escalation> {
+        if call.field_child("arguments").is_some_and(|l| l.children().any(|c| c.kind() == "...")) {
+            return Err(self.site.mismatch(call, "a variadic `...` argument is outside the profile's shape".into()));
+        }
+        for a in args {
+            for p in patterns {
+                if let ArgShape::Var(name) | ArgShape::Param(name) = &p.shape
+                    && a.kind() == "identifier"
+                    && a.text() == name
+                {
+                    self.check_single_binding(name, *a)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn arg_matches(&self, arg: &Node<'a>, pattern: &ArgPattern) -> bool {
+        let arg = *arg;
+        match &pattern.shape {
+            // Tool-argument flow is read by the Python frontend only so far.
+            ArgShape::Arg(_) => false,
+            ArgShape::Param(name) => arg.kind() == "identifier" && arg.text() == name && self.names.is_param(name),
+            ArgShape::Var(name) => arg.kind() == "identifier" && arg.text() == name && !self.names.is_param(name) && self.names.sites(name).len() == 1,
+            ArgShape::Any => true,
+            ArgShape::Ref(path) => dotted(arg).as_deref() == Some(path.as_str()),
+            ArgShape::Str(text) => string_content(arg).as_deref() == Some(text.as_str()),
+            ArgShape::Format(_) => false,
+        }
+    }
+
+    fn arg_text(&self, arg: &Node<'a>) -> String {
+        arg.text().to_owned()
+    }
+}
+
+impl<'a> Cx<'_, 'a> {
+    /// A variable the profile follows must be bound once: a second binding
+    /// means the value reaching the sink may not be the one the facts describe.
+    pub(super) fn check_single_binding(&self, name: &str, at: Node<'a>) -> Result<(), Escalation> {
+        let sites = self.names.sites(name);
+        let expected = if self.names.is_param(name) { 0 } else { 1 };
+        match sites.get(expected) {
+            Some(extra) => Err(self.site.mismatch(
+                *extra,
+                format!("`{name}` is assigned again at line {}, so the value at line {} is not the one the profile follows", extra.line(), at.line()),
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// `VAR, err := HELPER(args, "argument", …)`: which helper reads the
+    /// argument and what VAR holds when the caller omits it.
+    pub(super) fn default_fact(&self, argument: &str, helpers: &[(String, DefaultRule)]) -> Result<Option<Found<'a>>, Escalation> {
+        // Reading the argument map directly bypasses every reviewed helper.
+        if let Some(direct) = self
+            .site
+            .region
+            .node
+            .descendants()
+            .find(|n| n.kind() == "index_expression" && n.field_child("index").and_then(string_content).as_deref() == Some(argument))
+        {
+            return Err(self
+                .site
+                .mismatch(direct, format!("argument `{argument}` is read directly (`{}`), not through a reviewed helper", direct.compact_text())));
+        }
+        let reads: Vec<(Node<'a>, Node<'a>)> = self
+            .site
+            .region
+            .node
+            .descendants()
+            .filter(|n| is_call(*n) && arguments(*n).iter().any(|a| string_content(*a).as_deref() == Some(argument)))
+            .filter_map(|call| self.names.bound_by(call).map(|var| (call, var)))
+            .collect();
+        let (call, var) = match reads.as_slice() {
+            [] => return Ok(None),
+            [one] => *one,
+            [_, (second, _), ..] => {
+                return Err(self.site.mismatch(*second, format!("argument `{argument}` is read {} times; the profile accepts one read", reads.len())));
+            }
+        };
+        let (helper, rule) = facts::reviewed_helper(&self.site, call, identity(call), helpers, &format!("argument `{argument}` is read"))?;
+        self.check_single_binding(var.text(), var)?;
+        self.check_map_untouched(call)?;
+        let (value, source) = match rule {
+            DefaultRule::Zero(text) => facts::zero_default(&self.site, call, text)?,
+            DefaultRule::Arg(i) => {
+                let Some(arg) = arguments(call).get(*i).copied() else {
+                    return Err(self.site.mismatch(call, format!("`{helper}` has no argument {i} holding the default")));
+                };
+                self.resolve_literal(arg)?
+            }
+        };
+        Ok(Some(self.site.fact(call, facts::default_values(argument, var.text().to_owned(), helper, value, source))))
+    }
+
+    /// Every identifier of the region spelled `name`, binding sites included.
+    pub(super) fn uses(&self, name: &str) -> Vec<Node<'a>> {
+        self.site.region.node.descendants().filter(|n| n.kind() == "identifier" && n.text() == name).collect()
+    }
+
+    /// The argument map a helper reads must reach it unchanged: it may appear
+    /// only as the first argument of calls to functions the profile reviews as
+    /// regions (pinned helpers), never written (`args[k] = v`), aliased or
+    /// handed to anything else, and it must be a parameter never rebound.
+    pub(super) fn check_map_untouched(&self, call: Node<'a>) -> Result<(), Escalation> {
+        let Some(map) = arguments(call).first().copied() else { return Ok(()) };
+        if map.kind() != "identifier" || !self.names.is_param(map.text()) {
+            return Err(self.site.mismatch(map, format!("the helper reads `{}`, not a parameter of the region", map.compact_text())));
+        }
+        let name = map.text();
+        self.check_single_binding(name, map)?;
+        for u in self.uses(name) {
+            let call = u.parent().filter(|l| l.kind() == "argument_list").and_then(|l| l.parent());
+            let reviewed = call.is_some_and(|c| {
+                arguments(c).first() == Some(&u)
+                    && matches!(identity(c), Identity::Path(p) if self.site.region.env.reviewed.iter().any(|r| *r == p.split('[').next().unwrap_or(&p)))
+            });
+            if !reviewed && !self.names.is_binding_site(u) && u.parent().is_some_and(|p| p.kind() != "parameter_declaration") {
+                return Err(self.site.mismatch(u, format!("the argument map `{name}` is used at line {} (`{}`) other than as the first argument of a reviewed helper: it may be changed before the read", u.line(), enclosing_statement(u).compact_text())));
+            }
+        }
+        Ok(())
+    }
+
+    /// A literal, or a constant of the region's package whose value is one.
+    pub(super) fn resolve_literal(&self, arg: Node<'a>) -> Result<(FactValue, String), Escalation> {
+        if let Some(v) = literal(arg) {
+            return Ok((v, "literal".into()));
+        }
+        if arg.kind() != "identifier" {
+            return Err(self.site.mismatch(arg, format!("the default `{}` is neither a literal nor a constant", arg.text())));
+        }
+        let dir = |p: &str| p.rsplit_once('/').map_or("", |(d, _)| d).to_owned();
+        let here = dir(self.site.region.file);
+        let mut found = Vec::new();
+        for (path, syntax) in self.site.region.trees.iter().filter(|(p, _)| dir(p) == here) {
+            for spec in syntax.root().descendants().filter(|n| n.kind() == "const_spec") {
+                let package_level = spec.ancestors().all(|a| !matches!(a.kind(), "function_declaration" | "method_declaration" | "func_literal"));
+                let local = self.site.region.node.contains(spec);
+                if (package_level || local) && spec.field_children("name").any(|n| n.text() == arg.text()) {
+                    found.push((*path, spec));
+                }
+            }
+        }
+        match found.as_slice() {
+            [(path, spec)] => {
+                let names: Vec<Node<'_>> = spec.field_children("name").collect();
+                let values: Vec<Node<'_>> = spec.field_child("value").map(|v| v.named_children().collect()).unwrap_or_default();
+                let index = names.iter().position(|n| n.text() == arg.text()).unwrap_or(0);
+                match values.get(index).and_then(|v| literal(*v)) {
+                    Some(v) => Ok((v, format!("constant {} at {path}:{}", arg.text(), spec.line()))),
+                    None => Err(self.site.mismatch(arg, format!("constant `{}` ({path}:{}) is not a plain literal", arg.text(), spec.line()))),
+                }
+            }
+            [] => Err(self.site.mismatch(arg, format!("the default `{}` does not resolve to a constant of the package", arg.text()))),
+            _ => Err(self.site.mismatch(arg, format!("the default `{}` resolves to {} constants", arg.text(), found.len()))),
+        }
+    }
+
+    /// The field `field` of the struct passed as argument `index` of the sink.
+    pub(super) fn field_fact(
+        &self,
+        sink: &Found<'a>,
+        index: usize,
+        field: &str,
+        wrap: Option<&str>,
+        from: Option<&Found<'a>>,
+    ) -> Result<Option<Found<'a>>, Escalation> {
+        let Some(arg) = arguments(sink.node).get(index).copied() else {
+            return Err(self.site.mismatch(sink.node, format!("the sink has no argument {index}")));
+        };
+        if arg.kind() != "identifier" {
+            return Err(self.site.mismatch(arg, format!("argument {index} of the sink is `{}`, not a struct variable", arg.compact_text())));
+        }
+        let name = arg.text();
+        let sites = self.names.sites(name);
+        let [site] = sites.as_slice() else {
+            return Err(self.site.mismatch(arg, format!("`{name}` is bound {} times; the profile follows one struct literal", sites.len())));
+        };
+        // The struct is followed from its literal to the sink only when nothing
+        // else can reach it: any other use (a field write, `(*repo).F = …`, an
+        // alias, `&repo`, passing it on) could change the field before the sink.
+        if let Some(other) = self.uses(name).into_iter().find(|u| *u != arg && *u != *site) {
+            return Err(self.site.mismatch(
+                other,
+                format!(
+                    "`{name}` is also used at line {} (`{}`): the struct may change between its literal and the sink",
+                    other.line(),
+                    enclosing_statement(other).compact_text()
+                ),
+            ));
+        }
+        let Some(composite) = self.names.value(*site).and_then(|v| {
+            let v = if v.kind() == "unary_expression" { v.field_child("operand")? } else { v };
+            (v.kind() == "composite_literal").then_some(v)
+        }) else {
+            return Err(self.site.mismatch(*site, format!("`{name}` is not bound to a struct literal")));
+        };
+        let elements: Vec<Node<'a>> =
+            composite.field_child("body").map(|b| b.named_children().filter(|e| e.kind() == "keyed_element").collect()).unwrap_or_default();
+        let Some(element) = elements.into_iter().find(|e| e.field_child("key").is_some_and(|k| k.text().trim() == field)) else {
+            return Ok(None);
+        };
+        let Some(mut value) = element.field_child("value").and_then(|v| v.named_children().next()) else { return Ok(None) };
+        if let Some(wrap) = wrap
+            && is_call(value)
+            && identity(value) == Identity::Path(wrap.to_owned())
+        {
+            match arguments(value).as_slice() {
+                [inner] => value = *inner,
+                _ => return Err(self.site.mismatch(value, format!("`{wrap}` takes one argument here"))),
+            }
+        }
+        let variable = facts::upstream_variable(from);
+        let mut values = BTreeMap::new();
+        values.insert("field".into(), FactValue::Text(field.to_owned()));
+        if value.kind() == "identifier" && !variable.is_empty() && value.text() == variable {
+            let uses: Vec<Node<'a>> =
+                self.site.region.node.descendants().filter(|n| n.kind() == "identifier" && n.text() == variable && !self.names.is_binding_site(*n)).collect();
+            if let Some(other) = uses.iter().find(|u| **u != value) {
+                return Err(self.site.mismatch(*other, format!("`{variable}` is also used at line {} (a conditional or another flow)", other.line())));
+            }
+            values.insert("source".into(), FactValue::Text("argument".into()));
+            values.insert("variable".into(), FactValue::Text(variable));
+        } else if let Some(lit) = literal(value) {
+            values.insert("source".into(), FactValue::Text("literal".into()));
+            values.insert("literal".into(), lit);
+        } else {
+            return Err(self.site.mismatch(value, format!("field `{field}` receives `{}`, neither `{variable}` nor a literal", value.compact_text())));
+        }
+        Ok(Some(self.site.fact(element, values)))
+    }
+}

@@ -1,0 +1,383 @@
+//! JavaScript's facts: `call` through the shared skeleton ([`crate::facts`]),
+//! `guard` (an `if` that tests a reviewed call and exits before the sink),
+//! `table` (a row of a data table) and `exit` (the conditions under which a
+//! region returns). Kept apart from callee identities and name resolution.
+
+use std::collections::BTreeMap;
+
+use crate::facts::{self, CallShape};
+use crate::ir::{Escalation, FactValue, Identity};
+use crate::lang::Found;
+use crate::spec::{ArgPattern, ArgShape, Comparison};
+use crate::ts::Node;
+
+use super::FUNCTIONS;
+use super::bindings::{self, Bindings};
+use super::syntax::{arguments, bare, dotted, identity, string_content};
+
+/// A JavaScript fact extraction: names are the region's bindings.
+pub(super) type Cx<'r, 'a> = facts::Cx<'r, 'a, Bindings>;
+
+/// A call's arguments are its nodes; a spread argument, and a followed
+/// variable assigned more than once, are outside every shape.
+impl<'a> CallShape<'a> for Cx<'_, 'a> {
+    type Arg = Node<'a>;
+
+    fn callee(&self, node: Node<'a>) -> Option<Identity> {
+        (node.kind() == "call_expression").then(|| identity(node))
+    }
+
+    fn arguments(&self, call: Node<'a>) -> Result<Vec<Node<'a>>, Escalation> {
+        Ok(arguments(call))
+    }
+
+    fn check_arguments(&self, _call: Node<'a>, args: &[Node<'a>], patterns: &[ArgPattern]) -> Result<(), Escalation> {
+        if let Some(spread) = args.iter().find(|a| a.kind() == "spread_element") {
+            return Err(self.site.mismatch(*spread, "a spread argument is outside the profile's shape".into()));
+        }
+        for a in args {
+            let name = bare(*a).text();
+            let followed = patterns.iter().any(|p| matches!(&p.shape, ArgShape::Var(n) | ArgShape::Param(n) if n == name));
+            if followed && bare(*a).kind() == "identifier" && self.names.count(name) > 1 {
+                return Err(self
+                    .site
+                    .mismatch(*a, format!("`{name}` is assigned more than once, so the value reaching the call is not the one the profile follows")));
+            }
+        }
+        Ok(())
+    }
+
+    fn arg_matches(&self, arg: &Node<'a>, pattern: &ArgPattern) -> bool {
+        let arg = *arg;
+        let e = bare(arg);
+        match &pattern.shape {
+            // Tool-argument flow is read by the Python frontend only so far.
+            ArgShape::Arg(_) => false,
+            ArgShape::Any => arg.kind() != "spread_element",
+            ArgShape::Param(name) => e.kind() == "identifier" && e.text() == name && self.names.is_param(name) && self.names.count(name) == 0,
+            ArgShape::Var(name) => e.kind() == "identifier" && e.text() == name && self.names.count(name) == 1 && self.bound_from_argument(name, e),
+            ArgShape::Ref(path) => dotted(e).as_deref() == Some(path.as_str()),
+            ArgShape::Str(text) => string_content(e).as_deref() == Some(text.as_str()),
+            ArgShape::Format(_) => false,
+        }
+    }
+
+    fn arg_text(&self, arg: &Node<'a>) -> String {
+        arg.compact_text()
+    }
+}
+
+impl<'a> Cx<'_, 'a> {
+    /// Whether the one binding of `name` reads it from the argument object of
+    /// the function that uses it: `const { name } = P` or `const name = P.name`,
+    /// P a parameter of that function bound nowhere else.
+    pub(super) fn bound_from_argument(&self, name: &str, used: Node<'a>) -> bool {
+        let Some(at) = self.names.only_site(name) else { return false };
+        let Some(site) = self.site.region.node.descendants().find(|n| n.byte_range().start == at && n.text() == name) else { return false };
+        let Some(declarator) = site.ancestors().find(|a| a.kind() == "variable_declarator") else { return false };
+        let Some(value) = declarator.field_child("value").map(bare) else { return false };
+        let object = match site.parent().map(|p| p.kind()) {
+            Some("object_pattern") => Some(value),
+            Some("variable_declarator") if value.kind() == "member_expression" && value.field_child("property").is_some_and(|p| p.text() == name) => {
+                value.field_child("object").map(bare)
+            }
+            _ => None,
+        };
+        let Some(object) = object.filter(|o| o.kind() == "identifier") else { return false };
+        let Some(function) = declarator.ancestors().find(|a| FUNCTIONS.contains(&a.kind())) else { return false };
+        let mut params = Vec::new();
+        for p in function.field_child("parameters").into_iter().flat_map(|ps| ps.named_children()).chain(function.field_child("parameter")) {
+            bindings::pattern_names(p, &mut params);
+        }
+        let is_param = params.iter().any(|p| p.text() == object.text());
+        let bound_once = if function == self.site.region.node { self.names.count(object.text()) == 0 } else { self.names.count(object.text()) == 1 };
+        is_param && bound_once && function.contains(used) && used.ancestors().find(|a| FUNCTIONS.contains(&a.kind())) == Some(function)
+    }
+
+    /// An `if` that runs before the sink on every path to it (an earlier
+    /// statement of the sink's block or of a block around it, in the same
+    /// function), tests the callee (negated when asked), and exits on every path.
+    pub(super) fn guard_fact(
+        &self,
+        want: &GuardTest<'_>,
+        returns: Option<&str>,
+        conjuncts: &[String],
+        sink: Node<'a>,
+    ) -> Result<Option<Found<'a>>, Escalation> {
+        let function = sink.ancestors().find(|a| FUNCTIONS.contains(&a.kind()));
+        let mut inner = sink;
+        for block in sink.ancestors() {
+            if Some(block) == function || block == self.site.region.node {
+                break;
+            }
+            if block.kind() != "statement_block" {
+                inner = block;
+                continue;
+            }
+            let statements: Vec<Node<'a>> = block.named_children().filter(|s| s.kind() != "comment").collect();
+            let Some(at) = statements.iter().position(|s| s.contains(inner)) else { break };
+            for stmt in statements[..at].iter().rev() {
+                if stmt.kind() == "if_statement"
+                    && let Some(condition) = stmt.field_child("condition")
+                    && let Some(others) = self.test(condition, want)
+                {
+                    // The reviewed test is there, so its body must stop the call: one
+                    // that falls through to the sink is a shape, not a missing guard.
+                    let Some(exit) = stmt.field_child("consequence").and_then(|c| exits(c, returns)) else {
+                        let what = returns.map(|r| format!(" with {r}")).unwrap_or_default();
+                        return Err(self.site.mismatch(*stmt, format!("the guard does not return{what} on every path: the call falls through to the sink")));
+                    };
+                    self.reviewed_conjuncts(&others, conjuncts)?;
+                    let mut values = BTreeMap::new();
+                    values.insert("test".into(), FactValue::Text(format!("{}{}", if want.negated { "!" } else { "" }, want.callee)));
+                    values.insert("exit".into(), FactValue::Text(exit.into()));
+                    let texts = others.iter().map(|o| FactValue::Text(o.compact_text())).collect();
+                    values.insert("also_requires".into(), FactValue::List(texts));
+                    if let Some(r) = returns {
+                        values.insert("returns".into(), FactValue::Text(r.into()));
+                    }
+                    return Ok(Some(self.site.fact(*stmt, values)));
+                }
+            }
+            // A statement that always exits before the sink would make the sink dead: no guard then.
+            if statements[..at].iter().any(|s| exits(*s, None).is_some()) {
+                return Ok(None);
+            }
+            inner = block;
+        }
+        Ok(None)
+    }
+
+    /// Every other `&&` conjunct of a guard is a reviewed flag: a bare
+    /// identifier the profile lists, bound exactly once in the region. Any
+    /// other (`&& false`, a call, a literal) could keep the guard from firing.
+    pub(super) fn reviewed_conjuncts(&self, others: &[Node<'a>], reviewed: &[String]) -> Result<(), Escalation> {
+        for o in others {
+            let e = bare(*o);
+            let ok = e.kind() == "identifier" && reviewed.iter().any(|r| r == e.text()) && self.names.count(e.text()) == 1;
+            if !ok {
+                return Err(self.site.mismatch(
+                    *o,
+                    format!(
+                        "the guard also requires `{}`, which is not a reviewed conjunct (`conjuncts`): it may keep the guard from firing",
+                        o.compact_text()
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether the condition holds the test (alone, or joined by `&&` / `||`);
+    /// returns the other `&&` conjuncts the guard also needs.
+    pub(super) fn test(&self, condition: Node<'a>, want: &GuardTest<'_>) -> Option<Vec<Node<'a>>> {
+        let c = bare(condition);
+        match c.kind() {
+            "binary_expression" => {
+                let op = c.field_child("operator").map(|o| o.text()).unwrap_or_default();
+                let (left, right) = (c.field_child("left")?, c.field_child("right")?);
+                match op {
+                    "&&" => {
+                        if let Some(mut others) = self.test(left, want) {
+                            others.push(right);
+                            return Some(others);
+                        }
+                        let mut others = self.test(right, want)?;
+                        others.insert(0, left);
+                        Some(others)
+                    }
+                    "||" => self.test(left, want).or_else(|| self.test(right, want)),
+                    _ => None,
+                }
+            }
+            "unary_expression" if want.negated && c.field_child("operator").is_some_and(|o| o.text() == "!") => {
+                self.test(c.field_child("argument")?, &GuardTest { negated: false, ..*want })
+            }
+            "call_expression" if !want.negated => {
+                if identity(c) != Identity::Path(want.callee.to_owned()) {
+                    return None;
+                }
+                let object = c.field_child("function").map(bare).and_then(|f| f.field_child("object"));
+                let receiver_ok = self.receiver_matches(want.receiver, object);
+                (receiver_ok && facts::align(&arguments(c), want.args, &|a, p| self.arg_matches(a, p)).is_some()).then(Vec::new)
+            }
+            _ => None,
+        }
+    }
+
+    /// The array of strings under `row` in the region's object literal.
+    pub(super) fn table_fact(&self, row: &str, member: &str) -> Result<Option<Found<'a>>, Escalation> {
+        let Some(value) = self.site.region.node.field_child("value").map(bare) else {
+            return Err(self.site.mismatch(self.site.region.node, "the table has no value".into()));
+        };
+        if value.kind() != "object" {
+            return Err(self.site.mismatch(value, format!("the table is `{}`, not an object literal", value.kind())));
+        }
+        let pairs: Vec<Node<'a>> = value
+            .named_children()
+            .filter(|p| p.kind() == "pair")
+            .filter(|p| p.field_child("key").is_some_and(|k| k.text().trim_matches(['"', '\'']) == row))
+            .collect();
+        let pair = match pairs.as_slice() {
+            [] => return Ok(None),
+            [one] => *one,
+            [_, second, ..] => return Err(self.site.mismatch(*second, format!("row `{row}` appears {} times", pairs.len()))),
+        };
+        if value.named_children().any(|p| p.kind() == "spread_element") {
+            return Err(self.site.mismatch(value, "a spread in the table makes its rows unknowable".into()));
+        }
+        let Some(array) = pair.field_child("value").map(bare).filter(|a| a.kind() == "array") else {
+            return Err(self.site.mismatch(pair, format!("row `{row}` is not an array literal")));
+        };
+        let mut members = Vec::new();
+        for element in array.named_children().filter(|e| e.kind() != "comment") {
+            match string_content(element) {
+                Some(s) => members.push(s),
+                None => return Err(self.site.mismatch(element, format!("row `{row}` holds `{}`, not a string literal", element.compact_text()))),
+            }
+        }
+        let mut values = BTreeMap::new();
+        values.insert("row".into(), FactValue::Text(row.to_owned()));
+        values.insert("member".into(), FactValue::Text(member.to_owned()));
+        values.insert("present".into(), FactValue::Bool(members.iter().any(|m| m == member)));
+        values.insert("members".into(), FactValue::List(members.into_iter().map(FactValue::Text).collect()));
+        Ok(Some(self.site.fact(pair, values)))
+    }
+
+    /// A `return RETURNS` of the region's own function, nested only in
+    /// blocks and `if` consequences whose conditions, split at `&&`, are
+    /// exactly the reviewed comparisons (each used once, nothing else), with
+    /// every earlier `return` of the function returning the same value.
+    pub(super) fn exit_fact(&self, returns: &str, conditions: &[Comparison]) -> Result<Option<Found<'a>>, Escalation> {
+        let region = self.site.region.node;
+        let function = if region.kind() == "variable_declarator" { region.field_child("value").unwrap_or(region) } else { region };
+        let own = |n: Node<'a>| n.ancestors().find(|a| FUNCTIONS.contains(&a.kind())) == Some(function);
+        let returns_of = |r: Node<'a>| r.named_children().find(|c| c.kind() != "comment").map(|v| v.compact_text());
+        for ret in function.descendants().filter(|n| n.kind() == "return_statement" && own(*n)) {
+            if returns_of(ret).as_deref() != Some(returns) {
+                continue;
+            }
+            let Some(conjuncts) = self.path_conditions(ret, function) else { continue };
+            if !self.exactly(&conjuncts, conditions) {
+                continue;
+            }
+            let earlier_differs = function
+                .descendants()
+                .filter(|n| n.kind() == "return_statement" && own(*n) && n.precedes(ret))
+                .any(|r| returns_of(r).as_deref() != Some(returns));
+            if earlier_differs {
+                continue;
+            }
+            let mut values = BTreeMap::new();
+            values.insert("returns".into(), FactValue::Text(returns.to_owned()));
+            values.insert("conditions".into(), FactValue::List(conditions.iter().map(|c| FactValue::Text(c.to_string())).collect()));
+            return Ok(Some(self.site.fact(ret, values)));
+        }
+        Ok(None)
+    }
+
+    /// The `&&` conjuncts of every `if` whose consequence holds `ret`, when
+    /// only blocks and such consequences stand between it and `function`.
+    pub(super) fn path_conditions(&self, ret: Node<'a>, function: Node<'a>) -> Option<Vec<Node<'a>>> {
+        let mut conjuncts = Vec::new();
+        let mut node = ret;
+        for a in ret.ancestors() {
+            if a == function {
+                return Some(conjuncts);
+            }
+            match a.kind() {
+                "statement_block" if a.parent() == Some(function) || a.parent().is_some_and(|p| p.kind() == "if_statement") => {}
+                "if_statement" if a.field_child("consequence").is_some_and(|c| c.contains(node)) => {
+                    split_and(a.field_child("condition")?, &mut conjuncts);
+                }
+                _ => return None,
+            }
+            node = a;
+        }
+        None
+    }
+
+    /// Whether the conjuncts are the comparisons, one to one.
+    pub(super) fn exactly(&self, conjuncts: &[Node<'a>], conditions: &[Comparison]) -> bool {
+        if conjuncts.len() != conditions.len() {
+            return false;
+        }
+        let mut used = vec![false; conditions.len()];
+        conjuncts.iter().all(|c| {
+            let hit = conditions.iter().enumerate().find(|(i, want)| !used[*i] && self.compares(*c, want));
+            hit.map(|(i, _)| used[i] = true).is_some()
+        })
+    }
+
+    /// `OPERAND === "TEXT"` (either side) or `OPERAND.METHOD("TEXT")`, the
+    /// operand a parameter of the region or a local bound exactly once.
+    pub(super) fn compares(&self, c: Node<'a>, want: &Comparison) -> bool {
+        let c = bare(c);
+        let operand = |e: Node<'a>| {
+            let e = bare(e);
+            e.kind() == "identifier" && ((self.names.is_param(e.text()) && self.names.count(e.text()) == 0) || self.names.count(e.text()) == 1)
+        };
+        match want {
+            Comparison::Equals(text) => {
+                let strict = c.kind() == "binary_expression" && c.field_child("operator").is_some_and(|o| o.text() == "===");
+                let (Some(l), Some(r)) = (c.field_child("left"), c.field_child("right")) else { return false };
+                let lit = |e: Node<'a>| string_content(e).as_deref() == Some(text.as_str());
+                strict && ((operand(l) && lit(r)) || (lit(l) && operand(r)))
+            }
+            Comparison::Method { method, text } => {
+                if c.kind() != "call_expression" {
+                    return false;
+                }
+                let Some(f) = c.field_child("function").map(bare).filter(|f| f.kind() == "member_expression") else { return false };
+                let args = arguments(c);
+                f.field_child("property").is_some_and(|p| p.text() == method)
+                    && f.field_child("object").is_some_and(operand)
+                    && args.len() == 1
+                    && string_content(args[0]).as_deref() == Some(text.as_str())
+            }
+        }
+    }
+}
+
+/// The reviewed test a guard looks for.
+#[derive(Clone, Copy)]
+pub(super) struct GuardTest<'s> {
+    pub callee: &'s str,
+    pub receiver: Option<&'s ArgPattern>,
+    pub args: &'s [ArgPattern],
+    pub negated: bool,
+}
+
+/// A condition split at top-level `&&`.
+fn split_and<'a>(c: Node<'a>, out: &mut Vec<Node<'a>>) {
+    let b = bare(c);
+    if b.kind() == "binary_expression"
+        && b.field_child("operator").is_some_and(|o| o.text() == "&&")
+        && let (Some(l), Some(r)) = (b.field_child("left"), b.field_child("right"))
+    {
+        split_and(l, out);
+        split_and(r, out);
+        return;
+    }
+    out.push(c);
+}
+
+/// How a statement leaves its function on every path ("return" or "throw"),
+/// if it does; with `returns`, a return must carry that string literal.
+fn exits(stmt: Node<'_>, returns: Option<&str>) -> Option<&'static str> {
+    match stmt.kind() {
+        "return_statement" => match returns {
+            Some(r) if !stmt.descendants().any(|d| string_content(d).as_deref() == Some(r)) => None,
+            _ => Some("return"),
+        },
+        "throw_statement" => returns.is_none().then_some("throw"),
+        "statement_block" => stmt.named_children().filter(|s| s.kind() != "comment").find_map(|s| exits(s, returns)),
+        "if_statement" => {
+            let yes = exits(stmt.field_child("consequence")?, returns)?;
+            let alternative = stmt.field_child("alternative")?;
+            let no = alternative.named_children().find(|c| c.kind() != "comment").and_then(|b| exits(b, returns))?;
+            Some(if yes == no { yes } else { "return or throw" })
+        }
+        _ => None,
+    }
+}

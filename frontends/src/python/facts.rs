@@ -1,0 +1,217 @@
+//! Python's facts: `call` through the shared skeleton ([`crate::facts`]),
+//! with Python's argument forms and parameter flow, and `guard` (an `if`
+//! that tests a reviewed call and exits before the sink). Kept apart from the
+//! callee identities in the frontend's root module, which know nothing of facts.
+
+use std::collections::BTreeMap;
+
+use crate::facts::{self, CallShape};
+use crate::ir::{Escalation, FactValue, Identity};
+use crate::lang::Found;
+use crate::spec::{ArgPattern, ArgShape};
+use crate::ts::Node;
+
+use super::scope::Scope;
+use super::{format_template, identity, plain_string, route, surroundings};
+
+/// A Python fact extraction: names are the region's scope.
+pub(super) type Cx<'r, 'a> = facts::Cx<'r, 'a, Scope<'a>>;
+
+/// A call's arguments are the nodes of its argument list: a generator,
+/// keyword, `*` or `**` argument is outside every shape, and a parameter
+/// the profile follows must not be rebound. A `matching` fact leaves such
+/// calls out rather than escalating on them.
+impl<'a> CallShape<'a> for Cx<'_, 'a> {
+    type Arg = Node<'a>;
+
+    fn callee(&self, node: Node<'a>) -> Option<Identity> {
+        (node.kind() == "call").then(|| identity(self.names, node))
+    }
+
+    fn arguments(&self, call: Node<'a>) -> Result<Vec<Node<'a>>, Escalation> {
+        let Some(list) = call.field_child("arguments") else {
+            return Err(self.site.mismatch(call, "the call has no argument list".into()));
+        };
+        if list.kind() != "argument_list" {
+            return Err(self.site.mismatch(list, "a generator argument is outside the profile's shape".into()));
+        }
+        let args: Vec<Node<'a>> = list.named_children().filter(|a| a.kind() != "comment").collect();
+        for a in &args {
+            let what = match a.kind() {
+                "keyword_argument" => "a keyword argument",
+                "list_splat" => "a `*` argument",
+                "dictionary_splat" => "a `**` argument",
+                _ => continue,
+            };
+            return Err(self.site.mismatch(*a, format!("{what} (`{}`) is outside the profile's shape", a.text())));
+        }
+        Ok(args)
+    }
+
+    fn check_arguments(&self, _call: Node<'a>, args: &[Node<'a>], patterns: &[ArgPattern]) -> Result<(), Escalation> {
+        for a in args {
+            self.check_param_flow(*a, patterns)?;
+        }
+        Ok(())
+    }
+
+    fn arg_matches(&self, arg: &Node<'a>, pattern: &ArgPattern) -> bool {
+        let arg = *arg;
+        match &pattern.shape {
+            ArgShape::Param(name) => arg.kind() == "identifier" && arg.text() == name && self.names.is_param(name) && self.names.rebinding(name).is_none(),
+            ArgShape::Var(name) => arg.kind() == "identifier" && arg.text() == name && !self.names.is_param(name) && self.names.bindings(name).len() == 1,
+            ArgShape::Arg(name) => self.tool_argument(arg, name),
+            ArgShape::Any => true,
+            ArgShape::Ref(path) => matches!(arg.kind(), "identifier" | "attribute") && arg.text().split_whitespace().collect::<String>() == *path,
+            ArgShape::Str(text) => plain_string(arg).as_deref() == Some(text.as_str()),
+            ArgShape::Format(template) => format_template(arg).as_deref() == Some(template.as_str()),
+        }
+    }
+
+    fn arg_text(&self, arg: &Node<'a>) -> String {
+        arg.text().to_owned()
+    }
+
+    fn strict_matching(&self) -> bool {
+        true
+    }
+}
+
+impl<'a> Cx<'_, 'a> {
+    /// A parameter the profile expects to arrive unchanged must not be rebound
+    /// anywhere in the region.
+    pub(super) fn check_param_flow(&self, arg: Node<'a>, patterns: &[ArgPattern]) -> Result<(), Escalation> {
+        if arg.kind() != "identifier" {
+            return Ok(());
+        }
+        let expected = patterns.iter().any(|p| matches!(&p.shape, ArgShape::Param(n) if n == arg.text()));
+        if !expected {
+            return Ok(());
+        }
+        match self.names.rebinding(arg.text()) {
+            Some(at) => Err(self
+                .site
+                .mismatch(at, format!("parameter `{}` is rebound at line {}, so the value reaching the sink is not the caller's", arg.text(), at.line()))),
+            None => Ok(()),
+        }
+    }
+
+    pub(super) fn align(&self, args: &[Node<'a>], patterns: &[ArgPattern]) -> Option<Vec<String>> {
+        facts::align(args, patterns, &|a, p| self.arg_matches(a, p))
+    }
+
+    /// The tool's argument `name`, unchanged: `P["name"]` for a parameter `P`
+    /// of the region's function that nothing rebinds or writes into, or the
+    /// region function's own unchanged parameter `name`.
+    pub(super) fn tool_argument(&self, arg: Node<'a>, name: &str) -> bool {
+        if arg.kind() == "identifier" {
+            return arg.text() == name && self.names.is_param(name) && self.names.rebinding(name).is_none();
+        }
+        if arg.kind() != "subscript" {
+            return false;
+        }
+        let (Some(map), Some(key)) = (arg.field_child("value"), arg.field_child("subscript")) else { return false };
+        let func = route::function_of(self.site.region.node);
+        map.kind() == "identifier"
+            && self.names.is_param(map.text())
+            && self.names.rebinding(map.text()).is_none()
+            && plain_string(key).as_deref() == Some(name)
+            && !surroundings::writes_into(func, map.text())
+    }
+
+    /// A top-level `if` whose test is `receiver.callee(args)` (alone or as one
+    /// side of an `or`) and whose body exits on every path, before the sink's
+    /// statement and not after any statement that always exits.
+    pub(super) fn guard_fact(
+        &self,
+        callee: &str,
+        receiver: Option<&ArgPattern>,
+        args: &[ArgPattern],
+        before: &str,
+        negated: bool,
+        sink: Node<'a>,
+    ) -> Result<Option<Found<'a>>, Escalation> {
+        let Some(body) = self.site.region.node.field_child("body") else { return Ok(None) };
+        let statements: Vec<Node<'a>> = body.named_children().filter(|s| s.kind() != "comment").collect();
+        let Some(sink_index) = statements.iter().position(|s| s.contains(sink)) else { return Ok(None) };
+        for stmt in &statements[..sink_index] {
+            if stmt.kind() == "if_statement" {
+                let test_ok = stmt.field_child("condition").is_some_and(|c| self.test_matches(c, callee, receiver, args, negated));
+                let exit = stmt.field_child("consequence").and_then(block_exit);
+                if let (true, Some(exit)) = (test_ok, exit) {
+                    let mut values = BTreeMap::new();
+                    let shown: Vec<String> = args.iter().map(ToString::to_string).collect();
+                    let on = receiver.map(|r| format!("{r}; ")).unwrap_or_default();
+                    values.insert("test".into(), FactValue::Text(format!("{}{callee}({on}{})", if negated { "not " } else { "" }, shown.join(", "))));
+                    values.insert("exit".into(), FactValue::Text(exit.into()));
+                    values.insert("before".into(), FactValue::Text(before.into()));
+                    return Ok(Some(self.site.fact(*stmt, values)));
+                }
+            }
+            // Statements after one that always exits are dead code: a guard there guards nothing.
+            if statement_exit(*stmt).is_some() {
+                return Ok(None);
+            }
+        }
+        Ok(None)
+    }
+
+    pub(super) fn test_matches(&self, test: Node<'a>, callee: &str, receiver: Option<&ArgPattern>, args: &[ArgPattern], negated: bool) -> bool {
+        match test.kind() {
+            "parenthesized_expression" => {
+                test.named_children().filter(|c| c.kind() != "comment").any(|inner| self.test_matches(inner, callee, receiver, args, negated))
+            }
+            // `not f(…)` holds exactly when the negated test asks for `f(…)` false.
+            "not_operator" if negated => test.field_child("argument").is_some_and(|inner| self.test_matches(inner, callee, receiver, args, false)),
+            // `a or b` exits whenever `a` holds.
+            "boolean_operator" => {
+                test.field_child("operator").is_some_and(|o| o.text() == "or")
+                    && [test.field_child("left"), test.field_child("right")]
+                        .into_iter()
+                        .flatten()
+                        .any(|side| self.test_matches(side, callee, receiver, args, negated))
+            }
+            "call" if !negated => {
+                if identity(self.names, test) != Identity::Path(callee.to_owned()) {
+                    return false;
+                }
+                let object = test.field_child("function").and_then(|f| f.field_child("object"));
+                let receiver_ok = self.receiver_matches(receiver, object);
+                let Some(list) = test.field_child("arguments").filter(|l| l.kind() == "argument_list") else {
+                    return false;
+                };
+                let actual: Vec<Node<'a>> = list.named_children().filter(|a| a.kind() != "comment").collect();
+                receiver_ok && self.align(&actual, args).is_some()
+            }
+            _ => false,
+        }
+    }
+}
+
+/// How a block leaves the function on every path: "raise" or "return".
+fn block_exit(block: Node<'_>) -> Option<&'static str> {
+    block.named_children().filter(|s| s.kind() != "comment").find_map(statement_exit)
+}
+
+/// How a statement leaves the function on every path, if it does.
+fn statement_exit(stmt: Node<'_>) -> Option<&'static str> {
+    match stmt.kind() {
+        "raise_statement" => Some("raise"),
+        "return_statement" => Some("return"),
+        "if_statement" => {
+            let mut exit = stmt.field_child("consequence").and_then(block_exit)?;
+            let mut has_else = false;
+            for alt in stmt.field_children("alternative") {
+                has_else |= alt.kind() == "else_clause";
+                let e = alt.field_child("consequence").or_else(|| alt.field_child("body")).and_then(block_exit)?;
+                if e != exit {
+                    exit = "raise or return";
+                }
+            }
+            has_else.then_some(exit)
+        }
+        // A `with` body that raises does not leave the function: the context
+        // manager's `__exit__` may swallow the exception.
+        _ => None,
+    }
+}
