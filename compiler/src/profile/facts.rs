@@ -163,6 +163,14 @@ pub(super) fn keys_of(kind: &str) -> Option<&'static [&'static str]> {
     })
 }
 
+/// Whether serde reads `kind` as a tag of [`RawFact`] (the tests check it
+/// against [`keys_of`] and `FactKind::EMITS`).
+#[cfg(test)]
+pub(super) fn is_tag(kind: &str) -> bool {
+    let table = toml::Table::from_iter([("kind".to_owned(), toml::Value::from(kind))]);
+    toml::Value::Table(table).try_into::<RawFact>().map_or_else(|e| !e.message().contains("unknown variant"), |_| true)
+}
+
 /// The field names a derived `Deserialize` struct asks for.
 fn fields<T: for<'de> Deserialize<'de>>() -> &'static [&'static str] {
     let seen = Cell::new(&[][..]);

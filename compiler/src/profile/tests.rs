@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use fcd_frontends::FactKind;
 
 use super::Profile;
-use super::facts::keys_of;
+use super::facts::{is_tag, keys_of};
 
 fn git_diff() -> (PathBuf, String) {
     let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../profiles/git-diff/profile.toml");
@@ -100,6 +100,8 @@ fn every_kind_has_its_keys_from_serde() {
     assert_eq!(keys_of("body"), Some(&["digests"][..]));
     for (kind, _) in FactKind::EMITS {
         assert!(keys_of(kind).is_some_and(|k| !k.is_empty()), "{kind}");
+        assert!(is_tag(kind), "{kind} is a serde tag of the fact enum");
     }
     assert_eq!(keys_of("nope"), None);
+    assert!(!is_tag("nope"));
 }
