@@ -7,15 +7,14 @@
 //! The keys of each kind are read from the variant's own serde fields, never
 //! kept by hand; what each kind emits is `FactKind::EMITS` in the frontends.
 
-use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Deserialize;
-use serde::de::{self, Visitor};
 use toml::Spanned;
 
 use fcd_frontends::{ArgPattern, ArgShape, Comparison, DefaultRule, FactKind, FactSpec};
 
+use super::fields::fields;
 use super::schema::{RawFactTable, RawRegion};
 use super::{FactRequest, Span, Validator};
 use crate::canon;
@@ -171,34 +170,6 @@ pub(super) fn is_tag(kind: &str) -> bool {
     toml::Value::Table(table).try_into::<RawFact>().map_or_else(|e| !e.message().contains("unknown variant"), |_| true)
 }
 
-/// The field names a derived `Deserialize` struct asks for.
-fn fields<T: for<'de> Deserialize<'de>>() -> &'static [&'static str] {
-    let seen = Cell::new(&[][..]);
-    let _ = T::deserialize(FieldNames(&seen));
-    seen.get()
-}
-
-/// A deserializer that only records the fields a struct asks for.
-struct FieldNames<'a>(&'a Cell<&'static [&'static str]>);
-
-impl<'de> de::Deserializer<'de> for FieldNames<'_> {
-    type Error = de::value::Error;
-
-    fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Self::Error> {
-        Err(de::Error::custom("only a struct's field names are read"))
-    }
-
-    fn deserialize_struct<V: Visitor<'de>>(self, _: &'static str, fields: &'static [&'static str], _: V) -> Result<V::Value, Self::Error> {
-        self.0.set(fields);
-        Err(de::Error::custom("only a struct's field names are read"))
-    }
-
-    serde::forward_to_deserialize_any! {
-        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf option unit unit_struct
-        newtype_struct seq tuple tuple_struct map enum identifier ignored_any
-    }
-}
-
 /// Fact name -> its `kind` as written (known or not), for references.
 pub(super) fn kinds(facts: &BTreeMap<String, Spanned<RawFactTable>>) -> BTreeMap<&str, &str> {
     facts.iter().map(|(name, f)| (name.as_str(), plain_get(f.get_ref(), "kind").and_then(toml::Value::as_str).unwrap_or(""))).collect()
@@ -232,6 +203,8 @@ impl Validator<'_> {
     fn fact(&self, name: &str, fact: &Spanned<RawFactTable>, regions: &BTreeSet<&str>, all: &BTreeMap<&str, &str>) -> Option<FactRequest> {
         let span = fact.span();
         let table = fact.get_ref();
+        // Where a key of this fact is written; the fact's header when it is not.
+        let at = |field: &str| table.keys().find(|k| k.get_ref() == field).map_or_else(|| span.clone(), Spanned::span);
         let key = format!("facts.{name}");
         let known: Vec<&str> = FactKind::EMITS.iter().map(|(k, _)| *k).collect();
         let Some(kind) = plain_get(table, "kind") else {
@@ -239,7 +212,7 @@ impl Validator<'_> {
         };
         let Some(own) = kind.as_str().and_then(keys_of) else {
             let shown = kind.as_str().map_or_else(|| kind.to_string(), str::to_owned);
-            return self.keep(self.err(span, &format!("{key}.kind"), format!("`{shown}` is not a fact kind (known: {})", known.join(", "))));
+            return self.keep(self.err(at("kind"), &format!("{key}.kind"), format!("`{shown}` is not a fact kind (known: {})", known.join(", "))));
         };
         let kind = kind.as_str().unwrap_or_default();
         let mut fine = self.keys(table, kind, own, &key);
@@ -248,12 +221,12 @@ impl Validator<'_> {
         let common = self.keep(common.or_else(|e| self.err(span.clone(), &key, e.message().trim_end())));
         if let Some(c) = &common {
             if !regions.contains(c.region.as_str()) {
-                fine &= self.keep(self.err::<()>(span.clone(), &format!("{key}.region"), self.unknown_of("region", &c.region, regions))).is_some();
+                fine &= self.keep(self.err::<()>(at("region"), &format!("{key}.region"), self.unknown_of("region", &c.region, regions))).is_some();
             }
             for implied in &c.implies {
                 if !all.contains_key(implied.as_str()) {
                     let names: BTreeSet<&str> = all.keys().copied().collect();
-                    fine &= self.keep(self.err::<()>(span.clone(), &format!("{key}.implies"), self.unknown_of("fact", implied, &names))).is_some();
+                    fine &= self.keep(self.err::<()>(at("implies"), &format!("{key}.implies"), self.unknown_of("fact", implied, &names))).is_some();
                 }
             }
         }
@@ -267,7 +240,7 @@ impl Validator<'_> {
                 None => self.err(span.clone(), &key, message),
             }
         });
-        let kind = self.kind(self.keep(raw)?, span, &key, all);
+        let kind = self.kind(self.keep(raw)?, &at, &key, all);
         let (kind, common) = (self.keep(kind)?, common?);
         Some(FactRequest { spec: FactSpec { name: name.to_owned(), region: common.region, kind }, required: common.required, implies: common.implies })
     }
@@ -301,32 +274,34 @@ impl Validator<'_> {
     }
 
     /// The kind's values checked into a [`FactKind`].
-    fn kind(&self, raw: RawFact, span: Span, key: &str, all: &BTreeMap<&str, &str>) -> Result<FactKind, InputError> {
+    fn kind(&self, raw: RawFact, at: &dyn Fn(&str) -> Span, key: &str, all: &BTreeMap<&str, &str>) -> Result<FactKind, InputError> {
         let patterns = |list: &[String], which: &str| -> Result<Vec<ArgPattern>, InputError> {
-            list.iter().map(|p| ArgPattern::parse(p).or_else(|e| self.err(span.clone(), &format!("{key}.{which}"), e))).collect()
+            list.iter()
+                .map(|p| ArgPattern::parse(p).or_else(|e| self.err(at(which.split('.').next().unwrap_or(which)), &format!("{key}.{which}"), e)))
+                .collect()
         };
         Ok(match raw {
             RawFact::Call(f) => {
                 let args = f.args.as_deref().map(|a| patterns(a, "args")).transpose()?;
                 if f.matching && args.is_none() {
-                    return self.err(span, &format!("{key}.matching"), "`matching` selects calls by their `args`: give `args`");
+                    return self.err(at("matching"), &format!("{key}.matching"), "`matching` selects calls by their `args`: give `args`");
                 }
                 FactKind::Call { callee: f.callee, args, matching: f.matching }
             }
             RawFact::Guard(f) => {
                 match all.get(f.before.as_str()) {
                     Some(&"call") => {}
-                    Some(_) => return self.err(span, &format!("{key}.before"), format!("`{}` is not a `call` fact", f.before)),
+                    Some(_) => return self.err(at("before"), &format!("{key}.before"), format!("`{}` is not a `call` fact", f.before)),
                     None => {
                         let names: BTreeSet<&str> = all.keys().copied().collect();
-                        return self.err(span, &format!("{key}.before"), self.unknown_of("fact", &f.before, &names));
+                        return self.err(at("before"), &format!("{key}.before"), self.unknown_of("fact", &f.before, &names));
                     }
                 }
                 let receiver = match &f.test.receiver {
                     Some(r) => {
-                        let receiver = ArgPattern::parse(r).or_else(|e| self.err(span.clone(), &format!("{key}.test.receiver"), e))?;
+                        let receiver = ArgPattern::parse(r).or_else(|e| self.err(at("test"), &format!("{key}.test.receiver"), e))?;
                         if !matches!(receiver.shape, ArgShape::Param(_) | ArgShape::Var(_)) {
-                            return self.err(span, &format!("{key}.test.receiver"), "a guard tests a parameter or variable: `param:NAME` or `var:NAME`");
+                            return self.err(at("test"), &format!("{key}.test.receiver"), "a guard tests a parameter or variable: `param:NAME` or `var:NAME`");
                         }
                         Some(receiver)
                     }
@@ -337,38 +312,38 @@ impl Validator<'_> {
             }
             RawFact::Default(f) => {
                 if f.helpers.is_empty() {
-                    return self.err(span, &format!("{key}.helpers"), "list at least one reviewed helper");
+                    return self.err(at("helpers"), &format!("{key}.helpers"), "list at least one reviewed helper");
                 }
                 let helpers = f
                     .helpers
                     .iter()
-                    .map(|(h, rule)| DefaultRule::parse(rule).map(|r| (h.clone(), r)).or_else(|e| self.err(span.clone(), &format!("{key}.helpers"), e)))
+                    .map(|(h, rule)| DefaultRule::parse(rule).map(|r| (h.clone(), r)).or_else(|e| self.err(at("helpers"), &format!("{key}.helpers"), e)))
                     .collect::<Result<_, _>>()?;
                 if f.inert.is_some() && f.definition.is_none() {
-                    return self.err(span, &format!("{key}.inert"), "`inert` lists members of the option `definition`: give `definition`");
+                    return self.err(at("inert"), &format!("{key}.inert"), "`inert` lists members of the option `definition`: give `definition`");
                 }
                 FactKind::Default { argument: f.argument, helpers, definition: f.definition, inert: f.inert }
             }
             RawFact::Field(f) => {
                 if let Some(sink) = &f.sink {
-                    self.fact_of_kind(all, sink, &["call"], span.clone(), &format!("{key}.sink"))?;
+                    self.fact_of_kind(all, sink, &["call"], at("sink"), &format!("{key}.sink"))?;
                 }
-                self.fact_of_kind(all, &f.from, &["default", "map"], span, &format!("{key}.from"))?;
+                self.fact_of_kind(all, &f.from, &["default", "map"], at("from"), &format!("{key}.from"))?;
                 FactKind::Field { sink: f.sink, arg: f.arg, field: f.field, wrap: f.wrap, from: f.from }
             }
             RawFact::Pass(f) => {
-                self.fact_of_kind(all, &f.sink, &["call"], span.clone(), &format!("{key}.sink"))?;
-                self.fact_of_kind(all, &f.from, &["default"], span, &format!("{key}.from"))?;
+                self.fact_of_kind(all, &f.sink, &["call"], at("sink"), &format!("{key}.sink"))?;
+                self.fact_of_kind(all, &f.from, &["default"], at("from"), &format!("{key}.from"))?;
                 FactKind::Pass { sink: f.sink, from: f.from }
             }
             RawFact::Map(f) => {
-                self.fact_of_kind(all, &f.from, &["pass"], span, &format!("{key}.from"))?;
+                self.fact_of_kind(all, &f.from, &["pass"], at("from"), &format!("{key}.from"))?;
                 FactKind::Map { from: f.from }
             }
             RawFact::Key(f) => FactKind::Key { key: f.key },
             RawFact::Flow(f) => {
-                self.fact_of_kind(all, &f.from, &["field", "call"], span.clone(), &format!("{key}.from"))?;
-                self.fact_of_kind(all, &f.sink, &["call"], span, &format!("{key}.sink"))?;
+                self.fact_of_kind(all, &f.from, &["field", "call"], at("from"), &format!("{key}.from"))?;
+                self.fact_of_kind(all, &f.sink, &["call"], at("sink"), &format!("{key}.sink"))?;
                 FactKind::Flow { from: f.from, sink: f.sink, into: f.into }
             }
             RawFact::Table(f) => FactKind::Table { row: f.row, member: f.member },
@@ -376,16 +351,16 @@ impl Validator<'_> {
                 let conditions = f
                     .conditions
                     .iter()
-                    .map(|c| Comparison::parse(c).or_else(|e| self.err(span.clone(), &format!("{key}.conditions"), e)))
+                    .map(|c| Comparison::parse(c).or_else(|e| self.err(at("conditions"), &format!("{key}.conditions"), e)))
                     .collect::<Result<Vec<_>, _>>()?;
                 if conditions.is_empty() {
-                    return self.err(span, &format!("{key}.conditions"), "list at least one comparison");
+                    return self.err(at("conditions"), &format!("{key}.conditions"), "list at least one comparison");
                 }
                 FactKind::Exit { returns: f.returns, conditions }
             }
             RawFact::Body(f) => {
                 if f.digests.is_empty() || !f.digests.iter().all(|d| canon::is_sha256(d)) {
-                    return self.err(span, &format!("{key}.digests"), "list `sha256:` digests (64 lower-case hex digits)");
+                    return self.err(at("digests"), &format!("{key}.digests"), "list `sha256:` digests (64 lower-case hex digits)");
                 }
                 FactKind::Body { digests: f.digests }
             }

@@ -4,12 +4,15 @@
 //! a typo is an error with line, column and the expected keys (toml's own
 //! message). Phase two validates references and values into a [`Profile`]:
 //! [`source`] (globs, npm entry), [`regions`] (regions, imports, inventories),
-//! [`facts`] (one enum variant per fact kind) and [`rules`]. Phase two
-//! collects every error, each naming the file, the line and the key, and
-//! reports them together. A profile is data over generic fact kinds: adding
-//! one never needs Rust. Every key is documented in `profiles/README.md`.
+//! [`facts`] (one enum variant per fact kind, its keys read by [`fields`];
+//! facts are read here, one by one, so a bad fact hides no other) and
+//! [`rules`]. Phase two collects every error, each naming the file, the line
+//! and the key, and reports them together. A profile is data over generic
+//! fact kinds: adding one never needs Rust. Every key is documented in
+//! `profiles/README.md`.
 
 mod facts;
+mod fields;
 mod regions;
 mod rules;
 mod schema;
