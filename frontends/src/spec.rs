@@ -272,6 +272,28 @@ impl DefaultRule {
 }
 
 impl FactKind {
+    /// Every kind's name, as profiles spell it, with the keys of `Fact.values`
+    /// the frontends emit for it (in any language). A rule's `fact-equals`
+    /// may only test these keys; the profile loader checks it.
+    pub const EMITS: &'static [(&'static str, &'static [&'static str])] = &[
+        ("call", &["callee", "args"]),
+        ("guard", &["test", "exit", "before", "also_requires", "returns"]),
+        ("default", &["argument", "variable", "helper", "default", "source"]),
+        ("field", &["field", "source", "variable", "literal"]),
+        ("pass", &["variable", "index", "name"]),
+        ("map", &["parameter", "variable", "when_true", "when_false"]),
+        ("key", &["key", "value"]),
+        ("flow", &["through", "into"]),
+        ("table", &["row", "member", "present", "members"]),
+        ("exit", &["returns", "conditions"]),
+        ("body", &["digest"]),
+    ];
+
+    /// The keys of `Fact.values` a kind (by name) emits; `None` for no kind.
+    pub fn emits(kind: &str) -> Option<&'static [&'static str]> {
+        FactKind::EMITS.iter().find(|(k, _)| *k == kind).map(|(_, keys)| *keys)
+    }
+
     /// The generic kind's name, as profiles spell it.
     pub fn name(&self) -> &'static str {
         match self {
@@ -299,6 +321,14 @@ mod tests {
         for text in ["param:target", "str:-", "format:--unified={n}?", "str:", "var:repo", "any?", "ref:A.B.Name"] {
             assert_eq!(ArgPattern::parse(text).unwrap().to_string(), text);
         }
+    }
+
+    #[test]
+    fn every_kind_declares_what_it_emits() {
+        let names: Vec<&str> = FactKind::EMITS.iter().map(|(k, _)| *k).collect();
+        assert_eq!(names, ["call", "guard", "default", "field", "pass", "map", "key", "flow", "table", "exit", "body"]);
+        assert_eq!(FactKind::emits("table"), Some(&["row", "member", "present", "members"][..]));
+        assert_eq!(FactKind::emits("nope"), None);
     }
 
     #[test]

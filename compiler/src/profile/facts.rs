@@ -1,0 +1,377 @@
+//! `[facts]`: one enum variant per fact kind, each with exactly its keys.
+//!
+//! A fact is read in three steps, so that every problem is named: its `kind`
+//! must be known; its keys must be the kind's own (a key of another kind, or
+//! of none, is an error naming the key); then [`RawFact`], tagged by `kind`
+//! and denying unknown fields, is deserialized and its references checked.
+//! The keys of each kind are read from the variant's own serde fields, never
+//! kept by hand; what each kind emits is `FactKind::EMITS` in the frontends.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use fcd_frontends::{ArgPattern, ArgShape, Comparison, DefaultRule, FactKind, FactSpec};
+
+use super::fields::fields;
+use super::schema::{RawFactTable, RawRegion};
+use super::{FactRequest, Span, Validator};
+use crate::canon;
+use crate::error::InputError;
+
+/// The keys every fact has, whatever its kind (`kind` is the tag).
+#[derive(Deserialize)]
+struct Common {
+    region: String,
+    #[serde(default)]
+    required: bool,
+    #[serde(default)]
+    implies: Vec<String>,
+}
+const COMMON: [&str; 4] = ["kind", "region", "required", "implies"];
+
+/// A fact's kind-specific keys, by kind.
+#[derive(Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+enum RawFact {
+    Call(CallFact),
+    Guard(GuardFact),
+    Default(DefaultFact),
+    Field(FieldFact),
+    Pass(PassFact),
+    Map(MapFact),
+    Key(KeyFact),
+    Flow(FlowFact),
+    Table(TableFact),
+    Exit(ExitFact),
+    Body(BodyFact),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CallFact {
+    callee: String,
+    args: Option<Vec<String>>,
+    #[serde(default)]
+    matching: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GuardFact {
+    test: RawGuardTest,
+    before: String,
+    returns: Option<String>,
+    #[serde(default)]
+    conjuncts: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawGuardTest {
+    callee: String,
+    receiver: Option<String>,
+    #[serde(default)]
+    args: Vec<String>,
+    #[serde(default)]
+    negated: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DefaultFact {
+    argument: String,
+    helpers: BTreeMap<String, String>,
+    definition: Option<String>,
+    inert: Option<Vec<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FieldFact {
+    sink: Option<String>,
+    arg: Option<usize>,
+    field: String,
+    wrap: Option<String>,
+    from: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PassFact {
+    sink: String,
+    from: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MapFact {
+    from: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct KeyFact {
+    key: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FlowFact {
+    from: String,
+    sink: String,
+    into: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TableFact {
+    row: String,
+    member: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ExitFact {
+    returns: String,
+    conditions: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BodyFact {
+    digests: Vec<String>,
+}
+
+/// The kind-specific keys of a kind, read from its variant's serde fields.
+pub(super) fn keys_of(kind: &str) -> Option<&'static [&'static str]> {
+    Some(match kind {
+        "call" => fields::<CallFact>(),
+        "guard" => fields::<GuardFact>(),
+        "default" => fields::<DefaultFact>(),
+        "field" => fields::<FieldFact>(),
+        "pass" => fields::<PassFact>(),
+        "map" => fields::<MapFact>(),
+        "key" => fields::<KeyFact>(),
+        "flow" => fields::<FlowFact>(),
+        "table" => fields::<TableFact>(),
+        "exit" => fields::<ExitFact>(),
+        "body" => fields::<BodyFact>(),
+        _ => return None,
+    })
+}
+
+/// Whether serde reads `kind` as a tag of [`RawFact`] (the tests check it
+/// against [`keys_of`] and `FactKind::EMITS`).
+#[cfg(test)]
+pub(super) fn is_tag(kind: &str) -> bool {
+    let table = toml::Table::from_iter([("kind".to_owned(), toml::Value::from(kind))]);
+    toml::Value::Table(table).try_into::<RawFact>().map_or_else(|e| !e.message().contains("unknown variant"), |_| true)
+}
+
+/// Fact name -> its `kind` as written (known or not), for references.
+pub(super) fn kinds(facts: &BTreeMap<String, Spanned<RawFactTable>>) -> BTreeMap<&str, &str> {
+    facts.iter().map(|(name, f)| (name.as_str(), plain_get(f.get_ref(), "kind").and_then(toml::Value::as_str).unwrap_or(""))).collect()
+}
+
+fn plain_get<'t>(table: &'t RawFactTable, key: &str) -> Option<&'t toml::Value> {
+    table.iter().find(|(k, _)| k.get_ref() == key).map(|(_, v)| v)
+}
+
+/// The table without positions, leaving out the keys in `skip`.
+fn plain(table: &RawFactTable, skip: &[&str]) -> toml::Value {
+    toml::Value::Table(table.iter().filter(|(k, _)| !skip.contains(&k.get_ref().as_str())).map(|(k, v)| (k.get_ref().clone(), v.clone())).collect())
+}
+
+impl Validator<'_> {
+    /// Every fact, or `None` when any has an error (each recorded).
+    pub(super) fn facts(&self, raw: &BTreeMap<String, Spanned<RawFactTable>>, regions: &BTreeMap<String, Spanned<RawRegion>>) -> Option<Vec<FactRequest>> {
+        let regions: BTreeSet<&str> = regions.keys().map(String::as_str).collect();
+        let kinds = kinds(raw);
+        let mut facts = Vec::new();
+        let mut ok = true;
+        for (name, fact) in raw {
+            match self.fact(name, fact, &regions, &kinds) {
+                Some(f) => facts.push(f),
+                None => ok = false,
+            }
+        }
+        ok.then_some(facts)
+    }
+
+    fn fact(&self, name: &str, fact: &Spanned<RawFactTable>, regions: &BTreeSet<&str>, all: &BTreeMap<&str, &str>) -> Option<FactRequest> {
+        let span = fact.span();
+        let table = fact.get_ref();
+        // Where a key of this fact is written; the fact's header when it is not.
+        let at = |field: &str| table.keys().find(|k| k.get_ref() == field).map_or_else(|| span.clone(), Spanned::span);
+        let key = format!("facts.{name}");
+        let known: Vec<&str> = FactKind::EMITS.iter().map(|(k, _)| *k).collect();
+        let Some(kind) = plain_get(table, "kind") else {
+            return self.keep(self.err(span, &format!("{key}.kind"), format!("a fact names its `kind` (known: {})", known.join(", "))));
+        };
+        let Some(own) = kind.as_str().and_then(keys_of) else {
+            let shown = kind.as_str().map_or_else(|| kind.to_string(), str::to_owned);
+            return self.keep(self.err(at("kind"), &format!("{key}.kind"), format!("`{shown}` is not a fact kind (known: {})", known.join(", "))));
+        };
+        let kind = kind.as_str().unwrap_or_default();
+        let mut fine = self.keys(table, kind, own, &key);
+
+        let common = plain(table, &[]).try_into::<Common>();
+        let common = self.keep(common.or_else(|e| self.err(span.clone(), &key, e.message().trim_end())));
+        if let Some(c) = &common {
+            if !regions.contains(c.region.as_str()) {
+                fine &= self.keep(self.err::<()>(at("region"), &format!("{key}.region"), self.unknown_of("region", &c.region, regions))).is_some();
+            }
+            for implied in &c.implies {
+                if !all.contains_key(implied.as_str()) {
+                    let names: BTreeSet<&str> = all.keys().copied().collect();
+                    fine &= self.keep(self.err::<()>(at("implies"), &format!("{key}.implies"), self.unknown_of("fact", implied, &names))).is_some();
+                }
+            }
+        }
+        if !fine {
+            return None;
+        }
+        let raw = plain(table, &COMMON[1..]).try_into::<RawFact>().or_else(|e| {
+            let message = e.message().trim_end();
+            match message.strip_prefix("missing field ") {
+                Some(field) => self.err(span.clone(), &key, format!("kind `{kind}` needs {field}")),
+                None => self.err(span.clone(), &key, message),
+            }
+        });
+        let kind = self.kind(self.keep(raw)?, &at, &key, all);
+        let (kind, common) = (self.keep(kind)?, common?);
+        Some(FactRequest { spec: FactSpec { name: name.to_owned(), region: common.region, kind }, required: common.required, implies: common.implies })
+    }
+
+    /// Every key is the kind's own or common: records each that is not, at
+    /// its own position, and says whether all are.
+    fn keys(&self, table: &RawFactTable, kind: &str, own: &[&str], key: &str) -> bool {
+        let owners = |k: &str| -> Vec<&str> {
+            FactKind::EMITS.iter().map(|(other, _)| *other).filter(|other| keys_of(other).is_some_and(|keys| keys.contains(&k))).collect()
+        };
+        let stray: Vec<&Spanned<String>> = table.keys().filter(|k| !COMMON.contains(&k.get_ref().as_str()) && !own.contains(&k.get_ref().as_str())).collect();
+        for k in &stray {
+            let name = k.get_ref().as_str();
+            let owners = owners(name);
+            let message = if owners.is_empty() {
+                let expected: Vec<String> = COMMON.iter().chain(own).map(|k| format!("`{k}`")).collect();
+                format!("unknown field `{name}`, expected one of {}", expected.join(", "))
+            } else if kind == "call" && ["test", "before"].contains(&name) {
+                "`test` and `before` belong to kind `guard`, not `call`".to_owned()
+            } else if kind == "guard" && ["callee", "args"].contains(&name) {
+                "`callee` and `args` of a guard go inside its `test`".to_owned()
+            } else {
+                format!(
+                    "`{name}` does not apply to kind `{kind}` (it is a key of kind {})",
+                    owners.iter().map(|o| format!("`{o}`")).collect::<Vec<_>>().join(", ")
+                )
+            };
+            self.keep(self.err::<()>(k.span(), &format!("{key}.{name}"), message));
+        }
+        stray.is_empty()
+    }
+
+    /// The kind's values checked into a [`FactKind`].
+    fn kind(&self, raw: RawFact, at: &dyn Fn(&str) -> Span, key: &str, all: &BTreeMap<&str, &str>) -> Result<FactKind, InputError> {
+        let patterns = |list: &[String], which: &str| -> Result<Vec<ArgPattern>, InputError> {
+            list.iter()
+                .map(|p| ArgPattern::parse(p).or_else(|e| self.err(at(which.split('.').next().unwrap_or(which)), &format!("{key}.{which}"), e)))
+                .collect()
+        };
+        Ok(match raw {
+            RawFact::Call(f) => {
+                let args = f.args.as_deref().map(|a| patterns(a, "args")).transpose()?;
+                if f.matching && args.is_none() {
+                    return self.err(at("matching"), &format!("{key}.matching"), "`matching` selects calls by their `args`: give `args`");
+                }
+                FactKind::Call { callee: f.callee, args, matching: f.matching }
+            }
+            RawFact::Guard(f) => {
+                match all.get(f.before.as_str()) {
+                    Some(&"call") => {}
+                    Some(_) => return self.err(at("before"), &format!("{key}.before"), format!("`{}` is not a `call` fact", f.before)),
+                    None => {
+                        let names: BTreeSet<&str> = all.keys().copied().collect();
+                        return self.err(at("before"), &format!("{key}.before"), self.unknown_of("fact", &f.before, &names));
+                    }
+                }
+                let receiver = match &f.test.receiver {
+                    Some(r) => {
+                        let receiver = ArgPattern::parse(r).or_else(|e| self.err(at("test"), &format!("{key}.test.receiver"), e))?;
+                        if !matches!(receiver.shape, ArgShape::Param(_) | ArgShape::Var(_)) {
+                            return self.err(at("test"), &format!("{key}.test.receiver"), "a guard tests a parameter or variable: `param:NAME` or `var:NAME`");
+                        }
+                        Some(receiver)
+                    }
+                    None => None,
+                };
+                let args = patterns(&f.test.args, "test.args")?;
+                FactKind::Guard { callee: f.test.callee, receiver, args, before: f.before, negated: f.test.negated, returns: f.returns, conjuncts: f.conjuncts }
+            }
+            RawFact::Default(f) => {
+                if f.helpers.is_empty() {
+                    return self.err(at("helpers"), &format!("{key}.helpers"), "list at least one reviewed helper");
+                }
+                let helpers = f
+                    .helpers
+                    .iter()
+                    .map(|(h, rule)| DefaultRule::parse(rule).map(|r| (h.clone(), r)).or_else(|e| self.err(at("helpers"), &format!("{key}.helpers"), e)))
+                    .collect::<Result<_, _>>()?;
+                if f.inert.is_some() && f.definition.is_none() {
+                    return self.err(at("inert"), &format!("{key}.inert"), "`inert` lists members of the option `definition`: give `definition`");
+                }
+                FactKind::Default { argument: f.argument, helpers, definition: f.definition, inert: f.inert }
+            }
+            RawFact::Field(f) => {
+                if let Some(sink) = &f.sink {
+                    self.fact_of_kind(all, sink, &["call"], at("sink"), &format!("{key}.sink"))?;
+                }
+                self.fact_of_kind(all, &f.from, &["default", "map"], at("from"), &format!("{key}.from"))?;
+                FactKind::Field { sink: f.sink, arg: f.arg, field: f.field, wrap: f.wrap, from: f.from }
+            }
+            RawFact::Pass(f) => {
+                self.fact_of_kind(all, &f.sink, &["call"], at("sink"), &format!("{key}.sink"))?;
+                self.fact_of_kind(all, &f.from, &["default"], at("from"), &format!("{key}.from"))?;
+                FactKind::Pass { sink: f.sink, from: f.from }
+            }
+            RawFact::Map(f) => {
+                self.fact_of_kind(all, &f.from, &["pass"], at("from"), &format!("{key}.from"))?;
+                FactKind::Map { from: f.from }
+            }
+            RawFact::Key(f) => FactKind::Key { key: f.key },
+            RawFact::Flow(f) => {
+                self.fact_of_kind(all, &f.from, &["field", "call"], at("from"), &format!("{key}.from"))?;
+                self.fact_of_kind(all, &f.sink, &["call"], at("sink"), &format!("{key}.sink"))?;
+                FactKind::Flow { from: f.from, sink: f.sink, into: f.into }
+            }
+            RawFact::Table(f) => FactKind::Table { row: f.row, member: f.member },
+            RawFact::Exit(f) => {
+                let conditions = f
+                    .conditions
+                    .iter()
+                    .map(|c| Comparison::parse(c).or_else(|e| self.err(at("conditions"), &format!("{key}.conditions"), e)))
+                    .collect::<Result<Vec<_>, _>>()?;
+                if conditions.is_empty() {
+                    return self.err(at("conditions"), &format!("{key}.conditions"), "list at least one comparison");
+                }
+                FactKind::Exit { returns: f.returns, conditions }
+            }
+            RawFact::Body(f) => {
+                if f.digests.is_empty() || !f.digests.iter().all(|d| canon::is_sha256(d)) {
+                    return self.err(at("digests"), &format!("{key}.digests"), "list `sha256:` digests (64 lower-case hex digits)");
+                }
+                FactKind::Body { digests: f.digests }
+            }
+        })
+    }
+
+    /// `name` must be a fact of one of these kinds.
+    fn fact_of_kind(&self, all: &BTreeMap<&str, &str>, name: &str, kinds: &[&str], span: Span, key: &str) -> Result<(), InputError> {
+        match all.get(name) {
+            Some(kind) if kinds.contains(kind) => Ok(()),
+            _ => self.err(span, key, format!("`{name}` is not a {} fact of this profile", kinds.join(" or "))),
+        }
+    }
+}

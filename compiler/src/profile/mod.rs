@@ -1,0 +1,281 @@
+//! Profiles: reviewed acceptance envelopes, read from TOML in two phases.
+//!
+//! Phase one deserializes the [`schema`] structs, which deny unknown keys, so
+//! a typo is an error with line, column and the expected keys (toml's own
+//! message). Phase two validates references and values into a [`Profile`]:
+//! [`source`] (globs, npm entry), [`regions`] (regions, imports, inventories),
+//! [`facts`] (one enum variant per fact kind, its keys read by [`fields`];
+//! facts are read here, one by one, so a bad fact hides no other) and
+//! [`rules`]. Phase two collects every error, each naming the file, the line
+//! and the key, and reports them together. A profile is data over generic
+//! fact kinds: adding one never needs Rust. Every key is documented in
+//! `profiles/README.md`.
+
+mod facts;
+mod fields;
+mod regions;
+mod rules;
+mod schema;
+mod source;
+#[cfg(test)]
+mod tests;
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use globset::GlobSet;
+
+use fcd_frontends::{FactSpec, Lang, RegionKind, RegionSpec};
+
+use crate::canon;
+use crate::error::{InputError, read_text};
+use crate::rules::{Rule, ValueType};
+pub use fcd_model::summary::{ArgSpec, Envelope};
+
+/// (JavaScript) Where the runtime starts loading a package: the npm manifest
+/// whose entry points (`main`, `module`, `bin`, `exports`) must name one file
+/// fcd reads (see `crate::loader`, npm.rs), from which every static relative import is followed.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct EntrySpec {
+    /// The manifest's path in the release root (`package.json`).
+    pub manifest: String,
+    /// Reviewed build mappings: a built entry (`dist/index.js`) that, when
+    /// absent from the release (a git tag), stands for its TypeScript source.
+    pub built: Vec<(String, String)>,
+}
+
+/// The file name of a profile inside its directory.
+pub const PROFILE_FILE: &str = "profile.toml";
+
+/// A rule as the profile writes it: the rule plus the facts it needs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RuleTemplate {
+    /// The rule applies only when all these facts were found.
+    pub requires: Vec<String>,
+    /// The rule applies only when none of these facts were found.
+    pub unless: Vec<String>,
+    /// The rule applies only when these fact values (`FACT.KEY`) are these,
+    /// decided when the summary is compiled.
+    pub fact_equals: Vec<(String, String, serde_json::Value)>,
+    pub rule: Rule,
+}
+
+/// A fact the profile asks for and whether its absence escalates.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FactRequest {
+    pub spec: FactSpec,
+    pub required: bool,
+    /// Facts that must also be found when this one is (wiring that is all or nothing).
+    pub implies: Vec<String>,
+}
+
+/// A validated profile.
+#[derive(Debug, Clone)]
+pub struct Profile {
+    /// The `profile.toml` it was read from.
+    pub path: PathBuf,
+    /// `sha256:` of the profile file's bytes: any edit is a new profile.
+    pub digest: String,
+    pub id: String,
+    pub version: u32,
+    pub language: Lang,
+    pub tool: String,
+    pub description: String,
+    pub envelope: Envelope,
+    pub arguments: BTreeMap<String, ArgSpec>,
+    pub files: Vec<String>,
+    pub globs: GlobSet,
+    /// Files the globs select that are not part of the closure (tests, say).
+    pub excluded: GlobSet,
+    /// (JavaScript) the npm manifest the closure starts from, and build mappings.
+    pub entry: Option<EntrySpec>,
+    pub regions: Vec<RegionSpec>,
+    /// Package name -> accepted import-path patterns (`[imports]`).
+    pub imports: BTreeMap<String, Vec<String>>,
+    /// Region -> callees its handler literal may be passed to directly (`via`).
+    pub via: BTreeMap<String, Vec<String>>,
+    pub inventories: BTreeMap<String, BTreeSet<String>>,
+    pub facts: Vec<FactRequest>,
+    pub rules: Vec<RuleTemplate>,
+}
+
+impl Profile {
+    /// Loads `profile.toml` from a directory, or the TOML file itself.
+    pub fn load(path: &Path) -> Result<Profile, InputError> {
+        let file = if path.is_dir() { path.join(PROFILE_FILE) } else { path.to_owned() };
+        let text = read_text(&file)?;
+        Profile::parse(&file, &text)
+    }
+
+    /// Parses and validates profile text; `file` names it in errors. When
+    /// validation finds several problems, the error holds them all, one per
+    /// line in file order, each with its position (see [`joined`]).
+    pub fn parse(file: &Path, text: &str) -> Result<Profile, InputError> {
+        let raw: schema::RawProfile = toml::from_str(text).map_err(|e| match e.span() {
+            Some(span) => InputError::at_offset(file, text, span.start, e.message().trim_end()),
+            None => InputError::new(file, e.message().trim_end()),
+        })?;
+        let v = Validator { file, text, errors: RefCell::new(Vec::new()) };
+        let profile = v.profile(raw);
+        match (profile, joined(v.errors.into_inner())) {
+            (Some(profile), None) => Ok(profile),
+            (_, Some(err)) => Err(err),
+            (None, None) => Err(InputError::new(file, "the profile does not validate")),
+        }
+    }
+
+    /// What the frontends are told beyond regions and facts.
+    pub fn env(&self) -> fcd_frontends::Env {
+        fcd_frontends::Env {
+            imports: self.imports.clone(),
+            tool: self.tool.clone(),
+            reviewed: self
+                .regions
+                .iter()
+                .filter_map(|r| match &r.kind {
+                    RegionKind::Function(f) => Some(f.rsplit('.').next().unwrap_or(f).to_owned()),
+                    _ => None,
+                })
+                .collect(),
+            via: self.via.clone(),
+            entries: None,
+        }
+    }
+
+    /// The fact specifications to hand to a frontend.
+    pub fn fact_specs(&self) -> Vec<FactSpec> {
+        self.facts.iter().map(|f| f.spec.clone()).collect()
+    }
+}
+
+/// Several errors as one: the first (in file order) carries the position,
+/// and every further one follows on its own line, `file:line:column: reason`.
+pub fn joined(mut errors: Vec<InputError>) -> Option<InputError> {
+    errors.sort_by_key(|e| (e.line.unwrap_or(usize::MAX), e.column.unwrap_or(0)));
+    errors.dedup();
+    let mut iter = errors.into_iter();
+    let mut first = iter.next()?;
+    for e in iter {
+        first.message.push('\n');
+        first.message.push_str(&e.to_string());
+    }
+    Some(first)
+}
+
+/// Phase two: validates a [`schema::RawProfile`], recording every error.
+struct Validator<'a> {
+    file: &'a Path,
+    text: &'a str,
+    errors: RefCell<Vec<InputError>>,
+}
+
+/// A byte range of the profile text, for error positions.
+type Span = std::ops::Range<usize>;
+
+impl Validator<'_> {
+    fn err<T>(&self, span: Span, key: &str, message: impl std::fmt::Display) -> Result<T, InputError> {
+        Err(InputError::at_offset(self.file, self.text, span.start, format!("key `{key}`: {message}")))
+    }
+
+    /// Records an error that has no position.
+    fn report(&self, message: impl Into<String>) {
+        self.errors.borrow_mut().push(InputError::new(self.file, message));
+    }
+
+    /// The value, or `None` with its error recorded.
+    fn keep<T>(&self, result: Result<T, InputError>) -> Option<T> {
+        result.map_err(|e| self.errors.borrow_mut().push(e)).ok()
+    }
+
+    fn unknown_of(&self, what: &str, name: &str, known: &BTreeSet<&str>) -> String {
+        let known: Vec<&str> = known.iter().copied().collect();
+        format!("{what} `{name}` is not defined (defined: {})", if known.is_empty() { "none".into() } else { known.join(", ") })
+    }
+
+    /// The whole profile, or `None` when any part has an error (recorded).
+    fn profile(&self, raw: schema::RawProfile) -> Option<Profile> {
+        let header = raw.profile;
+        let id = header.id.get_ref().clone();
+        if id.is_empty() || !id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
+            self.keep(self.err::<()>(header.id.span(), "profile.id", "an id is ASCII letters, digits, `-` and `_`"));
+        }
+        let language = Lang::from_name(header.language.get_ref());
+        if language.is_none() {
+            let known: Vec<&str> = Lang::ALL.iter().map(|l| l.name()).collect();
+            self.keep(self.err::<()>(
+                header.language.span(),
+                "profile.language",
+                format!("`{}` has no frontend (known: {})", header.language.get_ref(), known.join(", ")),
+            ));
+        }
+        for (key, value) in [
+            ("structure", &raw.envelope.structure),
+            ("arguments", &raw.envelope.arguments),
+            ("effects", &raw.envelope.effects),
+            ("unknown", &raw.envelope.unknown),
+            ("completeness", &raw.envelope.completeness),
+        ] {
+            if value.trim().is_empty() {
+                self.report(format!("key `envelope.{key}`: must say what was reviewed, not be empty"));
+            }
+        }
+
+        let mut arguments = BTreeMap::new();
+        for (name, spec) in &raw.arguments {
+            match ValueType::parse(&spec.get_ref().ty) {
+                Some(ty) => {
+                    arguments.insert(name.clone(), ArgSpec { ty, required: spec.get_ref().required });
+                }
+                None => {
+                    self.keep(self.err::<()>(
+                        spec.span(),
+                        &format!("arguments.{name}.type"),
+                        format!("`{}` is not one of string, integer, number, boolean, object, array", spec.get_ref().ty),
+                    ));
+                }
+            }
+        }
+
+        let globs = self.globs(&raw.source.files, "source.files", true);
+        let excluded = self.globs(&raw.source.exclude, "source.exclude", false);
+        let entry = language.and_then(|language| self.keep(self.entry(&raw.source, language)));
+        let regions = self.regions(&raw.regions);
+        let imports = self.imports(&raw.imports);
+        let inventories = self.inventories(&raw.inventory, &raw.regions);
+        let facts = self.facts(&raw.facts, &raw.regions);
+        let kinds = facts::kinds(&raw.facts);
+        let mut rules = Vec::new();
+        for (i, rule) in raw.rules.iter().enumerate() {
+            rules.extend(self.rule(i, rule, &kinds, &arguments));
+        }
+        if raw.rules.is_empty() {
+            self.report("key `rules`: a profile needs at least one rule");
+        }
+        if !self.errors.borrow().is_empty() {
+            return None;
+        }
+        let (regions, via) = regions?;
+        Some(Profile {
+            path: self.file.to_owned(),
+            digest: canon::sha256(self.text.as_bytes()),
+            id,
+            version: header.version,
+            language: language?,
+            tool: header.tool,
+            description: header.description,
+            envelope: raw.envelope,
+            arguments,
+            files: raw.source.files.iter().map(|g| g.get_ref().clone()).collect(),
+            globs: globs?,
+            excluded: excluded?,
+            entry: entry?,
+            regions,
+            imports,
+            via,
+            inventories,
+            facts: facts?,
+            rules,
+        })
+    }
+}

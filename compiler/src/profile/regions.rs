@@ -1,0 +1,93 @@
+//! `[regions]`, `[imports]` and `[inventory]`: the reviewed source spans, the
+//! import paths a package may be reached by, and each region's callees.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use toml::Spanned;
+
+use fcd_frontends::{RegionKind, RegionSpec};
+
+use super::Validator;
+use super::schema::{RawInventory, RawRegion};
+
+/// The regions in name order, and region -> the calls its handler literal may be passed to.
+pub(super) type Regions = (Vec<RegionSpec>, BTreeMap<String, Vec<String>>);
+
+impl Validator<'_> {
+    /// Every region, or `None` when any is malformed (each error recorded).
+    pub(super) fn regions(&self, raw: &BTreeMap<String, Spanned<RawRegion>>) -> Option<Regions> {
+        let mut regions = Vec::new();
+        let mut via = BTreeMap::new();
+        let mut ok = true;
+        for (name, region) in raw {
+            let r = region.get_ref();
+            let kind = match (&r.function, &r.variable, &r.route) {
+                (Some(f), None, None) if !f.is_empty() && r.literal => RegionKind::Literal(f.clone()),
+                (Some(f), None, None) if !f.is_empty() => RegionKind::Function(f.clone()),
+                (None, Some(v), None) if !v.is_empty() && !r.literal => RegionKind::Variable(v.clone()),
+                (None, None, Some(t)) if !t.is_empty() && !r.literal => RegionKind::Route(t.clone()),
+                _ => {
+                    ok = false;
+                    self.keep(self.err::<()>(
+                        region.span(),
+                        &format!("regions.{name}"),
+                        "a region names one `function` (optionally `literal = true`), one `variable` or one `route` (a tool name)",
+                    ));
+                    continue;
+                }
+            };
+            if let Some(v) = &r.via {
+                if !matches!(kind, RegionKind::Literal(_)) || v.is_empty() {
+                    ok = false;
+                    self.keep(self.err::<()>(
+                        region.span(),
+                        &format!("regions.{name}.via"),
+                        "`via` lists the calls a handler literal (`literal = true`) may be passed to",
+                    ));
+                    continue;
+                }
+                via.insert(name.clone(), v.clone());
+            }
+            regions.push(RegionSpec { name: name.clone(), kind, optional: r.optional });
+        }
+        ok.then_some((regions, via))
+    }
+
+    /// `[imports]`: package -> import-path patterns; bad patterns are recorded.
+    pub(super) fn imports(&self, raw: &BTreeMap<String, Vec<Spanned<String>>>) -> BTreeMap<String, Vec<String>> {
+        let mut imports = BTreeMap::new();
+        for (name, patterns) in raw {
+            for p in patterns {
+                let ok = !p.get_ref().is_empty() && p.get_ref().split('/').all(|seg| !seg.is_empty());
+                if !ok {
+                    self.keep(self.err::<()>(p.span(), &format!("imports.{name}"), "an import-path pattern is `/`-separated segments, `*` within one segment"));
+                }
+            }
+            imports.insert(name.clone(), patterns.iter().map(|p| p.get_ref().clone()).collect());
+        }
+        imports
+    }
+
+    /// `[inventory]`: one per region, each of a defined region.
+    pub(super) fn inventories(
+        &self,
+        raw: &BTreeMap<Spanned<String>, RawInventory>,
+        regions: &BTreeMap<String, Spanned<RawRegion>>,
+    ) -> BTreeMap<String, BTreeSet<String>> {
+        let region_names: BTreeSet<&str> = regions.keys().map(String::as_str).collect();
+        let mut inventories = BTreeMap::new();
+        for (name, inv) in raw {
+            if !region_names.contains(name.get_ref().as_str()) {
+                self.keep(self.err::<()>(name.span(), &format!("inventory.{}", name.get_ref()), self.unknown_of("region", name.get_ref(), &region_names)));
+                continue;
+            }
+            inventories.insert(name.get_ref().clone(), inv.callees.iter().cloned().collect());
+        }
+        for (name, region) in regions {
+            if !inventories.contains_key(name) {
+                self.keep(self.err::<()>(region.span(), &format!("regions.{name}"), "has no `[inventory]`: every region needs its reviewed callees"));
+            }
+        }
+        inventories
+    }
+}

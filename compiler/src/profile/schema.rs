@@ -1,0 +1,158 @@
+//! The profile's TOML schema: the `Raw*` structs phase one deserializes.
+//!
+//! Every table denies unknown keys, so a typo is an error with line, column
+//! and the expected keys (toml's own message). Facts are read per fact, by
+//! kind, in [`super::facts`], so that one bad fact does not hide another.
+//! Every key is documented in `profiles/README.md`.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use fcd_model::summary::Envelope;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawProfile {
+    pub profile: RawHeader,
+    pub envelope: Envelope,
+    #[serde(default)]
+    pub arguments: BTreeMap<String, Spanned<RawArgument>>,
+    pub source: RawSource,
+    pub regions: BTreeMap<String, Spanned<RawRegion>>,
+    #[serde(default)]
+    pub imports: BTreeMap<String, Vec<Spanned<String>>>,
+    #[serde(default)]
+    pub inventory: BTreeMap<Spanned<String>, RawInventory>,
+    /// Each fact as written; [`super::facts`] reads it by its `kind`.
+    #[serde(default)]
+    pub facts: BTreeMap<String, Spanned<RawFactTable>>,
+    pub rules: Vec<Spanned<RawRule>>,
+}
+
+/// A fact's keys, each with its position, and their values.
+pub(super) type RawFactTable = BTreeMap<Spanned<String>, toml::Value>;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawHeader {
+    pub id: Spanned<String>,
+    pub version: u32,
+    pub language: Spanned<String>,
+    pub tool: String,
+    #[serde(default)]
+    pub description: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawArgument {
+    #[serde(rename = "type")]
+    pub ty: String,
+    #[serde(default)]
+    pub required: bool,
+    #[serde(default)]
+    #[allow(dead_code, reason = "documentation for reviewers, accepted and not used")]
+    pub description: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawSource {
+    pub files: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub exclude: Vec<Spanned<String>>,
+    pub package: Option<Spanned<String>>,
+    #[serde(default)]
+    pub built: BTreeMap<String, String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawRegion {
+    pub function: Option<String>,
+    #[serde(default)]
+    pub literal: bool,
+    pub variable: Option<String>,
+    /// The code that runs when the tool with this name is called.
+    pub route: Option<String>,
+    /// The region may be absent from a release.
+    #[serde(default)]
+    pub optional: bool,
+    pub via: Option<Vec<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawInventory {
+    pub callees: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub(super) struct RawRule {
+    #[serde(default)]
+    pub requires: Vec<String>,
+    #[serde(default)]
+    pub unless: Vec<String>,
+    #[serde(default)]
+    pub fact_equals: BTreeMap<String, toml::Value>,
+    pub when: RawPredicate,
+    pub then: RawOutcome,
+    pub note: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub(super) struct RawPredicate {
+    pub arg: Option<String>,
+    pub env: Option<String>,
+    pub starts_with: Option<String>,
+    pub matches: Option<String>,
+    #[serde(rename = "type")]
+    pub ty: Option<String>,
+    pub equals: Option<toml::Value>,
+    pub absent: Option<bool>,
+    pub present: Option<bool>,
+    pub all: Option<Vec<RawPredicate>>,
+    pub any: Option<Vec<RawPredicate>>,
+    pub not: Option<Box<RawPredicate>>,
+    pub always: Option<bool>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawOutcome {
+    pub effect: Option<RawEffect>,
+    pub effects: Option<Vec<RawEffect>>,
+    pub reject: Option<String>,
+    pub unknown: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub(super) struct RawEffect {
+    pub op: String,
+    pub resource: String,
+    #[serde(default = "default_exposure")]
+    pub exposure: String,
+    #[serde(default)]
+    pub mutation: bool,
+    #[serde(default)]
+    pub write_scopes: Vec<String>,
+    #[serde(default = "default_principal")]
+    pub principal: String,
+    #[serde(default = "default_destination")]
+    pub destination: String,
+}
+
+fn default_exposure() -> String {
+    "none".into()
+}
+fn default_principal() -> String {
+    "{env.principal}".into()
+}
+fn default_destination() -> String {
+    "{env.destination}".into()
+}

@@ -1,0 +1,67 @@
+//! `[source]`: the globs that select a release's files and, for JavaScript,
+//! the npm manifest the closure starts from.
+
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use toml::Spanned;
+
+use fcd_frontends::Lang;
+
+use super::schema::RawSource;
+use super::{EntrySpec, Validator};
+use crate::error::InputError;
+
+impl Validator<'_> {
+    /// The globs under `key`, each matching within path segments; every bad
+    /// glob is recorded. `required`: the list may not be empty.
+    pub(super) fn globs(&self, globs: &[Spanned<String>], key: &str, required: bool) -> Option<GlobSet> {
+        if required && globs.is_empty() {
+            self.report(format!("key `{key}`: list at least one glob"));
+            return None;
+        }
+        let mut builder = GlobSetBuilder::new();
+        let mut ok = true;
+        for g in globs {
+            match GlobBuilder::new(g.get_ref()).literal_separator(true).build() {
+                Ok(glob) => {
+                    builder.add(glob);
+                }
+                Err(e) => {
+                    ok = false;
+                    self.keep(self.err::<()>(g.span(), key, format!("bad glob: {e}")));
+                }
+            }
+        }
+        if !ok {
+            return None;
+        }
+        let set = builder.build().ok();
+        if set.is_none() {
+            self.report(format!("key `{key}`: the globs do not compile together"));
+        }
+        set
+    }
+
+    /// `source.package` and `source.built`: JavaScript only, relative paths.
+    pub(super) fn entry(&self, source: &RawSource, language: Lang) -> Result<Option<EntrySpec>, InputError> {
+        let Some(manifest) = &source.package else {
+            if !source.built.is_empty() {
+                return Err(InputError::new(self.file, "key `source.built`: needs `source.package`"));
+            }
+            return Ok(None);
+        };
+        if language != Lang::JavaScript {
+            return self.err(manifest.span(), "source.package", "only a `javascript` profile reads an npm manifest");
+        }
+        let relative = |p: &str| !p.is_empty() && !p.starts_with('/') && !p.split('/').any(|s| s == ".." || s == "." || s.is_empty());
+        if !relative(manifest.get_ref()) {
+            return self.err(manifest.span(), "source.package", "a `/`-separated path inside the release root");
+        }
+        for (from, to) in &source.built {
+            if !relative(from) || !relative(to) {
+                return self.err(manifest.span(), "source.built", format!("`{from}` = `{to}`: paths inside the release root"));
+            }
+        }
+        let built = source.built.iter().map(|(a, b)| (a.clone(), b.clone())).collect();
+        Ok(Some(EntrySpec { manifest: manifest.get_ref().clone(), built }))
+    }
+}

@@ -1,0 +1,107 @@
+//! Profile loading: errors name file, line, column and key, and a profile
+//! with several mistakes reports every one of them.
+
+use std::path::{Path, PathBuf};
+
+use fcd_frontends::FactKind;
+
+use super::Profile;
+use super::facts::{is_tag, keys_of};
+
+fn git_diff() -> (PathBuf, String) {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../profiles/git-diff/profile.toml");
+    let text = std::fs::read_to_string(&file).expect("the git-diff profile");
+    (file, text)
+}
+
+/// The error text for `text` with each `(from, to)` replaced once.
+fn error_of(edits: &[(&str, &str)]) -> String {
+    let (_, mut text) = git_diff();
+    for (from, to) in edits {
+        assert!(text.contains(from), "`{from}` is in the profile");
+        text = text.replacen(from, to, 1);
+    }
+    Profile::parse(Path::new("bad.toml"), &text).expect_err("the profile is refused").to_string()
+}
+
+/// The 1-based line of the first occurrence of `needle` in the git-diff profile.
+fn line_of(needle: &str) -> usize {
+    let (_, text) = git_diff();
+    text[..text.find(needle).expect("the needle")].matches('\n').count() + 1
+}
+
+#[test]
+fn the_committed_profiles_load() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../profiles");
+    for dir in ["git-diff", "dbhub-execute-sql", "github-create-repository", "azure-redis-create"] {
+        let profile = Profile::load(&root.join(dir)).unwrap_or_else(|e| panic!("{dir}: {e}"));
+        assert!(!profile.facts.is_empty() && !profile.rules.is_empty(), "{dir}");
+    }
+}
+
+#[test]
+fn three_independent_mistakes_are_all_reported() {
+    let err = error_of(&[
+        ("region = \"handler\"\ncallee", "region = \"handlr\"\ncallee"),
+        ("before = \"sink\"", "before = \"sink\"\nmatching = true"),
+        ("requires = [\"dash_guard\"]", "requires = [\"dash_guard\"]\nfact-equals = { \"sink.exit\" = \"x\" }"),
+    ]);
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 3, "{err}");
+    // The second edit adds a line before the rule.
+    let (sink, guard, rule) = (line_of("[facts.sink]"), line_of("[facts.dash_guard]"), line_of("[[rules]]") + 1);
+    assert!(lines[0].starts_with(&format!("bad.toml:{}:1: key `facts.sink.region`: region `handlr` is not defined", sink + 2)), "{err}");
+    assert!(
+        lines[1].starts_with(&format!(
+            "bad.toml:{}:1: key `facts.dash_guard.matching`: `matching` does not apply to kind `guard` (it is a key of kind `call`)",
+            guard + 5
+        )),
+        "{err}"
+    );
+    assert!(lines[2].starts_with(&format!("bad.toml:{rule}:1: key `rules[0].fact-equals`: `sink.exit`: a `call` fact never has the value `exit`")), "{err}");
+}
+
+#[test]
+fn a_fact_key_of_another_kind_or_of_none_is_named() {
+    // Each stray key is named at its own line (the guard's keys end five lines below its header).
+    let guard = line_of("[facts.dash_guard]");
+    let err = error_of(&[("before = \"sink\"", "before = \"sink\"\ncallee = \"f\"")]);
+    assert!(err.contains(&format!(":{}:1: key `facts.dash_guard.callee`: `callee` and `args` of a guard go inside its `test`", guard + 5)), "{err}");
+    let err = error_of(&[("before = \"sink\"", "before = \"sink\"\nrow = \"r\"\nbogus = 1")]);
+    assert!(
+        err.contains(&format!(":{}:1: key `facts.dash_guard.row`: `row` does not apply to kind `guard` (it is a key of kind `table`)", guard + 5)),
+        "{err}"
+    );
+    assert!(err.contains(&format!(":{}:1: key `facts.dash_guard.bogus`: unknown field `bogus`, expected one of `kind`, `region`", guard + 6)), "{err}");
+}
+
+#[test]
+fn an_unknown_kind_and_a_missing_key_are_named() {
+    let err = error_of(&[("kind = \"guard\"", "kind = \"gaurd\"")]);
+    assert!(err.contains("key `facts.dash_guard.kind`: `gaurd` is not a fact kind (known: call, guard,"), "{err}");
+    let err = error_of(&[("before = \"sink\"\n", "")]);
+    assert!(err.contains("key `facts.dash_guard`: kind `guard` needs `before`"), "{err}");
+}
+
+#[test]
+fn fact_equals_takes_only_what_the_kind_emits() {
+    let ok = error_of(&[
+        ("requires = [\"dash_guard\"]", "requires = [\"dash_guard\"]\nfact-equals = { \"sink.callee\" = \"x\" }"),
+        ("version = 1", "version = \"one\""),
+    ]);
+    assert!(!ok.contains("fact-equals"), "`callee` is a value of a call fact: {ok}");
+    let err = error_of(&[("requires = [\"dash_guard\"]", "requires = [\"dash_guard\"]\nfact-equals = { \"nope.callee\" = 1 }")]);
+    assert!(err.contains("`nope.callee` is not FACT.KEY of a fact of this profile"), "{err}");
+}
+
+#[test]
+fn every_kind_has_its_keys_from_serde() {
+    assert_eq!(keys_of("call"), Some(&["callee", "args", "matching"][..]));
+    assert_eq!(keys_of("body"), Some(&["digests"][..]));
+    for (kind, _) in FactKind::EMITS {
+        assert!(keys_of(kind).is_some_and(|k| !k.is_empty()), "{kind}");
+        assert!(is_tag(kind), "{kind} is a serde tag of the fact enum");
+    }
+    assert_eq!(keys_of("nope"), None);
+    assert!(!is_tag("nope"));
+}
