@@ -9,9 +9,6 @@ pub mod runtime;
 
 pub use fcd_model::{canon, error, summary};
 
-/// Whether this build carries the test hooks (feature `test-hooks`).
-pub const TEST_HOOKS: bool = cfg!(feature = "test-hooks");
-
 /// `if_test_hooks! { { ITEMS… } else { ITEMS… } }` expands the first items
 /// when fcd-runtime is built with `test-hooks`, the second otherwise. It lets
 /// a dependent crate (the CLI) define its hidden test flags only where the

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use super::{Io, Status, print_json, unix_now};
 use crate::error::InputError;
-use crate::runtime::{EvidenceKind, Lease, Refusal, Runtime, State};
+use crate::runtime::{EvidenceKind, Lease, LeaseState, Refusal, Runtime, State};
 
 #[derive(Debug, clap::Subcommand)]
 pub enum RuntimeCommand {
@@ -216,9 +216,9 @@ fn respond(io: &mut Io<'_>, result: Result<Value, Refusal>) -> Result<Status, In
 
 pub fn run(c: RuntimeCommand, io: &mut Io<'_>) -> Result<Status, InputError> {
     let result = match c {
-        RuntimeCommand::RegisterEpoch { db, epoch, tool, artifact_digest, config_digest, summary_digest } => {
-            open(&db)?.register_epoch(&epoch, &tool, &artifact_digest, &config_digest, &summary_digest).map(|()| json!({"epoch": epoch, "state": "ADVERTISED"}))
-        }
+        RuntimeCommand::RegisterEpoch { db, epoch, tool, artifact_digest, config_digest, summary_digest } => open(&db)?
+            .register_epoch(&epoch, &tool, &artifact_digest, &config_digest, &summary_digest)
+            .map(|()| json!({"epoch": epoch, "state": State::Advertised.as_str()})),
         RuntimeCommand::Transition { db, epoch, to } => {
             let state = match to.as_str() {
                 "advertise" => State::Advertised,
@@ -238,8 +238,8 @@ pub fn run(c: RuntimeCommand, io: &mut Io<'_>) -> Result<Status, InputError> {
         RuntimeCommand::Admit { db, formation, now, hooks } => {
             admit(&mut open(&db)?, formation, unix_now(now), &hooks).map(|l| serde_json::to_value(l).unwrap_or_default())
         }
-        RuntimeCommand::Complete { db, lease } => open(&db)?.complete(lease).map(|()| json!({"lease": lease, "state": "completed"})),
-        RuntimeCommand::Uncertain { db, lease } => open(&db)?.mark_uncertain(lease).map(|()| json!({"lease": lease, "state": "uncertain"})),
+        RuntimeCommand::Complete { db, lease } => open(&db)?.complete(lease).map(|()| json!({"lease": lease, "state": LeaseState::Completed.as_str()})),
+        RuntimeCommand::Uncertain { db, lease } => open(&db)?.mark_uncertain(lease).map(|()| json!({"lease": lease, "state": LeaseState::Uncertain.as_str()})),
         RuntimeCommand::Revoke { db, handle } => open(&db)?.revoke(&handle).map(|()| json!({"revoked": handle})),
         RuntimeCommand::Fence { db, token, artifact_digest, config_digest, generation } => {
             open(&db)?.fence(&token, &artifact_digest, &config_digest, generation).map(|id| json!({"accepted": id}))
