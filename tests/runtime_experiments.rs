@@ -78,7 +78,7 @@ fn run_after_retirement(w: &mut World, name: &str, evidence: Option<i64>) -> Out
     let formation = w.rt.form("snapshot-1", &c.tool, &args_digest(&c), "user:alice", &w.v14.epoch, evidence, NOW, 3600).unwrap();
     retire(w);
     match w.rt.admit(formation, NOW + 10) {
-        Err(r) => Outcome::Stopped(r.code),
+        Err(r) => Outcome::Stopped(r.code.as_str()),
         Ok(lease) => {
             let target = if lease.epoch == w.v13.epoch { &w.v13 } else { &w.v14 };
             let s = &target.summary;

@@ -166,7 +166,7 @@ fn run(ops: Vec<Op>) -> Result<Stats, TestCaseError> {
                             }
                             model.leases.push(lease);
                         }
-                        Err(r) => *stats.refusals.entry(r.code).or_default() += 1,
+                        Err(r) => *stats.refusals.entry(r.code.as_str()).or_default() += 1,
                     }
                 }
             }
@@ -212,7 +212,7 @@ fn run(ops: Vec<Op>) -> Result<Stats, TestCaseError> {
                     }
                     let result = rt.fence(&l.token, &artifact, &config, generation);
                     if let Err(r) = &result {
-                        *stats.refusals.entry(r.code).or_default() += 1;
+                        *stats.refusals.entry(r.code.as_str()).or_default() += 1;
                     }
                     let accepted = result.is_ok();
                     stats.fenced += usize::from(accepted);

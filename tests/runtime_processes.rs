@@ -1,6 +1,7 @@
 //! The runtime across operating-system processes: several `fcd runtime`
 //! processes admitting while another drains and retires, on one database
-//! file; and a process killed in the middle of an admission.
+//! file; and a process killed in the middle of an admission. Both drive the
+//! CLI's hidden test hooks, which only a test build has.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -139,4 +140,23 @@ fn a_process_killed_inside_an_admission_leaves_a_consistent_database() {
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
     let lease = rt.admit(formation.parse().unwrap(), now).unwrap();
     assert_eq!(lease.epoch, "v14");
+}
+
+#[test]
+fn only_test_builds_carry_the_test_hooks() {
+    // The hooks this file drives come from the root crate's dev-dependencies; the
+    // normal dependency graph (what `cargo build --release` compiles) has none.
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let tree = |edges: &str| {
+        let out = Command::new(&cargo)
+            .args(["tree", "--offline", "-p", "fcd", "-e", edges, "-i", "fcd-runtime"])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .expect("cargo tree runs");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let normal = tree("features,normal");
+    assert!(normal.contains("fcd-runtime feature \"default\"") && !normal.contains("test-hooks"), "{normal}");
+    assert!(tree("features").contains("fcd-runtime feature \"test-hooks\""), "the check reads the feature graph");
 }

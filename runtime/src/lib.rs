@@ -8,3 +8,23 @@ pub mod registry;
 pub mod runtime;
 
 pub use fcd_model::{canon, error, summary};
+
+/// `if_test_hooks! { { ITEMS… } else { ITEMS… } }` expands the first items
+/// when fcd-runtime is built with `test-hooks`, the second otherwise. It lets
+/// a dependent crate (the CLI) define its hidden test flags only where the
+/// hooks they call exist, without a feature of its own.
+#[cfg(feature = "test-hooks")]
+#[macro_export]
+macro_rules! if_test_hooks {
+    ({ $($on:item)* } else { $($off:item)* }) => { $($on)* };
+}
+
+/// `if_test_hooks! { { ITEMS… } else { ITEMS… } }` expands the first items
+/// when fcd-runtime is built with `test-hooks`, the second otherwise. It lets
+/// a dependent crate (the CLI) define its hidden test flags only where the
+/// hooks they call exist, without a feature of its own.
+#[cfg(not(feature = "test-hooks"))]
+#[macro_export]
+macro_rules! if_test_hooks {
+    ({ $($on:item)* } else { $($off:item)* }) => { $($off)* };
+}

@@ -53,13 +53,19 @@ pub struct Epoch {
     pub regenerated_by: Option<u32>,
 }
 
-/// What the release job last saw of a release.
+/// What the release job last saw of a release. (Named apart from a rule's
+/// `Outcome` in the model, which is what a matched rule says of a call.)
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Outcome {
+pub struct ReleaseStatus {
     /// `automatic` or `escalated`.
     pub status: String,
     pub code: Option<String>,
 }
+
+/// The former name of [`ReleaseStatus`], kept until the release job
+/// (xtask/src/releases.rs) uses the new one.
+#[doc(hidden)]
+pub type Outcome = ReleaseStatus;
 
 pub struct Registry {
     db: Connection,
@@ -208,16 +214,16 @@ impl Registry {
     }
 
     /// What the job saw last time for this release.
-    pub fn previous_outcome(&self, profile: &str, release: &str) -> Result<Option<Outcome>, InputError> {
+    pub fn previous_outcome(&self, profile: &str, release: &str) -> Result<Option<ReleaseStatus>, InputError> {
         self.db
             .query_row("SELECT status, code FROM outcomes WHERE profile = ?1 AND release = ?2", params![profile, release], |r| {
-                Ok(Outcome { status: r.get(0)?, code: r.get(1)? })
+                Ok(ReleaseStatus { status: r.get(0)?, code: r.get(1)? })
             })
             .optional()
             .map_err(|e| self.err(e))
     }
 
-    pub fn record_outcome(&self, profile: &str, release: &str, outcome: &Outcome) -> Result<(), InputError> {
+    pub fn record_outcome(&self, profile: &str, release: &str, outcome: &ReleaseStatus) -> Result<(), InputError> {
         self.db
             .execute("INSERT OR REPLACE INTO outcomes VALUES (?1, ?2, ?3, ?4)", params![profile, release, outcome.status, outcome.code])
             .map(|_| ())

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use super::{Io, Status, print_json, unix_now};
 use crate::error::InputError;
-use crate::runtime::{EvidenceKind, Refusal, Runtime, State};
+use crate::runtime::{EvidenceKind, Lease, LeaseState, Refusal, Runtime, State};
 
 #[derive(Debug, clap::Subcommand)]
 pub enum RuntimeCommand {
@@ -82,9 +82,8 @@ pub enum RuntimeCommand {
         formation: i64,
         #[arg(long)]
         now: Option<u64>,
-        /// Sleep this long inside the admission transaction (crash testing).
-        #[arg(long, hide = true)]
-        stall_ms: Option<u64>,
+        #[command(flatten)]
+        hooks: AdmitHooks,
     },
     /// Marks a lease completed.
     Complete {
@@ -119,29 +118,95 @@ pub enum RuntimeCommand {
         #[arg(long)]
         generation: i64,
     },
-    /// Admits, fences and completes a formation COUNT times (race testing); prints every outcome.
-    #[command(hide = true)]
-    Stress {
-        #[arg(long)]
-        db: PathBuf,
-        #[arg(long)]
-        formation: i64,
-        #[arg(long)]
-        count: usize,
-    },
+    /// Test-only commands; none in a build without the runtime's test hooks.
+    #[command(flatten)]
+    Hooks(HookCommand),
+}
+
+// The hidden test flags and commands exist only where fcd-runtime is built
+// with `test-hooks` (this crate's tests); a release build has none of them.
+fcd_runtime::if_test_hooks! {
+    {
+        /// `fcd runtime admit`'s test flags.
+        #[derive(Debug, clap::Args)]
+        pub struct AdmitHooks {
+            /// Sleep this long inside the admission transaction (crash testing).
+            #[arg(long, hide = true)]
+            stall_ms: Option<u64>,
+        }
+
+        fn admit(rt: &mut Runtime, formation: i64, now: u64, hooks: &AdmitHooks) -> Result<Lease, Refusal> {
+            match hooks.stall_ms {
+                Some(ms) => rt.admit_and_stall(formation, now, std::time::Duration::from_millis(ms)),
+                None => rt.admit(formation, now),
+            }
+        }
+
+        /// Commands that exist for tests only.
+        #[derive(Debug, clap::Subcommand)]
+        pub enum HookCommand {
+            /// Admits, fences and completes a formation COUNT times (race testing); prints what came of each.
+            #[command(hide = true)]
+            Stress {
+                #[arg(long)]
+                db: PathBuf,
+                #[arg(long)]
+                formation: i64,
+                #[arg(long)]
+                count: usize,
+            },
+        }
+
+        fn run_hook(c: HookCommand) -> Result<Result<Value, Refusal>, InputError> {
+            let HookCommand::Stress { db, formation, count } = c;
+            let mut rt = open(&db)?;
+            let mut results = Vec::new();
+            for _ in 0..count {
+                let now = unix_now(None);
+                match rt.admit(formation, now) {
+                    Ok(lease) => {
+                        let (artifact, config) = rt.epoch_digests(&lease.epoch).ok().flatten().unwrap_or_default();
+                        let fenced = rt.fence(&lease.token, &artifact, &config, lease.generation).is_ok();
+                        let completed = rt.complete(lease.id).is_ok();
+                        results.push(json!({"lease": lease.id, "epoch": lease.epoch, "fenced": fenced, "completed": completed}));
+                    }
+                    Err(r) => results.push(json!({"refused": r.code})),
+                }
+            }
+            Ok(Ok(json!(results)))
+        }
+    } else {
+        /// `fcd runtime admit` has no test flags in this build.
+        #[derive(Debug, clap::Args)]
+        pub struct AdmitHooks {}
+
+        fn admit(rt: &mut Runtime, formation: i64, now: u64, _hooks: &AdmitHooks) -> Result<Lease, Refusal> {
+            rt.admit(formation, now)
+        }
+
+        /// No test-only commands in this build.
+        #[derive(Debug, clap::Subcommand)]
+        pub enum HookCommand {}
+
+        fn run_hook(c: HookCommand) -> Result<Result<Value, Refusal>, InputError> {
+            match c {}
+        }
+    }
 }
 
 fn open(db: &PathBuf) -> Result<Runtime, InputError> {
     Runtime::open(db).map_err(|e| InputError::new(db, e.to_string()))
 }
 
-fn outcome(io: &mut Io<'_>, result: Result<Value, Refusal>) -> Result<Status, InputError> {
+/// Prints a command's result: its JSON, or the refusal's code and words (exit 1).
+/// A storage failure is no refusal of the request: it is an error.
+fn respond(io: &mut Io<'_>, result: Result<Value, Refusal>) -> Result<Status, InputError> {
     match result {
         Ok(v) => {
             print_json(io, &v)?;
             Ok(Status::Success)
         }
-        Err(r) if r.code == "storage" => Err(InputError::new("<runtime>", r.to_string())),
+        Err(r) if r.is_storage() => Err(InputError::new("<runtime>", r.to_string())),
         Err(r) => {
             print_json(io, &json!({"refused": r.code, "detail": r.detail}))?;
             Ok(Status::Refused)
@@ -151,9 +216,9 @@ fn outcome(io: &mut Io<'_>, result: Result<Value, Refusal>) -> Result<Status, In
 
 pub fn run(c: RuntimeCommand, io: &mut Io<'_>) -> Result<Status, InputError> {
     let result = match c {
-        RuntimeCommand::RegisterEpoch { db, epoch, tool, artifact_digest, config_digest, summary_digest } => {
-            open(&db)?.register_epoch(&epoch, &tool, &artifact_digest, &config_digest, &summary_digest).map(|()| json!({"epoch": epoch, "state": "ADVERTISED"}))
-        }
+        RuntimeCommand::RegisterEpoch { db, epoch, tool, artifact_digest, config_digest, summary_digest } => open(&db)?
+            .register_epoch(&epoch, &tool, &artifact_digest, &config_digest, &summary_digest)
+            .map(|()| json!({"epoch": epoch, "state": State::Advertised.as_str()})),
         RuntimeCommand::Transition { db, epoch, to } => {
             let state = match to.as_str() {
                 "advertise" => State::Advertised,
@@ -170,37 +235,16 @@ pub fn run(c: RuntimeCommand, io: &mut Io<'_>) -> Result<Status, InputError> {
         RuntimeCommand::Form { db, snapshot, tool, args_digest, principal, source, successor_evidence, ttl, now } => {
             open(&db)?.form(&snapshot, &tool, &args_digest, &principal, &source, successor_evidence, unix_now(now), ttl).map(|id| json!({"formation": id}))
         }
-        RuntimeCommand::Admit { db, formation, now, stall_ms } => {
-            let mut rt = open(&db)?;
-            let lease = match stall_ms {
-                Some(ms) => rt.admit_and_stall(formation, unix_now(now), std::time::Duration::from_millis(ms)),
-                None => rt.admit(formation, unix_now(now)),
-            };
-            lease.map(|l| serde_json::to_value(l).unwrap_or_default())
+        RuntimeCommand::Admit { db, formation, now, hooks } => {
+            admit(&mut open(&db)?, formation, unix_now(now), &hooks).map(|l| serde_json::to_value(l).unwrap_or_default())
         }
-        RuntimeCommand::Complete { db, lease } => open(&db)?.complete(lease).map(|()| json!({"lease": lease, "state": "completed"})),
-        RuntimeCommand::Uncertain { db, lease } => open(&db)?.mark_uncertain(lease).map(|()| json!({"lease": lease, "state": "uncertain"})),
+        RuntimeCommand::Complete { db, lease } => open(&db)?.complete(lease).map(|()| json!({"lease": lease, "state": LeaseState::Completed.as_str()})),
+        RuntimeCommand::Uncertain { db, lease } => open(&db)?.mark_uncertain(lease).map(|()| json!({"lease": lease, "state": LeaseState::Uncertain.as_str()})),
         RuntimeCommand::Revoke { db, handle } => open(&db)?.revoke(&handle).map(|()| json!({"revoked": handle})),
         RuntimeCommand::Fence { db, token, artifact_digest, config_digest, generation } => {
             open(&db)?.fence(&token, &artifact_digest, &config_digest, generation).map(|id| json!({"accepted": id}))
         }
-        RuntimeCommand::Stress { db, formation, count } => {
-            let mut rt = open(&db)?;
-            let mut results = Vec::new();
-            for _ in 0..count {
-                let now = unix_now(None);
-                match rt.admit(formation, now) {
-                    Ok(lease) => {
-                        let (artifact, config) = rt.epoch_digests(&lease.epoch).ok().flatten().unwrap_or_default();
-                        let fenced = rt.fence(&lease.token, &artifact, &config, lease.generation).is_ok();
-                        let completed = rt.complete(lease.id).is_ok();
-                        results.push(json!({"lease": lease.id, "epoch": lease.epoch, "fenced": fenced, "completed": completed}));
-                    }
-                    Err(r) => results.push(json!({"refused": r.code})),
-                }
-            }
-            Ok(json!(results))
-        }
+        RuntimeCommand::Hooks(c) => run_hook(c)?,
     };
-    outcome(io, result)
+    respond(io, result)
 }

@@ -1,0 +1,58 @@
+//! The final-hop fence, run just before the handler: the token is the
+//! lease's own and unused, for this generation, and the artifact and
+//! configuration about to run are the epoch's registered ones. Accepted once
+//! (invariant 5).
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use super::audit;
+use super::refusal::{Refusal, RefusalCode, refuse};
+use super::state::LeaseState;
+use super::token::{self, Binding};
+
+/// What is about to run.
+pub(crate) struct Hop<'a> {
+    pub token: &'a str,
+    pub artifact: &'a str,
+    pub config: &'a str,
+    pub generation: i64,
+}
+
+/// Checks `hop` and spends its token inside `tx`; returns the lease id.
+pub(crate) fn check(tx: &Connection, key: &[u8], hop: &Hop<'_>) -> Result<i64, Refusal> {
+    let Some((id, nonce, mac)) = token::parse(hop.token) else { return refuse(RefusalCode::BadToken, "not a lease token") };
+    type Row = (String, i64, String, String, i64, String, String);
+    let row: Option<Row> = tx
+        .query_row(
+            "SELECT l.epoch, l.generation, l.nonce, l.state, l.used, e.artifact_digest, e.config_digest
+             FROM leases l JOIN epochs e ON e.epoch_id = l.epoch WHERE l.id = ?1",
+            params![id],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?)),
+        )
+        .optional()?;
+    let Some((epoch, generation, stored_nonce, state, used, artifact, config)) = row else {
+        return refuse(RefusalCode::UnknownToken, format!("no lease {id}"));
+    };
+    let binding = Binding { id, nonce: &stored_nonce, epoch: &epoch, artifact: &artifact, config: &config, generation };
+    if stored_nonce != nonce || token::mac(key, &binding) != mac {
+        return refuse(RefusalCode::BadToken, format!("the token of lease {id} does not verify"));
+    }
+    if used != 0 {
+        return refuse(RefusalCode::Replay, format!("the token of lease {id} was already used"));
+    }
+    if hop.generation != generation {
+        return refuse(RefusalCode::StaleGeneration, format!("generation {}, the lease holds {generation}", hop.generation));
+    }
+    if hop.artifact != artifact {
+        return refuse(RefusalCode::FinalHopArtifactMismatch, format!("{} is not {epoch}'s artifact {artifact}", hop.artifact));
+    }
+    if hop.config != config {
+        return refuse(RefusalCode::FinalHopConfigMismatch, format!("{} is not {epoch}'s configuration {config}", hop.config));
+    }
+    if LeaseState::parse(&state)? != LeaseState::Admitted {
+        return refuse(RefusalCode::LeaseNotAdmitted, format!("lease {id} is {state}"));
+    }
+    tx.execute("UPDATE leases SET used = 1 WHERE id = ?1", params![id])?;
+    audit::append(tx, &serde_json::json!({"op": "fence", "lease": id}))?;
+    Ok(id)
+}
