@@ -62,11 +62,6 @@ pub struct ReleaseStatus {
     pub code: Option<String>,
 }
 
-/// The former name of [`ReleaseStatus`], kept until the release job
-/// (xtask/src/releases.rs) uses the new one.
-#[doc(hidden)]
-pub type Outcome = ReleaseStatus;
-
 pub struct Registry {
     db: Connection,
     path: std::path::PathBuf,

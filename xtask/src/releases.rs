@@ -296,12 +296,12 @@ fn check_release(job: &mut Job<'_>, plan: &Plan, release: &Release, art: &fetch:
     let previous = job.registry.previous_outcome(&plan.name, &release.id).map_err(|e| anyhow::anyhow!("{e}"))?;
     let accepted = job.registry.accepted_escalation(&plan.name, &release.id).map_err(|e| anyhow::anyhow!("{e}"))?;
     let now = match &registration {
-        Registration::Registered { .. } => fcd::registry::Outcome { status: "automatic".into(), code: None },
+        Registration::Registered { .. } => fcd::registry::ReleaseStatus { status: "automatic".into(), code: None },
         Registration::Escalated { code, .. } => {
             if job.accept.contains(&release.id) {
                 job.registry.accept_escalation(&plan.name, &release.id, code).map_err(|e| anyhow::anyhow!("{e}"))?;
             }
-            fcd::registry::Outcome { status: "escalated".into(), code: Some(code.clone()) }
+            fcd::registry::ReleaseStatus { status: "escalated".into(), code: Some(code.clone()) }
         }
     };
     let accepted_now = job.accept.contains(&release.id);
@@ -363,7 +363,13 @@ fn check_release(job: &mut Job<'_>, plan: &Plan, release: &Release, art: &fetch:
 /// escalation, an expected escalation that was accepted instead, or a release
 /// that registered automatically before and escalates now; an escalation a
 /// person accepted (now or before, with the same code) fails nothing.
-fn review(expect: &Expectation, got: &Registration, previous: Option<&fcd::registry::Outcome>, accepted: Option<&str>, accepted_now: bool) -> Vec<String> {
+fn review(
+    expect: &Expectation,
+    got: &Registration,
+    previous: Option<&fcd::registry::ReleaseStatus>,
+    accepted: Option<&str>,
+    accepted_now: bool,
+) -> Vec<String> {
     if let Registration::Escalated { code, .. } = got
         && (accepted_now || accepted == Some(code.as_str()))
     {
@@ -639,8 +645,8 @@ mod tests {
         Registration::Escalated { code: code.into(), detail: "d".into(), file: Some("f".into()), line: Some(1) }
     }
 
-    fn automatic() -> fcd::registry::Outcome {
-        fcd::registry::Outcome { status: "automatic".into(), code: None }
+    fn automatic() -> fcd::registry::ReleaseStatus {
+        fcd::registry::ReleaseStatus { status: "automatic".into(), code: None }
     }
 
     #[test]
