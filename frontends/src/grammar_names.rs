@@ -238,15 +238,6 @@ fn non_test_source(path: &Path) -> String {
     }
 }
 
-/// Kinds the C# frontend names that tree-sitter-c-sharp does not have, so
-/// the comparisons never hold. Each is a fail-closed dead branch: `name_colon`
-/// (meant to leave a named argument's name out of a variable's uses; without
-/// it the name counts as a use, which only escalates more) and
-/// `this_expression`/`base_expression` (alternatives of `dotted`, which reads
-/// the `this` and `base` kinds as well). Making them match would change
-/// decisions, so they are listed here rather than fixed in this test's commit.
-const KNOWN_ABSENT: &[(Lang, &str)] = &[(Lang::CSharp, "name_colon"), (Lang::CSharp, "this_expression"), (Lang::CSharp, "base_expression")];
-
 fn is_kind(lang: Lang, kind: &str) -> bool {
     grammar(lang).id_for_node_kind(kind, true) != 0 || grammar(lang).id_for_node_kind(kind, false) != 0
 }
@@ -255,9 +246,6 @@ fn is_kind(lang: Lang, kind: &str) -> bool {
 fn unknown_names(file: &str, src: &str, langs: &[Lang]) -> Vec<String> {
     let mut bad = Vec::new();
     for (kind, line) in kinds(src) {
-        if langs.iter().any(|l| KNOWN_ABSENT.contains(&(*l, kind.as_str()))) {
-            continue;
-        }
         if !langs.iter().any(|l| is_kind(*l, &kind)) {
             bad.push(format!("{file}:{line}: node kind `{kind}` is not in the {langs:?} grammar"));
         }
@@ -287,9 +275,6 @@ fn every_kind_and_field_a_frontend_names_is_in_its_grammar() {
     }
     assert!(checked > 300, "the scan found only {checked} names: it no longer reads the frontends' comparisons");
     assert!(bad.is_empty(), "names no grammar knows:\n{}", bad.join("\n"));
-    for (lang, kind) in KNOWN_ABSENT {
-        assert!(!is_kind(*lang, kind), "`{kind}` is a {lang} kind now: take it off KNOWN_ABSENT");
-    }
 }
 
 #[test]

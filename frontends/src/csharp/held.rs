@@ -20,7 +20,7 @@ pub fn occurrences<'a>(scope: Node<'a>, name: &str) -> Vec<Node<'a>> {
         .filter(|n| {
             n.parent().is_none_or(|p| {
                 let member_name = matches!(p.kind(), "member_access_expression" | "member_binding_expression") && p.field_child("name") == Some(*n);
-                !member_name && p.kind() != "name_colon"
+                !member_name && !super::syntax::is_argument_label(*n)
             })
         })
         .collect()

@@ -200,8 +200,8 @@ fn definition_uses(trees: &[(&str, &Syntax)], regions: &[Region<'_>], definition
             let inside_class = n.kind() == "identifier"
                 && n.text() == field
                 && class_of(n).and_then(name_of) == Some(class)
-                && n.parent()
-                    .is_some_and(|p| !matches!(p.kind(), "member_access_expression" | "member_binding_expression" | "variable_declarator" | "name_colon"))
+                && n.parent().is_some_and(|p| !matches!(p.kind(), "member_access_expression" | "member_binding_expression" | "variable_declarator"))
+                && !super::syntax::is_argument_label(n)
                 && !n.parent().is_some_and(|p| p.kind() == "assignment_expression" && p.parent().is_some_and(|i| i.kind() == "initializer_expression"));
             let declared_here = n.kind() == "variable_declarator" && name_of(n) == Some(field) && class_of(n).and_then(name_of) == Some(class);
             if declared_here {

@@ -6,6 +6,12 @@
 use crate::ir::{FactValue, Identity};
 use crate::ts::Node;
 
+/// Whether an identifier is the label of a named argument (`name` in
+/// `F(name: x)`): a parameter's name, never a use of a local or field.
+pub(super) fn is_argument_label(n: Node<'_>) -> bool {
+    n.parent().is_some_and(|p| p.kind() == "argument" && p.field_child("name") == Some(n))
+}
+
 /// The first named child that is not a comment.
 pub(super) fn inner(n: Node<'_>) -> Option<Node<'_>> {
     n.named_children().find(|c| c.kind() != "comment")
@@ -14,7 +20,7 @@ pub(super) fn inner(n: Node<'_>) -> Option<Node<'_>> {
 /// A dotted token for an expression, or `None` when it does not name something.
 pub(super) fn dotted(n: Node<'_>) -> Option<String> {
     match n.kind() {
-        "identifier" | "predefined_type" | "this_expression" | "base_expression" | "this" | "base" => Some(n.text().to_owned()),
+        "identifier" | "predefined_type" | "this" | "base" => Some(n.text().to_owned()),
         "generic_name" | "qualified_name" => Some(n.compact_text()),
         "member_access_expression" => {
             let name = n.field_child("name")?;

@@ -12,7 +12,7 @@ use crate::lang::Found;
 use crate::ts::Node;
 
 use super::facts::Cx;
-use super::syntax::{bare, inner, literal, string_content};
+use super::syntax::{bare, inner, is_argument_label, literal, string_content};
 use super::{held, json, plain};
 
 impl<'a> Cx<'_, 'a> {
@@ -54,7 +54,7 @@ impl<'a> Cx<'_, 'a> {
             .node
             .descendants()
             .filter(|n| n.kind() == "identifier" && n.text() == p && *n != param && !condition.contains(*n))
-            .find(|n| n.parent().is_none_or(|x| x.kind() != "name_colon"))
+            .find(|n| !is_argument_label(*n))
         {
             return Err(self.site.mismatch(other, format!("`{p}` is also used at line {} (another flow)", other.line())));
         }
