@@ -375,6 +375,12 @@ fn debug_tree_shows_the_frontends_view() {
     let tree = mutation("git-diff", "17_parse_error");
     let r = fcd(&["debug", "tree", s(&tree.path.join("mcp_server_git/server.py"))]);
     assert_input_error(&r, &["server.py", "parse_error"]);
+    // The language comes from the extension unless --lang says otherwise.
+    let r = fcd(&["debug", "tree", "fixtures/github-create-repository/default-false/pkg/github/params.go"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.starts_with("(source_file"), "{}", r.stdout);
+    let r = fcd(&["debug", "tree", "README.md"]);
+    assert_input_error(&r, &["README.md", "give --lang"]);
 }
 
 #[test]
