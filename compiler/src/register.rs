@@ -58,7 +58,60 @@ pub fn config_digest(config: Option<&Config>) -> String {
 
 /// Registers one release; input problems are errors, source shapes outside the
 /// profile are escalations.
+///
+/// A profile with several reviewed shapes registers the release against each:
+/// exactly one must match. None matching escalates with the reason of the
+/// closest shape (the one whose analysis got furthest), two matching escalate
+/// as ambiguous: the choice is never left to order.
 pub fn register(profile: &Profile, req: &Request) -> Result<Registration, InputError> {
+    if profile.alternatives.is_empty() {
+        return register_shape(profile, req);
+    }
+    let mut matched = Vec::new();
+    let mut closest: Option<(u8, &str, Escalation)> = None;
+    for shape in std::iter::once(profile).chain(&profile.alternatives) {
+        let name = shape.shape.as_deref().unwrap_or("default");
+        match register_shape(shape, req)? {
+            Registration::Registered(summary) => matched.push((name, summary)),
+            Registration::Escalated(e) => {
+                let rank = progress(e.code);
+                if closest.as_ref().is_none_or(|(best, _, _)| rank > *best) {
+                    closest = Some((rank, name, e));
+                }
+            }
+        }
+    }
+    Ok(match matched.as_slice() {
+        [(_, summary)] => Registration::Registered(summary.clone()),
+        [] => {
+            let (_, name, e) = closest.expect("a profile has at least one shape");
+            Registration::Escalated(Escalation::new(e.code, format!("no reviewed shape matches; the closest, `{name}`: {}", e.detail), e.anchor))
+        }
+        several => {
+            let names: Vec<&str> = several.iter().map(|(n, _)| *n).collect();
+            Registration::Escalated(Escalation::new(
+                EscalationCode::ShapeMismatch,
+                format!("the release matches {} reviewed shapes ({}): which one it has is ambiguous", names.len(), names.join(", ")),
+                None,
+            ))
+        }
+    })
+}
+
+/// How far an analysis got before it escalated: a shape whose regions were
+/// all found but a fact was missing is closer than one whose region was not.
+fn progress(code: EscalationCode) -> u8 {
+    match code {
+        EscalationCode::RegionMissing => 0,
+        EscalationCode::ParseError | EscalationCode::RegionAmbiguous => 1,
+        EscalationCode::ShapeMismatch => 2,
+        EscalationCode::InventoryViolation | EscalationCode::DynamicCallee => 3,
+        EscalationCode::FactMissing => 4,
+    }
+}
+
+/// Registers one release against one shape of a profile.
+fn register_shape(profile: &Profile, req: &Request) -> Result<Registration, InputError> {
     if let Some(d) = &req.artifact_digest
         && !canon::is_sha256(d)
     {
@@ -146,14 +199,21 @@ fn describe(kind: &fcd_frontends::FactKind) -> String {
 /// The JSON form of a registration, as DESIGN.md's CLI contract gives it.
 pub fn registration_json(r: &Registration) -> Value {
     match r {
-        Registration::Registered(s) => json!({
-            "status": "registered",
-            "profile": s.profile.id,
-            "release": s.release,
-            "summary_digest": s.summary_digest,
-            "rules": s.rules,
-            "facts": s.facts,
-        }),
+        Registration::Registered(s) => {
+            let mut out = json!({
+                "status": "registered",
+                "profile": s.profile.id,
+                "release": s.release,
+                "summary_digest": s.summary_digest,
+                "rules": s.rules,
+                "facts": s.facts,
+            });
+            // Only a profile with several reviewed shapes says which one the release has.
+            if let (Some(shape), Some(object)) = (&s.shape, out.as_object_mut()) {
+                object.insert("shape".into(), json!(shape));
+            }
+            out
+        }
         Registration::Escalated(e) => json!({ "status": "escalated", "reason": escalation_json(e) }),
     }
 }

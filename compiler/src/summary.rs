@@ -59,6 +59,7 @@ pub fn compile(profile: &Profile, closure: Closure, analysis: Analysis, binding:
         format: FORMAT.into(),
         compiler: format!("fcd {}", env!("CARGO_PKG_VERSION")),
         profile: ProfileRef { id: profile.id.clone(), version: profile.version, digest: profile.digest.clone() },
+        shape: profile.shape.clone(),
         language: profile.language.name().into(),
         tool: profile.tool.clone(),
         release: binding.release,

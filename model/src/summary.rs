@@ -44,6 +44,9 @@ pub struct Summary {
     pub format: String,
     pub compiler: String,
     pub profile: ProfileRef,
+    /// The reviewed shape of the profile the release has, when the profile has several.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shape: Option<String>,
     pub language: String,
     pub tool: String,
     pub release: String,

@@ -16,6 +16,7 @@ mod fields;
 mod regions;
 mod rules;
 mod schema;
+mod shapes;
 mod source;
 #[cfg(test)]
 mod tests;
@@ -98,6 +99,13 @@ pub struct Profile {
     pub inventories: BTreeMap<String, BTreeSet<String>>,
     pub facts: Vec<FactRequest>,
     pub rules: Vec<RuleTemplate>,
+    /// The reviewed shape these regions, inventories and facts describe, when
+    /// the profile has several (`[shapes]`); `None` for a one-shape profile.
+    pub shape: Option<String>,
+    /// The profile's other reviewed shapes, each a whole profile of its own
+    /// (same digest, arguments, envelope and rules; its own regions,
+    /// inventories and facts). Registration picks the one that matches.
+    pub alternatives: Vec<Profile>,
 }
 
 impl Profile {
@@ -112,12 +120,34 @@ impl Profile {
     /// validation finds several problems, the error holds them all, one per
     /// line in file order, each with its position (see [`joined`]).
     pub fn parse(file: &Path, text: &str) -> Result<Profile, InputError> {
-        let raw: schema::RawProfile = toml::from_str(text).map_err(|e| match e.span() {
+        let mut raw: schema::RawProfile = toml::from_str(text).map_err(|e| match e.span() {
             Some(span) => InputError::at_offset(file, text, span.start, e.message().trim_end()),
             None => InputError::new(file, e.message().trim_end()),
         })?;
         let v = Validator { file, text, errors: RefCell::new(Vec::new()) };
-        let profile = v.profile(raw);
+        let shapes = std::mem::take(&mut raw.shapes);
+        let base = raw.profile.shape.as_ref().map_or_else(|| "default".to_owned(), |s| s.get_ref().clone());
+        let mut alternatives = Vec::new();
+        for (name, shape) in &shapes {
+            if let Some(merged) = v.keep(v.shaped(&raw, name, shape, &base))
+                && let Some(mut alternative) = v.profile(merged)
+            {
+                alternative.shape = Some(name.clone());
+                alternatives.push(alternative);
+            }
+        }
+        if shapes.is_empty()
+            && let Some(s) = &raw.profile.shape
+        {
+            v.keep(v.err::<()>(s.span(), "profile.shape", "names the top-level shape only when `[shapes]` adds others"));
+        }
+        let profile = v.profile(raw).map(|mut p| {
+            if !shapes.is_empty() {
+                p.shape = Some(base);
+                p.alternatives = alternatives;
+            }
+            p
+        });
         match (profile, joined(v.errors.into_inner())) {
             (Some(profile), None) => Ok(profile),
             (_, Some(err)) => Err(err),
@@ -276,6 +306,8 @@ impl Validator<'_> {
             inventories,
             facts: facts?,
             rules,
+            shape: None,
+            alternatives: Vec::new(),
         })
     }
 }

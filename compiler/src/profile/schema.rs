@@ -12,7 +12,7 @@ use toml::Spanned;
 
 use fcd_model::summary::Envelope;
 
-#[derive(Deserialize)]
+#[derive(Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawProfile {
     pub profile: RawHeader,
@@ -29,12 +29,35 @@ pub(super) struct RawProfile {
     #[serde(default)]
     pub facts: BTreeMap<String, Spanned<RawFactTable>>,
     pub rules: Vec<Spanned<RawRule>>,
+    /// Further reviewed shapes of the same handler (`[shapes.NAME]`).
+    #[serde(default)]
+    pub shapes: BTreeMap<String, Spanned<RawShape>>,
+}
+
+/// Another reviewed shape: the top-level regions, imports, inventories and
+/// facts, with these replacing or adding entries by name and `drop` removing
+/// them (`"regions.NAME"`, `"inventory.NAME"`, `"facts.NAME"`, `"imports.NAME"`).
+#[derive(Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawShape {
+    /// What the shape is and which reviewed release it was written from.
+    pub description: String,
+    #[serde(default)]
+    pub regions: BTreeMap<String, Spanned<RawRegion>>,
+    #[serde(default)]
+    pub imports: BTreeMap<String, Vec<Spanned<String>>>,
+    #[serde(default)]
+    pub inventory: BTreeMap<Spanned<String>, RawInventory>,
+    #[serde(default)]
+    pub facts: BTreeMap<String, Spanned<RawFactTable>>,
+    #[serde(default)]
+    pub drop: Vec<Spanned<String>>,
 }
 
 /// A fact's keys, each with its position, and their values.
 pub(super) type RawFactTable = BTreeMap<Spanned<String>, toml::Value>;
 
-#[derive(Deserialize)]
+#[derive(Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawHeader {
     pub id: Spanned<String>,
@@ -43,9 +66,11 @@ pub(super) struct RawHeader {
     pub tool: String,
     #[serde(default)]
     pub description: String,
+    /// The name of the shape the top-level tables describe, when `[shapes]` adds others.
+    pub shape: Option<Spanned<String>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawArgument {
     #[serde(rename = "type")]
@@ -57,7 +82,7 @@ pub(super) struct RawArgument {
     pub description: String,
 }
 
-#[derive(Deserialize)]
+#[derive(Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawSource {
     pub files: Vec<Spanned<String>>,
@@ -68,7 +93,7 @@ pub(super) struct RawSource {
     pub built: BTreeMap<String, String>,
 }
 
-#[derive(Deserialize)]
+#[derive(Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawRegion {
     pub function: Option<String>,
@@ -83,13 +108,13 @@ pub(super) struct RawRegion {
     pub via: Option<Vec<String>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawInventory {
     pub callees: Vec<String>,
 }
 
-#[derive(Deserialize)]
+#[derive(Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub(super) struct RawRule {
     #[serde(default)]
@@ -103,7 +128,7 @@ pub(super) struct RawRule {
     pub note: Option<String>,
 }
 
-#[derive(Deserialize)]
+#[derive(Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub(super) struct RawPredicate {
     pub arg: Option<String>,
@@ -121,7 +146,7 @@ pub(super) struct RawPredicate {
     pub always: Option<bool>,
 }
 
-#[derive(Deserialize)]
+#[derive(Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawOutcome {
     pub effect: Option<RawEffect>,
@@ -130,7 +155,7 @@ pub(super) struct RawOutcome {
     pub unknown: Option<String>,
 }
 
-#[derive(Deserialize)]
+#[derive(Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub(super) struct RawEffect {
     pub op: String,

@@ -1,0 +1,147 @@
+//! Several reviewed shapes in one profile (`[shapes.NAME]`): registration
+//! picks the one shape a release has, says which, escalates with the closest
+//! shape's reason when none matches and as ambiguous when two do.
+
+use std::path::{Path, PathBuf};
+
+use fcd::canonical::Canonical;
+use fcd::certify::{check_call, decide};
+use fcd::profile::Profile;
+use fcd::register::{Registration, Request, register};
+use fcd::summary::Summary;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The git-diff profile with `extra` appended, written into `dir`.
+fn profile_with(dir: &Path, extra: &str) -> Result<Profile, fcd::InputError> {
+    let text = std::fs::read_to_string(root().join("profiles/git-diff/profile.toml")).unwrap();
+    let path = dir.join("profile.toml");
+    std::fs::write(&path, format!("{text}\n{extra}")).unwrap();
+    Profile::load(&path)
+}
+
+/// A shape in which the handler is called `diff_against`.
+const RENAMED: &str = r#"
+[shapes.renamed]
+description = "test shape: the handler function is named diff_against"
+regions.handler = { function = "diff_against" }
+inventory.route = { callees = ["@mcp.server.Server().call_tool()", "pathlib.Path", "git.Repo", "server.validate_repo_path", "server.diff_against", "dict.get", "mcp.types.TextContent"] }
+facts.routed = { kind = "call", region = "route", callee = "server.diff_against", args = ["any", "arg:target", "any?"], required = true }
+"#;
+
+/// The guarded fixture with `from` replaced by `to` everywhere in its server.
+fn fixture(dir: &Path, replacements: &[(&str, &str)]) -> PathBuf {
+    let tree = dir.join("release");
+    let source = root().join("fixtures/git-diff/guarded");
+    for entry in walkdir::WalkDir::new(&source) {
+        let entry = entry.unwrap();
+        let target = tree.join(entry.path().strip_prefix(&source).unwrap());
+        if entry.file_type().is_dir() {
+            std::fs::create_dir_all(&target).unwrap();
+        } else {
+            let mut text = std::fs::read_to_string(entry.path()).unwrap();
+            for (from, to) in replacements {
+                text = text.replace(from, to);
+            }
+            std::fs::write(&target, text).unwrap();
+        }
+    }
+    tree
+}
+
+fn registration(profile: &Profile, source: &Path) -> Registration {
+    let canonical = Canonical::load(&root().join("profiles/git-diff/canonical.json")).unwrap();
+    let request =
+        Request { source: source.to_owned(), release: Some("shapes".into()), config: canonical.env.config.as_object().cloned(), ..Request::default() };
+    register(profile, &request).unwrap()
+}
+
+fn decisions(summary: &Summary) -> Vec<String> {
+    let canonical = Canonical::load(&root().join("profiles/git-diff/canonical.json")).unwrap();
+    canonical
+        .calls
+        .keys()
+        .map(|name| {
+            let input = canonical.input(name).unwrap();
+            let call = check_call(summary, &input).unwrap();
+            format!("{name}={}", decide(&call, &canonical.env, &canonical.contract).decision.as_str())
+        })
+        .collect()
+}
+
+#[test]
+fn registration_picks_the_one_shape_the_release_has() {
+    let tmp = tempfile::tempdir().unwrap();
+    let profile = profile_with(tmp.path(), RENAMED).unwrap();
+    assert_eq!(profile.shape.as_deref(), Some("default"));
+    assert_eq!(profile.alternatives.len(), 1);
+
+    // The top-level shape: the same rules and decisions as the one-shape profile.
+    let single = Profile::load(&root().join("profiles/git-diff")).unwrap();
+    let guarded = root().join("fixtures/git-diff/guarded");
+    let Registration::Registered(alone) = registration(&single, &guarded) else { panic!("the guarded fixture registers") };
+    assert!(alone.shape.is_none(), "a one-shape profile's summary names no shape (its digests are unchanged)");
+    let Registration::Registered(default) = registration(&profile, &guarded) else { panic!("the guarded fixture registers") };
+    assert_eq!(default.shape.as_deref(), Some("default"));
+    assert_eq!(default.rules_digest, alone.rules_digest);
+    assert_eq!(decisions(&default), ["A=safe", "B=reject", "C=reject"]);
+
+    // The renamed release has the other shape, and keeps its meaning.
+    let renamed = fixture(tmp.path(), &[("def git_diff(", "def diff_against("), ("= git_diff(", "= diff_against(")]);
+    let Registration::Registered(summary) = registration(&profile, &renamed) else { panic!("the renamed release registers") };
+    assert_eq!(summary.shape.as_deref(), Some("renamed"));
+    assert_eq!(decisions(&summary), ["A=safe", "B=reject", "C=reject"]);
+    // The one-shape profile escalates on it.
+    assert!(matches!(registration(&single, &renamed), Registration::Escalated(_)));
+}
+
+#[test]
+fn no_shape_matching_escalates_with_the_closest_shapes_reason() {
+    let tmp = tempfile::tempdir().unwrap();
+    let profile = profile_with(tmp.path(), RENAMED).unwrap();
+    // Renamed, but the handler also writes a file: the renamed shape gets
+    // furthest (its regions are found) and its inventory refuses the write.
+    let release = fixture(
+        tmp.path(),
+        &[
+            ("def git_diff(", "def diff_against("),
+            ("= git_diff(", "= diff_against("),
+            ("    repo.rev_parse(target)\n", "    repo.rev_parse(target)\n    open('/tmp/x', 'w').write(target)\n"),
+        ],
+    );
+    let Registration::Escalated(e) = registration(&profile, &release) else { panic!("no shape matches") };
+    assert_eq!(e.code, fcd_frontends::EscalationCode::InventoryViolation, "{e}");
+    assert!(e.detail.starts_with("no reviewed shape matches; the closest, `renamed`:"), "{e}");
+}
+
+#[test]
+fn two_shapes_matching_is_ambiguous() {
+    let tmp = tempfile::tempdir().unwrap();
+    let same = "[shapes.same]\ndescription = \"test shape: identical to the top-level one\"\n";
+    let profile = profile_with(tmp.path(), same).unwrap();
+    let Registration::Escalated(e) = registration(&profile, &root().join("fixtures/git-diff/guarded")) else { panic!("ambiguous") };
+    assert_eq!(e.code, fcd_frontends::EscalationCode::ShapeMismatch);
+    assert!(e.detail.contains("matches 2 reviewed shapes (default, same)"), "{e}");
+}
+
+#[test]
+fn a_bad_shape_is_a_load_error_naming_its_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cases = [
+        ("[shapes.x]\ndescription = \"d\"\ndrop = [\"facts.nope\"]\n", "`facts.nope` is not in the top-level shape"),
+        ("[shapes.x]\ndescription = \"d\"\ndrop = [\"rules.0\"]\n", "is not `regions.NAME`"),
+        ("[shapes.default]\ndescription = \"d\"\n", "already the top-level shape's name"),
+        ("[shapes.x]\ndescription = \" \"\n", "must say what the shape is"),
+        (
+            "[shapes.x]\ndescription = \"d\"\nregions.handler = { function = \"f\" }\nfacts.extra = { kind = \"call\", region = \"nowhere\", callee = \"x\" }\n",
+            "nowhere",
+        ),
+    ];
+    for (extra, expected) in cases {
+        let err = profile_with(tmp.path(), extra).expect_err(extra).to_string();
+        assert!(err.contains(expected), "{extra}: {err}");
+        assert!(err.contains("profile.toml:"), "the error names the file and line: {err}");
+    }
+}
