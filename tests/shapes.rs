@@ -14,9 +14,12 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The git-diff profile with `extra` appended, written into `dir`.
+/// The git-diff profile's top-level shape alone (its own `[shapes]` cut off)
+/// with `extra` appended, written into `dir`.
 fn profile_with(dir: &Path, extra: &str) -> Result<Profile, fcd::InputError> {
     let text = std::fs::read_to_string(root().join("profiles/git-diff/profile.toml")).unwrap();
+    let text = text.split("# ---- further reviewed shapes").next().unwrap();
+    std::fs::create_dir_all(dir).unwrap();
     let path = dir.join("profile.toml");
     std::fs::write(&path, format!("{text}\n{extra}")).unwrap();
     Profile::load(&path)
@@ -79,7 +82,8 @@ fn registration_picks_the_one_shape_the_release_has() {
     assert_eq!(profile.alternatives.len(), 1);
 
     // The top-level shape: the same rules and decisions as the one-shape profile.
-    let single = Profile::load(&root().join("profiles/git-diff")).unwrap();
+    let single = profile_with(&tmp.path().join("single"), "").unwrap();
+    assert!(single.alternatives.is_empty() && single.shape.is_none());
     let guarded = root().join("fixtures/git-diff/guarded");
     let Registration::Registered(alone) = registration(&single, &guarded) else { panic!("the guarded fixture registers") };
     assert!(alone.shape.is_none(), "a one-shape profile's summary names no shape (its digests are unchanged)");

@@ -68,24 +68,27 @@ pub fn register(profile: &Profile, req: &Request) -> Result<Registration, InputE
         return register_shape(profile, req);
     }
     let mut matched = Vec::new();
-    let mut closest: Option<(u8, &str, Escalation)> = None;
+    let mut escalated: Vec<(&str, Escalation)> = Vec::new();
     for shape in std::iter::once(profile).chain(&profile.alternatives) {
         let name = shape.shape.as_deref().unwrap_or("default");
         match register_shape(shape, req)? {
             Registration::Registered(summary) => matched.push((name, summary)),
-            Registration::Escalated(e) => {
-                let rank = progress(e.code);
-                if closest.as_ref().is_none_or(|(best, _, _)| rank > *best) {
-                    closest = Some((rank, name, e));
-                }
-            }
+            Registration::Escalated(e) => escalated.push((name, e)),
         }
     }
     Ok(match matched.as_slice() {
         [(_, summary)] => Registration::Registered(summary.clone()),
         [] => {
-            let (_, name, e) = closest.expect("a profile has at least one shape");
-            Registration::Escalated(Escalation::new(e.code, format!("no reviewed shape matches; the closest, `{name}`: {}", e.detail), e.anchor))
+            // The first of the shapes that got furthest; the others' reasons follow.
+            let best = escalated.iter().map(|(_, e)| progress(e.code)).max().unwrap_or(0);
+            let index = escalated.iter().position(|(_, e)| progress(e.code) == best).unwrap_or(0);
+            let (name, e) = escalated.remove(index);
+            let others: Vec<String> = escalated.iter().map(|(n, o)| format!("`{n}`: {}", o.detail)).collect();
+            Registration::Escalated(Escalation::new(
+                e.code,
+                format!("no reviewed shape matches; the closest, `{name}`: {} (other shapes: {})", e.detail, others.join("; ")),
+                e.anchor,
+            ))
         }
         several => {
             let names: Vec<&str> = several.iter().map(|(n, _)| *n).collect();

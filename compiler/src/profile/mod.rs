@@ -127,21 +127,26 @@ impl Profile {
         let v = Validator { file, text, errors: RefCell::new(Vec::new()) };
         let shapes = std::mem::take(&mut raw.shapes);
         let base = raw.profile.shape.as_ref().map_or_else(|| "default".to_owned(), |s| s.get_ref().clone());
-        let mut alternatives = Vec::new();
-        for (name, shape) in &shapes {
-            if let Some(merged) = v.keep(v.shaped(&raw, name, shape, &base))
-                && let Some(mut alternative) = v.profile(merged)
-            {
-                alternative.shape = Some(name.clone());
-                alternatives.push(alternative);
-            }
-        }
         if shapes.is_empty()
             && let Some(s) = &raw.profile.shape
         {
             v.keep(v.err::<()>(s.span(), "profile.shape", "names the top-level shape only when `[shapes]` adds others"));
         }
-        let profile = v.profile(raw).map(|mut p| {
+        // The shapes are checked once the top-level one is sound: an error in
+        // what they share is reported once, not once per shape.
+        let merged: Vec<(&String, schema::RawProfile)> =
+            shapes.iter().filter_map(|(name, shape)| v.keep(v.shaped(&raw, name, shape, &base)).map(|m| (name, m))).collect();
+        let profile = v.profile(raw);
+        let mut alternatives = Vec::new();
+        if v.errors.borrow().is_empty() {
+            for (name, merged) in merged {
+                if let Some(mut alternative) = v.profile(merged) {
+                    alternative.shape = Some(name.clone());
+                    alternatives.push(alternative);
+                }
+            }
+        }
+        let profile = profile.map(|mut p| {
             if !shapes.is_empty() {
                 p.shape = Some(base);
                 p.alternatives = alternatives;

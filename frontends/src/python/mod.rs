@@ -39,7 +39,10 @@ impl Frontend for Python {
         syntax
             .root()
             .descendants()
-            .filter(|n| n.kind() == "function_definition")
+            // A class is a region too: its body runs when the module loads and
+            // its methods when an instance is made or used (an exception class
+            // a guard raises, say); a profile pins it with a `body` fact.
+            .filter(|n| matches!(n.kind(), "function_definition" | "class_definition"))
             .filter(|n| n.field_child("name").is_some_and(|id| id.text() == name))
             .collect()
     }
