@@ -36,7 +36,17 @@ fn escalate(file: &str, node: Node<'_>, detail: String) -> Escalation {
 fn handler_bound_once(region: &Region<'_>) -> Result<(), Escalation> {
     let Some(name) = region.node.field_child("name") else { return Ok(()) };
     let owner = region.node.ancestors().find(|a| matches!(a.kind(), "function_definition" | "class_definition" | "module")).unwrap_or(region.node);
-    let bindings = binding::bindings_at(owner, Some(name.text())).remove(name.text()).unwrap_or_default();
+    let mut bindings = binding::bindings_at(owner, Some(name.text())).remove(name.text()).unwrap_or_default();
+    if owner.kind() == "function_definition" {
+        // A function's level counts every binding inside it, nested functions
+        // included; a nested function's own local of that name rebinds nothing
+        // here, unless it declares the name `nonlocal` (then it counts).
+        let nonlocal =
+            owner.descendants().any(|n| n.kind() == "nonlocal_statement" && n.named_children().any(|c| c.kind() == "identifier" && c.text() == name.text()));
+        if !nonlocal {
+            bindings.retain(|b| scope_of(b.node) == Some(owner));
+        }
+    }
     match bindings.as_slice() {
         [one] if matches!(one.kind, BindingKind::Definition) => Ok(()),
         _ => {
@@ -53,6 +63,12 @@ fn handler_bound_once(region: &Region<'_>) -> Result<(), Escalation> {
             ))
         }
     }
+}
+
+/// The function, lambda or class body a binding happens in; a `def`'s or
+/// `class`'s own name is bound where the definition stands.
+fn scope_of(node: Node<'_>) -> Option<Node<'_>> {
+    node.ancestors().find(|a| matches!(a.kind(), "function_definition" | "class_definition" | "lambda" | "module") && a.field_child("name") != Some(node))
 }
 
 /// A decorator of the region (a registration such as `@server.call_tool()`)
@@ -156,5 +172,33 @@ fn base_of(mut node: Node<'_>) -> Node<'_> {
             Some(n) => node = n,
             None => return node,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lang::{Env, Lang};
+    use crate::ts::Syntax;
+
+    /// Whether the function `name` of `src` passes [`handler_bound_once`].
+    fn bound_once(src: &str, name: &str) -> bool {
+        let syntax = Syntax::parse(Lang::Python, src.into()).unwrap();
+        let node = syntax.root().descendants().find(|n| n.kind() == "function_definition" && n.field_child("name").is_some_and(|i| i.text() == name)).unwrap();
+        let trees = [("m.py", &syntax)];
+        let env = Env::default();
+        handler_bound_once(&Region { name: "r", file: "m.py", node, trees: &trees, env: &env }).is_ok()
+    }
+
+    #[test]
+    fn a_nested_functions_own_local_does_not_rebind_the_handler() {
+        let nested = "def serve():\n    def helper():\n        diff = 1\n        return diff\n    def diff():\n        return 2\n";
+        assert!(bound_once(nested, "diff"), "helper's local `diff` is its own");
+        let nonlocal = "def serve():\n    def helper():\n        nonlocal diff\n        diff = 1\n    def diff():\n        return 2\n";
+        assert!(!bound_once(nonlocal, "diff"), "a nonlocal write rebinds serve's `diff`");
+        let twice = "def serve():\n    def diff():\n        return 2\n    diff = print\n";
+        assert!(!bound_once(twice, "diff"), "a second binding at serve's level");
+        let param = "def serve():\n    def helper(diff):\n        return diff\n    def diff():\n        return 2\n";
+        assert!(bound_once(param, "diff"), "a nested function's parameter is its own");
     }
 }
