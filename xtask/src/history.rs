@@ -62,6 +62,15 @@ struct Task {
 /// subject, not failures.
 pub fn run(opts: &Options) -> Result<bool> {
     let start = Instant::now();
+    let (records, notes) = collect(opts)?;
+    let groups = triage::group(&records);
+    let wall = start.elapsed();
+    render(opts.format, &records, &groups, &notes, wall)?;
+    Ok(!records.iter().any(|r| matches!(r.status, Status::Failed { .. })))
+}
+
+/// Every release of every profile's history, judged; and notes on where the lists came from.
+fn collect(opts: &Options) -> Result<(Vec<Record>, Vec<String>)> {
     let dirs = crate::releases::profile_dirs(&opts.profiles_root, &opts.profiles)?;
     std::fs::create_dir_all(&opts.cache).with_context(|| format!("{}: cannot create", opts.cache.display()))?;
     let mut plans = Vec::new();
@@ -84,30 +93,32 @@ pub fn run(opts: &Options) -> Result<bool> {
     }
     let jobs = opts.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1);
     records.extend(judge_all(&plans, tasks, &opts.cache, &opts.git_mirrors, jobs));
-    let groups = triage::group(&records);
-    let wall = start.elapsed();
     notes.push(format!("{jobs} worker threads"));
-    match opts.format {
-        Format::Text => print!("{}", triage::text(&records, &groups, &notes, wall)),
+    Ok((records, notes))
+}
+
+fn render(format: Format, records: &[Record], groups: &[triage::Group], notes: &[String], wall: std::time::Duration) -> Result<()> {
+    match format {
+        Format::Text => print!("{}", triage::text(records, groups, notes, wall)),
         Format::Json => {
-            for g in &groups {
+            for g in groups {
                 let mut v = serde_json::to_value(g)?;
                 v["type"] = "group".into();
                 println!("{v}");
             }
-            for r in &records {
+            for r in records {
                 let mut v = serde_json::to_value(r)?;
                 v["type"] = "release".into();
                 println!("{v}");
             }
-            eprint!("{}", triage::totals(&records, &notes, wall));
+            eprint!("{}", triage::totals(records, notes, wall));
         }
         Format::Sarif => {
-            println!("{}", serde_json::to_string_pretty(&triage::sarif(&records, &groups))?);
-            eprint!("{}", triage::totals(&records, &notes, wall));
+            println!("{}", serde_json::to_string_pretty(&triage::sarif(records, groups))?);
+            eprint!("{}", triage::totals(records, notes, wall));
         }
     }
-    Ok(!records.iter().any(|r| matches!(r.status, Status::Failed { .. })))
+    Ok(())
 }
 
 fn load_plan(dir: &Path, name: String) -> Result<Plan> {
@@ -186,6 +197,7 @@ fn unjudged(profile: &str, release: &str, version: &str, source: &str, stage: &s
         root: String::new(),
         status: Status::Failed { stage: stage.to_owned(), message },
         seconds: 0.0,
+        materialize_seconds: 0.0,
     }
 }
 
@@ -232,7 +244,9 @@ fn judge(plan: &Plan, task: &Task, cache: &Path, mirrors: &BTreeMap<String, Path
     let release = &task.release;
     let mut record = unjudged(&plan.name, &release.id, &task.version, task.source, "", String::new());
     let archive_existed = ["tar.gz", "tgz"].iter().any(|ext| cache.join(format!("{}.{ext}", release.id)).is_file());
-    let art = match fetch::materialize_reusing(release, cache, mirrors) {
+    let fetched = fetch::materialize_reusing(release, cache, mirrors);
+    record.materialize_seconds = start.elapsed().as_secs_f64();
+    let art = match fetched {
         Ok(Some(art)) => art,
         Ok(None) => {
             record.status = Status::NotRun { reason: format!("no --git-mirror for {}", release.source.describe()) };
@@ -303,5 +317,119 @@ fn regime(canonical: &Canonical, decisions: &BTreeMap<String, String>) -> String
     match canonical.regimes.iter().find(|r| matches(r)) {
         Some(r) => r.clone(),
         None => format!("no regime ({})", decisions.iter().map(|(c, d)| format!("{c}={d}")).collect::<Vec<_>>().join(", ")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn git(args: &[&str], dir: &Path) {
+        let out = std::process::Command::new("git")
+            .args([
+                "-c",
+                "user.name=fcd test",
+                "-c",
+                "user.email=test@fcd.invalid",
+                "-c",
+                "init.defaultBranch=main",
+                "-c",
+                "tag.gpgSign=false",
+                "-c",
+                "commit.gpgSign=false",
+            ])
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+
+    fn copy_tree(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for entry in std::fs::read_dir(from).unwrap() {
+            let path = entry.unwrap().path();
+            let target = to.join(path.file_name().unwrap());
+            if path.is_dir() { copy_tree(&path, &target) } else { std::fs::copy(&path, &target).map(drop).unwrap() }
+        }
+    }
+
+    /// A bare repository with three tags of the project's own hand-written
+    /// git-diff fixtures (unguarded, guarded, then the handler's file gone),
+    /// triaged through a temporary profile directory; no network.
+    #[test]
+    fn the_tags_of_a_local_mirror_are_triaged() {
+        let root = crate::workspace_root();
+        let tmp = tempfile::tempdir().unwrap();
+        let profile = tmp.path().join("profiles/git-diff");
+        std::fs::create_dir_all(&profile).unwrap();
+        for file in ["profile.toml", "canonical.json"] {
+            std::fs::copy(root.join("profiles/git-diff").join(file), profile.join(file)).unwrap();
+        }
+        std::fs::write(profile.join(manifest::FILE), "[history.git]\nrepository = \"fixture/git-diff\"\ntags = '^v[0-9]'\n").unwrap();
+        let other = tmp.path().join("profiles/unmirrored");
+        std::fs::create_dir_all(&other).unwrap();
+        for file in ["profile.toml", "canonical.json"] {
+            std::fs::copy(root.join("profiles/git-diff").join(file), other.join(file)).unwrap();
+        }
+        std::fs::write(other.join(manifest::FILE), "[history.git]\nrepository = \"fixture/elsewhere\"\ntags = '.'\n").unwrap();
+
+        let mirror = tmp.path().join("mirror.git");
+        let work = tmp.path().join("work");
+        std::fs::create_dir_all(&work).unwrap();
+        git(&["init", "-q", "--bare", mirror.to_str().unwrap()], tmp.path());
+        let tree = ["--git-dir", mirror.to_str().unwrap(), "--work-tree", work.to_str().unwrap()];
+        for (fixture, tag) in [("unguarded", "v0.9.0"), ("guarded", "v0.10.0"), ("", "v0.10.1"), ("", "not-a-version")] {
+            if !fixture.is_empty() {
+                let _ = std::fs::remove_dir_all(&work);
+                copy_tree(&root.join("fixtures/git-diff").join(fixture), &work.join("pkg"));
+            } else {
+                std::fs::remove_file(work.join("pkg/mcp_server_git/server.py")).ok();
+            }
+            git(&[&tree[..], &["add", "-A"]].concat(), tmp.path());
+            git(&[&tree[..], &["commit", "-q", "--allow-empty", "-m", tag]].concat(), tmp.path());
+            git(&[&tree[..2], &["tag", tag]].concat(), tmp.path());
+        }
+
+        let opts = Options {
+            profiles: Vec::new(),
+            git_mirrors: [("fixture/git-diff".to_owned(), mirror)].into_iter().collect(),
+            cache: tmp.path().join("cache"),
+            format: Format::Json,
+            jobs: Some(2),
+            refresh: false,
+            profiles_root: tmp.path().to_owned(),
+        };
+        let (records, notes) = collect(&opts).unwrap();
+        assert!(notes.iter().any(|n| n.contains("3 tags of fixture/git-diff")), "{notes:?}");
+        let groups = triage::group(&records);
+        let seen: Vec<(&str, &str, &str, &str, usize)> =
+            groups.iter().map(|g| (g.profile.as_str(), g.kind.as_str(), g.what.as_str(), g.first.as_str(), g.size)).collect();
+        assert_eq!(
+            seen,
+            [
+                ("git-diff", "automatic", "guarded", "fixture-git-diff-v0.10.0", 1),
+                ("git-diff", "automatic", "unguarded", "fixture-git-diff-v0.9.0", 1),
+                ("git-diff", "escalated", "region_missing", "fixture-git-diff-v0.10.1", 1),
+                ("unmirrored", "not_run", "no --git-mirror fixture/elsewhere=DIR", "git:fixture/elsewhere", 1),
+            ]
+        );
+        let automatic = records.iter().find(|r| r.release == "fixture-git-diff-v0.9.0").unwrap();
+        match &automatic.status {
+            Status::Automatic { decisions, .. } => assert_eq!(decisions["B"], "unsafe"),
+            other => panic!("{other:?}"),
+        }
+        assert!(automatic.provenance.contains("commit"), "{}", automatic.provenance);
+    }
+
+    #[test]
+    fn decisions_that_fit_no_regime_are_named() {
+        let canonical = Canonical::load(&crate::workspace_root().join("profiles/git-diff").join(canonical::FILE)).unwrap();
+        let decisions: BTreeMap<String, String> =
+            [("A", "safe"), ("B", "unsafe"), ("C", "reject")].iter().map(|(c, d)| ((*c).to_owned(), (*d).to_owned())).collect();
+        assert_eq!(regime(&canonical, &decisions), "no regime (A=safe, B=unsafe, C=reject)");
+        let guarded: BTreeMap<String, String> =
+            [("A", "safe"), ("B", "reject"), ("C", "reject")].iter().map(|(c, d)| ((*c).to_owned(), (*d).to_owned())).collect();
+        assert_eq!(regime(&canonical, &guarded), "guarded");
     }
 }

@@ -30,7 +30,9 @@ pub struct Record {
     pub root: String,
     #[serde(flatten)]
     pub status: Status,
+    /// Wall time of the whole release, and of its download or materialization part.
     pub seconds: f64,
+    pub materialize_seconds: f64,
 }
 
 /// The outcome of one release.
@@ -208,7 +210,14 @@ pub fn totals(records: &[Record], notes: &[String], wall: Duration) -> String {
         let _ = writeln!(t, "note: {note}");
     }
     let downloaded = records.iter().filter(|r| r.downloaded).count();
-    let _ = writeln!(t, "{} releases in {:.2} s wall time; {downloaded} artifacts downloaded by this run", records.len(), wall.as_secs_f64());
+    let busy: f64 = records.iter().map(|r| r.seconds).sum();
+    let fetching: f64 = records.iter().map(|r| r.materialize_seconds).sum();
+    let _ = writeln!(
+        t,
+        "{} releases in {:.2} s wall time ({busy:.1} s of worker time, {fetching:.1} s of it downloading and materializing); {downloaded} artifacts downloaded by this run",
+        records.len(),
+        wall.as_secs_f64()
+    );
     t
 }
 
@@ -258,6 +267,7 @@ mod tests {
             root: "/tmp/r".into(),
             status,
             seconds: 0.0,
+            materialize_seconds: 0.0,
         }
     }
 
