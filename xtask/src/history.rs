@@ -393,7 +393,7 @@ mod tests {
 
         let opts = Options {
             profiles: Vec::new(),
-            git_mirrors: [("fixture/git-diff".to_owned(), mirror)].into_iter().collect(),
+            git_mirrors: [("fixture/git-diff".to_owned(), mirror.clone())].into_iter().collect(),
             cache: tmp.path().join("cache"),
             format: Format::Json,
             jobs: Some(2),
@@ -420,6 +420,17 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert!(automatic.provenance.contains("commit"), "{}", automatic.provenance);
+
+        // A warm run reuses the unpacked trees and judges the same; a moved tag is unpacked afresh.
+        let (again, _) = collect(&opts).unwrap();
+        let reused = again.iter().find(|r| r.release == "fixture-git-diff-v0.9.0").unwrap();
+        assert!(reused.provenance.ends_with("(tree unpacked before)"), "{}", reused.provenance);
+        assert_eq!(triage::group(&again).len(), groups.len());
+        git(&[&tree[..2], &["tag", "-f", "v0.9.0", "v0.10.0"]].concat(), tmp.path());
+        let (moved, _) = collect(&opts).unwrap();
+        let moved = moved.iter().find(|r| r.release == "fixture-git-diff-v0.9.0").unwrap();
+        assert!(!moved.provenance.contains("unpacked before"), "{}", moved.provenance);
+        assert!(matches!(&moved.status, Status::Automatic { regime, .. } if regime == "guarded"), "{:?}", moved.status);
     }
 
     #[test]
