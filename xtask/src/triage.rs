@@ -81,6 +81,10 @@ pub struct Group {
     /// The first release's record index (its anchor, its detail).
     #[serde(skip)]
     pub first_index: usize,
+    /// Unbroken stretches of the profile's releases in version order: 1 when
+    /// the group is one run of consecutive releases, more when other outcomes
+    /// come between (a cause that went away and came back).
+    pub stretches: usize,
 }
 
 static VERSIONISH: LazyLock<regex::Regex> = LazyLock::new(|| regex::Regex::new(r"\bv?\d[\w.+\-]*").unwrap_or_else(|_| unreachable!()));
@@ -112,6 +116,16 @@ pub fn group(records: &[Record]) -> Vec<Group> {
         };
         groups.entry((r.profile.clone(), key.0, key.1, key.2, key.3)).or_default().push(i);
     }
+    // Each record's position among its profile's releases in version order.
+    let mut order: Vec<usize> = (0..records.len()).collect();
+    order.sort_by(|a, b| {
+        let (ra, rb) = (&records[*a], &records[*b]);
+        ra.profile.cmp(&rb.profile).then_with(|| versions::compare(&ra.version, &rb.version)).then_with(|| ra.release.cmp(&rb.release))
+    });
+    let mut position = vec![0; records.len()];
+    for (p, i) in order.iter().enumerate() {
+        position[*i] = p;
+    }
     let mut out: Vec<Group> = groups
         .into_iter()
         .map(|((profile, kind, what, cause, file), mut members)| {
@@ -127,6 +141,7 @@ pub fn group(records: &[Record]) -> Vec<Group> {
                 first: records[first].release.clone(),
                 last: records[last].release.clone(),
                 first_index: first,
+                stretches: 1 + members.windows(2).filter(|w| position[w[1]] != position[w[0]] + 1).count(),
             }
         })
         .collect();
@@ -147,7 +162,7 @@ fn cause_of_failure(message: &str) -> String {
 
 /// The triage table, the totals per profile and the wall time.
 pub fn text(records: &[Record], groups: &[Group], notes: &[String], wall: Duration) -> String {
-    let mut rows = vec![["profile", "group", "cause", "anchor file", "size", "first", "last"].map(str::to_owned)];
+    let mut rows = vec![["profile", "group", "cause", "anchor file", "size (stretches)", "first", "last"].map(str::to_owned)];
     for g in groups {
         let what = match g.kind.as_str() {
             "automatic" => format!("automatic: {}", g.what),
@@ -160,7 +175,7 @@ pub fn text(records: &[Record], groups: &[Group], notes: &[String], wall: Durati
             what,
             g.cause.clone().unwrap_or_else(|| "-".into()),
             g.file.clone().unwrap_or_else(|| "-".into()),
-            g.size.to_string(),
+            if g.stretches > 1 { format!("{} ({})", g.size, g.stretches) } else { g.size.to_string() },
             g.first.clone(),
             g.last.clone(),
         ]);
@@ -323,6 +338,15 @@ mod tests {
             ]
         );
         assert_eq!(records[groups[1].first_index].version, "v0.9.1");
+        // Version order: 0.1.0 F, 0.1.1 F, 0.2.0 E(b.go), 0.3.0 F, 0.9.1 E, 0.10.0 E, 0.11.0 E(fact), 1.0.0 A, 1.1.0 A.
+        let stretches: Vec<usize> = groups.iter().map(|g| g.stretches).collect();
+        assert_eq!(stretches, [1, 1, 1, 1, 1, 1]);
+        let interrupted = group(&[records[0].clone(), records[2].clone(), records[1].clone()]);
+        assert_eq!(interrupted.iter().map(|g| (g.file.as_deref(), g.stretches)).collect::<Vec<_>>(), [(Some("a.go"), 1), (Some("b.go"), 1)]);
+        let mut later = records[0].clone();
+        later.version = "v2.0.0".into();
+        let gap = group(&[records[1].clone(), records[3].clone(), later]);
+        assert_eq!(gap.iter().find(|g| g.kind == "escalated").map(|g| g.stretches), Some(2), "an automatic release between");
         let t = text(&records, &groups, &["n".into()], Duration::from_millis(1500));
         assert!(t.contains("p: 9 releases: 2 automatic / 4 escalated / 3 failed"), "{t}");
         assert!(t.contains("1.50 s wall time"), "{t}");
