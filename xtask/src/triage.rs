@@ -81,7 +81,8 @@ pub struct Group {
     /// The first release's record index (its anchor, its detail).
     #[serde(skip)]
     pub first_index: usize,
-    /// Unbroken stretches of the profile's releases in version order: 1 when
+    /// Unbroken stretches of the profile's releases from one source (npm, a
+    /// repository's tags) in version order: 1 when
     /// the group is one run of consecutive releases, more when other outcomes
     /// come between (a cause that went away and came back).
     pub stretches: usize,
@@ -116,11 +117,14 @@ pub fn group(records: &[Record]) -> Vec<Group> {
         };
         groups.entry((r.profile.clone(), key.0, key.1, key.2, key.3)).or_default().push(i);
     }
-    // Each record's position among its profile's releases in version order.
+    // Each record's position among its profile's releases from the same source, in version order.
     let mut order: Vec<usize> = (0..records.len()).collect();
     order.sort_by(|a, b| {
         let (ra, rb) = (&records[*a], &records[*b]);
-        ra.profile.cmp(&rb.profile).then_with(|| versions::compare(&ra.version, &rb.version)).then_with(|| ra.release.cmp(&rb.release))
+        (&ra.profile, &ra.source)
+            .cmp(&(&rb.profile, &rb.source))
+            .then_with(|| versions::compare(&ra.version, &rb.version))
+            .then_with(|| ra.release.cmp(&rb.release))
     });
     let mut position = vec![0; records.len()];
     for (p, i) in order.iter().enumerate() {
