@@ -10,11 +10,14 @@ mod bench;
 mod bench_runtime;
 mod fetch;
 mod fuzz_seeds;
+mod history;
 pub mod manifest;
 mod oracle_check;
 mod progress;
 mod releases;
 mod sarif;
+mod triage;
+mod versions;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -31,7 +34,9 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Fetches every development release listed in profiles/*/releases.toml, verifies its
-    /// digest, then registers, regenerates and certifies it with the `fcd` binary.
+    /// digest, then registers, regenerates and certifies it with the `fcd` binary. With
+    /// --history: every published release of each profile's tool instead (releases.toml's
+    /// [history]), registered in process, then grouped into a triage.
     Releases(ReleasesArgs),
     /// Times registration and certification in process. Run it optimized:
     /// `cargo run --release --package xtask -- bench`.
@@ -79,6 +84,17 @@ struct ReleasesArgs {
     /// Git releases whose repository has no mirror are listed as not run.
     #[arg(long = "git-mirror", value_name = "OWNER/REPO=DIR", value_parser = parse_mirror)]
     git_mirrors: Vec<(String, PathBuf)>,
+    /// Triage every published release (releases.toml's [history]): escalations grouped by
+    /// cause, registrations by regime, failures by stage; nothing is pinned or expected.
+    #[arg(long, conflicts_with_all = ["oracle", "registry", "accept", "extra"])]
+    history: bool,
+    /// With --history: worker threads (default: the available parallelism).
+    #[arg(long, value_name = "N", requires = "history", value_parser = clap::value_parser!(u16).range(1..))]
+    jobs: Option<u16>,
+    /// With --history: ask the registries for their version lists even when the cached
+    /// lists (under the cache, kept a day) are fresh.
+    #[arg(long, requires = "history")]
+    refresh_versions: bool,
 }
 
 fn parse_extra(text: &str) -> Result<(String, manifest::Release), String> {
@@ -121,6 +137,15 @@ pub fn workspace_root() -> &'static Path {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Releases(a) if a.history => history::run(&history::Options {
+            profiles: a.profiles,
+            git_mirrors: a.git_mirrors.into_iter().collect(),
+            cache: a.cache.unwrap_or_else(|| workspace_root().join(".cache/official")),
+            format: a.format,
+            jobs: a.jobs.map(usize::from),
+            refresh: a.refresh_versions,
+            profiles_root: workspace_root().to_owned(),
+        }),
         Command::Releases(a) => {
             let cache = a.cache.unwrap_or_else(|| workspace_root().join(".cache/official"));
             releases::run(&releases::Options {

@@ -14,6 +14,21 @@
 //!
 //! Parsing is strict (`deny_unknown_fields`), then a second pass checks what
 //! serde cannot and names the file, line and release in every error.
+//!
+//! An optional `[history]` table says where every *published* release of the
+//! profile's tool is listed, for `cargo xtask releases --history` (a triage of
+//! all of them, not a pinned expectation). At least one source is given; each
+//! at most once:
+//!
+//! ```toml
+//! [history]
+//! pypi = "mcp-server-git"              # every PyPI version (sdists)
+//! npm = "@bytebase/dbhub"              # every npm version
+//! [history.git]                        # the tags of a repository, from --git-mirror
+//! repository = "bytebase/dbhub"        # OWNER/REPO
+//! tags = "^v[0-9]"                     # a regex the tag must match (required)
+//! paths = ["tools/X"]                  # optional: only these paths of each tag
+//! ```
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -31,6 +46,111 @@ pub const FILE: &str = "releases.toml";
 #[serde(deny_unknown_fields)]
 struct RawManifest {
     release: Vec<Spanned<RawRelease>>,
+    /// Read by [`load_history`]; accepted here so the release job reads the same file.
+    #[allow(dead_code)]
+    history: Option<toml::Value>,
+}
+
+/// The file as [`load_history`] reads it: only `[history]` matters.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawHistoryFile {
+    #[allow(dead_code)]
+    release: Option<toml::Value>,
+    history: Option<Spanned<RawHistory>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawHistory {
+    pypi: Option<Spanned<String>>,
+    npm: Option<Spanned<String>>,
+    git: Option<Spanned<RawHistoryGit>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawHistoryGit {
+    repository: Spanned<String>,
+    tags: Spanned<String>,
+    #[serde(default)]
+    paths: Vec<Spanned<String>>,
+}
+
+/// Where every published release of a profile's tool is listed (`[history]`).
+#[derive(Debug, Clone, Default)]
+pub struct History {
+    /// A PyPI project: every version's sdist.
+    pub pypi: Option<String>,
+    /// An npm package: every version's tarball.
+    pub npm: Option<String>,
+    /// The matching tags of a repository, read from a local mirror.
+    pub git: Option<HistoryGit>,
+}
+
+/// `[history.git]`.
+#[derive(Debug, Clone)]
+pub struct HistoryGit {
+    pub repository: String,
+    pub tags: regex::Regex,
+    pub paths: Vec<String>,
+}
+
+/// Reads the `[history]` table of a releases.toml, if it has one.
+pub fn load_history(path: &Path) -> Result<Option<History>> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("{}: cannot read", path.display()))?;
+    parse_history(path, &text)
+}
+
+fn parse_history(path: &Path, text: &str) -> Result<Option<History>> {
+    let at = |offset: usize| format!("{}:{}", path.display(), fcd::error::line_col(text, offset).0);
+    let raw: RawHistoryFile = toml::from_str(text).map_err(|e| {
+        let line = e.span().map(|s| fcd::error::line_col(text, s.start).0);
+        anyhow::anyhow!("{}{}: {}", path.display(), line.map(|l| format!(":{l}")).unwrap_or_default(), e.message().trim_end())
+    })?;
+    let Some(spanned) = raw.history else { return Ok(None) };
+    let table_at = at(spanned.span().start);
+    let raw = spanned.into_inner();
+    let mut history = History::default();
+    if let Some(p) = raw.pypi {
+        let ok = !p.get_ref().is_empty() && p.get_ref().chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+        if !ok {
+            bail!("{}: [history] pypi `{}` is not a PyPI project name (ASCII letters, digits, `-`, `_`, `.`)", at(p.span().start), p.get_ref());
+        }
+        history.pypi = Some(p.into_inner());
+    }
+    if let Some(n) = raw.npm {
+        let name = n.get_ref();
+        let bare = name.strip_prefix('@').and_then(|s| s.split_once('/')).map_or(name.as_str(), |(_, b)| b);
+        let plain = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '-' | '_' | '.'));
+        let scope_ok = name.strip_prefix('@').map_or(!name.contains('/'), |s| s.split_once('/').is_some_and(|(scope, _)| plain(scope)));
+        if !plain(bare) || !scope_ok {
+            bail!("{}: [history] npm `{name}` is not an npm package name (NAME or @SCOPE/NAME, lower case)", at(n.span().start));
+        }
+        history.npm = Some(n.into_inner());
+    }
+    if let Some(g) = raw.git {
+        let g = g.into_inner();
+        let repository = g.repository.get_ref();
+        let part = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')) && !s.starts_with('.');
+        if !repository.split_once('/').is_some_and(|(o, r)| part(o) && part(r)) {
+            bail!("{}: [history.git] repository `{repository}` is not OWNER/REPO", at(g.repository.span().start));
+        }
+        let tags = regex::Regex::new(g.tags.get_ref()).map_err(|e| anyhow::anyhow!("{}: [history.git] tags is not a regex: {e}", at(g.tags.span().start)))?;
+        let mut paths = Vec::new();
+        for p in g.paths {
+            let bad = p.get_ref().is_empty() || p.get_ref().starts_with('/') || p.get_ref().split('/').any(|c| c == "..");
+            if bad {
+                bail!("{}: [history.git] path `{}` must be relative to the repository, without `..`", at(p.span().start), p.get_ref());
+            }
+            paths.push(p.into_inner());
+        }
+        history.git = Some(HistoryGit { repository: g.repository.into_inner(), tags, paths });
+    }
+    if history.pypi.is_none() && history.npm.is_none() && history.git.is_none() {
+        bail!("{table_at}: [history] names no source; give pypi, npm or [history.git]");
+    }
+    Ok(Some(history))
 }
 
 #[derive(Deserialize)]
@@ -329,8 +449,46 @@ mod tests {
             if path.is_file() {
                 let canonical = fcd::canonical::Canonical::load(&dir.join(fcd::canonical::FILE)).unwrap();
                 let releases = load(&path, &canonical.regimes).unwrap_or_else(|e| panic!("{e:#}"));
+                assert!(load_history(&path).unwrap_or_else(|e| panic!("{e:#}")).is_some(), "{}: no [history]", path.display());
                 assert!(releases.iter().all(|r| crate::fetch::check_supported(r).is_ok()), "{}", path.display());
             }
+        }
+    }
+
+    fn history(text: &str) -> Result<Option<History>> {
+        parse_history(Path::new("releases.toml"), text)
+    }
+
+    #[test]
+    fn history_with_every_source_parses() {
+        let h = history(
+            "[[release]]\nid = \"a\"\n[history]\npypi = \"mcp-server-git\"\nnpm = \"@bytebase/dbhub\"\n[history.git]\nrepository = \"o/r\"\ntags = \"^v\\\\d\"\npaths = [\"a/b\"]\n",
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(h.pypi.as_deref(), Some("mcp-server-git"));
+        assert_eq!(h.npm.as_deref(), Some("@bytebase/dbhub"));
+        let g = h.git.unwrap();
+        assert!(g.tags.is_match("v1.0") && !g.tags.is_match("latest"));
+        assert_eq!(g.paths, ["a/b"]);
+        assert!(history("[[release]]\nid = \"a\"\n").unwrap().is_none());
+    }
+
+    #[test]
+    fn history_errors_name_file_and_line() {
+        let cases = [
+            ("[history]\npypy = \"x\"\n", "releases.toml:2:"),
+            ("[history]\n", "releases.toml:1: [history] names no source"),
+            ("[history]\npypi = \"a b\"\n", "releases.toml:2: [history] pypi"),
+            ("[history]\nnpm = \"@Scope\"\n", "releases.toml:2: [history] npm"),
+            ("\n[history.git]\nrepository = \"o\"\ntags = \".\"\n", "releases.toml:3: [history.git] repository"),
+            ("[history.git]\nrepository = \"o/r\"\ntags = \"(\"\n", "releases.toml:3: [history.git] tags is not a regex"),
+            ("[history.git]\nrepository = \"o/r\"\npaths = [\"x\"]\n", "releases.toml:1:"),
+            ("[history.git]\nrepository = \"o/r\"\ntags = \".\"\npaths = [\"../x\"]\n", "releases.toml:4: [history.git] path"),
+        ];
+        for (text, want) in cases {
+            let e = format!("{:#}", history(text).unwrap_err());
+            assert!(e.starts_with(want), "{text:?}: {e}");
         }
     }
 

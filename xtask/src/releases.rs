@@ -171,7 +171,7 @@ impl Outcome {
 }
 
 /// The profile directories to run: the named ones, or every one with a releases.toml.
-fn profile_dirs(root: &Path, names: &[String]) -> Result<Vec<PathBuf>> {
+pub(crate) fn profile_dirs(root: &Path, names: &[String]) -> Result<Vec<PathBuf>> {
     let profiles = root.join("profiles");
     if !names.is_empty() {
         return names
