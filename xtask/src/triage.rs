@@ -93,6 +93,12 @@ static VERSIONISH: LazyLock<regex::Regex> = LazyLock::new(|| regex::Regex::new(r
 /// The cause an escalation's detail names: its first backquoted token, else
 /// the detail with versions, line numbers and other numbers replaced by `#`.
 pub fn cause(detail: &str) -> String {
+    // A multi-shape profile's escalation leads with the closest shape's name:
+    // the cause is in that shape's own reason, which follows.
+    let detail = match detail.strip_prefix("no reviewed shape matches; the closest, `").and_then(|r| r.split_once("`: ")) {
+        Some((_, reason)) => reason.rsplit_once(" (other shapes: ").map_or(reason, |(own, _)| own),
+        None => detail,
+    };
     if let Some((_, rest)) = detail.split_once('`')
         && let Some((token, _)) = rest.split_once('`')
         && !token.trim().is_empty()
@@ -103,6 +109,14 @@ pub fn cause(detail: &str) -> String {
     stripped.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+static HASHED_CHUNK: LazyLock<regex::Regex> = LazyLock::new(|| regex::Regex::new(r"([-.])[A-Za-z0-9]{8,}(\.[cm]?js)$").unwrap_or_else(|_| unreachable!()));
+
+/// A file name with a bundler's content hash folded (`dist/chunk-6QETXS44.js`
+/// is `dist/chunk-*.js`), so one cause in many bundles is one group.
+fn unhashed(file: &str) -> String {
+    HASHED_CHUNK.replace(file, "$1*$2").into_owned()
+}
+
 /// Groups the records, each group's releases in version order; groups by profile, then kind, then size.
 pub fn group(records: &[Record]) -> Vec<Group> {
     /// Profile, kind, what, cause, file.
@@ -111,7 +125,7 @@ pub fn group(records: &[Record]) -> Vec<Group> {
     for (i, r) in records.iter().enumerate() {
         let key = match &r.status {
             Status::Automatic { regime, .. } => (0, regime.clone(), None, None),
-            Status::Escalated { code, detail, file, .. } => (1, code.clone(), Some(cause(detail)), file.clone()),
+            Status::Escalated { code, detail, file, .. } => (1, code.clone(), Some(cause(detail)), file.as_deref().map(unhashed)),
             Status::Failed { stage, message } => (2, stage.clone(), Some(cause_of_failure(message)), None),
             Status::NotRun { reason } => (3, reason.clone(), None, None),
         };
@@ -296,6 +310,15 @@ mod tests {
 
     fn automatic(regime: &str) -> Status {
         Status::Automatic { summary_digest: "sha256:0".into(), regime: regime.into(), decisions: BTreeMap::new() }
+    }
+
+    #[test]
+    fn hashed_bundle_chunks_fold_and_shape_prefixes_are_skipped() {
+        assert_eq!(unhashed("dist/chunk-6QETXS44.js"), "dist/chunk-*.js");
+        assert_eq!(unhashed("dist/index.js"), "dist/index.js");
+        assert_eq!(unhashed("src/api/requests.ts"), "src/api/requests.ts");
+        assert_eq!(cause("no reviewed shape matches; the closest, `default`: region `handler`: no function `git_diff` (other shapes: `x`: y)"), "handler");
+        assert_eq!(cause("no reviewed shape matches; the closest, `default`: no file matches [**/s.py] (other shapes: `x`: y)"), "no file matches [**/s.py]");
     }
 
     #[test]
