@@ -21,7 +21,7 @@ pub struct RegionSpec {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RegionKind {
-    /// A function (or method) definition with this name, anywhere in the files.
+    /// A function (or method) definition with this name, anywhere in the files; in Python, a class too.
     Function(String),
     /// The outermost function literal inside the function with this name (a
     /// handler a constructor receives as a closure).
