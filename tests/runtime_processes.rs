@@ -194,3 +194,29 @@ fn only_test_builds_carry_the_test_hooks() {
     assert!(normal.contains("fcd-runtime feature \"default\"") && !normal.contains("test-hooks"), "{normal}");
     assert!(tree("features").contains("fcd-runtime feature \"test-hooks\""), "the check reads the feature graph");
 }
+
+#[test]
+fn the_store_is_named_by_db_or_store_and_an_unreachable_one_refuses() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("runtime.sqlite");
+    let run = |args: &[&str]| Command::new(FCD).arg("runtime").args(args).output().unwrap();
+    let register = ["register-epoch", "--epoch", "e0", "--tool", "t", "--artifact-digest", "sha256:a", "--config-digest", "sha256:c"];
+    // The old spelling and the new one open the same file.
+    let old = run(&[&register[..], &["--db", db.to_str().unwrap()]].concat());
+    assert!(old.status.success(), "{}", String::from_utf8_lossy(&old.stderr));
+    let store = format!("sqlite:{}", db.display());
+    let form = ["form", "--snapshot", "s", "--tool", "t", "--args-digest", "a", "--principal", "p", "--source", "e0", "--store", &store];
+    let formed: serde_json::Value = serde_json::from_slice(&run(&form).stdout).unwrap();
+    assert_eq!(formed["formation"], 1, "{formed}");
+    // Both at once, neither, or a store that is not one: a usage error (exit 2) that says why.
+    let both = run(&["complete", "--lease", "1", "--db", db.to_str().unwrap(), "--store", &store]);
+    assert_eq!(both.status.code(), Some(2));
+    assert_eq!(run(&["complete", "--lease", "1"]).status.code(), Some(2));
+    let bad = run(&["complete", "--lease", "1", "--store", "postgres://db"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("sqlite:FILE or etcd:"), "{}", String::from_utf8_lossy(&bad.stderr));
+    // A cluster nobody answers for: an error, never an admission (nothing listens on port 1).
+    let unreachable = run(&["admit", "--formation", "1", "--store", "etcd:127.0.0.1:1"]);
+    assert_eq!(unreachable.status.code(), Some(2), "{}", String::from_utf8_lossy(&unreachable.stdout));
+    assert!(unreachable.stdout.is_empty() && String::from_utf8_lossy(&unreachable.stderr).contains("etcd"), "{}", String::from_utf8_lossy(&unreachable.stderr));
+}

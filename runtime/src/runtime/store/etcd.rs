@@ -45,8 +45,9 @@ const LEASE_ID_BLOCK: i64 = 64;
 const ATTEMPTS: usize = 200;
 /// How many guessed records a store keeps.
 const CACHE_LIMIT: usize = 8_192;
-/// How many queued audit entries one sealing transaction chains.
-const SEAL_BATCH: i64 = 256;
+/// How many queued audit entries one sealing transaction chains: two
+/// operations each, under etcd's default limit of 128 per transaction.
+const SEAL_BATCH: i64 = 60;
 
 fn etcd_error(e: etcd_client::Error) -> StorageError {
     StorageError::new(format!("etcd: {e}"))
@@ -221,7 +222,8 @@ impl Conn {
 
     /// Chains every queued audit entry up to revision `through` (and any queued before it).
     fn seal_through(&self, through: i64) -> Result<(), StorageError> {
-        for _ in 0..ATTEMPTS {
+        let mut conflicts = 0;
+        while conflicts < ATTEMPTS {
             let head_kv = self.get_one(&self.keys.head())?;
             let (head, head_rev) = match &head_kv {
                 Some(kv) => (decode::<HeadValue>(kv.key(), kv.value())?, kv.mod_revision()),
@@ -254,7 +256,9 @@ impl Conn {
             }
             ops.push(TxnOp::put(self.keys.head(), encode(&HeadValue { seq: last, hash: prev }), None));
             // Another sealer may have won: read the head again and go on from there.
-            self.txn(Txn::new().when(compares).and_then(ops))?;
+            if !self.txn(Txn::new().when(compares).and_then(ops))?.succeeded() {
+                conflicts += 1;
+            }
         }
         Err(StorageError::new("etcd: the audit queue could not be sealed (contention)"))
     }
@@ -692,8 +696,9 @@ impl Store for EtcdStore {
                 }
                 self.last_seq = seq;
                 self.unsealed += 1;
-                if self.unsealed >= SEAL_EVERY {
-                    self.conn.seal_through(seq)?;
+                // The decision is committed whatever sealing does: a failed seal is retried
+                // later, and a reader of the log seals first.
+                if self.unsealed >= SEAL_EVERY && self.conn.seal_through(seq).is_ok() {
                     self.unsealed = 0;
                 }
                 return Ok(seq);
