@@ -192,17 +192,59 @@ impl Keys {
     }
 }
 
-/// The connection: a current-thread tokio runtime driving one etcd client.
+/// How long one request may take before the store refuses (an answer that
+/// never comes is no answer: the request may or may not have been applied).
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(2);
+
+fn connect_options() -> ConnectOptions {
+    ConnectOptions::new()
+        .with_connect_timeout(Duration::from_secs(2))
+        .with_timeout(REQUEST_TIMEOUT)
+        // A member that lost its leader answers at once instead of waiting out the timeout.
+        .with_require_leader(true)
+}
+
+/// The connection: a current-thread tokio runtime driving one etcd client
+/// on one member at a time (a random one first, to spread the load); after a
+/// failed request the client moves to the next member, so a member that died
+/// or hangs is not kept as the way in (the balanced channel of etcd-client
+/// keeps routing requests to a dead member).
 struct Conn {
     rt: tokio::runtime::Runtime,
-    client: Client,
+    endpoints: Vec<String>,
+    /// (the member in use, its client)
+    client: std::sync::Mutex<(usize, Client)>,
     keys: Keys,
 }
 
 impl Conn {
+    fn kv(&self) -> etcd_client::KvClient {
+        self.client.lock().unwrap_or_else(|e| e.into_inner()).1.kv_client()
+    }
+
+    /// Runs one request with the timeout; a failure replaces the client before it is reported.
+    fn call<T, F>(&self, request: impl FnOnce(etcd_client::KvClient) -> F) -> Result<T, StorageError>
+    where
+        F: std::future::Future<Output = Result<T, etcd_client::Error>>,
+    {
+        let kv = self.kv();
+        let pending = request(kv);
+        // The timer is made inside the runtime: it needs its clock.
+        let failure = match self.rt.block_on(async { tokio::time::timeout(REQUEST_TIMEOUT, pending).await }) {
+            Ok(Ok(value)) => return Ok(value),
+            Ok(Err(e)) => etcd_error(e),
+            Err(_) => StorageError::new(format!("etcd: no answer within {REQUEST_TIMEOUT:?}")),
+        };
+        let mut client = self.client.lock().unwrap_or_else(|e| e.into_inner());
+        let next = (client.0 + 1) % self.endpoints.len().max(1);
+        if let Ok(fresh) = self.rt.block_on(Client::connect([&self.endpoints[next]], Some(connect_options()))) {
+            *client = (next, fresh);
+        }
+        Err(failure)
+    }
+
     fn get(&self, key: Vec<u8>, options: Option<GetOptions>) -> Result<etcd_client::GetResponse, StorageError> {
-        let mut kv = self.client.kv_client();
-        self.rt.block_on(kv.get(key, options)).map_err(etcd_error)
+        self.call(|mut kv| async move { kv.get(key, options).await })
     }
 
     fn get_one(&self, key: &[u8]) -> Result<Option<KeyValue>, StorageError> {
@@ -210,8 +252,7 @@ impl Conn {
     }
 
     fn txn(&self, txn: Txn) -> Result<etcd_client::TxnResponse, StorageError> {
-        let mut kv = self.client.kv_client();
-        self.rt.block_on(kv.txn(txn)).map_err(etcd_error)
+        self.call(|mut kv| async move { kv.txn(txn).await })
     }
 
     /// The current revision of the cluster (a linearizable read).
@@ -288,13 +329,14 @@ impl EtcdStore {
     /// Connects to the cluster at `endpoints`, keeping the runtime's keys under `prefix`.
     pub(crate) fn connect(endpoints: &[String], prefix: &str) -> Result<EtcdStore, StorageError> {
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| StorageError::new(format!("tokio: {e}")))?;
-        let options = ConnectOptions::new()
-            .with_connect_timeout(Duration::from_secs(2))
-            .with_timeout(Duration::from_secs(5))
-            // A member that lost its leader answers at once instead of waiting out the timeout.
-            .with_require_leader(true);
-        let client = rt.block_on(Client::connect(endpoints, Some(options))).map_err(etcd_error)?;
-        let conn = Conn { rt, client, keys: Keys { prefix: prefix.to_owned() } };
+        if endpoints.is_empty() {
+            return Err(StorageError::new("etcd: no endpoints"));
+        }
+        let mut seed = [0u8; 8];
+        getrandom::fill(&mut seed).map_err(|e| StorageError::new(format!("no randomness: {e}")))?;
+        let first = (u64::from_le_bytes(seed) % endpoints.len() as u64) as usize;
+        let client = rt.block_on(Client::connect([&endpoints[first]], Some(connect_options()))).map_err(etcd_error)?;
+        let conn = Conn { rt, endpoints: endpoints.to_vec(), client: std::sync::Mutex::new((first, client)), keys: Keys { prefix: prefix.to_owned() } };
         Ok(EtcdStore { conn, cache: BTreeMap::new(), ids: BTreeMap::new(), unsealed: 0, last_seq: 0 })
     }
 
@@ -751,8 +793,8 @@ impl Store for EtcdStore {
     }
 
     fn set_resolver(&self, key: &[u8; 32]) -> Result<(), StorageError> {
-        let mut kv = self.conn.client.kv_client();
-        self.conn.rt.block_on(kv.put(self.conn.keys.secret("resolver"), canon::hex(key), None)).map_err(etcd_error)?;
+        let (k, v) = (self.conn.keys.secret("resolver"), canon::hex(key));
+        self.conn.call(|mut kv| async move { kv.put(k, v, None).await })?;
         Ok(())
     }
 
