@@ -38,7 +38,7 @@ use super::{AuditEntry, DecideFn, EpochRecord, EvidenceRecord, FormationRecord, 
 use crate::canon;
 
 /// How many of its own decisions a store makes before it seals the audit queue.
-pub(crate) const SEAL_EVERY: usize = 64;
+pub(crate) const SEAL_EVERY: usize = 512;
 /// How many lease ids a store reserves at a time (ids are unique, not dense).
 const LEASE_ID_BLOCK: i64 = 64;
 /// How often a decision is tried before contention is reported as a storage failure.
