@@ -3,11 +3,11 @@
 //! configuration about to run are the epoch's registered ones. Accepted once
 //! (invariant 5).
 
-use rusqlite::{Connection, OptionalExtension, params};
+use serde_json::json;
 
-use super::audit;
-use super::refusal::{Refusal, RefusalCode, refuse};
+use super::refusal::{Refusal, RefusalCode, StorageError, refuse};
 use super::state::LeaseState;
+use super::store::{Decision, View, Write};
 use super::token::{self, Binding};
 
 /// What is about to run.
@@ -18,41 +18,34 @@ pub(crate) struct Hop<'a> {
     pub generation: i64,
 }
 
-/// Checks `hop` and spends its token inside `tx`; returns the lease id.
-pub(crate) fn check(tx: &Connection, key: &[u8], hop: &Hop<'_>) -> Result<i64, Refusal> {
+/// Checks `hop` and spends its token; returns the lease id.
+pub(crate) fn check(view: &mut dyn View, key: &[u8], hop: &Hop<'_>) -> Result<(i64, Decision), Refusal> {
     let Some((id, nonce, mac)) = token::parse(hop.token) else { return refuse(RefusalCode::BadToken, "not a lease token") };
-    type Row = (String, i64, String, String, i64, String, String);
-    let row: Option<Row> = tx
-        .query_row(
-            "SELECT l.epoch, l.generation, l.nonce, l.state, l.used, e.artifact_digest, e.config_digest
-             FROM leases l JOIN epochs e ON e.epoch_id = l.epoch WHERE l.id = ?1",
-            params![id],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?)),
-        )
-        .optional()?;
-    let Some((epoch, generation, stored_nonce, state, used, artifact, config)) = row else {
+    let Some(lease) = view.lease(id)? else {
         return refuse(RefusalCode::UnknownToken, format!("no lease {id}"));
     };
-    let binding = Binding { id, nonce: &stored_nonce, epoch: &epoch, artifact: &artifact, config: &config, generation };
-    if stored_nonce != nonce || token::mac(key, &binding) != mac {
+    let Some(epoch) = view.epoch(&lease.epoch)? else {
+        return Err(StorageError::new(format!("lease {id} is on epoch {}, which is not stored", lease.epoch)).into());
+    };
+    let (artifact, config, generation) = (&epoch.artifact, &epoch.config, lease.generation);
+    let binding = Binding { id, nonce: &lease.nonce, epoch: &lease.epoch, artifact, config, generation };
+    if lease.nonce != nonce || token::mac(key, &binding) != mac {
         return refuse(RefusalCode::BadToken, format!("the token of lease {id} does not verify"));
     }
-    if used != 0 {
+    if lease.used {
         return refuse(RefusalCode::Replay, format!("the token of lease {id} was already used"));
     }
     if hop.generation != generation {
         return refuse(RefusalCode::StaleGeneration, format!("generation {}, the lease holds {generation}", hop.generation));
     }
     if hop.artifact != artifact {
-        return refuse(RefusalCode::FinalHopArtifactMismatch, format!("{} is not {epoch}'s artifact {artifact}", hop.artifact));
+        return refuse(RefusalCode::FinalHopArtifactMismatch, format!("{} is not {}'s artifact {artifact}", hop.artifact, lease.epoch));
     }
     if hop.config != config {
-        return refuse(RefusalCode::FinalHopConfigMismatch, format!("{} is not {epoch}'s configuration {config}", hop.config));
+        return refuse(RefusalCode::FinalHopConfigMismatch, format!("{} is not {}'s configuration {config}", hop.config, lease.epoch));
     }
-    if LeaseState::parse(&state)? != LeaseState::Admitted {
-        return refuse(RefusalCode::LeaseNotAdmitted, format!("lease {id} is {state}"));
+    if lease.state != LeaseState::Admitted {
+        return refuse(RefusalCode::LeaseNotAdmitted, format!("lease {id} is {}", lease.state));
     }
-    tx.execute("UPDATE leases SET used = 1 WHERE id = ?1", params![id])?;
-    audit::append(tx, &serde_json::json!({"op": "fence", "lease": id}))?;
-    Ok(id)
+    Ok((id, Decision { writes: vec![Write::LeaseUsed(id)], audit: json!({"op": "fence", "lease": id}) }))
 }
