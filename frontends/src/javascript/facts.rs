@@ -59,6 +59,7 @@ impl<'a> CallShape<'a> for Cx<'_, 'a> {
             ArgShape::Ref(path) => dotted(e).as_deref() == Some(path.as_str()),
             ArgShape::Str(text) => string_content(e).as_deref() == Some(text.as_str()),
             ArgShape::Format(_) => false,
+            ArgShape::Result(callee) => e.kind() == "identifier" && self.names.count(e.text()) == 1 && self.bound_to_call(e.text(), callee),
         }
     }
 
@@ -68,6 +69,16 @@ impl<'a> CallShape<'a> for Cx<'_, 'a> {
 }
 
 impl<'a> Cx<'_, 'a> {
+    /// Whether the one binding of `name` is its declaration `name = CALLEE(…)`
+    /// (a plain identifier, not a pattern), a call of exactly that callee.
+    pub(super) fn bound_to_call(&self, name: &str, callee: &str) -> bool {
+        let Some(at) = self.names.only_site(name) else { return false };
+        let Some(site) = self.site.region.node.descendants().find(|n| n.byte_range().start == at && n.text() == name) else { return false };
+        let Some(declarator) = site.parent().filter(|p| p.kind() == "variable_declarator" && p.field_child("name") == Some(site)) else { return false };
+        let Some(value) = declarator.field_child("value").map(bare) else { return false };
+        value.kind() == "call_expression" && identity(value) == Identity::Path(callee.to_owned())
+    }
+
     /// Whether the one binding of `name` reads it from the argument object of
     /// the function that uses it: `const { name } = P` or `const name = P.name`,
     /// P a parameter of that function bound nowhere else.
@@ -129,7 +140,8 @@ impl<'a> Cx<'_, 'a> {
                     };
                     self.reviewed_conjuncts(&others, conjuncts)?;
                     let mut values = BTreeMap::new();
-                    values.insert("test".into(), FactValue::Text(format!("{}{}", if want.negated { "!" } else { "" }, want.callee)));
+                    let compared = want.equals.map(|e| format!(" === {e:?}")).unwrap_or_default();
+                    values.insert("test".into(), FactValue::Text(format!("{}{}{compared}", if want.negated { "!" } else { "" }, want.callee)));
                     values.insert("exit".into(), FactValue::Text(exit.into()));
                     let texts = others.iter().map(|o| FactValue::Text(o.compact_text())).collect();
                     values.insert("also_requires".into(), FactValue::List(texts));
@@ -187,13 +199,21 @@ impl<'a> Cx<'_, 'a> {
                         Some(others)
                     }
                     "||" => self.test(left, want).or_else(|| self.test(right, want)),
+                    "===" => {
+                        let text = want.equals?;
+                        let call = GuardTest { equals: None, ..*want };
+                        let lit = |e: Node<'a>| string_content(e).as_deref() == Some(text);
+                        let hit = (lit(right) && self.test(left, &call).is_some_and(|o| o.is_empty()))
+                            || (lit(left) && self.test(right, &call).is_some_and(|o| o.is_empty()));
+                        hit.then(Vec::new)
+                    }
                     _ => None,
                 }
             }
             "unary_expression" if want.negated && c.field_child("operator").is_some_and(|o| o.text() == "!") => {
                 self.test(c.field_child("argument")?, &GuardTest { negated: false, ..*want })
             }
-            "call_expression" if !want.negated => {
+            "call_expression" if !want.negated && want.equals.is_none() => {
                 if identity(c) != Identity::Path(want.callee.to_owned()) {
                     return None;
                 }
@@ -346,6 +366,8 @@ pub(super) struct GuardTest<'s> {
     pub receiver: Option<&'s ArgPattern>,
     pub args: &'s [ArgPattern],
     pub negated: bool,
+    /// The call's result compared by `===` with this string literal.
+    pub equals: Option<&'s str>,
 }
 
 /// A condition split at top-level `&&`.

@@ -90,7 +90,7 @@ pub(super) fn implicit(n: Node<'_>) -> Option<String> {
             (!operand(n).is_some_and(literal_object)).then(|| format!("`{}` spreads an object whose getters run code", text()))
         }
         "spread_element" => Some(format!("`{}` iterates a value: its iterator runs code", text())),
-        "for_in_statement" if n.children().any(|c| c.kind() == "of") => {
+        "for_in_statement" if n.children().any(|c| c.kind() == "of") && iterated_call(n).is_none() => {
             Some(format!("`for … of` at line {} iterates a value: its iterator runs code", n.line()))
         }
         "array_pattern" => Some(format!("`{}` destructures by iteration: the iterator runs code", text())),
@@ -103,6 +103,25 @@ pub(super) fn implicit(n: Node<'_>) -> Option<String> {
         {
             Some(format!("`{}` writes an object's member: a reviewed region changes no shared state", text()))
         }
+        _ => None,
+    }
+}
+
+/// The identity a plain `for (… of CALL(…))` calls: the iterator of that
+/// call's result, `CALL()[Symbol.iterator]`. Only a direct call with a dotted
+/// callee has one (an inventory entry then records that the reviewer read
+/// what the call returns); iterating anything else, and `for await`, stay
+/// dynamic.
+pub(super) fn iterated_call(n: Node<'_>) -> Option<String> {
+    if n.kind() != "for_in_statement" || !n.children().any(|c| c.kind() == "of") || n.children().any(|c| c.kind() == "await") {
+        return None;
+    }
+    let right = bare(n.field_child("right")?);
+    if right.kind() != "call_expression" {
+        return None;
+    }
+    match identity(right) {
+        Identity::Path(path) if !path.starts_with("function") => Some(format!("{path}()[Symbol.iterator]")),
         _ => None,
     }
 }
