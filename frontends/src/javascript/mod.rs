@@ -26,7 +26,7 @@ use crate::ts::{Node, Syntax};
 use bindings::Bindings;
 use facts::{Cx, GuardTest};
 use scope::Scope;
-use syntax::{constructor, identity, implicit, iterated_call};
+use syntax::{constructor, identity, implicit, iterated_call, iterator_of};
 
 /// The JavaScript/TypeScript frontend.
 pub struct JavaScript;
@@ -68,7 +68,8 @@ impl Frontend for JavaScript {
             .filter_map(|n| match n.kind() {
                 "call_expression" => Some((n, scope.resolve(identity(n)))),
                 "new_expression" => Some((n, scope.resolve(constructor(n)))),
-                "for_in_statement" if iterated_call(n).is_some() => iterated_call(n).map(|path| (n, scope.resolve(Identity::Path(path)))),
+                // The iterator's identity follows its call's: a shadowed callee stays unresolved.
+                "for_in_statement" if iterated_call(n).is_some() => iterated_call(n).map(|call| (n, iterator_of(scope.resolve(identity(call))))),
                 _ => implicit(n).map(|why| (n, Identity::Dynamic(why))),
             })
             .collect()

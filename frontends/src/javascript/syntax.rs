@@ -107,22 +107,25 @@ pub(super) fn implicit(n: Node<'_>) -> Option<String> {
     }
 }
 
-/// The identity a plain `for (… of CALL(…))` calls: the iterator of that
-/// call's result, `CALL()[Symbol.iterator]`. Only a direct call with a dotted
-/// callee has one (an inventory entry then records that the reviewer read
-/// what the call returns); iterating anything else, and `for await`, stay
-/// dynamic.
-pub(super) fn iterated_call(n: Node<'_>) -> Option<String> {
+/// The call a plain `for (… of CALL(…))` iterates the result of: the loop
+/// calls that result's iterator, whose identity is `CALL()[Symbol.iterator]`
+/// (an inventory entry then records that the reviewer read what the call
+/// returns). Only a direct call with a named callee has one; iterating
+/// anything else, and `for await`, stay dynamic.
+pub(super) fn iterated_call(n: Node<'_>) -> Option<Node<'_>> {
     if n.kind() != "for_in_statement" || !n.children().any(|c| c.kind() == "of") || n.children().any(|c| c.kind() == "await") {
         return None;
     }
     let right = bare(n.field_child("right")?);
-    if right.kind() != "call_expression" {
-        return None;
-    }
-    match identity(right) {
-        Identity::Path(path) if !path.starts_with("function") => Some(format!("{path}()[Symbol.iterator]")),
-        _ => None,
+    let named = matches!(identity(right), Identity::Path(p) if !p.starts_with("function"));
+    (right.kind() == "call_expression" && named).then_some(right)
+}
+
+/// The identity of iterating the result of a call whose callee resolved to `callee`.
+pub(super) fn iterator_of(callee: Identity) -> Identity {
+    match callee {
+        Identity::Path(p) => Identity::Path(format!("{p}()[Symbol.iterator]")),
+        other => other,
     }
 }
 
