@@ -57,7 +57,8 @@ pub struct ArgPattern {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ArgShape {
-    /// The region's parameter NAME, unchanged since entry.
+    /// The region's parameter NAME, unchanged since entry (`#N`: the parameter
+    /// at position N, whatever its name; read by the JavaScript frontend).
     Param(String),
     /// A local variable NAME of the region, bound exactly once and never assigned again.
     Var(String),
@@ -88,8 +89,9 @@ impl ArgPattern {
         };
         let name_ok = |name: &str| !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '_');
         let shape = if let Some(name) = body.strip_prefix("param:") {
-            if !name_ok(name) {
-                return Err(format!("`{text}`: a parameter name is letters, digits and `_`"));
+            let position = name.strip_prefix('#').is_some_and(|i| !i.is_empty() && i.chars().all(|c| c.is_ascii_digit()));
+            if !name_ok(name) && !position {
+                return Err(format!("`{text}`: a parameter name is letters, digits and `_` (or `#N`, the parameter at position N)"));
             }
             ArgShape::Param(name.to_owned())
         } else if let Some(name) = body.strip_prefix("var:") {

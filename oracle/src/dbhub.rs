@@ -74,8 +74,16 @@ fn understand(root: &Path) -> Result<(bool, bool, String), String> {
             Err(_) => {}
         }
     }
+    // The classifier: checkReadOnly, or (0.13 to 0.15, none of it) isReadOnlySQL
+    // itself when it looks the first word up in allowedKeywords.
     let checks = bodies(&tokens, "checkReadOnly");
-    let [check] = checks.as_slice() else { return Err(format!("{} checkReadOnly functions", checks.len())) };
+    let inline = bodies(&tokens, "isReadOnlySQL");
+    let looks_up = |b: &[Token]| b.iter().any(|t| t.is("allowedKeywords")) && b.windows(3).any(|w| w[0].is(".") && w[1].is("includes") && w[2].is("("));
+    let check = match (checks.as_slice(), inline.as_slice()) {
+        ([check], _) => check,
+        ([], [inline]) if looks_up(inline) => inline,
+        _ => return Err(format!("{} checkReadOnly functions and no isReadOnlySQL that looks the first word up itself", checks.len())),
+    };
     let handlers = bodies(&tokens, "createExecuteSqlToolHandler");
     let [handler] = handlers.as_slice() else { return Err(format!("{} createExecuteSqlToolHandler functions", handlers.len())) };
 
@@ -112,9 +120,23 @@ fn understand(root: &Path) -> Result<(bool, bool, String), String> {
     let at = |pattern: &[&str], from: usize| {
         (from..handler.len().saturating_sub(pattern.len() - 1)).find(|&i| pattern.iter().enumerate().all(|(k, p)| handler[i + k].is(p)))
     };
-    let guard = match at(&["!", "areAllStatementsReadOnly", "(", "sql"], 0) {
+    // The local holding the `sql` argument: a bundler may rename it (`{ sql: sql2 } = args`).
+    let sql = (0..handler.len().saturating_sub(4))
+        .find(|&i| {
+            // a destructuring (`} =` follows), not a type (`as { sql: string }`)
+            handler[i].is("sql")
+                && handler[i + 1].is(":")
+                && handler[i + 3].is("}")
+                && handler.get(i + 4).is_some_and(|t| t.is("="))
+                && i > 0
+                && (handler[i - 1].is("{") || handler[i - 1].is(","))
+        })
+        .map_or("sql", |i| handler[i + 2].text.as_str());
+    let guard = match at(&["!", "areAllStatementsReadOnly", "(", sql], 0) {
         Some(g) => g,
-        None => policy_gate(&tokens, handler).map_err(|why| format!("no `!areAllStatementsReadOnly(sql` in the handler, and no access-policy gate: {why}"))?,
+        None => {
+            policy_gate(&tokens, handler, sql).map_err(|why| format!("no `!areAllStatementsReadOnly(sql` in the handler, and no access-policy gate: {why}"))?
+        }
     };
     let refusal = (guard..handler.len()).find(|&i| handler[i].str_value() == Some("READONLY_VIOLATION")).ok_or("the guard never refuses")?;
     let returns = handler[guard..refusal].iter().any(|t| t.is("return"));
@@ -184,9 +206,9 @@ fn one_body<'t>(tokens: &'t [Token], name: &str) -> Result<&'t [Token], String> 
 /// the policy's entry for classifySQL's class, classifySQL keeps the class of
 /// highest CLASS_SEVERITY with `read` the lowest, and classifyStatement says
 /// `read` only when isReadOnlySQL holds. Returns where the gate starts.
-fn policy_gate(tokens: &[Token], handler: &[Token]) -> Result<usize, String> {
+fn policy_gate(tokens: &[Token], handler: &[Token], sql: &str) -> Result<usize, String> {
     let g = (0..handler.len().saturating_sub(6))
-        .find(|&i| handler[i].is("sqlVerdict") && handler[i + 1].is("(") && handler[i + 3].is(",") && handler[i + 4].is("sql") && handler[i + 5].is(","))
+        .find(|&i| handler[i].is("sqlVerdict") && handler[i + 1].is("(") && handler[i + 3].is(",") && handler[i + 4].is(sql) && handler[i + 5].is(","))
         .ok_or("no `sqlVerdict(policy, sql, …)`")?;
     let policy = handler[g + 2].text.clone();
     let close = closing(handler, g + 1).ok_or("an unclosed sqlVerdict call")?;

@@ -183,6 +183,18 @@ fn dbhub_regimes_and_mutations() {
         ("access-policy/p08_policy_inverted", &[Cannot]),
         ("access-policy/p09_severity_table_patched", &[Cannot]),
         ("access-policy/p10_statements_iterated_from_a_local", &[Cannot]),
+        // The inline-classifier shape (0.13 to 0.15): isReadOnlySQL is the classifier.
+        ("bundle-inline-classifier", allowed),
+        ("inline-classifier/i01_locals_and_parameters_renamed", allowed),
+        ("inline-classifier/i02_reordered_and_commented", allowed),
+        // The oracle does not follow what the splitter is given, nor the
+        // classifier's early return: these are the compiler's facts; the
+        // oracle judges them as the reviewed shape would be judged.
+        ("inline-classifier/i03_split_of_a_constant", allowed),
+        ("inline-classifier/i04_split_of_the_second_parameter", allowed),
+        ("inline-classifier/i05_input_from_another_property", &[Cannot]),
+        ("inline-classifier/i06_input_from_a_nested_property", &[Cannot]),
+        ("inline-classifier/i07_classifier_lets_everything_through", allowed),
     ];
     for (fixture, expected) in cases {
         check("dbhub-execute-sql", fixture, expected);

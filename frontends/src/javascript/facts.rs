@@ -54,8 +54,20 @@ impl<'a> CallShape<'a> for Cx<'_, 'a> {
             // Tool-argument flow is read by the Python frontend only so far.
             ArgShape::Arg(_) => false,
             ArgShape::Any => arg.kind() != "spread_element",
-            ArgShape::Param(name) => e.kind() == "identifier" && e.text() == name && self.names.is_param(name) && self.names.count(name) == 0,
-            ArgShape::Var(name) => e.kind() == "identifier" && e.text() == name && self.names.count(name) == 1 && self.bound_from_argument(name, e),
+            // `param:#N` is the region's parameter at position N, whatever its name.
+            ArgShape::Param(name) => {
+                let name = match name.strip_prefix('#') {
+                    Some(i) => match i.parse().ok().and_then(|i| self.names.param_at(i)) {
+                        Some(n) => n,
+                        None => return false,
+                    },
+                    None => name.as_str(),
+                };
+                e.kind() == "identifier" && e.text() == name && self.names.is_param(name) && self.names.count(name) == 0
+            }
+            // The local's own name is free (a bundler renames `sql` to `sql2`): what
+            // counts is the argument object's property it is read from.
+            ArgShape::Var(name) => e.kind() == "identifier" && self.names.count(e.text()) == 1 && self.bound_from_argument(e.text(), name, e),
             ArgShape::Ref(path) => dotted(e).as_deref() == Some(path.as_str()),
             ArgShape::Str(text) => string_content(e).as_deref() == Some(text.as_str()),
             ArgShape::Format(_) => false,
@@ -79,17 +91,27 @@ impl<'a> Cx<'_, 'a> {
         value.kind() == "call_expression" && identity(value) == Identity::Path(callee.to_owned())
     }
 
-    /// Whether the one binding of `name` reads it from the argument object of
-    /// the function that uses it: `const { name } = P` or `const name = P.name`,
-    /// P a parameter of that function bound nowhere else.
-    pub(super) fn bound_from_argument(&self, name: &str, used: Node<'a>) -> bool {
+    /// Whether the one binding of the local `name` reads the property
+    /// `property` of the argument object of the function that uses it:
+    /// `const { property } = P`, `const { property: name } = P` or
+    /// `const name = P.property`, P a parameter of that function bound nowhere else.
+    pub(super) fn bound_from_argument(&self, name: &str, property: &str, used: Node<'a>) -> bool {
         let Some(at) = self.names.only_site(name) else { return false };
         let Some(site) = self.site.region.node.descendants().find(|n| n.byte_range().start == at && n.text() == name) else { return false };
         let Some(declarator) = site.ancestors().find(|a| a.kind() == "variable_declarator") else { return false };
         let Some(value) = declarator.field_child("value").map(bare) else { return false };
-        let object = match site.parent().map(|p| p.kind()) {
-            Some("object_pattern") => Some(value),
-            Some("variable_declarator") if value.kind() == "member_expression" && value.field_child("property").is_some_and(|p| p.text() == name) => {
+        let parent = site.parent();
+        let object = match parent.map(|p| p.kind()) {
+            // Only the declarator's own pattern: `{ a: { sql } } = P` reads P.a.sql.
+            Some("object_pattern") if name == property && parent.and_then(|o| o.parent()) == Some(declarator) => Some(value),
+            Some("pair_pattern")
+                if parent.and_then(|p| p.field_child("value")) == Some(site)
+                    && parent.and_then(|p| p.field_child("key")).is_some_and(|k| k.kind() == "property_identifier" && k.text() == property)
+                    && parent.and_then(|p| p.parent()).is_some_and(|o| o.kind() == "object_pattern" && o.parent() == Some(declarator)) =>
+            {
+                Some(value)
+            }
+            Some("variable_declarator") if value.kind() == "member_expression" && value.field_child("property").is_some_and(|p| p.text() == property) => {
                 value.field_child("object").map(bare)
             }
             _ => None,

@@ -25,6 +25,8 @@ pub(super) fn dotted(n: Node<'_>) -> Option<String> {
         "member_expression" => Some(format!("{}.{}", dotted(n.field_child("object")?)?, n.field_child("property")?.text())),
         "subscript_expression" => Some(format!("{}[]", dotted(n.field_child("object")?)?)),
         "call_expression" => Some(format!("{}()", dotted(n.field_child("function")?)?)),
+        // A member of a fresh object: `new Date().toISOString()` is `new Date().toISOString`.
+        "new_expression" => Some(format!("new {}()", dotted(n.field_child("constructor")?)?)),
         _ => None,
     }
 }
