@@ -129,6 +129,8 @@ fn a_comparison_guard_on_another_value_or_literal_is_no_guard() {
         "  const p = makePolicy(args.ro);\n  if (verdict(p, sql) === \"allow\") return \"DENIED\";",
         "  const p = makePolicy(args.ro);\n  if (verdict(p, sql) == \"deny\") return \"DENIED\";",
         "  const p = makePolicy(args.ro);\n  if (verdict(p, sql)) return \"DENIED\";",
+        // the compared value is not the call when the other operand is truthy
+        "  const p = makePolicy(args.ro);\n  if ((args.skip || verdict(p, sql)) === \"deny\") return \"DENIED\";",
     ] {
         assert_eq!(comparison_guard(body).unwrap(), sink_only, "{body}");
     }

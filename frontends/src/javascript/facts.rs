@@ -225,8 +225,9 @@ impl<'a> Cx<'_, 'a> {
                         let text = want.equals?;
                         let call = GuardTest { equals: None, ..*want };
                         let lit = |e: Node<'a>| string_content(e).as_deref() == Some(text);
-                        let hit = (lit(right) && self.test(left, &call).is_some_and(|o| o.is_empty()))
-                            || (lit(left) && self.test(right, &call).is_some_and(|o| o.is_empty()));
+                        // The compared side is the call itself: `(x || f()) === "deny"` compares x when x is truthy.
+                        let called = |e: Node<'a>| bare(e).kind() == "call_expression" && self.test(e, &call).is_some();
+                        let hit = (lit(right) && called(left)) || (lit(left) && called(right));
                         hit.then(Vec::new)
                     }
                     _ => None,
