@@ -1,7 +1,7 @@
 //! The JavaScript/TypeScript frontend through its public interface: one
 //! grammar per file extension, callee identities, and what escalates.
 
-use fcd_frontends::{EscalationCode, Identity, Lang, RegionKind, RegionSpec, SourceFile, analyze};
+use fcd_frontends::{ArgPattern, EscalationCode, FactKind, FactSpec, FactValue, Identity, Lang, RegionKind, RegionSpec, SourceFile, analyze};
 
 fn analyze_one(path: &str, src: &str, region: RegionKind) -> Result<fcd_frontends::Analysis, fcd_frontends::Escalation> {
     let file = SourceFile { path: path.into(), bytes: src.as_bytes().to_vec() };
@@ -60,4 +60,78 @@ fn module_level_variables_are_regions() {
     let src = "const allowedKeywords = { sqlite: [\"select\"] };\nfunction g() { const allowedKeywords = 1; }\n";
     let a = analyze_one("a.js", src, RegionKind::Variable("allowedKeywords".into())).unwrap();
     assert_eq!(a.regions[0].anchor.line, 1);
+}
+
+#[test]
+fn iterating_a_calls_result_calls_its_iterator_anything_else_is_dynamic() {
+    assert_eq!(callees("a.js", "  for (const s of split(sql)) check(s);"), ["split()[Symbol.iterator]", "split", "check"]);
+    assert_eq!(callees("a.ts", "  for (const s of opts.parts(sql)) {}"), ["opts.parts()[Symbol.iterator]", "opts.parts"]);
+    let local = callees("a.js", "  const parts = split(sql);\n  for (const s of parts) {}");
+    assert!(local.iter().any(|c| c.starts_with("dynamic: `for … of`")), "{local:?}");
+    let awaited = callees("a.js", "  async function g() { for await (const s of split(sql)) {} }");
+    assert!(awaited.iter().any(|c| c.starts_with("dynamic: `for … of`")), "{awaited:?}");
+    // A local named like the callee is not the module's function.
+    let shadowed = callees("a.js", "  const split = opts.split;\n  for (const s of split(sql)) {}");
+    assert_eq!(shadowed.iter().filter(|c| c.starts_with("?split: a local")).count(), 2, "{shadowed:?}");
+}
+
+/// The facts a guard comparing `verdict(…)` with `"deny"` finds in `body`, a
+/// handler whose sink is `db.run(sql)`.
+fn comparison_guard(body: &str) -> Result<Vec<String>, fcd_frontends::Escalation> {
+    let src = format!("function h(args) {{\n  const {{ sql }} = args;\n{body}\n  return db.run(sql);\n}}\n");
+    let file = SourceFile { path: "a.js".into(), bytes: src.into_bytes() };
+    let pattern = |p: &str| ArgPattern::parse(p).unwrap();
+    let facts = [
+        FactSpec {
+            name: "sink".into(),
+            region: "r".into(),
+            kind: FactKind::Call { callee: "db.run".into(), args: Some(vec![pattern("var:sql")]), matching: false },
+        },
+        FactSpec {
+            name: "guard".into(),
+            region: "r".into(),
+            kind: FactKind::Guard {
+                callee: "verdict".into(),
+                receiver: None,
+                args: vec![pattern("result:makePolicy"), pattern("var:sql")],
+                before: "sink".into(),
+                negated: false,
+                returns: Some("DENIED".into()),
+                conjuncts: vec![],
+                equals: Some("deny".into()),
+            },
+        },
+    ];
+    let region = RegionSpec { name: "r".into(), kind: RegionKind::Function("h".into()), optional: false };
+    let a = analyze(Lang::JavaScript, &[file], &[region], &facts)?;
+    Ok(a.facts.iter().map(|f| format!("{} {:?}", f.name, f.values.get("test"))).collect())
+}
+
+#[test]
+fn a_guard_comparing_a_call_with_a_literal_on_a_once_bound_result() {
+    let test = Some(FactValue::Text("verdict === \"deny\"".into()));
+    let found = vec!["sink None".to_owned(), format!("guard {:?}", test.as_ref())];
+    let guard = "  const p = makePolicy(args.ro);\n  if (verdict(p, sql) === \"deny\") { return \"DENIED\"; }";
+    assert_eq!(comparison_guard(guard).unwrap(), found);
+    let flipped = "  const gate = makePolicy(args.ro);\n  if (\"deny\" === verdict(gate, sql)) return \"DENIED\";";
+    assert_eq!(comparison_guard(flipped).unwrap(), found);
+}
+
+#[test]
+fn a_comparison_guard_on_another_value_or_literal_is_no_guard() {
+    let sink_only = vec!["sink None".to_owned()];
+    for body in [
+        // the policy is not the reviewed call's result
+        "  const p = { deny: \"allow\" };\n  if (verdict(p, sql) === \"deny\") return \"DENIED\";",
+        // bound twice
+        "  let p = makePolicy(args.ro);\n  p = makePolicy(false);\n  if (verdict(p, sql) === \"deny\") return \"DENIED\";",
+        // another literal, a loose comparison, the bare call
+        "  const p = makePolicy(args.ro);\n  if (verdict(p, sql) === \"allow\") return \"DENIED\";",
+        "  const p = makePolicy(args.ro);\n  if (verdict(p, sql) == \"deny\") return \"DENIED\";",
+        "  const p = makePolicy(args.ro);\n  if (verdict(p, sql)) return \"DENIED\";",
+        // the compared value is not the call when the other operand is truthy
+        "  const p = makePolicy(args.ro);\n  if ((args.skip || verdict(p, sql)) === \"deny\") return \"DENIED\";",
+    ] {
+        assert_eq!(comparison_guard(body).unwrap(), sink_only, "{body}");
+    }
 }

@@ -47,7 +47,7 @@ impl fmt::Display for RegionKind {
 
 /// One expected argument of a call or a guard test.
 ///
-/// Written in profiles as `param:NAME`, `var:NAME`, `str:TEXT`,
+/// Written in profiles as `param:NAME`, `var:NAME`, `result:CALLEE`, `str:TEXT`,
 /// `format:TEMPLATE` or `any`, with a trailing `?` when the argument may be absent.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ArgPattern {
@@ -57,7 +57,8 @@ pub struct ArgPattern {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ArgShape {
-    /// The region's parameter NAME, unchanged since entry.
+    /// The region's parameter NAME, unchanged since entry (`#N`: the parameter
+    /// at position N, whatever its name; read by the JavaScript frontend).
     Param(String),
     /// A local variable NAME of the region, bound exactly once and never assigned again.
     Var(String),
@@ -65,6 +66,9 @@ pub enum ArgShape {
     /// `arguments` is a parameter of the dispatching function, or a parameter
     /// NAME of a function a registration routes the tool to.
     Arg(String),
+    /// A local bound exactly once, by its declaration, to the result of a call
+    /// of this callee (`const policy = policyFromReadonly(…)`), never assigned again.
+    Result(String),
     /// Any single argument.
     Any,
     /// An argument that is exactly this name or member chain (`A.B.C`).
@@ -85,8 +89,9 @@ impl ArgPattern {
         };
         let name_ok = |name: &str| !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '_');
         let shape = if let Some(name) = body.strip_prefix("param:") {
-            if !name_ok(name) {
-                return Err(format!("`{text}`: a parameter name is letters, digits and `_`"));
+            let position = name.strip_prefix('#').is_some_and(|i| !i.is_empty() && i.chars().all(|c| c.is_ascii_digit()));
+            if !name_ok(name) && !position {
+                return Err(format!("`{text}`: a parameter name is letters, digits and `_` (or `#N`, the parameter at position N)"));
             }
             ArgShape::Param(name.to_owned())
         } else if let Some(name) = body.strip_prefix("var:") {
@@ -99,6 +104,11 @@ impl ArgPattern {
                 return Err(format!("`{text}`: an argument name is letters, digits and `_`"));
             }
             ArgShape::Arg(name.to_owned())
+        } else if let Some(callee) = body.strip_prefix("result:") {
+            if callee.is_empty() || !callee.split('.').all(name_ok) {
+                return Err(format!("`{text}`: a callee is dotted names"));
+            }
+            ArgShape::Result(callee.to_owned())
         } else if body == "any" {
             ArgShape::Any
         } else if let Some(path) = body.strip_prefix("ref:") {
@@ -112,7 +122,7 @@ impl ArgPattern {
             ArgShape::Format(t.to_owned())
         } else {
             return Err(format!(
-                "`{text}` is not an argument pattern: expected `param:NAME`, `var:NAME`, `arg:NAME`, `ref:A.B`, `str:TEXT`, `format:TEMPLATE` or `any`, optionally ending in `?`"
+                "`{text}` is not an argument pattern: expected `param:NAME`, `var:NAME`, `arg:NAME`, `result:CALLEE`, `ref:A.B`, `str:TEXT`, `format:TEMPLATE` or `any`, optionally ending in `?`"
             ));
         };
         Ok(ArgPattern { shape, optional })
@@ -125,6 +135,7 @@ impl fmt::Display for ArgPattern {
             ArgShape::Param(n) => write!(f, "param:{n}")?,
             ArgShape::Var(n) => write!(f, "var:{n}")?,
             ArgShape::Arg(n) => write!(f, "arg:{n}")?,
+            ArgShape::Result(c) => write!(f, "result:{c}")?,
             ArgShape::Any => f.write_str("any")?,
             ArgShape::Ref(p) => write!(f, "ref:{p}")?,
             ArgShape::Str(s) => write!(f, "str:{s}")?,
@@ -170,6 +181,9 @@ pub enum FactKind {
         /// (JavaScript) the other `&&` conjuncts the test may carry: bare
         /// identifiers bound once in the region; any other conjunct escalates.
         conjuncts: Vec<String>,
+        /// (JavaScript) the test compares the call's result with this string
+        /// literal (`f(…) === "deny"`, either side) instead of testing it as a boolean.
+        equals: Option<String>,
     },
     /// How a tool argument is read and what it is when omitted: exactly one
     /// binding `VAR := HELPER(…, "argument", …)` in the region, where HELPER is

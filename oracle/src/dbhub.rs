@@ -74,8 +74,16 @@ fn understand(root: &Path) -> Result<(bool, bool, String), String> {
             Err(_) => {}
         }
     }
+    // The classifier: checkReadOnly, or (0.13 to 0.15, none of it) isReadOnlySQL
+    // itself when it looks the first word up in allowedKeywords.
     let checks = bodies(&tokens, "checkReadOnly");
-    let [check] = checks.as_slice() else { return Err(format!("{} checkReadOnly functions", checks.len())) };
+    let inline = bodies(&tokens, "isReadOnlySQL");
+    let looks_up = |b: &[Token]| b.iter().any(|t| t.is("allowedKeywords")) && b.windows(3).any(|w| w[0].is(".") && w[1].is("includes") && w[2].is("("));
+    let check = match (checks.as_slice(), inline.as_slice()) {
+        ([check], _) => check,
+        ([], [inline]) if looks_up(inline) => inline,
+        _ => return Err(format!("{} checkReadOnly functions and no isReadOnlySQL that looks the first word up itself", checks.len())),
+    };
     let handlers = bodies(&tokens, "createExecuteSqlToolHandler");
     let [handler] = handlers.as_slice() else { return Err(format!("{} createExecuteSqlToolHandler functions", handlers.len())) };
 
@@ -112,7 +120,24 @@ fn understand(root: &Path) -> Result<(bool, bool, String), String> {
     let at = |pattern: &[&str], from: usize| {
         (from..handler.len().saturating_sub(pattern.len() - 1)).find(|&i| pattern.iter().enumerate().all(|(k, p)| handler[i + k].is(p)))
     };
-    let guard = at(&["!", "areAllStatementsReadOnly", "(", "sql"], 0).ok_or("no `!areAllStatementsReadOnly(sql` in the handler")?;
+    // The local holding the `sql` argument: a bundler may rename it (`{ sql: sql2 } = args`).
+    let sql = (0..handler.len().saturating_sub(4))
+        .find(|&i| {
+            // a destructuring (`} =` follows), not a type (`as { sql: string }`)
+            handler[i].is("sql")
+                && handler[i + 1].is(":")
+                && handler[i + 3].is("}")
+                && handler.get(i + 4).is_some_and(|t| t.is("="))
+                && i > 0
+                && (handler[i - 1].is("{") || handler[i - 1].is(","))
+        })
+        .map_or("sql", |i| handler[i + 2].text.as_str());
+    let guard = match at(&["!", "areAllStatementsReadOnly", "(", sql], 0) {
+        Some(g) => g,
+        None => {
+            policy_gate(&tokens, handler, sql).map_err(|why| format!("no `!areAllStatementsReadOnly(sql` in the handler, and no access-policy gate: {why}"))?
+        }
+    };
     let refusal = (guard..handler.len()).find(|&i| handler[i].str_value() == Some("READONLY_VIOLATION")).ok_or("the guard never refuses")?;
     let returns = handler[guard..refusal].iter().any(|t| t.is("return"));
     let execute = at(&["executeSQL", "("], 0).ok_or("no executeSQL call in the handler")?;
@@ -142,6 +167,185 @@ fn understand(root: &Path) -> Result<(bool, bool, String), String> {
             if assignment_refused { "present" } else { "absent" }
         ),
     ))
+}
+
+/// The index of the matching `)` for the `(` at `open`.
+fn closing(tokens: &[Token], open: usize) -> Option<usize> {
+    let mut depth = 0;
+    for (j, t) in tokens.iter().enumerate().skip(open) {
+        if t.is("(") {
+            depth += 1;
+        } else if t.is(")") {
+            depth -= 1;
+            if depth == 0 {
+                return Some(j);
+            }
+        }
+    }
+    None
+}
+
+/// `a === b` as the scanner splits it: `==` then `=`.
+fn strict_eq(tokens: &[Token], at: usize) -> bool {
+    tokens.get(at).is_some_and(|t| t.is("==")) && tokens.get(at + 1).is_some_and(|t| t.is("="))
+}
+
+/// The one body of function `name`.
+fn one_body<'t>(tokens: &'t [Token], name: &str) -> Result<&'t [Token], String> {
+    match bodies(tokens, name).as_slice() {
+        [one] => Ok(one),
+        other => Err(format!("{} {name} functions", other.len())),
+    }
+}
+
+/// The access-policy gate (the envelope's shape from 1.0 on): the handler
+/// refuses when `sqlVerdict(P, sql, …) === "deny"`, P bound once to
+/// `policyFromReadonly(…)`. It refuses whatever the classifier refuses in
+/// read-only mode only when the helpers say so, so each is read here: the
+/// policy denies every class but `read` when readonly is `true`, the verdict is
+/// the policy's entry for classifySQL's class, classifySQL keeps the class of
+/// highest CLASS_SEVERITY with `read` the lowest, and classifyStatement says
+/// `read` only when isReadOnlySQL holds. Returns where the gate starts.
+fn policy_gate(tokens: &[Token], handler: &[Token], sql: &str) -> Result<usize, String> {
+    let g = (0..handler.len().saturating_sub(6))
+        .find(|&i| handler[i].is("sqlVerdict") && handler[i + 1].is("(") && handler[i + 3].is(",") && handler[i + 4].is(sql) && handler[i + 5].is(","))
+        .ok_or("no `sqlVerdict(policy, sql, …)`")?;
+    let policy = handler[g + 2].text.clone();
+    let close = closing(handler, g + 1).ok_or("an unclosed sqlVerdict call")?;
+    let deny_after = strict_eq(handler, close + 1) && handler.get(close + 3).and_then(Token::str_value) == Some("deny");
+    let deny_before = g >= 3 && handler[g - 3].str_value() == Some("deny") && strict_eq(handler, g - 2);
+    if !(deny_after || deny_before) || !handler[..g].iter().rev().take(6).any(|t| t.is("if")) {
+        return Err("the verdict is not tested as `=== \"deny\"` by an if".into());
+    }
+    // The policy: bound once, from policyFromReadonly, never written through.
+    let binds: Vec<usize> =
+        (0..handler.len().saturating_sub(2)).filter(|&i| handler[i].is(&policy) && handler[i + 1].is("=") && !(i > 0 && handler[i - 1].is("."))).collect();
+    let [bind] = binds.as_slice() else { return Err(format!("`{policy}` is bound {} times", binds.len())) };
+    if !(handler[bind + 2].is("policyFromReadonly") && handler[bind + 3].is("(")) || bind + 2 > g {
+        return Err(format!("`{policy}` is not bound to policyFromReadonly(…) before the gate"));
+    }
+    let written = (0..handler.len().saturating_sub(3)).any(|i| {
+        handler[i].is(&policy)
+            && (handler[i + 1].is(".") || handler[i + 1].is("["))
+            && (i + 2..(i + 8).min(handler.len())).any(|j| handler[j].is("=") && !handler[j - 1].is("=="))
+    });
+    if written {
+        return Err(format!("a member of `{policy}` is written"));
+    }
+
+    // policyFromReadonly: `W = P === true ? "deny" : "allow"`, then `return { read: "allow", K: W, … }`.
+    let body = one_body(tokens, "policyFromReadonly")?;
+    let t = (2..body.len().saturating_sub(4))
+        .find(|&i| {
+            body[i].is("true")
+                && strict_eq(body, i - 2)
+                && body[i + 1].is("?")
+                && body[i + 2].str_value() == Some("deny")
+                && body[i + 3].is(":")
+                && body[i + 4].str_value() == Some("allow")
+        })
+        .ok_or("policyFromReadonly has no `=== true ? \"deny\" : \"allow\"`")?;
+    let decl = (0..t).rev().find(|&i| body[i].is("const") || body[i].is("let")).ok_or("policyFromReadonly's choice is not a declaration")?;
+    let write = body[decl + 1].text.clone();
+    let returns: Vec<usize> = (0..body.len()).filter(|&i| body[i].is("return")).collect();
+    let [ret] = returns.as_slice() else { return Err("policyFromReadonly does not return once".into()) };
+    if !body.get(ret + 1).is_some_and(|b| b.is("{")) {
+        return Err("policyFromReadonly does not return an object literal".into());
+    }
+    let mut pairs = Vec::new();
+    let mut i = ret + 2;
+    while i + 2 < body.len() && !body[i].is("}") {
+        if !body[i + 1].is(":") {
+            return Err("policyFromReadonly's object is not `key: value` pairs".into());
+        }
+        pairs.push((body[i].text.clone(), body[i + 2].clone()));
+        i += 3;
+        if body.get(i).is_some_and(|c| c.is(",")) {
+            i += 1;
+        }
+    }
+    let read_allowed = pairs.iter().filter(|(k, _)| k == "read").all(|(_, v)| v.str_value() == Some("allow")) && pairs.iter().any(|(k, _)| k == "read");
+    let others_write = pairs.iter().filter(|(k, _)| k != "read").all(|(_, v)| v.is(&write));
+    if !read_allowed || !others_write || pairs.len() < 2 {
+        return Err("policyFromReadonly's policy is not `read: \"allow\"` with every other class the readonly choice".into());
+    }
+
+    // sqlVerdict: `return P[classifySQL(A, B)]` and nothing else.
+    let body: Vec<&Token> = one_body(tokens, "sqlVerdict")?.iter().filter(|t| !t.is(";")).collect();
+    let shape = ["return", "", "[", "classifySQL", "(", "", ",", "", ")", "]"];
+    if body.len() != shape.len() || !shape.iter().zip(&body).all(|(want, t)| want.is_empty() || t.is(want)) {
+        return Err("sqlVerdict is not `return policy[classifySQL(sql, type)]`".into());
+    }
+
+    // CLASS_SEVERITY: `read` ranks strictly lowest.
+    let table = (0..tokens.len().saturating_sub(1))
+        .filter(|&i| tokens[i].is("CLASS_SEVERITY") && (i + 1..(i + 12).min(tokens.len())).any(|j| tokens[j].is("=")))
+        .filter_map(|i| (i + 1..(i + 12).min(tokens.len())).find(|&j| tokens[j].is("=")).filter(|&j| tokens.get(j + 1).is_some_and(|t| t.is("{"))))
+        .collect::<Vec<_>>();
+    let [open] = table.as_slice() else { return Err(format!("{} CLASS_SEVERITY tables", table.len())) };
+    let patched = (0..tokens.len().saturating_sub(4)).any(|i| {
+        tokens[i].is("CLASS_SEVERITY")
+            && (tokens[i + 1].is(".") || tokens[i + 1].is("["))
+            && (i + 2..(i + 6).min(tokens.len())).any(|j| tokens[j].is("=") && !tokens[j - 1].is("=="))
+    });
+    if patched {
+        return Err("a member of CLASS_SEVERITY is written".into());
+    }
+    let mut ranks = Vec::new();
+    let mut i = open + 2;
+    while i + 2 < tokens.len() && !tokens[i].is("}") {
+        let value: Option<i64> = tokens[i + 2].text.parse().ok();
+        if !tokens[i + 1].is(":") || value.is_none() {
+            return Err("CLASS_SEVERITY is not `class: number` pairs".into());
+        }
+        ranks.push((tokens[i].text.clone(), value.unwrap_or_default()));
+        i += 3;
+        if tokens.get(i).is_some_and(|c| c.is(",")) {
+            i += 1;
+        }
+    }
+    let read = ranks.iter().find(|(k, _)| k == "read").map(|(_, v)| *v).ok_or("CLASS_SEVERITY has no read")?;
+    if ranks.iter().any(|(k, v)| k != "read" && *v <= read) {
+        return Err("CLASS_SEVERITY does not rank read strictly lowest".into());
+    }
+
+    // classifySQL: starts at "read", iterates the split statements, keeps the higher-ranked class.
+    let body = one_body(tokens, "classifySQL")?;
+    let has = |pattern: &[&str]| {
+        (0..body.len().saturating_sub(pattern.len() - 1)).any(|i| pattern.iter().enumerate().all(|(k, p)| p.is_empty() || body[i + k].is(p)))
+    };
+    let ret = (0..body.len().saturating_sub(1)).rev().find(|&i| body[i].is("return")).ok_or("classifySQL returns nothing")?;
+    let worst = body[ret + 1].text.clone();
+    let declared = |i: usize| i > 0 && (body[i - 1].is("let") || body[i - 1].is("var"));
+    let starts_read =
+        (1..body.len().saturating_sub(3)).any(|i| body[i].is(&worst) && declared(i) && body[i + 1..].iter().take(4).any(|t| t.str_value() == Some("read")));
+    let assigned = (1..body.len().saturating_sub(1)).filter(|&i| body[i].is(&worst) && body[i + 1].is("=") && !declared(i)).count();
+    let keeps_max = (0..body.len().saturating_sub(9)).any(|i| {
+        body[i].is("CLASS_SEVERITY")
+            && body[i + 1].is("[")
+            && body[i + 3].is("]")
+            && body[i + 4].is(">")
+            && body[i + 5].is("CLASS_SEVERITY")
+            && body[i + 6].is("[")
+            && body[i + 7].is(&worst)
+            && body[i + 8].is("]")
+    });
+    if !(starts_read && assigned == 1 && keeps_max && has(&["of", "splitSQLStatements", "("]) && has(&["classifyStatement", "("])) {
+        return Err("classifySQL does not keep the highest-ranked class of the split statements, starting at read".into());
+    }
+
+    // classifyStatement: "read" only under `if (isReadOnlySQL(…))`.
+    let body = one_body(tokens, "classifyStatement")?;
+    let reads: Vec<usize> = (0..body.len()).filter(|&i| body[i].str_value() == Some("read")).collect();
+    let [r] = reads.as_slice() else { return Err("classifyStatement does not name read once".into()) };
+    let test = (0..*r).rev().find(|&i| body[i].is("if")).ok_or("classifyStatement says read without a test")?;
+    let test_close = closing(body, test + 1).ok_or("an unclosed test")?;
+    let plain = body[test + 2].is("isReadOnlySQL") && body[test + 3].is("(") && closing(body, test + 3) == Some(test_close - 1);
+    let then_return = body[test_close + 1..*r].iter().all(|t| t.is("{") || t.is("return")) && body[*r - 1].is("return");
+    if !(plain && then_return) {
+        return Err("classifyStatement's read is not `if (isReadOnlySQL(…)) return \"read\"`".into());
+    }
+    Ok(g)
 }
 
 /// What the statement is, by the envelope's own words.

@@ -29,13 +29,13 @@ struct Case {
     edit: Vec<fcd_edits::Edit>,
 }
 
-/// The release root of `fixture`: a fixture directory, or `mutations/NAME`
-/// materialized from its declared edits into `scratch`.
+/// The release root of `fixture`: a fixture directory, or `LIST/NAME` (a case
+/// of `profiles/PROFILE/tests/LIST.toml`) materialized from its declared edits into `scratch`.
 fn tree(profile: &str, fixture: &str, scratch: &tempfile::TempDir) -> PathBuf {
-    let Some(name) = fixture.strip_prefix("mutations/") else {
+    let Some((list, name)) = fixture.split_once('/') else {
         return root().join("fixtures").join(profile).join(fixture);
     };
-    let file = root().join("profiles").join(profile).join("tests/mutations.toml");
+    let file = root().join("profiles").join(profile).join("tests").join(format!("{list}.toml"));
     let cases: Cases = toml::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     let case = cases.case.into_iter().find(|c| c.name == name).unwrap_or_else(|| panic!("{profile}: no mutation {name}"));
     let base = file.parent().unwrap().join(case.base.expect("a mutation has a base"));
@@ -171,6 +171,30 @@ fn dbhub_regimes_and_mutations() {
         ("mutations/07_process_call", refused),
         ("mutations/08_comment_control", refused),
         ("mutations/09_minified", &[Cannot]),
+        // The access-policy shape (1.0 on): the oracle reads the gate and each helper itself.
+        ("ts-access-policy", refused),
+        ("access-policy/p01_locals_renamed", refused),
+        ("access-policy/p02_reordered_and_commented", refused),
+        ("access-policy/p03_policy_literal_allows_all", &[Cannot]),
+        ("access-policy/p04_policy_rebound", &[Cannot]),
+        ("access-policy/p05_policy_member_written", &[Cannot]),
+        ("access-policy/p06_verdict_of_other_text", &[Cannot]),
+        ("access-policy/p07_severity_unknown_lowest", &[Cannot]),
+        ("access-policy/p08_policy_inverted", &[Cannot]),
+        ("access-policy/p09_severity_table_patched", &[Cannot]),
+        ("access-policy/p10_statements_iterated_from_a_local", &[Cannot]),
+        // The inline-classifier shape (0.13 to 0.15): isReadOnlySQL is the classifier.
+        ("bundle-inline-classifier", allowed),
+        ("inline-classifier/i01_locals_and_parameters_renamed", allowed),
+        ("inline-classifier/i02_reordered_and_commented", allowed),
+        // The oracle does not follow what the splitter is given, nor the
+        // classifier's early return: these are the compiler's facts; the
+        // oracle judges them as the reviewed shape would be judged.
+        ("inline-classifier/i03_split_of_a_constant", allowed),
+        ("inline-classifier/i04_split_of_the_second_parameter", allowed),
+        ("inline-classifier/i05_input_from_another_property", &[Cannot]),
+        ("inline-classifier/i06_input_from_a_nested_property", &[Cannot]),
+        ("inline-classifier/i07_classifier_lets_everything_through", allowed),
     ];
     for (fixture, expected) in cases {
         check("dbhub-execute-sql", fixture, expected);

@@ -231,6 +231,10 @@ globalThis.getToolRegistry = () => ({
 globalThis.createToolErrorResponse = (message, code) => ({ isError: true, code, message: String(message) });
 globalThis.createToolSuccessResponse = (data) => ({ isError: false, data });
 globalThis.trackToolRequest = () => {};
+// The request log and result formatting of the later shapes: nothing the database sees.
+globalThis.requestStore = { add: () => {} };
+globalThis.getClientIdentifier = () => "stdio";
+globalThis.toStatementsPayload = (resultSets) => resultSets;
 globalThis.tryClassifyConnectionError = () => undefined;
 // No call may reach the network.
 globalThis.fetch = async () => {

@@ -112,7 +112,7 @@ fn git_tree_reusing(release: &Release, g: &GitSource, mirror: &Path, cache: &Pat
     let out = Command::new("git")
         .arg("--git-dir")
         .arg(mirror)
-        .args(["rev-parse", &format!("{}^{{commit}}", g.tag), &format!("{}^{{tree}}", g.tag)])
+        .args(["rev-parse", &format!("{}^{{commit}}", g.rev()), &format!("{}^{{tree}}", g.rev())])
         .output()
         .with_context(|| format!("{}: cannot run git", mirror.display()))?;
     if out.status.success() && root.is_dir() {
@@ -153,18 +153,18 @@ fn git_tree(release: &Release, g: &GitSource, mirror: &Path, cache: &Path) -> Re
         }
         Ok(out.stdout)
     };
-    let commit = String::from_utf8_lossy(&git(&["rev-parse", &format!("{}^{{commit}}", g.tag)])?).trim().to_owned();
+    let commit = String::from_utf8_lossy(&git(&["rev-parse", &format!("{}^{{commit}}", g.rev())])?).trim().to_owned();
     if !g.commit.is_empty() && commit != g.commit {
         bail!(
             "release `{}`: tag {} of {} is commit {commit} in {}, releases.toml records {}; refusing it",
             release.id,
-            g.tag,
+            g.rev(),
             g.repository,
             mirror.display(),
             g.commit
         );
     }
-    let tree = String::from_utf8_lossy(&git(&["rev-parse", &format!("{}^{{tree}}", g.tag)])?).trim().to_owned();
+    let tree = String::from_utf8_lossy(&git(&["rev-parse", &format!("{}^{{tree}}", g.rev())])?).trim().to_owned();
     let archive = cache.join(format!("{}.tar.gz", release.id));
     let prefix = format!("--prefix={}/", release.id);
     let output = archive.to_string_lossy().into_owned();
@@ -177,7 +177,7 @@ fn git_tree(release: &Release, g: &GitSource, mirror: &Path, cache: &Path) -> Re
         provenance: format!(
             "git {}@{} commit {commit} tree {tree}{}",
             g.repository,
-            g.tag,
+            g.rev(),
             if g.paths.is_empty() { String::new() } else { format!(" paths {}", g.paths.join(",")) }
         ),
         root,

@@ -15,6 +15,10 @@
 //! Parsing is strict (`deny_unknown_fields`), then a second pass checks what
 //! serde cannot and names the file, line and release in every error.
 //!
+//! A `[release.git]` names `repository`, `tag` and the `commit` the tag must
+//! point to; a release published from an untagged commit leaves `tag` out and
+//! gives the full 40-digit `commit`, which is then the revision read.
+//!
 //! An optional `[history]` table says where every *published* release of the
 //! profile's tool is listed, for `cargo xtask releases --history` (a triage of
 //! all of them, not a pinned expectation). At least one source is given; each
@@ -207,11 +211,14 @@ pub struct NpmSource {
     pub integrity: Option<String>,
 }
 
-/// A tag of an official git repository, read from a local mirror.
+/// A tag of an official git repository, read from a local mirror, or a
+/// commit without a tag (some releases were published from untagged commits).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GitSource {
     pub repository: String,
+    /// The tag; without one, `commit` (40 hex digits) is the release.
+    #[serde(default)]
     pub tag: String,
     /// The commit the tag must point to.
     pub commit: String,
@@ -219,6 +226,13 @@ pub struct GitSource {
     /// package); the whole tree when empty.
     #[serde(default)]
     pub paths: Vec<String>,
+}
+
+impl GitSource {
+    /// The revision git reads: the tag, or the commit when there is none.
+    pub fn rev(&self) -> &str {
+        if self.tag.is_empty() { &self.commit } else { &self.tag }
+    }
 }
 
 /// Where a release comes from.
@@ -237,6 +251,7 @@ impl Source {
         match self {
             Source::Pypi(p) => format!("{}=={}", p.package, p.version),
             Source::Npm(n) => format!("{}@{}", n.package, n.version),
+            Source::Git(g) if g.tag.is_empty() => format!("{} commit {}", g.repository, g.commit),
             Source::Git(g) => format!("{} tag {} (commit {})", g.repository, g.tag, g.commit),
             Source::Dir(d) => format!("directory {}", d.path.display()),
             Source::Case(c) => format!("test case {}", c.name),
@@ -335,7 +350,13 @@ fn validate(raw: RawRelease, regimes: &[String]) -> Result<Release> {
             check_sha256(&id, &n.sha256)?;
             Source::Npm(n)
         }
-        (None, None, Some(g), None) => Source::Git(g),
+        (None, None, Some(g), None) => {
+            let full = g.commit.len() == 40 && g.commit.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+            if g.tag.is_empty() && !full {
+                bail!("release `{id}`: a git release without `tag` is named by its `commit`, 40 lower-case hex digits (got `{}`)", g.commit);
+            }
+            Source::Git(g)
+        }
         (None, None, None, Some(local)) => local,
         _ => bail!("release `{id}`: give exactly one source table: [release.pypi], [release.npm], [release.git], [release.dir] or [release.case]"),
     };
@@ -408,6 +429,15 @@ mod tests {
             check(&format!("[[release]]\nid = \"a\"\nescalate = \"region_missing\"\n[release.pypi]\npackage = \"p\"\nversion = \"1\"\nsha256 = \"{HEX}\"\n"))
                 .unwrap();
         assert_eq!(r[0].expect, Expectation::Escalate(EscalationCode::RegionMissing));
+    }
+
+    #[test]
+    fn a_git_release_without_a_tag_is_named_by_its_full_commit() {
+        let commit = "5e6c344ffaaa4238844dfd6ae3ec248530778437";
+        let r = check(&format!("[[release]]\nid = \"a\"\nescalate = \"parse_error\"\n[release.git]\nrepository = \"o/r\"\ncommit = \"{commit}\"\n")).unwrap();
+        assert!(matches!(&r[0].source, Source::Git(g) if g.rev() == commit && g.tag.is_empty()));
+        let e = check("[[release]]\nid = \"a\"\nescalate = \"parse_error\"\n[release.git]\nrepository = \"o/r\"\ncommit = \"5e6c344\"\n").unwrap_err();
+        assert!(format!("{e:#}").contains("40 lower-case hex digits"), "{e:#}");
     }
 
     #[test]

@@ -76,6 +76,7 @@ struct RawGuardTest {
     args: Vec<String>,
     #[serde(default)]
     negated: bool,
+    equals: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -308,7 +309,19 @@ impl Validator<'_> {
                     None => None,
                 };
                 let args = patterns(&f.test.args, "test.args")?;
-                FactKind::Guard { callee: f.test.callee, receiver, args, before: f.before, negated: f.test.negated, returns: f.returns, conjuncts: f.conjuncts }
+                if f.test.negated && f.test.equals.is_some() {
+                    return self.err(at("test"), &format!("{key}.test"), "a test compares the call's result (`equals`) or negates it (`negated`), not both");
+                }
+                FactKind::Guard {
+                    callee: f.test.callee,
+                    receiver,
+                    args,
+                    before: f.before,
+                    negated: f.test.negated,
+                    returns: f.returns,
+                    conjuncts: f.conjuncts,
+                    equals: f.test.equals,
+                }
             }
             RawFact::Default(f) => {
                 if f.helpers.is_empty() {

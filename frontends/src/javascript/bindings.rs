@@ -11,6 +11,9 @@ use crate::ts::Node;
 
 pub struct Bindings {
     params: Vec<String>,
+    /// Each parameter in order: its name when it is a plain identifier
+    /// (TypeScript's `name: T` too), `None` for a pattern or a default.
+    positional: Vec<Option<String>>,
     counts: BTreeMap<String, usize>,
     /// Every binding site of each name, in source order.
     sites: BTreeMap<String, Vec<usize>>,
@@ -84,13 +87,21 @@ pub fn pattern_names<'a>(pattern: Node<'a>, out: &mut Vec<Node<'a>>) {
 
 impl Bindings {
     pub fn of(region: Node<'_>) -> Bindings {
-        let mut b = Bindings { params: Vec::new(), counts: BTreeMap::new(), sites: BTreeMap::new() };
+        let mut b = Bindings { params: Vec::new(), positional: Vec::new(), counts: BTreeMap::new(), sites: BTreeMap::new() };
         // `const f = (…) => {…}`: the parameters belong to the bound function.
         let function = if region.kind() == "variable_declarator" { region.field_child("value").unwrap_or(region) } else { region };
         if let Some(params) = function.field_child("parameters") {
             let mut names = Vec::new();
             for p in params.named_children() {
                 pattern_names(p, &mut names);
+                if p.kind() != "comment" {
+                    let plain = match p.kind() {
+                        "identifier" => Some(p),
+                        "required_parameter" if p.field_child("value").is_none() => p.field_child("pattern").filter(|i| i.kind() == "identifier"),
+                        _ => None,
+                    };
+                    b.positional.push(plain.map(|i| i.text().to_owned()));
+                }
             }
             b.params = names.iter().map(|n| n.text().to_owned()).collect();
         }
@@ -151,6 +162,11 @@ impl Bindings {
 
     pub fn is_param(&self, name: &str) -> bool {
         self.params.iter().any(|p| p == name)
+    }
+
+    /// The name of the parameter at `index` when it is a plain identifier.
+    pub fn param_at(&self, index: usize) -> Option<&str> {
+        self.positional.get(index).and_then(|p| p.as_deref())
     }
 
     /// Where the one binding of `name` starts (a byte offset), if it is bound exactly once.

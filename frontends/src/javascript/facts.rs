@@ -54,11 +54,24 @@ impl<'a> CallShape<'a> for Cx<'_, 'a> {
             // Tool-argument flow is read by the Python frontend only so far.
             ArgShape::Arg(_) => false,
             ArgShape::Any => arg.kind() != "spread_element",
-            ArgShape::Param(name) => e.kind() == "identifier" && e.text() == name && self.names.is_param(name) && self.names.count(name) == 0,
-            ArgShape::Var(name) => e.kind() == "identifier" && e.text() == name && self.names.count(name) == 1 && self.bound_from_argument(name, e),
+            // `param:#N` is the region's parameter at position N, whatever its name.
+            ArgShape::Param(name) => {
+                let name = match name.strip_prefix('#') {
+                    Some(i) => match i.parse().ok().and_then(|i| self.names.param_at(i)) {
+                        Some(n) => n,
+                        None => return false,
+                    },
+                    None => name.as_str(),
+                };
+                e.kind() == "identifier" && e.text() == name && self.names.is_param(name) && self.names.count(name) == 0
+            }
+            // The local's own name is free (a bundler renames `sql` to `sql2`): what
+            // counts is the argument object's property it is read from.
+            ArgShape::Var(name) => e.kind() == "identifier" && self.names.count(e.text()) == 1 && self.bound_from_argument(e.text(), name, e),
             ArgShape::Ref(path) => dotted(e).as_deref() == Some(path.as_str()),
             ArgShape::Str(text) => string_content(e).as_deref() == Some(text.as_str()),
             ArgShape::Format(_) => false,
+            ArgShape::Result(callee) => e.kind() == "identifier" && self.names.count(e.text()) == 1 && self.bound_to_call(e.text(), callee),
         }
     }
 
@@ -68,17 +81,37 @@ impl<'a> CallShape<'a> for Cx<'_, 'a> {
 }
 
 impl<'a> Cx<'_, 'a> {
-    /// Whether the one binding of `name` reads it from the argument object of
-    /// the function that uses it: `const { name } = P` or `const name = P.name`,
-    /// P a parameter of that function bound nowhere else.
-    pub(super) fn bound_from_argument(&self, name: &str, used: Node<'a>) -> bool {
+    /// Whether the one binding of `name` is its declaration `name = CALLEE(…)`
+    /// (a plain identifier, not a pattern), a call of exactly that callee.
+    pub(super) fn bound_to_call(&self, name: &str, callee: &str) -> bool {
+        let Some(at) = self.names.only_site(name) else { return false };
+        let Some(site) = self.site.region.node.descendants().find(|n| n.byte_range().start == at && n.text() == name) else { return false };
+        let Some(declarator) = site.parent().filter(|p| p.kind() == "variable_declarator" && p.field_child("name") == Some(site)) else { return false };
+        let Some(value) = declarator.field_child("value").map(bare) else { return false };
+        value.kind() == "call_expression" && identity(value) == Identity::Path(callee.to_owned())
+    }
+
+    /// Whether the one binding of the local `name` reads the property
+    /// `property` of the argument object of the function that uses it:
+    /// `const { property } = P`, `const { property: name } = P` or
+    /// `const name = P.property`, P a parameter of that function bound nowhere else.
+    pub(super) fn bound_from_argument(&self, name: &str, property: &str, used: Node<'a>) -> bool {
         let Some(at) = self.names.only_site(name) else { return false };
         let Some(site) = self.site.region.node.descendants().find(|n| n.byte_range().start == at && n.text() == name) else { return false };
         let Some(declarator) = site.ancestors().find(|a| a.kind() == "variable_declarator") else { return false };
         let Some(value) = declarator.field_child("value").map(bare) else { return false };
-        let object = match site.parent().map(|p| p.kind()) {
-            Some("object_pattern") => Some(value),
-            Some("variable_declarator") if value.kind() == "member_expression" && value.field_child("property").is_some_and(|p| p.text() == name) => {
+        let parent = site.parent();
+        let object = match parent.map(|p| p.kind()) {
+            // Only the declarator's own pattern: `{ a: { sql } } = P` reads P.a.sql.
+            Some("object_pattern") if name == property && parent.and_then(|o| o.parent()) == Some(declarator) => Some(value),
+            Some("pair_pattern")
+                if parent.and_then(|p| p.field_child("value")) == Some(site)
+                    && parent.and_then(|p| p.field_child("key")).is_some_and(|k| k.kind() == "property_identifier" && k.text() == property)
+                    && parent.and_then(|p| p.parent()).is_some_and(|o| o.kind() == "object_pattern" && o.parent() == Some(declarator)) =>
+            {
+                Some(value)
+            }
+            Some("variable_declarator") if value.kind() == "member_expression" && value.field_child("property").is_some_and(|p| p.text() == property) => {
                 value.field_child("object").map(bare)
             }
             _ => None,
@@ -129,7 +162,8 @@ impl<'a> Cx<'_, 'a> {
                     };
                     self.reviewed_conjuncts(&others, conjuncts)?;
                     let mut values = BTreeMap::new();
-                    values.insert("test".into(), FactValue::Text(format!("{}{}", if want.negated { "!" } else { "" }, want.callee)));
+                    let compared = want.equals.map(|e| format!(" === {e:?}")).unwrap_or_default();
+                    values.insert("test".into(), FactValue::Text(format!("{}{}{compared}", if want.negated { "!" } else { "" }, want.callee)));
                     values.insert("exit".into(), FactValue::Text(exit.into()));
                     let texts = others.iter().map(|o| FactValue::Text(o.compact_text())).collect();
                     values.insert("also_requires".into(), FactValue::List(texts));
@@ -187,13 +221,22 @@ impl<'a> Cx<'_, 'a> {
                         Some(others)
                     }
                     "||" => self.test(left, want).or_else(|| self.test(right, want)),
+                    "===" => {
+                        let text = want.equals?;
+                        let call = GuardTest { equals: None, ..*want };
+                        let lit = |e: Node<'a>| string_content(e).as_deref() == Some(text);
+                        // The compared side is the call itself: `(x || f()) === "deny"` compares x when x is truthy.
+                        let called = |e: Node<'a>| bare(e).kind() == "call_expression" && self.test(e, &call).is_some();
+                        let hit = (lit(right) && called(left)) || (lit(left) && called(right));
+                        hit.then(Vec::new)
+                    }
                     _ => None,
                 }
             }
             "unary_expression" if want.negated && c.field_child("operator").is_some_and(|o| o.text() == "!") => {
                 self.test(c.field_child("argument")?, &GuardTest { negated: false, ..*want })
             }
-            "call_expression" if !want.negated => {
+            "call_expression" if !want.negated && want.equals.is_none() => {
                 if identity(c) != Identity::Path(want.callee.to_owned()) {
                     return None;
                 }
@@ -346,6 +389,8 @@ pub(super) struct GuardTest<'s> {
     pub receiver: Option<&'s ArgPattern>,
     pub args: &'s [ArgPattern],
     pub negated: bool,
+    /// The call's result compared by `===` with this string literal.
+    pub equals: Option<&'s str>,
 }
 
 /// A condition split at top-level `&&`.

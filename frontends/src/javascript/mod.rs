@@ -26,7 +26,7 @@ use crate::ts::{Node, Syntax};
 use bindings::Bindings;
 use facts::{Cx, GuardTest};
 use scope::Scope;
-use syntax::{constructor, identity, implicit};
+use syntax::{constructor, identity, implicit, iterated_call, iterator_of};
 
 /// The JavaScript/TypeScript frontend.
 pub struct JavaScript;
@@ -68,6 +68,8 @@ impl Frontend for JavaScript {
             .filter_map(|n| match n.kind() {
                 "call_expression" => Some((n, scope.resolve(identity(n)))),
                 "new_expression" => Some((n, scope.resolve(constructor(n)))),
+                // The iterator's identity follows its call's: a shadowed callee stays unresolved.
+                "for_in_statement" if iterated_call(n).is_some() => iterated_call(n).map(|call| (n, iterator_of(scope.resolve(identity(call))))),
                 _ => implicit(n).map(|why| (n, Identity::Dynamic(why))),
             })
             .collect()
@@ -86,10 +88,13 @@ impl Frontend for JavaScript {
         let cx = Cx { site: FactSite { region, spec }, names: &bindings };
         match &spec.kind {
             FactKind::Call { callee, args, matching } => crate::facts::call_fact(&cx, &cx.site, callee, args.as_deref(), *matching),
-            FactKind::Guard { callee, receiver, args, before, negated, returns, conjuncts } => match found.get(before) {
-                Some(sink) => {
-                    cx.guard_fact(&GuardTest { callee, receiver: receiver.as_ref(), args, negated: *negated }, returns.as_deref(), conjuncts, sink.node)
-                }
+            FactKind::Guard { callee, receiver, args, before, negated, returns, conjuncts, equals } => match found.get(before) {
+                Some(sink) => cx.guard_fact(
+                    &GuardTest { callee, receiver: receiver.as_ref(), args, negated: *negated, equals: equals.as_deref() },
+                    returns.as_deref(),
+                    conjuncts,
+                    sink.node,
+                ),
                 None => Ok(None),
             },
             FactKind::Table { row, member } => cx.table_fact(row, member),

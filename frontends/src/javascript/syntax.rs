@@ -25,6 +25,8 @@ pub(super) fn dotted(n: Node<'_>) -> Option<String> {
         "member_expression" => Some(format!("{}.{}", dotted(n.field_child("object")?)?, n.field_child("property")?.text())),
         "subscript_expression" => Some(format!("{}[]", dotted(n.field_child("object")?)?)),
         "call_expression" => Some(format!("{}()", dotted(n.field_child("function")?)?)),
+        // A member of a fresh object: `new Date().toISOString()` is `new Date().toISOString`.
+        "new_expression" => Some(format!("new {}()", dotted(n.field_child("constructor")?)?)),
         _ => None,
     }
 }
@@ -90,7 +92,7 @@ pub(super) fn implicit(n: Node<'_>) -> Option<String> {
             (!operand(n).is_some_and(literal_object)).then(|| format!("`{}` spreads an object whose getters run code", text()))
         }
         "spread_element" => Some(format!("`{}` iterates a value: its iterator runs code", text())),
-        "for_in_statement" if n.children().any(|c| c.kind() == "of") => {
+        "for_in_statement" if n.children().any(|c| c.kind() == "of") && iterated_call(n).is_none() => {
             Some(format!("`for … of` at line {} iterates a value: its iterator runs code", n.line()))
         }
         "array_pattern" => Some(format!("`{}` destructures by iteration: the iterator runs code", text())),
@@ -104,6 +106,28 @@ pub(super) fn implicit(n: Node<'_>) -> Option<String> {
             Some(format!("`{}` writes an object's member: a reviewed region changes no shared state", text()))
         }
         _ => None,
+    }
+}
+
+/// The call a plain `for (… of CALL(…))` iterates the result of: the loop
+/// calls that result's iterator, whose identity is `CALL()[Symbol.iterator]`
+/// (an inventory entry then records that the reviewer read what the call
+/// returns). Only a direct call with a named callee has one; iterating
+/// anything else, and `for await`, stay dynamic.
+pub(super) fn iterated_call(n: Node<'_>) -> Option<Node<'_>> {
+    if n.kind() != "for_in_statement" || !n.children().any(|c| c.kind() == "of") || n.children().any(|c| c.kind() == "await") {
+        return None;
+    }
+    let right = bare(n.field_child("right")?);
+    let named = matches!(identity(right), Identity::Path(p) if !p.starts_with("function"));
+    (right.kind() == "call_expression" && named).then_some(right)
+}
+
+/// The identity of iterating the result of a call whose callee resolved to `callee`.
+pub(super) fn iterator_of(callee: Identity) -> Identity {
+    match callee {
+        Identity::Path(p) => Identity::Path(format!("{p}()[Symbol.iterator]")),
+        other => other,
     }
 }
 

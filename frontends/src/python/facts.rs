@@ -65,6 +65,8 @@ impl<'a> CallShape<'a> for Cx<'_, 'a> {
             ArgShape::Ref(path) => matches!(arg.kind(), "identifier" | "attribute") && arg.text().split_whitespace().collect::<String>() == *path,
             ArgShape::Str(text) => plain_string(arg).as_deref() == Some(text.as_str()),
             ArgShape::Format(template) => format_template(arg).as_deref() == Some(template.as_str()),
+            // A call's result is followed by the JavaScript frontend only so far.
+            ArgShape::Result(_) => false,
         }
     }
 
