@@ -11,7 +11,9 @@
 //! (invariant 5). Every operation appends to a hash-chained audit log.
 
 mod audit;
+pub mod decision;
 mod epoch;
+mod events;
 mod evidence;
 mod fence;
 mod formation;
@@ -30,6 +32,7 @@ use std::path::Path;
 use ed25519_dalek::VerifyingKey;
 use rusqlite::{Connection, TransactionBehavior};
 
+pub use events::{AuditEvent, AuditRecord};
 pub use evidence::EvidenceKind;
 pub use lease::{Lease, LeaseRow};
 pub use refusal::{Refusal, RefusalCode, StorageError};
@@ -174,6 +177,12 @@ impl Runtime {
     /// Audit sequence numbers at which an epoch began draining and became stale.
     pub fn lifecycle_seqs(&self, epoch: &str) -> Result<(Option<i64>, Option<i64>), Refusal> {
         Ok(epoch::lifecycle_seqs(&self.conn, epoch)?)
+    }
+
+    /// The audit log as typed events, in order (for `fcd audit check`). The
+    /// chain is not checked here: see [`Runtime::verify_audit`].
+    pub fn audit_events(&self) -> Result<Vec<AuditRecord>, Refusal> {
+        Ok(audit::entries(&self.conn)?.into_iter().map(|(seq, entry)| AuditRecord { seq, event: AuditEvent::parse(&entry) }).collect())
     }
 
     /// Checks the audit log's hash chain; returns the number of entries.

@@ -20,6 +20,29 @@ pub(crate) fn append(tx: &Connection, entry: &serde_json::Value) -> Result<i64, 
     Ok(tx.last_insert_rowid())
 }
 
+/// The id SQLite gives the next row of `table` (an `INTEGER PRIMARY KEY`,
+/// rows never deleted), so an audit entry written before the insert can name
+/// it; [`same_id`] checks the insert got it.
+pub(crate) fn next_id(tx: &Connection, table: &str) -> Result<i64, StorageError> {
+    Ok(tx.query_row(&format!("SELECT COALESCE(MAX(id), 0) + 1 FROM {table}"), [], |r| r.get(0))?)
+}
+
+/// Fails (rolling the decision back) if the row just inserted did not get the id its audit entry names.
+pub(crate) fn same_id(tx: &Connection, audited: i64) -> Result<i64, StorageError> {
+    let got = tx.last_insert_rowid();
+    if got != audited {
+        return Err(StorageError::new(format!("the audit log names row {audited}, the store gave {got}")));
+    }
+    Ok(got)
+}
+
+/// Every entry's sequence number and canonical JSON text, in order.
+pub(crate) fn entries(conn: &Connection) -> Result<Vec<(i64, String)>, StorageError> {
+    let mut stmt = conn.prepare("SELECT seq, entry FROM audit ORDER BY seq")?;
+    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<Result<_, _>>()?;
+    Ok(rows)
+}
+
 /// Checks the chain; returns the number of entries.
 pub(crate) fn verify(conn: &Connection) -> Result<usize, Refusal> {
     let mut stmt = conn.prepare("SELECT seq, entry, prev, hash FROM audit ORDER BY seq")?;

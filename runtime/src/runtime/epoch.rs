@@ -6,6 +6,7 @@
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::audit;
+use super::decision::{self, MoveRefusal};
 use super::refusal::{Refusal, RefusalCode, StorageError, refuse};
 use super::state::{LeaseState, State};
 
@@ -15,7 +16,7 @@ pub(crate) fn register(tx: &Connection, epoch: &str, tool: &str, artifact: &str,
         "INSERT OR IGNORE INTO epochs (epoch_id, tool, artifact_digest, config_digest, summary_digest, state, revision) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1)",
         params![epoch, tool, artifact, config, summary, State::Advertised.as_str()],
     )?;
-    audit::append(tx, &serde_json::json!({"op": "register_epoch", "epoch": epoch}))?;
+    audit::append(tx, &serde_json::json!({"op": "register_epoch", "epoch": epoch, "artifact": artifact, "config": config}))?;
     Ok(())
 }
 
@@ -23,14 +24,12 @@ pub(crate) fn register(tx: &Connection, epoch: &str, tool: &str, artifact: &str,
 /// once no admitted or uncertain lease remains on it.
 pub(crate) fn transition(tx: &Connection, epoch: &str, to: State) -> Result<(), Refusal> {
     let Some(from) = state_of(tx, epoch)? else { return refuse(RefusalCode::UnknownEpoch, format!("no epoch {epoch}")) };
-    if !State::allowed(from, to) {
-        return refuse(RefusalCode::BadTransition, format!("{epoch} is {}, cannot become {}", from.as_str(), to.as_str()));
-    }
-    if to == State::Stale {
-        let open = open_leases(tx, epoch)?;
-        if open > 0 {
-            return refuse(RefusalCode::LeasesOutstanding, format!("{open} admitted or uncertain leases remain on {epoch}"));
-        }
+    if let Err(r) = decision::epoch_move(from, to, || open_leases(tx, epoch))? {
+        let detail = match r {
+            MoveRefusal::BadTransition => format!("{epoch} is {}, cannot become {}", from.as_str(), to.as_str()),
+            MoveRefusal::LeasesOutstanding(open) => format!("{open} admitted or uncertain leases remain on {epoch}"),
+        };
+        return refuse(r.code(), detail);
     }
     let seq = audit::append(tx, &serde_json::json!({"op": "transition", "epoch": epoch, "from": from.as_str(), "to": to.as_str()}))?;
     let sql = match to {

@@ -62,12 +62,15 @@ pub(crate) fn add(tx: &Connection, e: &NewEvidence<'_>) -> Result<i64, Refusal> 
     if e.kind == EvidenceKind::Certificate && e.args_digest.is_none() {
         return refuse(RefusalCode::BadEvidence, "a certificate is for one call: give its arguments digest");
     }
-    let seq = audit::append(tx, &serde_json::json!({"op": "add_evidence", "source": e.source, "target": e.target}))?;
+    let id = audit::next_id(tx, "evidence")?;
+    let entry = serde_json::json!({"op": "add_evidence", "evidence": id, "kind": e.kind.as_str(), "tool": e.tool, "source": e.source, "target": e.target,
+        "valid_from": e.valid_from, "valid_until": e.valid_until});
+    let seq = audit::append(tx, &entry)?;
     tx.execute(
         "INSERT INTO evidence (kind, tool, args_digest, source_epoch, target_epoch, valid_from, valid_until, seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
         params![e.kind.as_str(), e.tool, e.args_digest, e.source, e.target, e.valid_from as i64, e.valid_until as i64, seq],
     )?;
-    Ok(tx.last_insert_rowid())
+    Ok(audit::same_id(tx, id)?)
 }
 
 /// The evidence with this id, if any.

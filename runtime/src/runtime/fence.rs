@@ -6,6 +6,7 @@
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::audit;
+use super::decision::{self, FenceRefusal, HopFacts};
 use super::refusal::{Refusal, RefusalCode, refuse};
 use super::state::LeaseState;
 use super::token::{self, Binding};
@@ -34,25 +35,26 @@ pub(crate) fn check(tx: &Connection, key: &[u8], hop: &Hop<'_>) -> Result<i64, R
         return refuse(RefusalCode::UnknownToken, format!("no lease {id}"));
     };
     let binding = Binding { id, nonce: &stored_nonce, epoch: &epoch, artifact: &artifact, config: &config, generation };
-    if stored_nonce != nonce || token::mac(key, &binding) != mac {
-        return refuse(RefusalCode::BadToken, format!("the token of lease {id} does not verify"));
-    }
-    if used != 0 {
-        return refuse(RefusalCode::Replay, format!("the token of lease {id} was already used"));
-    }
-    if hop.generation != generation {
-        return refuse(RefusalCode::StaleGeneration, format!("generation {}, the lease holds {generation}", hop.generation));
-    }
-    if hop.artifact != artifact {
-        return refuse(RefusalCode::FinalHopArtifactMismatch, format!("{} is not {epoch}'s artifact {artifact}", hop.artifact));
-    }
-    if hop.config != config {
-        return refuse(RefusalCode::FinalHopConfigMismatch, format!("{} is not {epoch}'s configuration {config}", hop.config));
-    }
-    if LeaseState::parse(&state)? != LeaseState::Admitted {
-        return refuse(RefusalCode::LeaseNotAdmitted, format!("lease {id} is {state}"));
+    let hop_facts = HopFacts {
+        token_verifies: stored_nonce == nonce && token::mac(key, &binding) == mac,
+        used: used != 0,
+        generation_matches: hop.generation == generation,
+        artifact_matches: hop.artifact == artifact,
+        config_matches: hop.config == config,
+        state: LeaseState::parse(&state)?,
+    };
+    if let Err(r) = decision::final_hop(&hop_facts) {
+        let detail = match r {
+            FenceRefusal::BadToken => format!("the token of lease {id} does not verify"),
+            FenceRefusal::Replay => format!("the token of lease {id} was already used"),
+            FenceRefusal::StaleGeneration => format!("generation {}, the lease holds {generation}", hop.generation),
+            FenceRefusal::ArtifactMismatch => format!("{} is not {epoch}'s artifact {artifact}", hop.artifact),
+            FenceRefusal::ConfigMismatch => format!("{} is not {epoch}'s configuration {config}", hop.config),
+            FenceRefusal::NotAdmitted(state) => format!("lease {id} is {state}"),
+        };
+        return refuse(r.code(), detail);
     }
     tx.execute("UPDATE leases SET used = 1 WHERE id = ?1", params![id])?;
-    audit::append(tx, &serde_json::json!({"op": "fence", "lease": id}))?;
+    audit::append(tx, &serde_json::json!({"op": "fence", "lease": id, "generation": hop.generation, "artifact": hop.artifact, "config": hop.config}))?;
     Ok(id)
 }

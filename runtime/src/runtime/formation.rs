@@ -6,6 +6,7 @@
 
 use rusqlite::{Connection, OptionalExtension, params};
 
+use super::decision::{self, CaptureRefusal, EvidenceFacts};
 use super::evidence::{self, EvidenceKind};
 use super::refusal::{Refusal, RefusalCode, StorageError, refuse};
 use super::{audit, epoch};
@@ -24,14 +25,18 @@ pub(crate) struct Call<'a> {
 pub(crate) fn form(tx: &Connection, call: &Call<'_>, successor: Option<i64>, now: u64, ttl: u64) -> Result<i64, Refusal> {
     let source = call.source;
     let Some(state) = epoch::state_of(tx, source)? else { return refuse(RefusalCode::UnknownEpoch, format!("no epoch {source}")) };
-    if !state.eligible() {
+    if !decision::formable(state) {
         return refuse(RefusalCode::SourceNotEligible, format!("{source} is {}", state.as_str()));
     }
     let captured = match successor {
         None => None,
         Some(id) => Some((capture(tx, call, id, now)?, id)),
     };
-    let seq = audit::append(tx, &serde_json::json!({"op": "form", "source": source, "successor": captured.as_ref().map(|c| &c.0)}))?;
+    let id = audit::next_id(tx, "formations")?;
+    let expires_at = now.saturating_add(ttl) as i64;
+    let entry = serde_json::json!({"op": "form", "formation": id, "tool": call.tool, "source": source, "successor": captured.as_ref().map(|c| &c.0),
+        "evidence": captured.as_ref().map(|c| c.1), "now": now, "expires_at": expires_at});
+    let seq = audit::append(tx, &entry)?;
     tx.execute(
         "INSERT INTO formations (snapshot_digest, tool, args_digest, principal, source_epoch, successor_epoch, successor_evidence, expires_at, seq)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
@@ -43,11 +48,11 @@ pub(crate) fn form(tx: &Connection, call: &Call<'_>, successor: Option<i64>, now
             source,
             captured.as_ref().map(|c| &c.0),
             captured.as_ref().map(|c| c.1),
-            now.saturating_add(ttl) as i64,
+            expires_at,
             seq
         ],
     )?;
-    Ok(tx.last_insert_rowid())
+    Ok(audit::same_id(tx, id)?)
 }
 
 /// The successor epoch that evidence `id` lets `call` capture at `now`.
@@ -55,14 +60,16 @@ fn capture(tx: &Connection, call: &Call<'_>, id: i64, now: u64) -> Result<String
     let Some(ev) = evidence::get(tx, id)? else {
         return refuse(RefusalCode::NotCaptured, format!("evidence {id} does not exist at formation"));
     };
-    if ev.revoked {
-        return refuse(RefusalCode::Revoked, format!("evidence {id} is revoked"));
-    }
-    if (now as i64) < ev.valid_from || (now as i64) > ev.valid_until {
-        return refuse(RefusalCode::Expired, format!("evidence {id} is not valid now"));
-    }
-    if ev.tool != call.tool || ev.source != call.source || (ev.kind == EvidenceKind::Certificate && ev.args_digest.as_deref() != Some(call.args_digest)) {
-        return refuse(RefusalCode::NotCaptured, format!("evidence {id} is not for this call from {}", call.source));
+    let for_this_call =
+        ev.tool == call.tool && ev.source == call.source && (ev.kind != EvidenceKind::Certificate || ev.args_digest.as_deref() == Some(call.args_digest));
+    let facts = EvidenceFacts { revoked: ev.revoked, valid_from: ev.valid_from, valid_until: ev.valid_until, for_this_call };
+    if let Err(r) = decision::capture(&facts, now as i64) {
+        let detail = match r {
+            CaptureRefusal::Revoked => format!("evidence {id} is revoked"),
+            CaptureRefusal::NotValidNow => format!("evidence {id} is not valid now"),
+            CaptureRefusal::NotForThisCall => format!("evidence {id} is not for this call from {}", call.source),
+        };
+        return refuse(r.code(), detail);
     }
     Ok(ev.target)
 }

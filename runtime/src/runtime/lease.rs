@@ -6,8 +6,9 @@
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 
+use super::decision::{self, AdmissionRefusal, FormationFacts, SuccessorFacts, Target};
 use super::refusal::{Refusal, RefusalCode, StorageError, refuse};
-use super::state::{LeaseState, State};
+use super::state::LeaseState;
 use super::token::{self, Binding};
 use super::{audit, epoch, evidence, formation};
 use crate::canon;
@@ -45,12 +46,13 @@ pub(crate) fn admit(tx: &Connection, key: &[u8], id: i64, now: u64) -> Result<Le
     let mut nonce = [0u8; 16];
     getrandom::fill(&mut nonce).map_err(|e| StorageError::new(format!("no randomness: {e}")))?;
     let nonce = canon::hex(&nonce);
-    let seq = audit::append(tx, &serde_json::json!({"op": "admit", "formation": id, "epoch": target}))?;
+    let lease = audit::next_id(tx, "leases")?;
+    let seq = audit::append(tx, &serde_json::json!({"op": "admit", "formation": id, "epoch": target, "lease": lease, "generation": generation, "now": now}))?;
     tx.execute(
         "INSERT INTO leases (formation, epoch, generation, nonce, state, admitted_seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
         params![id, target, generation, nonce, LeaseState::Admitted.as_str(), seq],
     )?;
-    let lease = tx.last_insert_rowid();
+    let lease = audit::same_id(tx, lease)?;
     let binding = Binding { id: lease, nonce: &nonce, epoch: &target, artifact: &artifact, config: &config, generation };
     let token = token::mint(key, &binding);
     Ok(Lease { id: lease, formation: id, epoch: target, generation, token })
@@ -62,37 +64,35 @@ fn target_epoch(tx: &Connection, id: i64, now: u64) -> Result<String, Refusal> {
     let Some(f) = formation::get(tx, id)? else {
         return refuse(RefusalCode::UnknownFormation, format!("no formation {id}"));
     };
-    if f.revoked {
-        return refuse(RefusalCode::Revoked, format!("formation {id} is revoked"));
-    }
-    if now as i64 > f.expires_at {
-        return refuse(RefusalCode::Expired, format!("formation {id} expired at {}", f.expires_at));
-    }
+    let facts = FormationFacts { revoked: f.revoked, expires_at: f.expires_at, captured: f.successor.is_some() && f.successor_evidence.is_some() };
     let source = f.source;
     let Some(source_state) = epoch::state_of(tx, &source)? else {
         return refuse(RefusalCode::UnknownEpoch, format!("no epoch {source}"));
     };
-    match source_state {
-        State::Advertised | State::HiddenButValid => return Ok(source),
-        State::Draining => return refuse(RefusalCode::SourceDraining, format!("{source} is draining: no new leases")),
-        State::Stale => {}
-    }
-    let (Some(successor), Some(evidence_id)) = (f.successor, f.successor_evidence) else {
-        return refuse(RefusalCode::NotCaptured, format!("{source} is stale and formation {id} captured no successor"));
+    let successor = f.successor.unwrap_or_default();
+    let read_successor = || -> Result<SuccessorFacts, Refusal> {
+        let evidence_id = f.successor_evidence.unwrap_or_default();
+        let Some(ev) = evidence::get(tx, evidence_id)? else {
+            return Err(StorageError::new(format!("formation {id} captured evidence {evidence_id}, which is not stored")).into());
+        };
+        Ok(SuccessorFacts { evidence_revoked: ev.revoked, evidence_valid_until: ev.valid_until, state: epoch::state_of(tx, &successor)? })
     };
-    let Some(ev) = evidence::get(tx, evidence_id)? else {
-        return Err(StorageError::new(format!("formation {id} captured evidence {evidence_id}, which is not stored")).into());
-    };
-    if ev.revoked {
-        return refuse(RefusalCode::Revoked, format!("the evidence for {successor} is revoked"));
-    }
-    if now as i64 > ev.valid_until {
-        return refuse(RefusalCode::Expired, format!("the evidence for {successor} expired at {}", ev.valid_until));
-    }
-    match epoch::state_of(tx, &successor)? {
-        Some(state) if state.eligible() => Ok(successor),
-        Some(state) => refuse(RefusalCode::SuccessorIneligible, format!("{successor} is {}", state.as_str())),
-        None => refuse(RefusalCode::SuccessorIneligible, format!("{successor} is not a registered epoch")),
+    match decision::admission(&facts, now as i64, source_state, read_successor)? {
+        Ok(Target::Source) => Ok(source),
+        Ok(Target::Successor) => Ok(successor),
+        Err(r) => {
+            let detail = match r {
+                AdmissionRefusal::Revoked => format!("formation {id} is revoked"),
+                AdmissionRefusal::Expired => format!("formation {id} expired at {}", f.expires_at),
+                AdmissionRefusal::SourceDraining => format!("{source} is draining: no new leases"),
+                AdmissionRefusal::NotCaptured => format!("{source} is stale and formation {id} captured no successor"),
+                AdmissionRefusal::EvidenceRevoked => format!("the evidence for {successor} is revoked"),
+                AdmissionRefusal::EvidenceExpired => format!("the evidence for {successor} has expired"),
+                AdmissionRefusal::SuccessorIneligible(Some(state)) => format!("{successor} is {}", state.as_str()),
+                AdmissionRefusal::SuccessorIneligible(None) => format!("{successor} is not a registered epoch"),
+            };
+            refuse(r.code(), detail)
+        }
     }
 }
 
@@ -105,7 +105,7 @@ pub(crate) fn state_of(conn: &Connection, id: i64) -> Result<Option<LeaseState>,
 /// Moves lease `id` to `to` if the table allows it from its state.
 pub(crate) fn advance(tx: &Connection, id: i64, to: LeaseState) -> Result<(), Refusal> {
     let Some(from) = state_of(tx, id)? else { return refuse(RefusalCode::UnknownLease, format!("no lease {id}")) };
-    if !LeaseState::allowed(from, to) {
+    if !decision::lease_move(from, to) {
         return refuse(RefusalCode::BadTransition, format!("lease {id} is {from}, cannot become {to}"));
     }
     set_state(tx, id, to)?;
