@@ -1,5 +1,6 @@
 //! Property-based tests of the runtime: random operation sequences, with
-//! DESIGN.md's invariants 1-6 checked after every step.
+//! DESIGN.md's invariants 1-6 checked after every step, and every recorded
+//! history checked by the audit check (docs/lifecycle.md's safety properties).
 
 use std::collections::BTreeMap;
 
@@ -235,6 +236,9 @@ fn run(ops: Vec<Op>) -> Result<Stats, TestCaseError> {
         check_invariants(&rt, &model)?;
     }
     prop_assert!(rt.verify_audit().is_ok(), "the audit chain is broken");
+    // The recorded history keeps every safety property of docs/lifecycle.md.
+    let report = fcd::lifecycle::history::check_runtime(&rt).unwrap();
+    prop_assert!(report.violations.is_empty(), "{}", report.text());
     Ok(stats)
 }
 
@@ -296,4 +300,6 @@ fn a_draining_source_refuses_and_a_captured_successor_runs_after_stale() {
     rt.revoke(&format!("evidence:{cert}")).unwrap();
     assert_eq!(rt.admit(f, 103).unwrap_err().code, "revoked");
     assert!(rt.verify_audit().unwrap() > 5);
+    let report = fcd::lifecycle::history::check_runtime(&rt).unwrap();
+    assert!(report.violations.is_empty(), "{}", report.text());
 }

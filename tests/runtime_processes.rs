@@ -15,6 +15,12 @@ fn fcd(db: &Path, args: &[&str]) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {} {}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
 }
 
+/// `fcd audit check` on what a run recorded: every safety property of docs/lifecycle.md holds.
+fn audit_passes(db: &Path) {
+    let out = Command::new(FCD).args(["audit", "check", "--store"]).arg(db).output().expect("fcd runs");
+    assert!(out.status.success(), "{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+}
+
 fn setup(db: &Path) -> i64 {
     let mut rt = Runtime::open(db).unwrap();
     rt.register_epoch("v14", "create_repository", "sha256:a14", "sha256:c14", "sha256:s14").unwrap();
@@ -99,6 +105,7 @@ fn concurrent_admission_and_retirement_keep_every_lease_in_its_authority() {
         on_source += leases.iter().filter(|l| l.epoch == "v14").count();
         on_successor += leases.iter().filter(|l| l.epoch == "v13").count();
         assert!(rt.verify_audit().is_ok());
+        audit_passes(&db);
     }
     // The schedules really raced: work ran on both sides of the retirement.
     assert!(on_source > 0 && on_successor > 0, "source {on_source}, successor {on_successor}, refused {refused}");
@@ -140,6 +147,7 @@ fn a_process_killed_inside_an_admission_leaves_a_consistent_database() {
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
     let lease = rt.admit(formation.parse().unwrap(), now).unwrap();
     assert_eq!(lease.epoch, "v14");
+    audit_passes(&db);
 }
 
 #[test]

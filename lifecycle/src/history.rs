@@ -120,7 +120,7 @@ struct History {
 
 impl History {
     fn flag(&mut self, id: &'static str, message: String, events: Vec<Cited>) {
-        self.violations.push(violation(id, message, events));
+        self.violations.push(violation(id, message, dedup(events)));
     }
 
     fn step(&mut self, r: &AuditRecord) {
@@ -191,14 +191,17 @@ impl History {
             );
         }
         if to == State::Stale {
+            let mut found = Vec::new();
             for (id, l) in &self.leases {
                 if l.epoch != epoch || !l.state.open() {
                     continue;
                 }
                 let (property, what) = if l.state == LeaseState::Admitted { ("S5", "admitted") } else { ("S6", "uncertain") };
                 let message = format!("{epoch} became STALE while lease {id} on it was {what}");
-                let events = vec![l.admitted.clone(), l.moved.clone(), here.clone()];
-                self.violations.push(violation(property, message, dedup(events)));
+                found.push((property, message, vec![l.admitted.clone(), l.moved.clone(), here.clone()]));
+            }
+            for (property, message, events) in found {
+                self.flag(property, message, events);
             }
         }
         if let Some(e) = self.epochs.get_mut(epoch) {

@@ -125,9 +125,10 @@ impl fmt::Debug for World {
         for (i, l) in self.leases() {
             write!(f, " | lease{i}:f{}@{} {}{}", l.formation, EPOCHS[usize::from(l.epoch)], l.state, if l.used { " ran" } else { "" })?;
         }
+        // Gateways by position: the model keeps them sorted, so an action's gateway number is its position before the step.
         for (g, gw) in self.gateways.iter().enumerate() {
             let held = gw.holding.map_or(String::new(), |l| format!(" holds lease{l}"));
-            write!(f, " | g{g}:{}{held}", if gw.up { "up" } else { "down" })?;
+            write!(f, " | #{g}:{}{held}", if gw.up { "up" } else { "down" })?;
         }
         Ok(())
     }
