@@ -98,11 +98,11 @@ impl Replay {
                 None => {}
             }
         }
-        for e in 0..2 {
+        for (e, name) in EPOCHS.iter().enumerate() {
             for to in [State::Advertised, State::HiddenButValid, State::Draining, State::Stale] {
                 if let Err(r) = protocol.epoch_move(w, e, to) {
-                    let got = self.rt.transition(EPOCHS[e], to);
-                    self.expect_refusal(&format!("move {} to {to:?} in {w:?}", EPOCHS[e]), got, r.code());
+                    let got = self.rt.transition(name, to);
+                    self.expect_refusal(&format!("move {name} to {to:?} in {w:?}"), got, r.code());
                 }
             }
         }

@@ -15,7 +15,7 @@
 //! construction, so "checked" means checked on every reachable state and
 //! transition, not sampled.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt::{self, Debug, Write as _};
 use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::sync::OnceLock;
@@ -76,7 +76,10 @@ impl Hasher for Fnv {
     }
 }
 
-type Index<S> = HashMap<S, u32, BuildHasherDefault<Fnv>>;
+/// The state index of the exploration: looked up, never iterated, and
+/// hashed with a fixed function, so nothing depends on an order.
+#[allow(clippy::disallowed_types)] // reason: millions of lookups, no iteration; a BTreeMap doubles the exploration time
+type Index<S> = std::collections::HashMap<S, u32, BuildHasherDefault<Fnv>>;
 
 /// Which fairness an action taken in a state is scheduled with.
 pub type Schedule<'a, M> = dyn Fn(&<M as Model>::State, <M as Model>::Action) -> Option<Fairness> + 'a;
@@ -412,7 +415,7 @@ impl<M: Model> Graph<M> {
         let Some(start) = (0..n).find(|&i| doomed[i] && p(&self.states[i])) else { return Ok(()) };
         // From the violating state, the shortest way (outside q) to a fair cycle or a deadlock.
         let mut path = self.path_to(start);
-        let mut from: HashMap<usize, (usize, M::Action)> = HashMap::new();
+        let mut from: BTreeMap<usize, (usize, M::Action)> = BTreeMap::new();
         let mut queue = VecDeque::from([start]);
         let mut end = start;
         while let Some(i) = queue.pop_front() {
@@ -442,7 +445,7 @@ impl<M: Model> Graph<M> {
 
     /// A shortest cycle from state `i` back to itself through `within`, for the trace.
     fn loop_through(&self, i: usize, within: &[bool]) -> Vec<(Option<M::Action>, M::State)> {
-        let mut from: HashMap<usize, (usize, M::Action)> = HashMap::new();
+        let mut from: BTreeMap<usize, (usize, M::Action)> = BTreeMap::new();
         let mut queue = VecDeque::from([i]);
         while let Some(k) = queue.pop_front() {
             for &(a, j) in self.out(k) {
