@@ -530,4 +530,36 @@ mod tests {
         let g = Graph::explore(&fair);
         assert!(g.leads_to(&|s, a| fair.fairness(s, a), "L back home", |s| *s == 1, |s| *s == 0).is_ok());
     }
+
+    /// 0 and 1 alternate forever; from 1 (only) one may go to 2 and stay.
+    struct Blinker;
+
+    impl Model for Blinker {
+        type State = u8;
+        type Action = char;
+        fn init(&self) -> Vec<u8> {
+            vec![0]
+        }
+        fn actions(&self, _s: &u8, out: &mut Vec<char>) {
+            out.extend(['~', 'g']);
+        }
+        fn next(&self, s: &u8, a: char) -> Option<u8> {
+            match (s, a) {
+                (0, '~') => Some(1),
+                (1, '~') => Some(0),
+                (1, 'g') | (2, _) => Some(2),
+                _ => None,
+            }
+        }
+    }
+
+    #[test]
+    fn strong_fairness_is_not_weak_fairness() {
+        let g = Graph::explore(&Blinker);
+        // 'g' is enabled only every other step: weak fairness lets the blinking go on forever ...
+        let weak = g.leads_to(&|_, a| (a == 'g').then_some(Fairness::Weak(0)), "L reach 2", |s| *s == 0, |s| *s == 2).unwrap_err();
+        assert_eq!(weak.cycle.len(), 2, "{weak}");
+        // ... strong fairness does not: enabled again and again, it is taken.
+        assert!(g.leads_to(&|_, a| (a == 'g').then_some(Fairness::Strong(0)), "L reach 2", |s| *s == 0, |s| *s == 2).is_ok());
+    }
 }

@@ -390,3 +390,41 @@ fn dedup(mut events: Vec<Cited>) -> Vec<Cited> {
     events.dedup();
     events
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(seq: i64, entry: &str) -> AuditRecord {
+        AuditRecord { seq, event: AuditEvent::parse(entry) }
+    }
+
+    #[test]
+    fn an_older_log_without_the_fields_fails_closed() {
+        // What the runtime wrote before the entries carried ids, times and digests.
+        let history = [
+            record(1, r#"{"op":"register_epoch","epoch":"e0"}"#),
+            record(2, r#"{"op":"form","source":"e0","successor":null}"#),
+            record(3, r#"{"op":"admit","formation":1,"epoch":"e0"}"#),
+        ];
+        let report = check(&history);
+        assert!(!report.violations.is_empty() && report.violations.iter().all(|v| v.property == "H0" || v.property == "S2"), "{}", report.text());
+        assert!(report.text().contains("without its digests") && report.text().contains("without its id"), "{}", report.text());
+    }
+
+    #[test]
+    fn a_whole_history_passes() {
+        let history = [
+            record(1, r#"{"op":"register_epoch","epoch":"e0","artifact":"a","config":"c"}"#),
+            record(2, r#"{"op":"form","formation":1,"source":"e0","successor":null,"evidence":null,"now":5,"expires_at":10}"#),
+            record(3, r#"{"op":"admit","formation":1,"epoch":"e0","lease":1,"generation":1,"now":6}"#),
+            record(4, r#"{"op":"fence","lease":1,"generation":1,"artifact":"a","config":"c"}"#),
+            record(5, r#"{"op":"completed","lease":1}"#),
+            record(6, r#"{"op":"transition","epoch":"e0","from":"ADVERTISED","to":"DRAINING"}"#),
+            record(7, r#"{"op":"transition","epoch":"e0","from":"DRAINING","to":"STALE"}"#),
+        ];
+        let report = check(&history);
+        assert!(report.violations.is_empty(), "{}", report.text());
+        assert_eq!(report.entries, 7);
+    }
+}
