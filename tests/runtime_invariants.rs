@@ -1,11 +1,20 @@
 //! Property-based tests of the runtime: random operation sequences, with
-//! DESIGN.md's invariants 1-6 checked after every step, and every recorded
-//! history checked by the audit check (docs/lifecycle.md's safety properties).
+//! DESIGN.md's invariants 1-6 checked after every step. One definition runs
+//! on both stores: SQLite, and a real 3-member etcd cluster.
+
+#[path = "support/etcd.rs"]
+#[allow(dead_code)] // reason: each test file uses its own part of the cluster helper
+mod etcd;
+#[path = "support/invariants.rs"]
+mod invariants;
+mod support;
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use ed25519_dalek::{Signer, SigningKey};
-use fcd::runtime::{EvidenceKind, Runtime, State};
+use fcd::runtime::{EvidenceKind, Runtime, State, StoreSpec};
+use invariants::{Model, check_audit, check_invariants};
 use proptest::prelude::*;
 
 const EPOCHS: [&str; 3] = ["e0", "e1", "e2"];
@@ -73,13 +82,11 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
-/// What the test remembers to check the store against.
+/// What the test remembers beyond the shared model: the ids it was given.
 #[derive(Default)]
-struct Model {
+struct Given {
     evidence: Vec<i64>,
-    formations: Vec<(i64, (String, Option<String>))>,
     leases: Vec<fcd::runtime::Lease>,
-    fenced: BTreeMap<i64, usize>,
 }
 
 fn scratch() -> tempfile::TempDir {
@@ -87,37 +94,35 @@ fn scratch() -> tempfile::TempDir {
     if std::path::Path::new("/dev/shm").is_dir() { tempfile::tempdir_in("/dev/shm").unwrap() } else { tempfile::tempdir().unwrap() }
 }
 
-fn check_invariants(rt: &Runtime, model: &Model) -> Result<(), TestCaseError> {
-    let leases = rt.leases().unwrap();
-    for (id, original) in &model.formations {
-        // 1. Authority only contracts: a formation's authority never changes after formation.
-        prop_assert_eq!(&rt.authority(*id).unwrap().unwrap(), original, "formation {} changed its authority", id);
-    }
-    for lease in &leases {
-        let (source, successor) = rt.authority(lease.formation).unwrap().unwrap();
-        // 1. Every lease runs inside its formation's A0.
-        prop_assert!(lease.epoch == source || Some(&lease.epoch) == successor.as_ref(), "lease {} on {} outside A0", lease.id, lease.epoch);
-        // 2. A non-source epoch only once the source was STALE, and only the captured successor.
-        if lease.epoch != source {
-            let (_, stale) = rt.lifecycle_seqs(&source).unwrap();
-            prop_assert!(stale.is_some_and(|s| s < lease.admitted_seq), "lease {} on the successor before {} was stale", lease.id, source);
-        }
-        // 3. Admission and drain are serialized: no lease starts after its epoch began draining.
-        let (drained, _) = rt.lifecycle_seqs(&lease.epoch).unwrap();
-        prop_assert!(drained.is_none_or(|d| lease.admitted_seq < d), "lease {} admitted after {} began draining", lease.id, lease.epoch);
-    }
-    for epoch in EPOCHS {
-        // 4. STALE only when no admitted or uncertain lease remains.
-        if rt.state(epoch).unwrap() == Some(State::Stale) {
-            let open = leases.iter().filter(|l| l.epoch == epoch && (l.state == "admitted" || l.state == "uncertain")).count();
-            prop_assert_eq!(open, 0, "{} is STALE with open leases", epoch);
+/// A fresh, empty store of each kind.
+enum Stores<'c> {
+    Sqlite,
+    Etcd { cluster: &'c etcd::Cluster, next: AtomicUsize },
+}
+
+impl Stores<'_> {
+    /// Opens a store no other run touched; the guard keeps a SQLite file alive.
+    fn fresh(&self) -> (Runtime, Option<tempfile::TempDir>) {
+        match self {
+            Stores::Sqlite => {
+                let dir = scratch();
+                (Runtime::open(&dir.path().join("runtime.sqlite")).unwrap(), Some(dir))
+            }
+            Stores::Etcd { cluster, next } => {
+                let prefix = format!("invariants-{}-{}", std::process::id(), next.fetch_add(1, Ordering::Relaxed));
+                let spec = StoreSpec::parse(&cluster.store(&prefix)).unwrap();
+                (Runtime::open_store(&spec).unwrap(), None)
+            }
         }
     }
-    for (lease, times) in &model.fenced {
-        // 5 and 6. A token passes the fence once: one authorized effect per admitted invocation.
-        prop_assert!(*times <= 1, "lease {} passed the fence {} times", lease, times);
+}
+
+/// A cluster for the etcd runs, or `None` (the reason printed) where etcd is missing.
+fn cluster_or_skip(test: &str) -> Option<etcd::Cluster> {
+    if !support::tools_or_skip(test, etcd::available()) {
+        return None;
     }
-    Ok(())
+    Some(etcd::Cluster::start().unwrap_or_else(|e| panic!("{test}: {e}")))
 }
 
 /// What a run exercised, so the generator is known to reach every path.
@@ -129,10 +134,9 @@ struct Stats {
     refusals: BTreeMap<&'static str, usize>,
 }
 
-fn run(ops: Vec<Op>) -> Result<Stats, TestCaseError> {
+fn run(ops: Vec<Op>, stores: &Stores<'_>) -> Result<Stats, TestCaseError> {
     let mut stats = Stats::default();
-    let dir = scratch();
-    let mut rt = Runtime::open(&dir.path().join("runtime.sqlite")).unwrap();
+    let (mut rt, _guard) = stores.fresh();
     let resolver = SigningKey::from_bytes(&[7u8; 32]);
     rt.set_resolver(&resolver.verifying_key()).unwrap();
     for e in EPOCHS {
@@ -140,6 +144,7 @@ fn run(ops: Vec<Op>) -> Result<Stats, TestCaseError> {
         rt.register_epoch(e, "tool", &a, &c, "sha256:summary").unwrap();
     }
     let mut model = Model::default();
+    let mut given = Given::default();
     let mut now = 1_000u64;
     for op in ops {
         match op {
@@ -147,11 +152,11 @@ fn run(ops: Vec<Op>) -> Result<Stats, TestCaseError> {
                 let kind = if certificate { EvidenceKind::Certificate } else { EvidenceKind::Edge };
                 let args = format!("args-{args}");
                 if let Ok(id) = rt.add_evidence(kind, "tool", certificate.then_some(args.as_str()), "e0", EPOCHS[target], now, now + 600) {
-                    model.evidence.push(id);
+                    given.evidence.push(id);
                 }
             }
             Op::Form { args, evidence } => {
-                let evidence = evidence.and_then(|i| model.evidence.get(i).copied());
+                let evidence = evidence.and_then(|i| given.evidence.get(i).copied());
                 if let Ok(id) = rt.form("snap", "tool", &format!("args-{args}"), "user:alice", "e0", evidence, now, 900) {
                     model.formations.push((id, rt.authority(id).unwrap().unwrap()));
                 }
@@ -165,7 +170,7 @@ fn run(ops: Vec<Op>) -> Result<Stats, TestCaseError> {
                             } else {
                                 stats.admitted_successor += 1;
                             }
-                            model.leases.push(lease);
+                            given.leases.push(lease);
                         }
                         Err(r) => *stats.refusals.entry(r.code.as_str()).or_default() += 1,
                     }
@@ -176,24 +181,24 @@ fn run(ops: Vec<Op>) -> Result<Stats, TestCaseError> {
                 let _ = rt.transition(EPOCHS[epoch], to);
             }
             Op::Complete { lease } => {
-                if let Some(l) = model.leases.get(lease) {
+                if let Some(l) = given.leases.get(lease) {
                     let _ = rt.complete(l.id);
                 }
             }
             Op::Uncertain { lease } => {
-                if let Some(l) = model.leases.get(lease) {
+                if let Some(l) = given.leases.get(lease) {
                     let _ = rt.mark_uncertain(l.id);
                 }
             }
             Op::Resolve { lease } => {
-                if let Some(l) = model.leases.get(lease) {
+                if let Some(l) = given.leases.get(lease) {
                     let sig = resolver.sign(fcd::runtime::resolution_message(l.id, "completed").as_bytes());
                     let _ = rt.resolve(l.id, "completed", &sig.to_bytes());
                 }
             }
             Op::Revoke { evidence, index } => {
                 let handle = if evidence {
-                    model.evidence.get(index).map(|id| format!("evidence:{id}"))
+                    given.evidence.get(index).map(|id| format!("evidence:{id}"))
                 } else {
                     model.formations.get(index).map(|(id, _)| format!("formation:{id}"))
                 };
@@ -202,7 +207,7 @@ fn run(ops: Vec<Op>) -> Result<Stats, TestCaseError> {
                 }
             }
             Op::Fence { lease, tamper } => {
-                if let Some(l) = model.leases.get(lease) {
+                if let Some(l) = given.leases.get(lease) {
                     let (mut artifact, mut config) = digests(&l.epoch);
                     let mut generation = l.generation;
                     match tamper {
@@ -226,19 +231,16 @@ fn run(ops: Vec<Op>) -> Result<Stats, TestCaseError> {
             }
             Op::Wait { seconds } => now += seconds,
             Op::RetireSource => {
-                for l in model.leases.iter().filter(|l| l.epoch == "e0") {
+                for l in given.leases.iter().filter(|l| l.epoch == "e0") {
                     let _ = rt.complete(l.id);
                 }
                 let _ = rt.transition("e0", State::Draining);
                 let _ = rt.transition("e0", State::Stale);
             }
         }
-        check_invariants(&rt, &model)?;
+        check_invariants(&rt, &model, &EPOCHS)?;
     }
-    prop_assert!(rt.verify_audit().is_ok(), "the audit chain is broken");
-    // The recorded history keeps every safety property of docs/lifecycle.md.
-    let report = fcd::lifecycle::history::check_runtime(&rt).unwrap();
-    prop_assert!(report.violations.is_empty(), "{}", report.text());
+    check_audit(&rt)?;
     Ok(stats)
 }
 
@@ -247,8 +249,37 @@ proptest! {
 
     #[test]
     fn invariants_hold_after_every_step(ops in proptest::collection::vec(op(), 1..60)) {
-        run(ops)?;
+        run(ops, &Stores::Sqlite)?;
     }
+}
+
+/// The same property on a 3-member etcd cluster (fewer cases: each step is
+/// several network round trips; each case in its own key prefix of one
+/// cluster). Each case also runs on SQLite, and both stores must come to the
+/// same admissions, fence passes and refusals: one runtime, two stores.
+#[test]
+fn invariants_hold_after_every_step_on_etcd() {
+    let Some(cluster) = cluster_or_skip("invariants_hold_after_every_step_on_etcd") else { return };
+    let stores = Stores::Etcd { cluster: &cluster, next: AtomicUsize::new(0) };
+    let config = ProptestConfig { cases: 96, failure_persistence: None, ..ProptestConfig::default() };
+    let mut runner = proptest::test_runner::TestRunner::new(config);
+    let total = std::cell::RefCell::new(Stats::default());
+    let result = runner.run(&proptest::collection::vec(op(), 10..60), |ops| {
+        let on_sqlite = run(ops.clone(), &Stores::Sqlite)?;
+        let on_etcd = run(ops, &stores)?;
+        prop_assert_eq!(format!("{on_sqlite:?}"), format!("{on_etcd:?}"), "the stores decided differently");
+        let mut total = total.borrow_mut();
+        total.admitted_source += on_etcd.admitted_source;
+        total.admitted_successor += on_etcd.admitted_successor;
+        total.fenced += on_etcd.fenced;
+        Ok(())
+    });
+    if let Err(e) = result {
+        panic!("{e}");
+    }
+    // The runs reached the cluster's admissions (the fence and the successor: the test below and the fault tests).
+    let total = total.into_inner();
+    assert!(total.admitted_source + total.admitted_successor > 0, "{total:?}");
 }
 
 /// The generator is not vacuous: over a fixed sample it admits on sources and
@@ -261,7 +292,7 @@ fn the_operation_generator_reaches_every_path() {
     let mut total = Stats::default();
     for _ in 0..200 {
         let ops = strategy.new_tree(&mut runner).unwrap().current();
-        let stats = run(ops).unwrap();
+        let stats = run(ops, &Stores::Sqlite).unwrap();
         total.admitted_source += stats.admitted_source;
         total.admitted_successor += stats.admitted_successor;
         total.fenced += stats.fenced;
@@ -277,8 +308,14 @@ fn the_operation_generator_reaches_every_path() {
 
 #[test]
 fn a_draining_source_refuses_and_a_captured_successor_runs_after_stale() {
-    let dir = scratch();
-    let mut rt = Runtime::open(&dir.path().join("r.sqlite")).unwrap();
+    draining_then_successor(&Stores::Sqlite);
+    if let Some(cluster) = cluster_or_skip("a_draining_source_refuses_and_a_captured_successor_runs_after_stale on etcd") {
+        draining_then_successor(&Stores::Etcd { cluster: &cluster, next: AtomicUsize::new(0) });
+    }
+}
+
+fn draining_then_successor(stores: &Stores<'_>) {
+    let (mut rt, _guard) = stores.fresh();
     for e in EPOCHS {
         let (a, c) = digests(e);
         rt.register_epoch(e, "tool", &a, &c, "s").unwrap();
@@ -300,6 +337,5 @@ fn a_draining_source_refuses_and_a_captured_successor_runs_after_stale() {
     rt.revoke(&format!("evidence:{cert}")).unwrap();
     assert_eq!(rt.admit(f, 103).unwrap_err().code, "revoked");
     assert!(rt.verify_audit().unwrap() > 5);
-    let report = fcd::lifecycle::history::check_runtime(&rt).unwrap();
-    assert!(report.violations.is_empty(), "{}", report.text());
+    check_audit(&rt).unwrap();
 }

@@ -1,28 +1,34 @@
 //! The runtime across operating-system processes: several `fcd runtime`
-//! processes admitting while another drains and retires, on one database
-//! file; and a process killed in the middle of an admission. Both drive the
-//! CLI's hidden test hooks, which only a test build has.
+//! processes (the stand-ins for gateway processes) admitting while another
+//! drains and retires, on one SQLite file and on one etcd cluster; and a
+//! process killed in the middle of an admission. They drive the CLI's hidden
+//! test hooks, which only a test build has.
 
-use std::path::Path;
+#[path = "support/etcd.rs"]
+#[allow(dead_code)] // reason: each test file uses its own part of the cluster helper
+mod etcd;
+#[path = "support/invariants.rs"]
+mod invariants;
+mod support;
+
 use std::process::{Command, Stdio};
 
-use fcd::runtime::{EvidenceKind, Runtime};
+use fcd::runtime::{EvidenceKind, Runtime, StoreSpec};
 
 const FCD: &str = env!("CARGO_BIN_EXE_fcd");
 
-fn fcd(db: &Path, args: &[&str]) -> serde_json::Value {
-    let out = Command::new(FCD).arg("runtime").args(args).arg("--db").arg(db).output().expect("fcd runs");
+/// `fcd runtime ARGS --store STORE`, its JSON output.
+fn fcd(store: &str, args: &[&str]) -> serde_json::Value {
+    let out = Command::new(FCD).arg("runtime").args(args).args(["--store", store]).output().expect("fcd runs");
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {} {}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
 }
 
-/// `fcd audit check` on what a run recorded: every safety property of docs/lifecycle.md holds.
-fn audit_passes(db: &Path) {
-    let out = Command::new(FCD).args(["audit", "check", "--store"]).arg(db).output().expect("fcd runs");
-    assert!(out.status.success(), "{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+fn open(store: &str) -> Runtime {
+    Runtime::open_store(&StoreSpec::parse(store).unwrap()).unwrap()
 }
 
-fn setup(db: &Path) -> i64 {
-    let mut rt = Runtime::open(db).unwrap();
+fn setup(store: &str) -> i64 {
+    let mut rt = open(store);
     rt.register_epoch("v14", "create_repository", "sha256:a14", "sha256:c14", "sha256:s14").unwrap();
     rt.register_epoch("v13", "create_repository", "sha256:a13", "sha256:c13", "sha256:s13").unwrap();
     let cert = rt.add_evidence(EvidenceKind::Certificate, "create_repository", Some("sha256:args"), "v14", "v13", 0, u64::MAX / 4).unwrap();
@@ -37,17 +43,35 @@ const ADMISSIONS_PER_PROCESS: usize = 40;
 
 #[test]
 fn concurrent_admission_and_retirement_keep_every_lease_in_its_authority() {
+    race(|_schedule| {
+        let dir = tempfile::tempdir().unwrap();
+        let store = format!("sqlite:{}", dir.path().join("runtime.sqlite").display());
+        (store, Some(dir))
+    });
+}
+
+#[test]
+fn concurrent_admission_and_retirement_on_etcd_keep_every_lease_in_its_authority() {
+    let test = "concurrent_admission_and_retirement_on_etcd_keep_every_lease_in_its_authority";
+    if !support::tools_or_skip(test, etcd::available()) {
+        return;
+    }
+    let cluster = etcd::Cluster::start().unwrap_or_else(|e| panic!("{test}: {e}"));
+    race(|schedule| (cluster.store(&format!("race-{schedule}")), None));
+}
+
+/// Runs every schedule on a fresh store from `store` (its spelling, and what keeps it alive).
+fn race(store: impl Fn(usize) -> (String, Option<tempfile::TempDir>)) {
     let (mut on_source, mut on_successor, mut refused) = (0, 0, 0);
     for schedule in 0..SCHEDULES {
-        let dir = tempfile::tempdir().unwrap();
-        let db = dir.path().join("runtime.sqlite");
-        let formation = setup(&db).to_string();
+        let (db, _guard) = store(schedule);
+        let db = db.as_str();
+        let formation = setup(db).to_string();
         let count = ADMISSIONS_PER_PROCESS.to_string();
         let workers: Vec<_> = (0..4)
             .map(|_| {
                 Command::new(FCD)
-                    .args(["runtime", "stress", "--formation", &formation, "--count", &count, "--db"])
-                    .arg(&db)
+                    .args(["runtime", "stress", "--formation", &formation, "--count", &count, "--store", db])
                     .stdout(Stdio::piped())
                     .stderr(Stdio::piped())
                     .spawn()
@@ -55,12 +79,12 @@ fn concurrent_admission_and_retirement_keep_every_lease_in_its_authority() {
             })
             .collect();
         std::thread::sleep(std::time::Duration::from_millis(5 * schedule as u64));
-        let drained = fcd(&db, &["transition", "--epoch", "v14", "--to", "drain"]);
+        let drained = fcd(db, &["transition", "--epoch", "v14", "--to", "drain"]);
         assert_eq!(drained["state"], "DRAINING", "{drained}");
         // Retire once every admitted lease completed: retry while leases are open.
         let mut retired = false;
         for _ in 0..2_000 {
-            let r = fcd(&db, &["transition", "--epoch", "v14", "--to", "retire"]);
+            let r = fcd(db, &["transition", "--epoch", "v14", "--to", "retire"]);
             if r["state"] == "STALE" {
                 retired = true;
                 break;
@@ -77,7 +101,7 @@ fn concurrent_admission_and_retirement_keep_every_lease_in_its_authority() {
         }
         assert!(retired, "schedule {schedule}: the source never became STALE");
 
-        let rt = Runtime::open(&db).unwrap();
+        let rt = open(db);
         let leases = rt.leases().unwrap();
         let (drain_seq, stale_seq) = rt.lifecycle_seqs("v14").unwrap();
         let (drain_seq, stale_seq) = (drain_seq.unwrap(), stale_seq.unwrap());
@@ -104,8 +128,11 @@ fn concurrent_admission_and_retirement_keep_every_lease_in_its_authority() {
         }
         on_source += leases.iter().filter(|l| l.epoch == "v14").count();
         on_successor += leases.iter().filter(|l| l.epoch == "v13").count();
-        assert!(rt.verify_audit().is_ok());
-        audit_passes(&db);
+        let mut model = invariants::Model::default();
+        model.formations.push((formation.parse().unwrap(), (String::from("v14"), Some(String::from("v13")))));
+        model.fenced = leases.iter().map(|l| (l.id, 1)).collect();
+        invariants::check_invariants(&rt, &model, &["v14", "v13"]).unwrap();
+        invariants::check_audit(&rt).unwrap();
     }
     // The schedules really raced: work ran on both sides of the retirement.
     assert!(on_source > 0 && on_successor > 0, "source {on_source}, successor {on_successor}, refused {refused}");
@@ -116,7 +143,7 @@ fn concurrent_admission_and_retirement_keep_every_lease_in_its_authority() {
 fn a_process_killed_inside_an_admission_leaves_a_consistent_database() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("runtime.sqlite");
-    let formation = setup(&db).to_string();
+    let formation = setup(&format!("sqlite:{}", db.display())).to_string();
     let mut child =
         Command::new(FCD).args(["runtime", "admit", "--formation", &formation, "--stall-ms", "5000", "--db"]).arg(&db).stdout(Stdio::piped()).spawn().unwrap();
     // Wait until the admission holds the write lock, then kill the process mid-transaction.
@@ -147,7 +174,9 @@ fn a_process_killed_inside_an_admission_leaves_a_consistent_database() {
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
     let lease = rt.admit(formation.parse().unwrap(), now).unwrap();
     assert_eq!(lease.epoch, "v14");
-    audit_passes(&db);
+    // `fcd audit check` on what the killed run left: every safety property of docs/lifecycle.md holds.
+    let out = Command::new(FCD).args(["audit", "check", "--store"]).arg(&db).output().expect("fcd runs");
+    assert!(out.status.success(), "{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
 }
 
 #[test]
@@ -167,4 +196,30 @@ fn only_test_builds_carry_the_test_hooks() {
     let normal = tree("features,normal");
     assert!(normal.contains("fcd-runtime feature \"default\"") && !normal.contains("test-hooks"), "{normal}");
     assert!(tree("features").contains("fcd-runtime feature \"test-hooks\""), "the check reads the feature graph");
+}
+
+#[test]
+fn the_store_is_named_by_db_or_store_and_an_unreachable_one_refuses() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("runtime.sqlite");
+    let run = |args: &[&str]| Command::new(FCD).arg("runtime").args(args).output().unwrap();
+    let register = ["register-epoch", "--epoch", "e0", "--tool", "t", "--artifact-digest", "sha256:a", "--config-digest", "sha256:c"];
+    // The old spelling and the new one open the same file.
+    let old = run(&[&register[..], &["--db", db.to_str().unwrap()]].concat());
+    assert!(old.status.success(), "{}", String::from_utf8_lossy(&old.stderr));
+    let store = format!("sqlite:{}", db.display());
+    let form = ["form", "--snapshot", "s", "--tool", "t", "--args-digest", "a", "--principal", "p", "--source", "e0", "--store", &store];
+    let formed: serde_json::Value = serde_json::from_slice(&run(&form).stdout).unwrap();
+    assert_eq!(formed["formation"], 1, "{formed}");
+    // Both at once, neither, or a store that is not one: a usage error (exit 2) that says why.
+    let both = run(&["complete", "--lease", "1", "--db", db.to_str().unwrap(), "--store", &store]);
+    assert_eq!(both.status.code(), Some(2));
+    assert_eq!(run(&["complete", "--lease", "1"]).status.code(), Some(2));
+    let bad = run(&["complete", "--lease", "1", "--store", "postgres://db"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("sqlite:FILE or etcd:"), "{}", String::from_utf8_lossy(&bad.stderr));
+    // A cluster nobody answers for: an error, never an admission (nothing listens on port 1).
+    let unreachable = run(&["admit", "--formation", "1", "--store", "etcd:127.0.0.1:1"]);
+    assert_eq!(unreachable.status.code(), Some(2), "{}", String::from_utf8_lossy(&unreachable.stdout));
+    assert!(unreachable.stdout.is_empty() && String::from_utf8_lossy(&unreachable.stderr).contains("etcd"), "{}", String::from_utf8_lossy(&unreachable.stderr));
 }

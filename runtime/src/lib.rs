@@ -1,6 +1,7 @@
 //! fcd-runtime: the admission runtime ([`runtime`]: epochs, formation
-//! authority, leases, revocation, the final-hop fence) and the registry of
-//! admitted summaries ([`registry`]), both on SQLite.
+//! authority, leases, revocation, the final-hop fence) on SQLite or on an
+//! etcd cluster, and the registry of admitted summaries ([`registry`]) on
+//! SQLite.
 //!
 //! It depends on `fcd-model` alone: the runtime never parses source.
 

@@ -1,14 +1,18 @@
 //! The admission runtime: formation authority, epoch lifecycle, leases,
-//! revocation and the final-hop fence, in one SQLite file. This module is
-//! the [`Runtime`] facade; each concern lives in a submodule named for it.
+//! revocation and the final-hop fence. This module is the [`Runtime`]
+//! facade; each concern lives in a submodule named for it, and where the
+//! records live is a [`store`]: one SQLite file (the embedded default) or an
+//! etcd cluster (replicated), behind one interface.
 //!
-//! Every decision runs in one `BEGIN IMMEDIATE` transaction, so admission and
-//! the start of a drain are serialized (invariant 3) and a crash leaves either
-//! the whole decision or none of it. A formation fixes its authority when it is
-//! created — the exact source epoch and at most one captured successor — and
-//! nothing written later can widen it (invariant 1). The fence accepts a
-//! lease's MAC token once, only for the registered artifact and configuration
-//! (invariant 5). Every operation appends to a hash-chained audit log.
+//! Every decision reads through the store and commits atomically only if
+//! nothing it read changed (one `BEGIN IMMEDIATE` transaction on SQLite, one
+//! compare-guarded transaction on etcd), so admission and the start of a
+//! drain are serialized (invariant 3) and a crash leaves either the whole
+//! decision or none of it. A formation fixes its authority when it is created
+//! — the exact source epoch and at most one captured successor — and nothing
+//! written later can widen it (invariant 1). The fence accepts a lease's MAC
+//! token once, only for the registered artifact and configuration
+//! (invariant 5). Every decision appends to a hash-chained audit log.
 
 mod audit;
 pub mod decision;
@@ -22,15 +26,13 @@ mod hooks;
 mod lease;
 mod refusal;
 mod resolution;
-mod schema;
-mod secrets;
 mod state;
+pub mod store;
 mod token;
 
 use std::path::Path;
 
 use ed25519_dalek::VerifyingKey;
-use rusqlite::{Connection, TransactionBehavior};
 
 pub use events::{AuditEvent, AuditRecord};
 pub use evidence::EvidenceKind;
@@ -38,45 +40,59 @@ pub use lease::{Lease, LeaseRow};
 pub use refusal::{Refusal, RefusalCode, StorageError};
 pub use resolution::resolution_message;
 pub use state::{EPOCH_TRANSITIONS, LEASE_TRANSITIONS, LeaseState, State};
+pub use store::{AuditEntry, StoreSpec};
+
+use store::{Decision, View};
 
 pub struct Runtime {
-    conn: Connection,
+    store: Box<dyn store::Store>,
+    /// The store's token key: created once, never changed, so it is read once.
+    mac: Vec<u8>,
 }
 
 impl Runtime {
-    /// Opens (creating if needed) the runtime store at `path`.
+    /// Opens (creating if needed) the SQLite runtime store at `path`.
     pub fn open(path: &Path) -> Result<Runtime, Refusal> {
-        let conn = schema::open(path)?;
-        secrets::mac_key(&conn)?;
-        Ok(Runtime { conn })
+        Runtime::open_store(&StoreSpec::Sqlite(path.to_owned()))
+    }
+
+    /// Opens the store `spec` names: a SQLite file, or an etcd cluster (which
+    /// must answer now: a store that cannot be reached is refused, never guessed).
+    pub fn open_store(spec: &StoreSpec) -> Result<Runtime, Refusal> {
+        let mut store: Box<dyn store::Store> = match spec {
+            StoreSpec::Sqlite(path) => Box::new(store::sqlite::SqliteStore::open(path)?),
+            StoreSpec::Etcd { endpoints, prefix } => Box::new(store::etcd::EtcdStore::connect(endpoints, prefix)?),
+        };
+        let mac = store.mac_key()?;
+        Ok(Runtime { store, mac })
     }
 
     /// Registers the public key whose signatures resolve uncertain leases.
     pub fn set_resolver(&self, key: &VerifyingKey) -> Result<(), Refusal> {
-        Ok(secrets::set_resolver(&self.conn, key)?)
+        Ok(self.store.set_resolver(key.as_bytes())?)
     }
 
-    fn txn(&mut self) -> Result<rusqlite::Transaction<'_>, StorageError> {
-        Ok(self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?)
-    }
-
-    /// Runs `decide` in one `BEGIN IMMEDIATE` transaction, committed only if it succeeds.
-    fn decide<T>(&mut self, decide: impl FnOnce(&Connection) -> Result<T, Refusal>) -> Result<T, Refusal> {
-        let tx = self.txn()?;
-        let value = decide(&tx)?;
-        tx.commit()?;
-        Ok(value)
+    /// Runs one decision in the store, committed only if it succeeds and
+    /// nothing it read changed; returns what the last run of `decide` gave.
+    fn decide<T>(&mut self, mut decide: impl FnMut(&mut dyn View) -> Result<(T, Decision), Refusal>) -> Result<T, Refusal> {
+        let mut value = None;
+        self.store.decide(&mut |view| {
+            let (v, decision) = decide(view)?;
+            value = Some(v);
+            Ok(decision)
+        })?;
+        value.ok_or_else(|| StorageError::new("the store committed a decision it never ran").into())
     }
 
     /// Registers an epoch (ADVERTISED). Registering it again is a no-op.
     pub fn register_epoch(&mut self, epoch: &str, tool: &str, artifact: &str, config: &str, summary: &str) -> Result<(), Refusal> {
-        self.decide(|tx| Ok(epoch::register(tx, epoch, tool, artifact, config, summary)?))
+        self.decide(|view| Ok(((), epoch::register(view, epoch, tool, artifact, config, summary)?)))
     }
 
     /// Moves an epoch along its lifecycle ([`EPOCH_TRANSITIONS`]). DRAINING
     /// reaches STALE only when no admitted or uncertain lease remains on it.
     pub fn transition(&mut self, epoch: &str, to: State) -> Result<(), Refusal> {
-        self.decide(|tx| epoch::transition(tx, epoch, to))
+        self.decide(|view| Ok(((), epoch::transition(view, epoch, to)?)))
     }
 
     /// Records compatibility evidence from `source` to `target`; returns its id.
@@ -92,7 +108,7 @@ impl Runtime {
         valid_until: u64,
     ) -> Result<i64, Refusal> {
         let e = evidence::NewEvidence { kind, tool, args_digest, source, target, valid_from, valid_until };
-        self.decide(|tx| evidence::add(tx, &e))
+        self.decide(|view| evidence::add(view, &e))
     }
 
     /// Forms a call: binds the snapshot, tool, arguments and principal to the
@@ -111,7 +127,7 @@ impl Runtime {
         ttl: u64,
     ) -> Result<i64, Refusal> {
         let call = formation::Call { snapshot, tool, args_digest, principal, source };
-        self.decide(|tx| formation::form(tx, &call, successor, now, ttl))
+        self.decide(|view| formation::form(view, &call, successor, now, ttl))
     }
 
     /// Admits a formed call, in one transaction with every lifecycle change:
@@ -119,74 +135,78 @@ impl Runtime {
     /// captured successor only once the source is STALE and the successor is
     /// eligible. Returns a lease with a single-use token.
     pub fn admit(&mut self, formation: i64, now: u64) -> Result<Lease, Refusal> {
-        let key = secrets::mac_key(&self.conn)?;
-        self.decide(|tx| lease::admit(tx, &key, formation, now))
+        let key = self.mac.clone();
+        self.decide(|view| lease::admit(view, &key, formation, now))
     }
 
     /// Marks an admitted lease completed.
     pub fn complete(&mut self, lease: i64) -> Result<(), Refusal> {
-        self.decide(|tx| lease::advance(tx, lease, LeaseState::Completed))
+        self.decide(|view| Ok(((), lease::advance(view, lease, LeaseState::Completed)?)))
     }
 
     /// Marks an admitted lease uncertain: its epoch stays DRAINING until a signed resolution.
     pub fn mark_uncertain(&mut self, lease: i64) -> Result<(), Refusal> {
-        self.decide(|tx| lease::advance(tx, lease, LeaseState::Uncertain))
+        self.decide(|view| Ok(((), lease::advance(view, lease, LeaseState::Uncertain)?)))
     }
 
     /// Resolves an uncertain lease with a signature of the registered resolver over
     /// [`resolution_message`]`(lease, result)`.
     pub fn resolve(&mut self, lease: i64, result: &str, signature: &[u8]) -> Result<(), Refusal> {
-        resolution::check_signature(&self.conn, lease, result, signature)?;
-        self.decide(|tx| resolution::settle(tx, lease, result, signature))
+        self.decide(|view| Ok(((), resolution::settle(view, lease, result, signature)?)))
     }
 
     /// Revokes evidence (`evidence:ID`) or a formation (`formation:ID`).
     pub fn revoke(&mut self, handle: &str) -> Result<(), Refusal> {
-        self.decide(|tx| formation::revoke(tx, handle))
+        self.decide(|view| Ok(((), formation::revoke(view, handle)?)))
     }
 
     /// The final-hop check, before the handler runs: the token is the lease's
     /// own, unused, for this generation, and the artifact and configuration
     /// about to run are the epoch's registered ones. Accepted once.
     pub fn fence(&mut self, token: &str, artifact: &str, config: &str, generation: i64) -> Result<i64, Refusal> {
-        let key = secrets::mac_key(&self.conn)?;
+        let key = self.mac.clone();
         let hop = fence::Hop { token, artifact, config, generation };
-        self.decide(|tx| fence::check(tx, &key, &hop))
+        self.decide(|view| fence::check(view, &key, &hop))
     }
 
     /// The state of an epoch.
     pub fn state(&self, epoch: &str) -> Result<Option<State>, Refusal> {
-        Ok(epoch::state_of(&self.conn, epoch)?)
+        Ok(self.store.reader().epoch(epoch)?.map(|e| e.state))
     }
 
     /// The artifact and configuration digests registered for an epoch.
     pub fn epoch_digests(&self, epoch: &str) -> Result<Option<(String, String)>, Refusal> {
-        Ok(epoch::digests(&self.conn, epoch)?)
+        Ok(self.store.reader().epoch(epoch)?.map(|e| (e.artifact, e.config)))
     }
 
     /// Every lease, for invariant checks and reports.
     pub fn leases(&self) -> Result<Vec<LeaseRow>, Refusal> {
-        Ok(lease::all(&self.conn)?)
+        Ok(self.store.reader().all_leases()?.into_iter().map(LeaseRow::from).collect())
     }
 
     /// A formation's fixed authority: (source, captured successor).
     pub fn authority(&self, formation: i64) -> Result<Option<(String, Option<String>)>, Refusal> {
-        Ok(formation::authority(&self.conn, formation)?)
+        formation::authority(&mut *self.store.reader(), formation)
     }
 
     /// Audit sequence numbers at which an epoch began draining and became stale.
     pub fn lifecycle_seqs(&self, epoch: &str) -> Result<(Option<i64>, Option<i64>), Refusal> {
-        Ok(epoch::lifecycle_seqs(&self.conn, epoch)?)
+        Ok(self.store.lifecycle_seqs(epoch)?)
+    }
+
+    /// The whole audit log, in sequence order, in the same format on every store.
+    pub fn audit_entries(&self) -> Result<Vec<AuditEntry>, Refusal> {
+        Ok(self.store.audit()?)
     }
 
     /// The audit log as typed events, in order (for `fcd audit check`). The
     /// chain is not checked here: see [`Runtime::verify_audit`].
     pub fn audit_events(&self) -> Result<Vec<AuditRecord>, Refusal> {
-        Ok(audit::entries(&self.conn)?.into_iter().map(|(seq, entry)| AuditRecord { seq, event: AuditEvent::parse(&entry) }).collect())
+        Ok(self.store.audit()?.into_iter().map(|e| AuditRecord { seq: e.seq, event: AuditEvent::parse(&e.entry) }).collect())
     }
 
     /// Checks the audit log's hash chain; returns the number of entries.
     pub fn verify_audit(&self) -> Result<usize, Refusal> {
-        audit::verify(&self.conn)
+        audit::verify(&self.store.audit()?)
     }
 }

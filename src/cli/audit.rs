@@ -1,5 +1,6 @@
-//! `fcd audit check --store FILE`: checks a runtime store's recorded history
-//! (its hash-chained audit log) against the lifecycle's safety properties
+//! `fcd audit check --store STORE`: checks a runtime store's recorded history
+//! (its hash-chained audit log, read through the `Runtime` facade, so a
+//! SQLite file or an etcd cluster alike) against the lifecycle's safety properties
 //! (docs/lifecycle.md) and names each violation with the events that make
 //! it. Exit 0 when the history keeps every property, 1 when it breaks one,
 //! 2 when the store cannot be read.
@@ -8,15 +9,15 @@ use std::path::PathBuf;
 
 use super::{Format, Io, Status, print, print_json};
 use crate::error::InputError;
-use crate::runtime::Runtime;
+use crate::runtime::{Runtime, StoreSpec};
 
 #[derive(Debug, clap::Subcommand)]
 pub enum AuditCommand {
     /// Checks a recorded history against the safety properties; exits 1 naming each violation.
     Check {
-        /// The runtime store whose audit log is checked.
+        /// The runtime store whose audit log is checked: a SQLite file, sqlite:FILE or etcd:ENDPOINT[,ENDPOINT…][?prefix=/KEYS/].
         #[arg(long)]
-        store: PathBuf,
+        store: String,
         #[arg(long, value_enum, default_value_t)]
         format: Format,
     },
@@ -24,10 +25,14 @@ pub enum AuditCommand {
 
 pub fn run(c: AuditCommand, io: &mut Io<'_>) -> Result<Status, InputError> {
     let AuditCommand::Check { store, format } = c;
-    if !store.is_file() {
-        return Err(InputError::new(&store, "no runtime store here"));
+    // `sqlite:FILE` or `etcd:…` names a store; anything else is a SQLite file, which must exist (a check never creates one).
+    let spec = StoreSpec::parse(&store).unwrap_or_else(|_| StoreSpec::Sqlite(PathBuf::from(&store)));
+    if let StoreSpec::Sqlite(path) = &spec
+        && !path.is_file()
+    {
+        return Err(InputError::new(path, "no runtime store here"));
     }
-    let rt = Runtime::open(&store).map_err(|e| InputError::new(&store, e.to_string()))?;
+    let rt = Runtime::open_store(&spec).map_err(|e| InputError::new(&store, e.to_string()))?;
     let report = fcd_lifecycle::history::check_runtime(&rt).map_err(|e| InputError::new(&store, e.to_string()))?;
     match format {
         Format::Text => print(io, &report.text())?,

@@ -1,4 +1,5 @@
-//! `fcd runtime …`: the admission runtime as commands (JSON out; a refusal exits 1 with its reason code).
+//! `fcd runtime …`: the admission runtime as commands (JSON out; a refusal exits 1 with its reason code),
+//! on the store `--store` names (`sqlite:FILE`, `etcd:ENDPOINTS`) or the SQLite file `--db` names.
 
 use std::path::PathBuf;
 
@@ -6,14 +7,36 @@ use serde_json::{Value, json};
 
 use super::{Io, Status, print_json, unix_now};
 use crate::error::InputError;
-use crate::runtime::{EvidenceKind, Lease, LeaseState, Refusal, Runtime, State};
+use crate::runtime::{EvidenceKind, Lease, LeaseState, Refusal, Runtime, State, StoreSpec};
+
+/// Where the runtime's records are: `--store` or, as before, `--db FILE`.
+#[derive(Debug, clap::Args)]
+pub struct StoreArgs {
+    /// The runtime's SQLite file (the same as --store sqlite:FILE).
+    #[arg(long, value_name = "FILE", conflicts_with = "store", required_unless_present = "store")]
+    db: Option<PathBuf>,
+    /// The store: sqlite:FILE (one host) or etcd:ENDPOINT[,ENDPOINT…][?prefix=/KEYS/] (a cluster).
+    #[arg(long, value_name = "STORE", value_parser = StoreSpec::parse)]
+    store: Option<StoreSpec>,
+}
+
+impl StoreArgs {
+    fn spec(&self) -> StoreSpec {
+        match (&self.store, &self.db) {
+            (Some(spec), _) => spec.clone(),
+            (None, Some(db)) => StoreSpec::Sqlite(db.clone()),
+            // clap requires one of them; an empty path fails to open with a clear error.
+            (None, None) => StoreSpec::Sqlite(PathBuf::new()),
+        }
+    }
+}
 
 #[derive(Debug, clap::Subcommand)]
 pub enum RuntimeCommand {
     /// Registers an epoch (ADVERTISED).
     RegisterEpoch {
-        #[arg(long)]
-        db: PathBuf,
+        #[command(flatten)]
+        store: StoreArgs,
         #[arg(long)]
         epoch: String,
         #[arg(long)]
@@ -27,8 +50,8 @@ pub enum RuntimeCommand {
     },
     /// Moves an epoch: advertise, hide, drain or retire (DRAINING -> STALE).
     Transition {
-        #[arg(long)]
-        db: PathBuf,
+        #[command(flatten)]
+        store: StoreArgs,
         #[arg(long)]
         epoch: String,
         #[arg(long, value_parser = ["advertise", "hide", "drain", "retire"])]
@@ -36,8 +59,8 @@ pub enum RuntimeCommand {
     },
     /// Records a certificate (one call) or a manual edge (every call of a tool) from source to target.
     Evidence {
-        #[arg(long)]
-        db: PathBuf,
+        #[command(flatten)]
+        store: StoreArgs,
         #[arg(long, value_parser = ["certificate", "edge"])]
         kind: String,
         #[arg(long)]
@@ -55,8 +78,8 @@ pub enum RuntimeCommand {
     },
     /// Forms a call against its exact source epoch, capturing at most one successor.
     Form {
-        #[arg(long)]
-        db: PathBuf,
+        #[command(flatten)]
+        store: StoreArgs,
         #[arg(long)]
         snapshot: String,
         #[arg(long)]
@@ -76,8 +99,8 @@ pub enum RuntimeCommand {
     },
     /// Admits a formed call; prints the lease and its single-use token.
     Admit {
-        #[arg(long)]
-        db: PathBuf,
+        #[command(flatten)]
+        store: StoreArgs,
         #[arg(long)]
         formation: i64,
         #[arg(long)]
@@ -87,28 +110,28 @@ pub enum RuntimeCommand {
     },
     /// Marks a lease completed.
     Complete {
-        #[arg(long)]
-        db: PathBuf,
+        #[command(flatten)]
+        store: StoreArgs,
         #[arg(long)]
         lease: i64,
     },
     /// Marks a lease uncertain.
     Uncertain {
-        #[arg(long)]
-        db: PathBuf,
+        #[command(flatten)]
+        store: StoreArgs,
         #[arg(long)]
         lease: i64,
     },
     /// Revokes `evidence:ID` or `formation:ID`.
     Revoke {
-        #[arg(long)]
-        db: PathBuf,
+        #[command(flatten)]
+        store: StoreArgs,
         handle: String,
     },
     /// The final-hop check of a token before the handler runs.
     Fence {
-        #[arg(long)]
-        db: PathBuf,
+        #[command(flatten)]
+        store: StoreArgs,
         #[arg(long)]
         token: String,
         #[arg(long)]
@@ -148,18 +171,22 @@ fcd_runtime::if_test_hooks! {
             /// Admits, fences and completes a formation COUNT times (race testing); prints what came of each.
             #[command(hide = true)]
             Stress {
-                #[arg(long)]
-                db: PathBuf,
+                #[command(flatten)]
+                store: StoreArgs,
                 #[arg(long)]
                 formation: i64,
                 #[arg(long)]
                 count: usize,
+                /// Sleep this long between a lease's fence pass and its completion
+                /// (so a test can kill the process in between).
+                #[arg(long, default_value_t = 0)]
+                hold_ms: u64,
             },
         }
 
         fn run_hook(c: HookCommand) -> Result<Result<Value, Refusal>, InputError> {
-            let HookCommand::Stress { db, formation, count } = c;
-            let mut rt = open(&db)?;
+            let HookCommand::Stress { store, formation, count, hold_ms } = c;
+            let mut rt = open(&store)?;
             let mut results = Vec::new();
             for _ in 0..count {
                 let now = unix_now(None);
@@ -167,6 +194,7 @@ fcd_runtime::if_test_hooks! {
                     Ok(lease) => {
                         let (artifact, config) = rt.epoch_digests(&lease.epoch).ok().flatten().unwrap_or_default();
                         let fenced = rt.fence(&lease.token, &artifact, &config, lease.generation).is_ok();
+                        std::thread::sleep(std::time::Duration::from_millis(hold_ms));
                         let completed = rt.complete(lease.id).is_ok();
                         results.push(json!({"lease": lease.id, "epoch": lease.epoch, "fenced": fenced, "completed": completed}));
                     }
@@ -194,8 +222,9 @@ fcd_runtime::if_test_hooks! {
     }
 }
 
-fn open(db: &PathBuf) -> Result<Runtime, InputError> {
-    Runtime::open(db).map_err(|e| InputError::new(db, e.to_string()))
+fn open(store: &StoreArgs) -> Result<Runtime, InputError> {
+    let spec = store.spec();
+    Runtime::open_store(&spec).map_err(|e| InputError::new(spec.to_string(), e.to_string()))
 }
 
 /// Prints a command's result: its JSON, or the refusal's code and words (exit 1).
@@ -216,33 +245,35 @@ fn respond(io: &mut Io<'_>, result: Result<Value, Refusal>) -> Result<Status, In
 
 pub fn run(c: RuntimeCommand, io: &mut Io<'_>) -> Result<Status, InputError> {
     let result = match c {
-        RuntimeCommand::RegisterEpoch { db, epoch, tool, artifact_digest, config_digest, summary_digest } => open(&db)?
+        RuntimeCommand::RegisterEpoch { store, epoch, tool, artifact_digest, config_digest, summary_digest } => open(&store)?
             .register_epoch(&epoch, &tool, &artifact_digest, &config_digest, &summary_digest)
             .map(|()| json!({"epoch": epoch, "state": State::Advertised.as_str()})),
-        RuntimeCommand::Transition { db, epoch, to } => {
+        RuntimeCommand::Transition { store, epoch, to } => {
             let state = match to.as_str() {
                 "advertise" => State::Advertised,
                 "hide" => State::HiddenButValid,
                 "drain" => State::Draining,
                 _ => State::Stale,
             };
-            open(&db)?.transition(&epoch, state).map(|()| json!({"epoch": epoch, "state": state.as_str()}))
+            open(&store)?.transition(&epoch, state).map(|()| json!({"epoch": epoch, "state": state.as_str()}))
         }
-        RuntimeCommand::Evidence { db, kind, tool, args_digest, source, target, valid_from, valid_until } => {
+        RuntimeCommand::Evidence { store, kind, tool, args_digest, source, target, valid_from, valid_until } => {
             let kind = if kind == "certificate" { EvidenceKind::Certificate } else { EvidenceKind::Edge };
-            open(&db)?.add_evidence(kind, &tool, args_digest.as_deref(), &source, &target, valid_from, valid_until).map(|id| json!({"evidence": id}))
+            open(&store)?.add_evidence(kind, &tool, args_digest.as_deref(), &source, &target, valid_from, valid_until).map(|id| json!({"evidence": id}))
         }
-        RuntimeCommand::Form { db, snapshot, tool, args_digest, principal, source, successor_evidence, ttl, now } => {
-            open(&db)?.form(&snapshot, &tool, &args_digest, &principal, &source, successor_evidence, unix_now(now), ttl).map(|id| json!({"formation": id}))
+        RuntimeCommand::Form { store, snapshot, tool, args_digest, principal, source, successor_evidence, ttl, now } => {
+            open(&store)?.form(&snapshot, &tool, &args_digest, &principal, &source, successor_evidence, unix_now(now), ttl).map(|id| json!({"formation": id}))
         }
-        RuntimeCommand::Admit { db, formation, now, hooks } => {
-            admit(&mut open(&db)?, formation, unix_now(now), &hooks).map(|l| serde_json::to_value(l).unwrap_or_default())
+        RuntimeCommand::Admit { store, formation, now, hooks } => {
+            admit(&mut open(&store)?, formation, unix_now(now), &hooks).map(|l| serde_json::to_value(l).unwrap_or_default())
         }
-        RuntimeCommand::Complete { db, lease } => open(&db)?.complete(lease).map(|()| json!({"lease": lease, "state": LeaseState::Completed.as_str()})),
-        RuntimeCommand::Uncertain { db, lease } => open(&db)?.mark_uncertain(lease).map(|()| json!({"lease": lease, "state": LeaseState::Uncertain.as_str()})),
-        RuntimeCommand::Revoke { db, handle } => open(&db)?.revoke(&handle).map(|()| json!({"revoked": handle})),
-        RuntimeCommand::Fence { db, token, artifact_digest, config_digest, generation } => {
-            open(&db)?.fence(&token, &artifact_digest, &config_digest, generation).map(|id| json!({"accepted": id}))
+        RuntimeCommand::Complete { store, lease } => open(&store)?.complete(lease).map(|()| json!({"lease": lease, "state": LeaseState::Completed.as_str()})),
+        RuntimeCommand::Uncertain { store, lease } => {
+            open(&store)?.mark_uncertain(lease).map(|()| json!({"lease": lease, "state": LeaseState::Uncertain.as_str()}))
+        }
+        RuntimeCommand::Revoke { store, handle } => open(&store)?.revoke(&handle).map(|()| json!({"revoked": handle})),
+        RuntimeCommand::Fence { store, token, artifact_digest, config_digest, generation } => {
+            open(&store)?.fence(&token, &artifact_digest, &config_digest, generation).map(|id| json!({"accepted": id}))
         }
         RuntimeCommand::Hooks(c) => run_hook(c)?,
     };

@@ -7,7 +7,11 @@
 //! a tool that did not run).
 
 mod bench;
+mod bench_etcd;
 mod bench_runtime;
+#[path = "../../tests/support/etcd.rs"]
+#[allow(dead_code)] // reason: the bench starts and stops the cluster; the fault controls are the tests'
+mod etcd_cluster;
 mod fetch;
 mod fuzz_seeds;
 mod history;
@@ -44,9 +48,16 @@ enum Command {
     /// Times the admission runtime against raw SQLite at the same durability. Run it optimized:
     /// `cargo run --release --package xtask -- bench-runtime`.
     BenchRuntime {
-        /// Operations per connection.
+        /// Operations per connection (SQLite).
         #[arg(long, default_value_t = 2_000)]
         operations: usize,
+        /// `sqlite` (the default), or `etcd` (a 3-member cluster started for the run, or
+        /// `etcd:ENDPOINTS` for one already running).
+        #[arg(long, default_value = "sqlite")]
+        store: String,
+        /// Seconds each etcd measurement runs.
+        #[arg(long, default_value_t = 3.0)]
+        seconds: f64,
     },
     /// Writes the fuzz targets' seed corpora to fuzz/corpus/ (fixtures and their
     /// mutations, profiles, canonical calls, real summaries, certificates and lease tokens).
@@ -160,7 +171,10 @@ fn main() -> ExitCode {
             })
         }
         Command::Bench(a) => bench::run(a.iterations as usize),
-        Command::BenchRuntime { operations } => bench_runtime::run(operations),
+        Command::BenchRuntime { operations, store, seconds } => match store.as_str() {
+            "sqlite" => bench_runtime::run(operations),
+            etcd => bench_etcd::run(etcd, seconds),
+        },
         Command::FuzzSeeds => fuzz_seeds::run(workspace_root()),
     };
     match result {

@@ -3,12 +3,12 @@
 //! (The result is the resolver's word on what happened to the invocation;
 //! it is stored as given.)
 
-use ed25519_dalek::Signature;
-use rusqlite::{Connection, params};
+use ed25519_dalek::{Signature, VerifyingKey};
+use serde_json::json;
 
 use super::refusal::{Refusal, RefusalCode, refuse};
 use super::state::LeaseState;
-use super::{audit, lease, secrets};
+use super::store::{Decision, View, Write};
 use crate::canon;
 
 /// What a resolver signs to settle lease `lease` with `result`.
@@ -16,26 +16,25 @@ pub fn resolution_message(lease: i64, result: &str) -> String {
     format!("fcd-resolution|{lease}|{result}")
 }
 
-/// Checks the resolver's signature before any transaction is taken.
-pub(crate) fn check_signature(conn: &Connection, lease: i64, result: &str, signature: &[u8]) -> Result<(), Refusal> {
-    let Some(key) = secrets::resolver(conn)? else {
+/// Settles an uncertain lease with the resolver's signature over its result;
+/// the signature is checked first, against the resolver key the store holds.
+pub(crate) fn settle(view: &mut dyn View, id: i64, result: &str, signature: &[u8]) -> Result<Decision, Refusal> {
+    let Some(key) = view.resolver()?.and_then(|k| VerifyingKey::from_bytes(&k).ok()) else {
         return refuse(RefusalCode::NoResolver, "no resolver key is registered");
     };
     let Ok(sig) = Signature::from_slice(signature) else { return refuse(RefusalCode::BadSignature, "not an ed25519 signature") };
-    if key.verify_strict(resolution_message(lease, result).as_bytes(), &sig).is_err() {
-        return refuse(RefusalCode::BadSignature, format!("the resolution of lease {lease} is not signed by the resolver"));
+    if key.verify_strict(resolution_message(id, result).as_bytes(), &sig).is_err() {
+        return refuse(RefusalCode::BadSignature, format!("the resolution of lease {id} is not signed by the resolver"));
     }
-    Ok(())
-}
-
-/// Settles an uncertain lease inside `tx`, recording the signed result.
-pub(crate) fn settle(tx: &Connection, id: i64, result: &str, signature: &[u8]) -> Result<(), Refusal> {
-    let state = lease::state_of(tx, id)?;
+    let state = view.lease(id)?.map(|l| l.state);
     if !state.is_some_and(|s| LeaseState::allowed(s, LeaseState::Resolved)) {
         return refuse(RefusalCode::NotUncertain, format!("lease {id} is {}", state.map_or("unknown", LeaseState::as_str)));
     }
-    lease::set_state(tx, id, LeaseState::Resolved)?;
-    tx.execute("INSERT INTO resolutions VALUES (?1, ?2, ?3)", params![id, result, canon::hex(signature)])?;
-    audit::append(tx, &serde_json::json!({"op": "resolve", "lease": id, "outcome": result}))?;
-    Ok(())
+    Ok(Decision {
+        writes: vec![
+            Write::LeaseState { id, to: LeaseState::Resolved },
+            Write::Resolution { lease: id, outcome: result.to_owned(), signature: canon::hex(signature) },
+        ],
+        audit: json!({"op": "resolve", "lease": id, "outcome": result}),
+    })
 }

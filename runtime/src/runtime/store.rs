@@ -1,0 +1,202 @@
+//! The one interface between the runtime's decisions and where they are
+//! kept. A decision (admission, drain, retirement, revocation, a fence pass…)
+//! is a function that reads records through a [`View`] and returns a
+//! [`Decision`]: the writes it makes and its audit entry. A [`Store`] commits
+//! the writes and the entry atomically, and only if nothing the decision read
+//! has changed since; otherwise it runs the decision again on fresh reads.
+//!
+//! Two stores implement it: [`sqlite`] (the embedded default: the decision
+//! runs inside one `BEGIN IMMEDIATE` transaction, so nothing can change under
+//! it) and [`etcd`] (replicated: the decision's reads become the compares of
+//! one etcd transaction). The decisions never see which one they run on.
+
+pub(crate) mod etcd;
+mod spec;
+pub(crate) mod sqlite;
+
+use serde::Serialize;
+
+use super::evidence::EvidenceKind;
+use super::refusal::{Refusal, StorageError};
+use super::state::{LeaseState, State};
+
+pub use spec::StoreSpec;
+
+/// An epoch as registered, with its lifecycle state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct EpochRecord {
+    pub id: String,
+    pub tool: String,
+    pub artifact: String,
+    pub config: String,
+    pub summary: String,
+    pub state: State,
+    /// The generation a lease on this epoch carries in its token.
+    pub generation: i64,
+}
+
+/// One piece of compatibility evidence.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct EvidenceRecord {
+    pub id: i64,
+    /// A certificate is bound to one arguments digest.
+    pub kind: EvidenceKind,
+    pub tool: String,
+    pub args_digest: Option<String>,
+    pub source: String,
+    pub target: String,
+    pub valid_from: i64,
+    pub valid_until: i64,
+    pub revoked: bool,
+}
+
+/// A formation: the call and its fixed authority (source, at most one captured successor).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct FormationRecord {
+    pub id: i64,
+    pub snapshot: String,
+    pub tool: String,
+    pub args_digest: String,
+    pub principal: String,
+    pub source: String,
+    pub successor: Option<String>,
+    pub successor_evidence: Option<i64>,
+    pub expires_at: i64,
+    pub revoked: bool,
+}
+
+/// A lease. Its admission sequence number is the store's to give (see [`View::all_leases`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct LeaseRecord {
+    pub id: i64,
+    pub formation: i64,
+    pub epoch: String,
+    pub generation: i64,
+    pub nonce: String,
+    pub state: LeaseState,
+    pub used: bool,
+}
+
+/// Which numbered record a fresh id is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum IdKind {
+    Evidence,
+    Formation,
+    Lease,
+}
+
+impl IdKind {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            IdKind::Evidence => "evidence",
+            IdKind::Formation => "formation",
+            IdKind::Lease => "lease",
+        }
+    }
+}
+
+/// One write of a decision. Records named by id were read by the same
+/// decision (a store may rely on that); the sequence numbers the invariants
+/// order by (admission, drain, retirement) are the decision's own audit
+/// sequence number, which the store stamps.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Write {
+    /// A new epoch (the decision read it absent).
+    NewEpoch(EpochRecord),
+    /// A lifecycle move; DRAINING and STALE record the decision's sequence number.
+    EpochState {
+        epoch: String,
+        to: State,
+    },
+    NewEvidence(EvidenceRecord),
+    NewFormation(FormationRecord),
+    RevokeEvidence(i64),
+    RevokeFormation(i64),
+    /// A new lease (state admitted, unused); its admission sequence number is the decision's.
+    NewLease(LeaseRecord),
+    LeaseState {
+        id: i64,
+        to: LeaseState,
+    },
+    /// The lease's token passed the fence.
+    LeaseUsed(i64),
+    /// A signed resolution of an uncertain lease (signature in hex).
+    Resolution {
+        lease: i64,
+        outcome: String,
+        signature: String,
+    },
+}
+
+/// What a decision commits: its writes and one audit entry.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Decision {
+    pub writes: Vec<Write>,
+    pub audit: serde_json::Value,
+}
+
+/// One lease as the invariant checks see it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct StoredLease {
+    pub record: LeaseRecord,
+    /// Audit sequence number of its admission.
+    pub admitted_seq: i64,
+}
+
+/// One entry of the hash-chained audit log, the same on every store:
+/// `hash = sha256(prev + "\n" + entry)`, `prev` the hash of the entry before.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AuditEntry {
+    /// Increasing, not necessarily dense (on etcd it is the revision of the decision's transaction).
+    pub seq: i64,
+    /// The entry, canonical JSON.
+    pub entry: String,
+    pub prev: String,
+    pub hash: String,
+}
+
+/// Reads a decision makes. Each returns what the store holds now; a record
+/// the runtime cannot read (an unknown state or kind) is a [`StorageError`].
+pub(crate) trait View {
+    fn epoch(&mut self, id: &str) -> Result<Option<EpochRecord>, StorageError>;
+    fn evidence(&mut self, id: i64) -> Result<Option<EvidenceRecord>, StorageError>;
+    fn formation(&mut self, id: i64) -> Result<Option<FormationRecord>, StorageError>;
+    fn lease(&mut self, id: i64) -> Result<Option<LeaseRecord>, StorageError>;
+    /// How many admitted or uncertain leases hold `epoch` open.
+    fn open_leases(&mut self, epoch: &str) -> Result<usize, StorageError>;
+    /// The resolver's public key, if one is registered and reads as a key.
+    fn resolver(&mut self) -> Result<Option<[u8; 32]>, StorageError>;
+    /// An id no record of this kind has (ids increase; they need not be dense).
+    fn next_id(&mut self, kind: IdKind) -> Result<i64, StorageError>;
+    /// Every lease, by id (queries only).
+    fn all_leases(&mut self) -> Result<Vec<StoredLease>, StorageError>;
+}
+
+/// A decision as a store runs it: it may run more than once, on fresh reads each time.
+pub(crate) type DecideFn<'a> = dyn FnMut(&mut dyn View) -> Result<Decision, Refusal> + 'a;
+
+/// Where the runtime's records live. Implementations must commit a
+/// decision's writes and audit entry all together or not at all, and only
+/// while everything the decision read is unchanged; a store that cannot be
+/// reached refuses (a [`StorageError`]) and never decides from a copy.
+pub(crate) trait Store: Send {
+    /// Runs `decide` and commits its decision; returns the decision's audit sequence number.
+    fn decide(&mut self, decide: &mut DecideFn<'_>) -> Result<i64, Refusal>;
+    /// A view for queries, outside any decision.
+    fn reader(&self) -> Box<dyn View + '_>;
+    /// Audit sequence numbers at which an epoch began draining and became stale.
+    fn lifecycle_seqs(&self, epoch: &str) -> Result<(Option<i64>, Option<i64>), StorageError>;
+    /// The store's MAC key for lease tokens, created once from the OS's randomness.
+    fn mac_key(&mut self) -> Result<Vec<u8>, StorageError>;
+    /// Registers the resolver's public key, replacing any before it.
+    fn set_resolver(&self, key: &[u8; 32]) -> Result<(), StorageError>;
+    /// The whole audit log, in sequence order.
+    fn audit(&self) -> Result<Vec<AuditEntry>, StorageError>;
+}
+
+/// A fresh random nonce, hex.
+pub(crate) fn nonce() -> Result<String, StorageError> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).map_err(|e| StorageError::new(format!("no randomness: {e}")))?;
+    Ok(crate::canon::hex(&bytes))
+}

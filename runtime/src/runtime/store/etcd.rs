@@ -1,0 +1,840 @@
+//! The replicated store: the runtime's records in an etcd cluster, one key
+//! per record (every lease, formation, piece of evidence and epoch has its
+//! own key; there is no shared record that every admission writes).
+//!
+//! A decision reads keys, then commits in one etcd transaction whose compares
+//! cover everything it read: the mod revision of every key it read (zero for
+//! a key it read as absent, such as its new lease's), and for a count over a
+//! range (the leases that hold an epoch open) that no key in the range changed
+//! since the read. If a compare fails, the transaction's other branch returns
+//! the keys' current values and the decision runs again on them.
+//!
+//! Records this process read or wrote are kept as guesses: a decision may
+//! start from them, but it commits only if the compares prove them current,
+//! and a refusal decided on any guessed record is decided again on fresh
+//! reads. A cluster that cannot be reached (or has no leader) fails the
+//! request: nothing is ever decided from the guesses alone.
+//!
+//! Sequence numbers are etcd revisions: a decision's audit sequence is the
+//! revision of its transaction, so a lease's admission, an epoch's drain and
+//! its retirement are ordered exactly as the cluster committed them. The
+//! audit entry is queued under a unique key in that same transaction; the
+//! chain (`prev`, `hash`) is computed over the queue in revision order by a
+//! sealing pass (every [`SEAL_EVERY`] decisions of a store, when the store is
+//! dropped, and before the log is read), so admissions never contend on the
+//! chain's head.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use etcd_client::{Client, Compare, CompareOp, ConnectOptions, GetOptions, KeyValue, SortOrder, SortTarget, Txn, TxnOp, TxnOpResponse};
+use serde::{Deserialize, Serialize};
+
+use super::super::audit;
+use super::super::evidence::EvidenceKind;
+use super::super::refusal::{Refusal, StorageError};
+use super::super::state::{LeaseState, State};
+use super::{AuditEntry, DecideFn, EpochRecord, EvidenceRecord, FormationRecord, IdKind, LeaseRecord, Store, StoredLease, View, Write, nonce};
+use crate::canon;
+
+/// How many of its own decisions a store makes before it seals the audit queue.
+pub(crate) const SEAL_EVERY: usize = 512;
+/// How many lease ids a store reserves at a time (ids are unique, not dense).
+const LEASE_ID_BLOCK: i64 = 64;
+/// How often a decision is tried before contention is reported as a storage failure.
+const ATTEMPTS: usize = 200;
+/// How many guessed records a store keeps.
+const CACHE_LIMIT: usize = 8_192;
+/// How many queued audit entries one sealing transaction chains: two
+/// operations each, under etcd's default limit of 128 per transaction.
+const SEAL_BATCH: i64 = 60;
+
+fn etcd_error(e: etcd_client::Error) -> StorageError {
+    StorageError::new(format!("etcd: {e}"))
+}
+
+/// Stored forms of the records (JSON values). States and kinds are kept by
+/// name; a name the runtime does not know is a storage error when read.
+#[derive(Serialize, Deserialize)]
+struct EpochValue {
+    tool: String,
+    artifact: String,
+    config: String,
+    summary: String,
+    state: String,
+    generation: i64,
+}
+
+#[derive(Serialize, Deserialize)]
+struct EvidenceValue {
+    kind: String,
+    tool: String,
+    args_digest: Option<String>,
+    source: String,
+    target: String,
+    valid_from: i64,
+    valid_until: i64,
+    revoked: bool,
+}
+
+#[derive(Serialize, Deserialize)]
+struct FormationValue {
+    snapshot: String,
+    tool: String,
+    args_digest: String,
+    principal: String,
+    source: String,
+    successor: Option<String>,
+    successor_evidence: Option<i64>,
+    expires_at: i64,
+    revoked: bool,
+}
+
+#[derive(Serialize, Deserialize)]
+struct LeaseValue {
+    formation: i64,
+    epoch: String,
+    generation: i64,
+    nonce: String,
+    state: String,
+    used: bool,
+}
+
+#[derive(Serialize, Deserialize)]
+struct ResolutionValue {
+    outcome: String,
+    signature: String,
+}
+
+/// A sealed audit entry, and the head of the chain.
+#[derive(Serialize, Deserialize)]
+struct SealedValue {
+    entry: String,
+    prev: String,
+    hash: String,
+}
+
+#[derive(Serialize, Deserialize)]
+struct HeadValue {
+    seq: i64,
+    hash: String,
+}
+
+fn encode<T: Serialize>(value: &T) -> Vec<u8> {
+    serde_json::to_vec(value).unwrap_or_default()
+}
+
+fn decode<T: for<'de> Deserialize<'de>>(key: &[u8], bytes: &[u8]) -> Result<T, StorageError> {
+    serde_json::from_slice(bytes).map_err(|e| StorageError::new(format!("etcd key {}: {e}", String::from_utf8_lossy(key))))
+}
+
+/// The key layout under the store's prefix. Epoch ids are hex-encoded so no
+/// id can reach into another key's range; numeric ids are zero-padded so
+/// keys sort by id.
+struct Keys {
+    prefix: String,
+}
+
+impl Keys {
+    fn key(&self, rest: &str) -> Vec<u8> {
+        format!("{}{rest}", self.prefix).into_bytes()
+    }
+    fn epoch(&self, id: &str) -> Vec<u8> {
+        self.key(&format!("epoch/{}", canon::hex(id.as_bytes())))
+    }
+    fn drained(&self, id: &str) -> Vec<u8> {
+        self.key(&format!("drained/{}", canon::hex(id.as_bytes())))
+    }
+    fn stale(&self, id: &str) -> Vec<u8> {
+        self.key(&format!("stale/{}", canon::hex(id.as_bytes())))
+    }
+    /// The markers of the leases that hold an epoch open: one key per lease.
+    fn open_range(&self, epoch: &str) -> Vec<u8> {
+        self.key(&format!("open/{}/", canon::hex(epoch.as_bytes())))
+    }
+    fn open(&self, epoch: &str, lease: i64) -> Vec<u8> {
+        let mut k = self.open_range(epoch);
+        k.extend_from_slice(format!("{lease:020}").as_bytes());
+        k
+    }
+    fn numbered(&self, kind: &str, id: i64) -> Vec<u8> {
+        self.key(&format!("{kind}/{id:020}"))
+    }
+    fn evidence(&self, id: i64) -> Vec<u8> {
+        self.numbered("evidence", id)
+    }
+    fn formation(&self, id: i64) -> Vec<u8> {
+        self.numbered("formation", id)
+    }
+    fn lease(&self, id: i64) -> Vec<u8> {
+        self.numbered("lease", id)
+    }
+    fn resolution(&self, id: i64) -> Vec<u8> {
+        self.numbered("resolution", id)
+    }
+    fn ids(&self, kind: IdKind) -> Vec<u8> {
+        self.key(&format!("ids/{}", kind.as_str()))
+    }
+    fn secret(&self, name: &str) -> Vec<u8> {
+        self.key(&format!("secret/{name}"))
+    }
+    fn queue(&self) -> Vec<u8> {
+        self.key("audit/queue/")
+    }
+    fn sealed_range(&self) -> Vec<u8> {
+        self.key("audit/sealed/")
+    }
+    fn sealed(&self, seq: i64) -> Vec<u8> {
+        self.numbered("audit/sealed", seq)
+    }
+    fn head(&self) -> Vec<u8> {
+        self.key("audit/head")
+    }
+}
+
+/// How long one request may take before the store refuses (an answer that
+/// never comes is no answer: the request may or may not have been applied).
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(2);
+
+fn connect_options() -> ConnectOptions {
+    ConnectOptions::new()
+        .with_connect_timeout(Duration::from_secs(2))
+        .with_timeout(REQUEST_TIMEOUT)
+        // A member that lost its leader answers at once instead of waiting out the timeout.
+        .with_require_leader(true)
+}
+
+/// The connection: a current-thread tokio runtime driving one etcd client
+/// on one member at a time (a random one first, to spread the load); after a
+/// failed request the client moves to the next member, so a member that died
+/// or hangs is not kept as the way in (the balanced channel of etcd-client
+/// keeps routing requests to a dead member).
+struct Conn {
+    rt: tokio::runtime::Runtime,
+    endpoints: Vec<String>,
+    /// (the member in use, its client)
+    client: std::sync::Mutex<(usize, Client)>,
+    keys: Keys,
+}
+
+impl Conn {
+    fn kv(&self) -> etcd_client::KvClient {
+        self.client.lock().unwrap_or_else(|e| e.into_inner()).1.kv_client()
+    }
+
+    /// Runs one request with the timeout; a failure replaces the client before it is reported.
+    fn call<T, F>(&self, request: impl FnOnce(etcd_client::KvClient) -> F) -> Result<T, StorageError>
+    where
+        F: std::future::Future<Output = Result<T, etcd_client::Error>>,
+    {
+        let kv = self.kv();
+        let pending = request(kv);
+        // The timer is made inside the runtime: it needs its clock.
+        let failure = match self.rt.block_on(async { tokio::time::timeout(REQUEST_TIMEOUT, pending).await }) {
+            Ok(Ok(value)) => return Ok(value),
+            Ok(Err(e)) => etcd_error(e),
+            Err(_) => StorageError::new(format!("etcd: no answer within {REQUEST_TIMEOUT:?}")),
+        };
+        let mut client = self.client.lock().unwrap_or_else(|e| e.into_inner());
+        let next = (client.0 + 1) % self.endpoints.len().max(1);
+        if let Ok(fresh) = self.rt.block_on(Client::connect([&self.endpoints[next]], Some(connect_options()))) {
+            *client = (next, fresh);
+        }
+        Err(failure)
+    }
+
+    fn get(&self, key: Vec<u8>, options: Option<GetOptions>) -> Result<etcd_client::GetResponse, StorageError> {
+        self.call(|mut kv| async move { kv.get(key, options).await })
+    }
+
+    fn get_one(&self, key: &[u8]) -> Result<Option<KeyValue>, StorageError> {
+        Ok(self.get(key.to_vec(), None)?.take_kvs().into_iter().next())
+    }
+
+    fn txn(&self, txn: Txn) -> Result<etcd_client::TxnResponse, StorageError> {
+        self.call(|mut kv| async move { kv.txn(txn).await })
+    }
+
+    /// The current revision of the cluster (a linearizable read).
+    fn revision(&self) -> Result<i64, StorageError> {
+        let resp = self.get(self.keys.head(), Some(GetOptions::new().with_count_only()))?;
+        resp.header().map(|h| h.revision()).ok_or_else(|| StorageError::new("etcd: a response without a header"))
+    }
+
+    /// Chains every queued audit entry up to revision `through` (and any queued before it).
+    fn seal_through(&self, through: i64) -> Result<(), StorageError> {
+        let mut conflicts = 0;
+        while conflicts < ATTEMPTS {
+            let head_kv = self.get_one(&self.keys.head())?;
+            let (head, head_rev) = match &head_kv {
+                Some(kv) => (decode::<HeadValue>(kv.key(), kv.value())?, kv.mod_revision()),
+                None => (HeadValue { seq: 0, hash: String::new() }, 0),
+            };
+            if head.seq >= through {
+                return Ok(());
+            }
+            let options = GetOptions::new().with_prefix().with_sort(SortTarget::Create, SortOrder::Ascend).with_limit(SEAL_BATCH);
+            let queued = self.get(self.keys.queue(), Some(options))?.take_kvs();
+            if queued.is_empty() {
+                return Ok(());
+            }
+            let mut compares = vec![Compare::mod_revision(self.keys.head(), CompareOp::Equal, head_rev)];
+            let mut ops = Vec::new();
+            let mut prev = head.hash;
+            let mut last = head.seq;
+            for kv in &queued {
+                let seq = kv.create_revision();
+                if seq <= last {
+                    return Err(StorageError::new(format!("etcd: audit entry {seq} is queued behind the sealed head {last}")));
+                }
+                let entry = String::from_utf8_lossy(kv.value()).into_owned();
+                let hash = audit::chain(&prev, &entry);
+                ops.push(TxnOp::put(self.keys.sealed(seq), encode(&SealedValue { entry, prev: prev.clone(), hash: hash.clone() }), None));
+                ops.push(TxnOp::delete(kv.key().to_vec(), None));
+                compares.push(Compare::mod_revision(kv.key().to_vec(), CompareOp::Equal, kv.mod_revision()));
+                prev = hash;
+                last = seq;
+            }
+            ops.push(TxnOp::put(self.keys.head(), encode(&HeadValue { seq: last, hash: prev }), None));
+            // Another sealer may have won: read the head again and go on from there.
+            if !self.txn(Txn::new().when(compares).and_then(ops))?.succeeded() {
+                conflicts += 1;
+            }
+        }
+        Err(StorageError::new("etcd: the audit queue could not be sealed (contention)"))
+    }
+}
+
+/// One record read by a decision: its value (absent: `None`), its mod
+/// revision (absent: 0), and whether it came from the guesses.
+struct Read {
+    value: Option<Vec<u8>>,
+    mod_rev: i64,
+    guessed: bool,
+}
+
+/// The etcd store.
+pub(crate) struct EtcdStore {
+    conn: Conn,
+    /// Guesses: key -> (value, mod revision) as last seen by this process.
+    cache: BTreeMap<Vec<u8>, (Vec<u8>, i64)>,
+    /// Reserved id blocks: kind -> (next, last).
+    ids: BTreeMap<IdKind, (i64, i64)>,
+    /// This store's decisions since its last seal, and the sequence of the latest.
+    unsealed: usize,
+    last_seq: i64,
+}
+
+impl EtcdStore {
+    /// Connects to the cluster at `endpoints`, keeping the runtime's keys under `prefix`.
+    pub(crate) fn connect(endpoints: &[String], prefix: &str) -> Result<EtcdStore, StorageError> {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| StorageError::new(format!("tokio: {e}")))?;
+        if endpoints.is_empty() {
+            return Err(StorageError::new("etcd: no endpoints"));
+        }
+        let mut seed = [0u8; 8];
+        getrandom::fill(&mut seed).map_err(|e| StorageError::new(format!("no randomness: {e}")))?;
+        let first = (u64::from_le_bytes(seed) % endpoints.len() as u64) as usize;
+        let client = rt.block_on(Client::connect([&endpoints[first]], Some(connect_options()))).map_err(etcd_error)?;
+        let conn = Conn { rt, endpoints: endpoints.to_vec(), client: std::sync::Mutex::new((first, client)), keys: Keys { prefix: prefix.to_owned() } };
+        Ok(EtcdStore { conn, cache: BTreeMap::new(), ids: BTreeMap::new(), unsealed: 0, last_seq: 0 })
+    }
+
+    /// Reserves a block of ids of `kind` with one compare-and-put on its counter.
+    fn reserve(&mut self, kind: IdKind) -> Result<(), StorageError> {
+        let size = if kind == IdKind::Lease { LEASE_ID_BLOCK } else { 1 };
+        let key = self.conn.keys.ids(kind);
+        for _ in 0..ATTEMPTS {
+            let (last, rev) = match self.conn.get_one(&key)? {
+                Some(kv) => {
+                    let text = String::from_utf8_lossy(kv.value()).into_owned();
+                    let n = text.parse::<i64>().map_err(|_| StorageError::new(format!("etcd: id counter {} reads `{text}`", kind.as_str())))?;
+                    (n, kv.mod_revision())
+                }
+                None => (0, 0),
+            };
+            let end = last.checked_add(size).ok_or_else(|| StorageError::new("etcd: ids exhausted"))?;
+            let txn = Txn::new().when([Compare::mod_revision(key.clone(), CompareOp::Equal, rev)]).and_then([TxnOp::put(key.clone(), end.to_string(), None)]);
+            if self.conn.txn(txn)?.succeeded() {
+                self.ids.insert(kind, (last + 1, end));
+                return Ok(());
+            }
+        }
+        Err(StorageError::new(format!("etcd: no {} id could be reserved (contention)", kind.as_str())))
+    }
+
+    fn remember(&mut self, key: Vec<u8>, value: Option<(Vec<u8>, i64)>) {
+        if self.cache.len() >= CACHE_LIMIT {
+            self.cache.clear();
+        }
+        match value {
+            Some(v) => self.cache.insert(key, v),
+            None => self.cache.remove(&key),
+        };
+    }
+}
+
+/// Reads for one run of a decision: each key is read once (from the guesses
+/// or the cluster) and remembered with its revision for the compares.
+struct DecisionView<'s> {
+    store: &'s mut EtcdStore,
+    reads: BTreeMap<Vec<u8>, Read>,
+    /// Counted ranges and the revision they were counted at.
+    ranges: Vec<(Vec<u8>, i64)>,
+    /// Read only fresh values (a refusal is being checked again).
+    fresh: bool,
+}
+
+impl DecisionView<'_> {
+    fn read(&mut self, key: Vec<u8>) -> Result<Option<Vec<u8>>, StorageError> {
+        if let Some(r) = self.reads.get(&key) {
+            return Ok(r.value.clone());
+        }
+        let read = match self.store.cache.get(&key) {
+            Some((value, rev)) if !self.fresh => Read { value: Some(value.clone()), mod_rev: *rev, guessed: true },
+            _ => match self.store.conn.get_one(&key)? {
+                Some(kv) => Read { value: Some(kv.value().to_vec()), mod_rev: kv.mod_revision(), guessed: false },
+                None => Read { value: None, mod_rev: 0, guessed: false },
+            },
+        };
+        let value = read.value.clone();
+        self.reads.insert(key, read);
+        Ok(value)
+    }
+
+    fn guessed(&self) -> bool {
+        self.reads.values().any(|r| r.guessed)
+    }
+}
+
+fn epoch_record(id: &str, key: &[u8], bytes: &[u8]) -> Result<EpochRecord, StorageError> {
+    let v: EpochValue = decode(key, bytes)?;
+    let state = State::parse(&v.state).map_err(|e| StorageError::new(format!("epoch {id}: {}", e.detail)))?;
+    Ok(EpochRecord { id: id.to_owned(), tool: v.tool, artifact: v.artifact, config: v.config, summary: v.summary, state, generation: v.generation })
+}
+
+fn evidence_record(id: i64, key: &[u8], bytes: &[u8]) -> Result<EvidenceRecord, StorageError> {
+    let v: EvidenceValue = decode(key, bytes)?;
+    Ok(EvidenceRecord {
+        id,
+        kind: EvidenceKind::parse(&v.kind)?,
+        tool: v.tool,
+        args_digest: v.args_digest,
+        source: v.source,
+        target: v.target,
+        valid_from: v.valid_from,
+        valid_until: v.valid_until,
+        revoked: v.revoked,
+    })
+}
+
+fn formation_record(id: i64, key: &[u8], bytes: &[u8]) -> Result<FormationRecord, StorageError> {
+    let v: FormationValue = decode(key, bytes)?;
+    Ok(FormationRecord {
+        id,
+        snapshot: v.snapshot,
+        tool: v.tool,
+        args_digest: v.args_digest,
+        principal: v.principal,
+        source: v.source,
+        successor: v.successor,
+        successor_evidence: v.successor_evidence,
+        expires_at: v.expires_at,
+        revoked: v.revoked,
+    })
+}
+
+fn lease_record(id: i64, key: &[u8], bytes: &[u8]) -> Result<LeaseRecord, StorageError> {
+    let v: LeaseValue = decode(key, bytes)?;
+    let state = LeaseState::parse(&v.state).map_err(|e| StorageError::new(format!("lease {id}: {}", e.detail)))?;
+    Ok(LeaseRecord { id, formation: v.formation, epoch: v.epoch, generation: v.generation, nonce: v.nonce, state, used: v.used })
+}
+
+fn resolver_key(bytes: &[u8]) -> Option<[u8; 32]> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    let raw: Vec<u8> = (0..text.len()).step_by(2).map(|i| text.get(i..i + 2).and_then(|h| u8::from_str_radix(h, 16).ok())).collect::<Option<_>>()?;
+    <[u8; 32]>::try_from(raw).ok()
+}
+
+/// Reads a decision makes and queries alike; `read` is where the bytes come from.
+macro_rules! record_reads {
+    () => {
+        fn epoch(&mut self, id: &str) -> Result<Option<EpochRecord>, StorageError> {
+            let key = self.keys().epoch(id);
+            self.read(key.clone())?.map(|b| epoch_record(id, &key, &b)).transpose()
+        }
+
+        fn evidence(&mut self, id: i64) -> Result<Option<EvidenceRecord>, StorageError> {
+            let key = self.keys().evidence(id);
+            self.read(key.clone())?.map(|b| evidence_record(id, &key, &b)).transpose()
+        }
+
+        fn formation(&mut self, id: i64) -> Result<Option<FormationRecord>, StorageError> {
+            let key = self.keys().formation(id);
+            self.read(key.clone())?.map(|b| formation_record(id, &key, &b)).transpose()
+        }
+
+        fn lease(&mut self, id: i64) -> Result<Option<LeaseRecord>, StorageError> {
+            let key = self.keys().lease(id);
+            self.read(key.clone())?.map(|b| lease_record(id, &key, &b)).transpose()
+        }
+
+        fn resolver(&mut self) -> Result<Option<[u8; 32]>, StorageError> {
+            let key = self.keys().secret("resolver");
+            Ok(self.read(key)?.and_then(|b| resolver_key(&b)))
+        }
+    };
+}
+
+impl DecisionView<'_> {
+    fn keys(&self) -> &Keys {
+        &self.store.conn.keys
+    }
+}
+
+impl View for DecisionView<'_> {
+    record_reads!();
+
+    fn open_leases(&mut self, epoch: &str) -> Result<usize, StorageError> {
+        let range = self.keys().open_range(epoch);
+        let resp = self.store.conn.get(range.clone(), Some(GetOptions::new().with_prefix().with_count_only()))?;
+        let rev = resp.header().map(|h| h.revision()).ok_or_else(|| StorageError::new("etcd: a response without a header"))?;
+        self.ranges.push((range, rev));
+        Ok(usize::try_from(resp.count()).unwrap_or(0))
+    }
+
+    fn next_id(&mut self, kind: IdKind) -> Result<i64, StorageError> {
+        let (next, last) = match self.store.ids.get(&kind) {
+            Some(&(next, last)) if next <= last => (next, last),
+            _ => {
+                self.store.reserve(kind)?;
+                self.store.ids.get(&kind).copied().ok_or_else(|| StorageError::new("etcd: no id reserved"))?
+            }
+        };
+        // Spent whether or not the decision commits: an id is never offered twice.
+        self.store.ids.insert(kind, (next + 1, last));
+        let key = match kind {
+            IdKind::Evidence => self.keys().evidence(next),
+            IdKind::Formation => self.keys().formation(next),
+            IdKind::Lease => self.keys().lease(next),
+        };
+        // The new record's key must still be absent when the decision commits.
+        self.reads.insert(key, Read { value: None, mod_rev: 0, guessed: false });
+        Ok(next)
+    }
+
+    fn all_leases(&mut self) -> Result<Vec<StoredLease>, StorageError> {
+        Err(StorageError::new("a decision does not list every lease"))
+    }
+}
+
+/// Reads for queries: always from the cluster, nothing remembered.
+struct QueryView<'s> {
+    conn: &'s Conn,
+}
+
+impl QueryView<'_> {
+    fn keys(&self) -> &Keys {
+        &self.conn.keys
+    }
+
+    fn read(&mut self, key: Vec<u8>) -> Result<Option<Vec<u8>>, StorageError> {
+        Ok(self.conn.get_one(&key)?.map(|kv| kv.value().to_vec()))
+    }
+}
+
+impl View for QueryView<'_> {
+    record_reads!();
+
+    fn open_leases(&mut self, epoch: &str) -> Result<usize, StorageError> {
+        let resp = self.conn.get(self.keys().open_range(epoch), Some(GetOptions::new().with_prefix().with_count_only()))?;
+        Ok(usize::try_from(resp.count()).unwrap_or(0))
+    }
+
+    fn next_id(&mut self, _kind: IdKind) -> Result<i64, StorageError> {
+        Err(StorageError::new("a query allocates no ids"))
+    }
+
+    fn all_leases(&mut self) -> Result<Vec<StoredLease>, StorageError> {
+        let kvs = self.conn.get(self.keys().key("lease/"), Some(GetOptions::new().with_prefix()))?.take_kvs();
+        let mut leases = Vec::with_capacity(kvs.len());
+        for kv in kvs {
+            let key = String::from_utf8_lossy(kv.key()).into_owned();
+            let id = key.rsplit('/').next().and_then(|n| n.parse::<i64>().ok()).ok_or_else(|| StorageError::new(format!("etcd key {key}: not a lease id")))?;
+            leases.push(StoredLease { record: lease_record(id, kv.key(), kv.value())?, admitted_seq: kv.create_revision() });
+        }
+        Ok(leases)
+    }
+}
+
+/// The keys a decision's writes put (`Some`) or delete (`None`), computed
+/// from the values the decision read.
+fn plan(keys: &Keys, reads: &BTreeMap<Vec<u8>, Read>, writes: &[Write]) -> Result<BTreeMap<Vec<u8>, Option<Vec<u8>>>, StorageError> {
+    let mut out: BTreeMap<Vec<u8>, Option<Vec<u8>>> = BTreeMap::new();
+    // The current bytes of a key this decision read (or already rewrote).
+    fn current(out: &BTreeMap<Vec<u8>, Option<Vec<u8>>>, reads: &BTreeMap<Vec<u8>, Read>, key: &[u8]) -> Result<Vec<u8>, StorageError> {
+        out.get(key)
+            .cloned()
+            .flatten()
+            .or_else(|| reads.get(key).and_then(|r| r.value.clone()))
+            .ok_or_else(|| StorageError::new(format!("etcd: a decision writes {} without having read it", String::from_utf8_lossy(key))))
+    }
+    for w in writes {
+        match w {
+            Write::NewEpoch(e) => {
+                let v = EpochValue {
+                    tool: e.tool.clone(),
+                    artifact: e.artifact.clone(),
+                    config: e.config.clone(),
+                    summary: e.summary.clone(),
+                    state: e.state.as_str().to_owned(),
+                    generation: e.generation,
+                };
+                out.insert(keys.epoch(&e.id), Some(encode(&v)));
+            }
+            Write::EpochState { epoch, to } => {
+                let key = keys.epoch(epoch);
+                let mut v: EpochValue = decode(&key, &current(&out, reads, &key)?)?;
+                v.state = to.as_str().to_owned();
+                out.insert(key, Some(encode(&v)));
+                match to {
+                    State::Draining => {
+                        out.insert(keys.drained(epoch), Some(Vec::new()));
+                    }
+                    State::Stale => {
+                        out.insert(keys.stale(epoch), Some(Vec::new()));
+                    }
+                    State::Advertised | State::HiddenButValid => {}
+                }
+            }
+            Write::NewEvidence(e) => {
+                let v = EvidenceValue {
+                    kind: e.kind.as_str().to_owned(),
+                    tool: e.tool.clone(),
+                    args_digest: e.args_digest.clone(),
+                    source: e.source.clone(),
+                    target: e.target.clone(),
+                    valid_from: e.valid_from,
+                    valid_until: e.valid_until,
+                    revoked: e.revoked,
+                };
+                out.insert(keys.evidence(e.id), Some(encode(&v)));
+            }
+            Write::NewFormation(f) => {
+                let v = FormationValue {
+                    snapshot: f.snapshot.clone(),
+                    tool: f.tool.clone(),
+                    args_digest: f.args_digest.clone(),
+                    principal: f.principal.clone(),
+                    source: f.source.clone(),
+                    successor: f.successor.clone(),
+                    successor_evidence: f.successor_evidence,
+                    expires_at: f.expires_at,
+                    revoked: f.revoked,
+                };
+                out.insert(keys.formation(f.id), Some(encode(&v)));
+            }
+            Write::RevokeEvidence(id) => {
+                let key = keys.evidence(*id);
+                let mut v: EvidenceValue = decode(&key, &current(&out, reads, &key)?)?;
+                v.revoked = true;
+                out.insert(key, Some(encode(&v)));
+            }
+            Write::RevokeFormation(id) => {
+                let key = keys.formation(*id);
+                let mut v: FormationValue = decode(&key, &current(&out, reads, &key)?)?;
+                v.revoked = true;
+                out.insert(key, Some(encode(&v)));
+            }
+            Write::NewLease(l) => {
+                let v = LeaseValue {
+                    formation: l.formation,
+                    epoch: l.epoch.clone(),
+                    generation: l.generation,
+                    nonce: l.nonce.clone(),
+                    state: l.state.as_str().to_owned(),
+                    used: l.used,
+                };
+                out.insert(keys.lease(l.id), Some(encode(&v)));
+                if l.state.open() {
+                    out.insert(keys.open(&l.epoch, l.id), Some(Vec::new()));
+                }
+            }
+            Write::LeaseState { id, to } => {
+                let key = keys.lease(*id);
+                let mut v: LeaseValue = decode(&key, &current(&out, reads, &key)?)?;
+                v.state = to.as_str().to_owned();
+                if !to.open() {
+                    out.insert(keys.open(&v.epoch, *id), None);
+                }
+                out.insert(key, Some(encode(&v)));
+            }
+            Write::LeaseUsed(id) => {
+                let key = keys.lease(*id);
+                let mut v: LeaseValue = decode(&key, &current(&out, reads, &key)?)?;
+                v.used = true;
+                out.insert(key, Some(encode(&v)));
+            }
+            Write::Resolution { lease, outcome, signature } => {
+                out.insert(keys.resolution(*lease), Some(encode(&ResolutionValue { outcome: outcome.clone(), signature: signature.clone() })));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Whether a key holds a record worth keeping as a guess.
+fn guessable(keys: &Keys, key: &[u8]) -> bool {
+    ["epoch/", "evidence/", "formation/", "lease/", "secret/"].iter().any(|kind| key.starts_with(&keys.key(kind)))
+}
+
+impl Store for EtcdStore {
+    fn decide(&mut self, decide: &mut DecideFn<'_>) -> Result<i64, Refusal> {
+        let mut fresh = false;
+        for _ in 0..ATTEMPTS {
+            let mut view = DecisionView { store: self, reads: BTreeMap::new(), ranges: Vec::new(), fresh };
+            let decided = decide(&mut view);
+            let guessed = view.guessed();
+            let DecisionView { reads, ranges, .. } = view;
+            let decision = match decided {
+                Ok(d) => d,
+                // A refusal decided on a guess is decided again on what the cluster holds now.
+                Err(refusal) if guessed && !refusal.is_storage() => {
+                    for key in reads.keys() {
+                        self.cache.remove(key);
+                    }
+                    fresh = true;
+                    continue;
+                }
+                Err(refusal) => return Err(refusal),
+            };
+            let keys = &self.conn.keys;
+            let planned = plan(keys, &reads, &decision.writes)?;
+            let mut compares: Vec<Compare> = reads.iter().map(|(k, r)| Compare::mod_revision(k.clone(), CompareOp::Equal, r.mod_rev)).collect();
+            compares.extend(ranges.iter().map(|(range, rev)| Compare::mod_revision(range.clone(), CompareOp::Less, rev + 1).with_prefix()));
+            let mut ops: Vec<TxnOp> = planned
+                .iter()
+                .map(|(k, v)| match v {
+                    Some(v) => TxnOp::put(k.clone(), v.clone(), None),
+                    None => TxnOp::delete(k.clone(), None),
+                })
+                .collect();
+            let mut queued = keys.queue();
+            queued.extend_from_slice(nonce()?.as_bytes());
+            ops.push(TxnOp::put(queued, audit::entry_text(&decision.audit), None));
+            let refresh: Vec<TxnOp> = reads.keys().map(|k| TxnOp::get(k.clone(), None)).collect();
+            let resp = self.conn.txn(Txn::new().when(compares).and_then(ops).or_else(refresh))?;
+            if resp.succeeded() {
+                let seq = resp.header().map(|h| h.revision()).ok_or_else(|| StorageError::new("etcd: a response without a header"))?;
+                for (key, read) in reads {
+                    if !read.guessed && guessable(&self.conn.keys, &key) {
+                        self.remember(key, read.value.map(|v| (v, read.mod_rev)));
+                    }
+                }
+                for (key, value) in planned {
+                    if guessable(&self.conn.keys, &key) {
+                        self.remember(key, value.map(|v| (v, seq)));
+                    }
+                }
+                self.last_seq = seq;
+                self.unsealed += 1;
+                // The decision is committed whatever sealing does: a failed seal is retried
+                // later, and a reader of the log seals first.
+                if self.unsealed >= SEAL_EVERY && self.conn.seal_through(seq).is_ok() {
+                    self.unsealed = 0;
+                }
+                return Ok(seq);
+            }
+            // Something the decision read changed: take the current values and decide again.
+            for (key, op) in reads.keys().zip(resp.op_responses()) {
+                if let TxnOpResponse::Get(mut got) = op {
+                    let value = got.take_kvs().into_iter().next().map(|kv| (kv.value().to_vec(), kv.mod_revision()));
+                    if guessable(&self.conn.keys, key) {
+                        self.remember(key.clone(), value);
+                    }
+                }
+            }
+        }
+        Err(StorageError::new(format!("etcd: the decision kept conflicting with others ({ATTEMPTS} attempts)")).into())
+    }
+
+    fn reader(&self) -> Box<dyn View + '_> {
+        Box::new(QueryView { conn: &self.conn })
+    }
+
+    fn lifecycle_seqs(&self, epoch: &str) -> Result<(Option<i64>, Option<i64>), StorageError> {
+        let keys = &self.conn.keys;
+        let gets = [keys.epoch(epoch), keys.drained(epoch), keys.stale(epoch)].map(|k| TxnOp::get(k, None));
+        let resp = self.conn.txn(Txn::new().and_then(gets))?;
+        let mut found = resp.op_responses().into_iter().map(|op| match op {
+            TxnOpResponse::Get(mut g) => g.take_kvs().into_iter().next().map(|kv| kv.create_revision()),
+            _ => None,
+        });
+        if found.next().flatten().is_none() {
+            return Err(StorageError::new(format!("no epoch {epoch}")));
+        }
+        Ok((found.next().flatten(), found.next().flatten()))
+    }
+
+    fn mac_key(&mut self) -> Result<Vec<u8>, StorageError> {
+        let key = self.conn.keys.secret("mac");
+        if self.conn.get_one(&key)?.is_none() {
+            let mut fresh = [0u8; 32];
+            getrandom::fill(&mut fresh).map_err(|e| StorageError::new(format!("no randomness: {e}")))?;
+            // Created once: whoever loses the race reads the winner's key.
+            let txn =
+                Txn::new().when([Compare::create_revision(key.clone(), CompareOp::Equal, 0)]).and_then([TxnOp::put(key.clone(), canon::hex(&fresh), None)]);
+            self.conn.txn(txn)?;
+        }
+        let kv = self.conn.get_one(&key)?.ok_or_else(|| StorageError::new("etcd: the token key vanished"))?;
+        let text = String::from_utf8_lossy(kv.value()).into_owned();
+        let raw: Option<Vec<u8>> = (0..text.len()).step_by(2).map(|i| text.get(i..i + 2).and_then(|h| u8::from_str_radix(h, 16).ok())).collect();
+        raw.filter(|k| k.len() == 32).ok_or_else(|| StorageError::new("etcd: the token key does not read as 32 bytes of hex"))
+    }
+
+    fn set_resolver(&self, key: &[u8; 32]) -> Result<(), StorageError> {
+        let (k, v) = (self.conn.keys.secret("resolver"), canon::hex(key));
+        self.conn.call(|mut kv| async move { kv.put(k, v, None).await })?;
+        Ok(())
+    }
+
+    fn audit(&self) -> Result<Vec<AuditEntry>, StorageError> {
+        let through = self.conn.revision()?;
+        self.conn.seal_through(through)?;
+        let keys = &self.conn.keys;
+        let mut entries = Vec::new();
+        for kv in self.conn.get(keys.sealed_range(), Some(GetOptions::new().with_prefix()))?.take_kvs() {
+            let key = String::from_utf8_lossy(kv.key()).into_owned();
+            let seq = key
+                .rsplit('/')
+                .next()
+                .and_then(|n| n.parse::<i64>().ok())
+                .ok_or_else(|| StorageError::new(format!("etcd key {key}: not an audit sequence")))?;
+            let v: SealedValue = decode(kv.key(), kv.value())?;
+            entries.push(AuditEntry { seq, entry: v.entry, prev: v.prev, hash: v.hash });
+        }
+        // An entry still queued at or below the sealed head was slipped in behind the chain: it shows, unchained.
+        let last = entries.last().map_or(0, |e| e.seq);
+        for kv in self.conn.get(keys.queue(), Some(GetOptions::new().with_prefix()))?.take_kvs() {
+            if kv.create_revision() <= last {
+                entries.push(AuditEntry {
+                    seq: kv.create_revision(),
+                    entry: String::from_utf8_lossy(kv.value()).into_owned(),
+                    prev: String::new(),
+                    hash: String::new(),
+                });
+            }
+        }
+        entries.sort_by_key(|e| e.seq);
+        Ok(entries)
+    }
+}
+
+impl Drop for EtcdStore {
+    fn drop(&mut self) {
+        // Best effort: what is not sealed now is sealed by the next reader of the log.
+        if self.unsealed > 0 {
+            let _ = self.conn.seal_through(self.last_seq);
+        }
+    }
+}

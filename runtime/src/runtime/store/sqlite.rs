@@ -1,0 +1,273 @@
+//! The embedded store: one SQLite file (WAL, full durability) on one host.
+//! A decision runs inside one `BEGIN IMMEDIATE` transaction: no other writer
+//! can change what it reads before it commits, so it runs exactly once, and a
+//! crash leaves the whole decision or none of it.
+
+use std::path::Path;
+
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+
+use super::super::audit;
+use super::super::evidence::EvidenceKind;
+use super::super::refusal::{Refusal, StorageError};
+use super::super::state::{LeaseState, State};
+use super::{AuditEntry, DecideFn, EpochRecord, EvidenceRecord, FormationRecord, IdKind, LeaseRecord, Store, StoredLease, View, Write};
+
+/// The tables. `CREATE … IF NOT EXISTS`, so opening an existing store changes nothing.
+const DDL: &str = "CREATE TABLE IF NOT EXISTS secrets (name TEXT PRIMARY KEY, value BLOB NOT NULL);
+     CREATE TABLE IF NOT EXISTS epochs (
+         epoch_id TEXT PRIMARY KEY, tool TEXT NOT NULL, artifact_digest TEXT NOT NULL, config_digest TEXT NOT NULL,
+         summary_digest TEXT NOT NULL, state TEXT NOT NULL, revision INTEGER NOT NULL, drained_seq INTEGER, stale_seq INTEGER);
+     CREATE TABLE IF NOT EXISTS evidence (
+         id INTEGER PRIMARY KEY, kind TEXT NOT NULL, tool TEXT NOT NULL, args_digest TEXT,
+         source_epoch TEXT NOT NULL, target_epoch TEXT NOT NULL, valid_from INTEGER NOT NULL, valid_until INTEGER NOT NULL,
+         seq INTEGER NOT NULL, revoked INTEGER NOT NULL DEFAULT 0);
+     CREATE TABLE IF NOT EXISTS formations (
+         id INTEGER PRIMARY KEY, snapshot_digest TEXT NOT NULL, tool TEXT NOT NULL, args_digest TEXT NOT NULL,
+         principal TEXT NOT NULL, source_epoch TEXT NOT NULL, successor_epoch TEXT, successor_evidence INTEGER,
+         expires_at INTEGER NOT NULL, seq INTEGER NOT NULL, revoked INTEGER NOT NULL DEFAULT 0);
+     CREATE TABLE IF NOT EXISTS leases (
+         id INTEGER PRIMARY KEY, formation INTEGER NOT NULL, epoch TEXT NOT NULL, generation INTEGER NOT NULL,
+         nonce TEXT NOT NULL, state TEXT NOT NULL, used INTEGER NOT NULL DEFAULT 0, admitted_seq INTEGER NOT NULL);
+     CREATE TABLE IF NOT EXISTS resolutions (lease INTEGER PRIMARY KEY, outcome TEXT NOT NULL, signature TEXT NOT NULL);
+     CREATE TABLE IF NOT EXISTS audit (seq INTEGER PRIMARY KEY AUTOINCREMENT, entry TEXT NOT NULL, prev TEXT NOT NULL, hash TEXT NOT NULL);";
+
+/// The SQLite store.
+pub(crate) struct SqliteStore {
+    conn: Connection,
+}
+
+impl SqliteStore {
+    /// Opens (creating if needed) the store at `path` with its tables.
+    pub(crate) fn open(path: &Path) -> Result<SqliteStore, StorageError> {
+        let conn = Connection::open(path)?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "synchronous", "FULL")?;
+        conn.busy_timeout(std::time::Duration::from_secs(30))?;
+        conn.execute_batch(DDL)?;
+        Ok(SqliteStore { conn })
+    }
+}
+
+/// Reads through one connection (inside the decision's transaction, or not, for queries).
+struct SqliteView<'c> {
+    conn: &'c Connection,
+}
+
+fn epoch_state(epoch: &str, s: &str) -> Result<State, StorageError> {
+    State::parse(s).map_err(|e| StorageError::new(format!("epoch {epoch}: {}", e.detail)))
+}
+
+fn lease_state(id: i64, s: &str) -> Result<LeaseState, StorageError> {
+    LeaseState::parse(s).map_err(|e| StorageError::new(format!("lease {id}: {}", e.detail)))
+}
+
+impl View for SqliteView<'_> {
+    fn epoch(&mut self, id: &str) -> Result<Option<EpochRecord>, StorageError> {
+        let row: Option<(String, String, String, String, String, i64)> = self
+            .conn
+            .query_row("SELECT tool, artifact_digest, config_digest, summary_digest, state, revision FROM epochs WHERE epoch_id = ?1", params![id], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?))
+            })
+            .optional()?;
+        let Some((tool, artifact, config, summary, state, generation)) = row else { return Ok(None) };
+        Ok(Some(EpochRecord { id: id.to_owned(), tool, artifact, config, summary, state: epoch_state(id, &state)?, generation }))
+    }
+
+    fn evidence(&mut self, id: i64) -> Result<Option<EvidenceRecord>, StorageError> {
+        type Row = (String, String, Option<String>, String, String, i64, i64, i64);
+        let row: Option<Row> = self
+            .conn
+            .query_row(
+                "SELECT kind, tool, args_digest, source_epoch, target_epoch, valid_from, valid_until, revoked FROM evidence WHERE id = ?1",
+                params![id],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?, r.get(7)?)),
+            )
+            .optional()?;
+        let Some((kind, tool, args_digest, source, target, valid_from, valid_until, revoked)) = row else { return Ok(None) };
+        Ok(Some(EvidenceRecord { id, kind: EvidenceKind::parse(&kind)?, tool, args_digest, source, target, valid_from, valid_until, revoked: revoked != 0 }))
+    }
+
+    fn formation(&mut self, id: i64) -> Result<Option<FormationRecord>, StorageError> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT snapshot_digest, tool, args_digest, principal, source_epoch, successor_epoch, successor_evidence, expires_at, revoked
+                 FROM formations WHERE id = ?1",
+                params![id],
+                |r| {
+                    Ok(FormationRecord {
+                        id,
+                        snapshot: r.get(0)?,
+                        tool: r.get(1)?,
+                        args_digest: r.get(2)?,
+                        principal: r.get(3)?,
+                        source: r.get(4)?,
+                        successor: r.get(5)?,
+                        successor_evidence: r.get(6)?,
+                        expires_at: r.get(7)?,
+                        revoked: r.get::<_, i64>(8)? != 0,
+                    })
+                },
+            )
+            .optional()?)
+    }
+
+    fn lease(&mut self, id: i64) -> Result<Option<LeaseRecord>, StorageError> {
+        let row: Option<(i64, String, i64, String, String, i64)> = self
+            .conn
+            .query_row("SELECT formation, epoch, generation, nonce, state, used FROM leases WHERE id = ?1", params![id], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?))
+            })
+            .optional()?;
+        let Some((formation, epoch, generation, nonce, state, used)) = row else { return Ok(None) };
+        Ok(Some(LeaseRecord { id, formation, epoch, generation, nonce, state: lease_state(id, &state)?, used: used != 0 }))
+    }
+
+    fn open_leases(&mut self, epoch: &str) -> Result<usize, StorageError> {
+        let mut stmt = self.conn.prepare("SELECT state, COUNT(*) FROM leases WHERE epoch = ?1 GROUP BY state")?;
+        let counts: Vec<(String, i64)> = stmt.query_map(params![epoch], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<Result<_, _>>()?;
+        let mut open = 0;
+        for (state, n) in counts {
+            if LeaseState::parse(&state)?.open() {
+                open += usize::try_from(n).unwrap_or(0);
+            }
+        }
+        Ok(open)
+    }
+
+    fn resolver(&mut self) -> Result<Option<[u8; 32]>, StorageError> {
+        let key: Option<Vec<u8>> = self.conn.query_row("SELECT value FROM secrets WHERE name = 'resolver'", [], |r| r.get(0)).optional()?;
+        Ok(key.and_then(|k| <[u8; 32]>::try_from(k).ok()))
+    }
+
+    fn next_id(&mut self, kind: IdKind) -> Result<i64, StorageError> {
+        // The next rowid, as an INTEGER PRIMARY KEY would give it: the transaction holds the write lock.
+        let table = match kind {
+            IdKind::Evidence => "evidence",
+            IdKind::Formation => "formations",
+            IdKind::Lease => "leases",
+        };
+        Ok(self.conn.query_row(&format!("SELECT COALESCE(MAX(id), 0) + 1 FROM {table}"), [], |r| r.get(0))?)
+    }
+
+    fn all_leases(&mut self) -> Result<Vec<StoredLease>, StorageError> {
+        let mut stmt = self.conn.prepare("SELECT id, formation, epoch, generation, nonce, state, used, admitted_seq FROM leases ORDER BY id")?;
+        type Row = (i64, i64, String, i64, String, String, i64, i64);
+        let rows: Vec<Row> =
+            stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?, r.get(7)?)))?.collect::<Result<_, _>>()?;
+        rows.into_iter()
+            .map(|(id, formation, epoch, generation, nonce, state, used, admitted_seq)| {
+                let state = lease_state(id, &state)?;
+                Ok(StoredLease { record: LeaseRecord { id, formation, epoch, generation, nonce, state, used: used != 0 }, admitted_seq })
+            })
+            .collect()
+    }
+}
+
+/// Appends an audit entry in the current transaction; returns its sequence number.
+fn append(tx: &Connection, entry: &serde_json::Value) -> Result<i64, StorageError> {
+    let text = audit::entry_text(entry);
+    let prev: String = tx.query_row("SELECT hash FROM audit ORDER BY seq DESC LIMIT 1", [], |r| r.get(0)).optional()?.unwrap_or_default();
+    tx.execute("INSERT INTO audit (entry, prev, hash) VALUES (?1, ?2, ?3)", params![text, prev, audit::chain(&prev, &text)])?;
+    Ok(tx.last_insert_rowid())
+}
+
+/// Applies one write inside the decision's transaction, stamped with its sequence number.
+fn apply(tx: &Connection, write: &Write, seq: i64) -> Result<(), StorageError> {
+    match write {
+        Write::NewEpoch(e) => {
+            tx.execute(
+                "INSERT OR IGNORE INTO epochs (epoch_id, tool, artifact_digest, config_digest, summary_digest, state, revision) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                params![e.id, e.tool, e.artifact, e.config, e.summary, e.state.as_str(), e.generation],
+            )?;
+        }
+        Write::EpochState { epoch, to } => {
+            let sql = match to {
+                State::Draining => "UPDATE epochs SET state = ?2, drained_seq = ?3 WHERE epoch_id = ?1",
+                State::Stale => "UPDATE epochs SET state = ?2, stale_seq = ?3 WHERE epoch_id = ?1",
+                // Hiding and advertising again record no sequence; ?3 is bound and ignored.
+                State::Advertised | State::HiddenButValid => "UPDATE epochs SET state = ?2 WHERE epoch_id = ?1 AND ?3 IS NOT NULL",
+            };
+            tx.execute(sql, params![epoch, to.as_str(), seq])?;
+        }
+        Write::NewEvidence(e) => {
+            tx.execute(
+                "INSERT INTO evidence (id, kind, tool, args_digest, source_epoch, target_epoch, valid_from, valid_until, seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                params![e.id, e.kind.as_str(), e.tool, e.args_digest, e.source, e.target, e.valid_from, e.valid_until, seq],
+            )?;
+        }
+        Write::NewFormation(f) => {
+            tx.execute(
+                "INSERT INTO formations (id, snapshot_digest, tool, args_digest, principal, source_epoch, successor_epoch, successor_evidence, expires_at, seq)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                params![f.id, f.snapshot, f.tool, f.args_digest, f.principal, f.source, f.successor, f.successor_evidence, f.expires_at, seq],
+            )?;
+        }
+        Write::RevokeEvidence(id) => {
+            tx.execute("UPDATE evidence SET revoked = 1 WHERE id = ?1", params![id])?;
+        }
+        Write::RevokeFormation(id) => {
+            tx.execute("UPDATE formations SET revoked = 1 WHERE id = ?1", params![id])?;
+        }
+        Write::NewLease(l) => {
+            tx.execute(
+                "INSERT INTO leases (id, formation, epoch, generation, nonce, state, admitted_seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                params![l.id, l.formation, l.epoch, l.generation, l.nonce, l.state.as_str(), seq],
+            )?;
+        }
+        Write::LeaseState { id, to } => {
+            tx.execute("UPDATE leases SET state = ?2 WHERE id = ?1", params![id, to.as_str()])?;
+        }
+        Write::LeaseUsed(id) => {
+            tx.execute("UPDATE leases SET used = 1 WHERE id = ?1", params![id])?;
+        }
+        Write::Resolution { lease, outcome, signature } => {
+            tx.execute("INSERT INTO resolutions VALUES (?1, ?2, ?3)", params![lease, outcome, signature])?;
+        }
+    }
+    Ok(())
+}
+
+impl Store for SqliteStore {
+    fn decide(&mut self, decide: &mut DecideFn<'_>) -> Result<i64, Refusal> {
+        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(StorageError::from)?;
+        let decision = decide(&mut SqliteView { conn: &tx })?;
+        let seq = append(&tx, &decision.audit)?;
+        for write in &decision.writes {
+            apply(&tx, write, seq)?;
+        }
+        tx.commit().map_err(StorageError::from)?;
+        Ok(seq)
+    }
+
+    fn reader(&self) -> Box<dyn View + '_> {
+        Box::new(SqliteView { conn: &self.conn })
+    }
+
+    fn lifecycle_seqs(&self, epoch: &str) -> Result<(Option<i64>, Option<i64>), StorageError> {
+        Ok(self.conn.query_row("SELECT drained_seq, stale_seq FROM epochs WHERE epoch_id = ?1", params![epoch], |r| Ok((r.get(0)?, r.get(1)?)))?)
+    }
+
+    fn mac_key(&mut self) -> Result<Vec<u8>, StorageError> {
+        let existing: Option<Vec<u8>> = self.conn.query_row("SELECT value FROM secrets WHERE name = 'mac'", [], |r| r.get(0)).optional()?;
+        if let Some(k) = existing {
+            return Ok(k);
+        }
+        let mut key = vec![0u8; 32];
+        getrandom::fill(&mut key).map_err(|e| StorageError::new(format!("no randomness: {e}")))?;
+        self.conn.execute("INSERT OR IGNORE INTO secrets VALUES ('mac', ?1)", params![key])?;
+        Ok(self.conn.query_row("SELECT value FROM secrets WHERE name = 'mac'", [], |r| r.get(0))?)
+    }
+
+    fn set_resolver(&self, key: &[u8; 32]) -> Result<(), StorageError> {
+        self.conn.execute("INSERT OR REPLACE INTO secrets VALUES ('resolver', ?1)", params![key.to_vec()])?;
+        Ok(())
+    }
+
+    fn audit(&self) -> Result<Vec<AuditEntry>, StorageError> {
+        let mut stmt = self.conn.prepare("SELECT seq, entry, prev, hash FROM audit ORDER BY seq")?;
+        let rows = stmt.query_map([], |r| Ok(AuditEntry { seq: r.get(0)?, entry: r.get(1)?, prev: r.get(2)?, hash: r.get(3)? }))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+}
