@@ -7,13 +7,15 @@
 //! `fcd-model` (the shared vocabulary: effects, rules, summaries, digests),
 //! `fcd-frontends` (tree-sitter regions and facts), `fcd-compiler` (profile,
 //! closure, registration, summarizing), `fcd-verify` (decisions and
-//! certificates) and `fcd-runtime` (admission and the registry). See
+//! certificates) and `fcd-runtime` (admission and the registry), with `fcd-lifecycle` (the
+//! protocol's properties, its model check and the audit check). See
 //! ARCHITECTURE.md.
 
 pub mod cli;
 pub mod profile_test;
 
 pub use fcd_compiler::{guard, loader, profile, register, source, summary};
+pub use fcd_lifecycle as lifecycle;
 pub use fcd_model::{InputError, canon, error, rules};
 pub use fcd_runtime::{registry, runtime};
 pub use fcd_verify::{canonical, cert, certify};

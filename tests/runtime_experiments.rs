@@ -78,7 +78,10 @@ fn run_after_retirement(w: &mut World, name: &str, evidence: Option<i64>) -> Out
     let formation = w.rt.form("snapshot-1", &c.tool, &args_digest(&c), "user:alice", &w.v14.epoch, evidence, NOW, 3600).unwrap();
     retire(w);
     match w.rt.admit(formation, NOW + 10) {
-        Err(r) => Outcome::Stopped(r.code.as_str()),
+        Err(r) => {
+            audit_passes(w);
+            Outcome::Stopped(r.code.as_str())
+        }
         Ok(lease) => {
             let target = if lease.epoch == w.v13.epoch { &w.v13 } else { &w.v14 };
             let s = &target.summary;
@@ -86,9 +89,16 @@ fn run_after_retirement(w: &mut World, name: &str, evidence: Option<i64>) -> Out
             let input = CallInput::new(c.clone(), "canonical.json");
             let d = decide(&check_call(s, &input).unwrap(), &w.canonical.env, &w.canonical.contract);
             w.rt.complete(lease.id).unwrap();
+            audit_passes(w);
             Outcome::Ran(if lease.epoch == w.v13.epoch { "v1.3".into() } else { "v1.4".into() }, d.effects[0].exposure)
         }
     }
+}
+
+/// The world's recorded history keeps every safety property of docs/lifecycle.md.
+fn audit_passes(w: &World) {
+    let report = fcd::lifecycle::history::check_runtime(&w.rt).unwrap();
+    assert!(report.violations.is_empty(), "{}", report.text());
 }
 
 fn retire(w: &mut World) {
@@ -160,4 +170,5 @@ fn successor_timing_and_the_final_hop() {
     assert_eq!(wrong.code, "final_hop_artifact_mismatch");
     assert_eq!(w.rt.fence(&lease.token, &s13.source.digest, &s13.config_digest, lease.generation).unwrap(), lease.id);
     assert_eq!(w.rt.fence(&lease.token, &s13.source.digest, &s13.config_digest, lease.generation).unwrap_err().code, "replay");
+    audit_passes(&w);
 }

@@ -337,4 +337,5 @@ fn draining_then_successor(stores: &Stores<'_>) {
     rt.revoke(&format!("evidence:{cert}")).unwrap();
     assert_eq!(rt.admit(f, 103).unwrap_err().code, "revoked");
     assert!(rt.verify_audit().unwrap() > 5);
+    check_audit(&rt).unwrap();
 }

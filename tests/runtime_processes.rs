@@ -174,6 +174,9 @@ fn a_process_killed_inside_an_admission_leaves_a_consistent_database() {
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
     let lease = rt.admit(formation.parse().unwrap(), now).unwrap();
     assert_eq!(lease.epoch, "v14");
+    // `fcd audit check` on what the killed run left: every safety property of docs/lifecycle.md holds.
+    let out = Command::new(FCD).args(["audit", "check", "--store"]).arg(&db).output().expect("fcd runs");
+    assert!(out.status.success(), "{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
 }
 
 #[test]

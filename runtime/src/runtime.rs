@@ -15,7 +15,9 @@
 //! (invariant 5). Every decision appends to a hash-chained audit log.
 
 mod audit;
+pub mod decision;
 mod epoch;
+mod events;
 mod evidence;
 mod fence;
 mod formation;
@@ -32,6 +34,7 @@ use std::path::Path;
 
 use ed25519_dalek::VerifyingKey;
 
+pub use events::{AuditEvent, AuditRecord};
 pub use evidence::EvidenceKind;
 pub use lease::{Lease, LeaseRow};
 pub use refusal::{Refusal, RefusalCode, StorageError};
@@ -194,6 +197,12 @@ impl Runtime {
     /// The whole audit log, in sequence order, in the same format on every store.
     pub fn audit_entries(&self) -> Result<Vec<AuditEntry>, Refusal> {
         Ok(self.store.audit()?)
+    }
+
+    /// The audit log as typed events, in order (for `fcd audit check`). The
+    /// chain is not checked here: see [`Runtime::verify_audit`].
+    pub fn audit_events(&self) -> Result<Vec<AuditRecord>, Refusal> {
+        Ok(self.store.audit()?.into_iter().map(|e| AuditRecord { seq: e.seq, event: AuditEvent::parse(&e.entry) }).collect())
     }
 
     /// Checks the audit log's hash chain; returns the number of entries.

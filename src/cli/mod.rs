@@ -5,6 +5,7 @@
 //! (unsafe, reject, unknown, a refused certificate, digests that differ),
 //! 2 a usage or input error, 3 registration escalated.
 
+mod audit;
 mod certify;
 mod debug;
 mod demo;
@@ -76,6 +77,9 @@ enum Command {
     /// The admission runtime: epochs, formation, admission, leases, revocation, the final-hop fence.
     #[command(subcommand)]
     Runtime(runtime::RuntimeCommand),
+    /// Recorded histories: check a runtime store's audit log against the lifecycle's safety properties.
+    #[command(subcommand)]
+    Audit(audit::AuditCommand),
     /// The registry of admitted epochs: list, show, verify.
     #[command(subcommand)]
     Registry(registry::RegistryCommand),
@@ -123,6 +127,7 @@ where
         Command::Demo(a) => demo::run(a.format, &mut io),
         Command::Registry(c) => registry::run(c, &mut io),
         Command::Runtime(c) => runtime::run(c, &mut io),
+        Command::Audit(c) => audit::run(c, &mut io),
         Command::Debug(c) => debug::run(c, &mut io),
     };
     match result {

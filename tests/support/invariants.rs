@@ -1,6 +1,7 @@
 //! DESIGN.md's runtime invariants 1-6 as one check over a whole store,
 //! shared by the property tests (after every step, on every store), the
-//! multi-process race and the etcd fault tests (over the whole history).
+//! multi-process race and the etcd fault tests (over the whole history),
+//! with the audit check of the recorded history (docs/lifecycle.md).
 
 use std::collections::BTreeMap;
 
@@ -61,8 +62,12 @@ pub fn check_invariants(rt: &Runtime, model: &Model, epochs: &[&str]) -> Result<
     Ok(())
 }
 
-/// The audit log is one unbroken hash chain with an entry for every lease's admission.
+/// The audit log is one unbroken hash chain with an entry for every lease's
+/// admission, and the history it records keeps every safety property of
+/// docs/lifecycle.md (what `fcd audit check` checks).
 pub fn check_audit(rt: &Runtime) -> Result<(), TestCaseError> {
+    let report = fcd::lifecycle::history::check_runtime(rt).map_err(|e| TestCaseError::fail(format!("the audit log does not read: {e}")))?;
+    prop_assert!(report.violations.is_empty(), "{}", report.text());
     let entries = rt.audit_entries().map_err(|e| TestCaseError::fail(format!("the audit log does not read: {e}")))?;
     let chained = rt.verify_audit();
     prop_assert!(chained.is_ok(), "the audit chain is broken: {:?}", chained);

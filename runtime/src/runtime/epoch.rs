@@ -5,6 +5,7 @@
 
 use serde_json::json;
 
+use super::decision::{self, MoveRefusal};
 use super::refusal::{Refusal, RefusalCode, refuse};
 use super::state::State;
 use super::store::{Decision, EpochRecord, View, Write};
@@ -23,7 +24,7 @@ pub(crate) fn register(view: &mut dyn View, epoch: &str, tool: &str, artifact: &
             generation: 1,
         }));
     }
-    Ok(Decision { writes, audit: json!({"op": "register_epoch", "epoch": epoch}) })
+    Ok(Decision { writes, audit: json!({"op": "register_epoch", "epoch": epoch, "artifact": artifact, "config": config}) })
 }
 
 /// Moves an epoch from its state to `to`, if the table allows it; STALE only
@@ -31,14 +32,12 @@ pub(crate) fn register(view: &mut dyn View, epoch: &str, tool: &str, artifact: &
 pub(crate) fn transition(view: &mut dyn View, epoch: &str, to: State) -> Result<Decision, Refusal> {
     let Some(record) = view.epoch(epoch)? else { return refuse(RefusalCode::UnknownEpoch, format!("no epoch {epoch}")) };
     let from = record.state;
-    if !State::allowed(from, to) {
-        return refuse(RefusalCode::BadTransition, format!("{epoch} is {}, cannot become {}", from.as_str(), to.as_str()));
-    }
-    if to == State::Stale {
-        let open = view.open_leases(epoch)?;
-        if open > 0 {
-            return refuse(RefusalCode::LeasesOutstanding, format!("{open} admitted or uncertain leases remain on {epoch}"));
-        }
+    if let Err(r) = decision::epoch_move(from, to, || view.open_leases(epoch).map(|n| n as i64))? {
+        let detail = match r {
+            MoveRefusal::BadTransition => format!("{epoch} is {}, cannot become {}", from.as_str(), to.as_str()),
+            MoveRefusal::LeasesOutstanding(open) => format!("{open} admitted or uncertain leases remain on {epoch}"),
+        };
+        return refuse(r.code(), detail);
     }
     Ok(Decision {
         writes: vec![Write::EpochState { epoch: epoch.to_owned(), to }],

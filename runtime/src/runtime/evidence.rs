@@ -61,5 +61,12 @@ pub(crate) fn add(view: &mut dyn View, e: &NewEvidence<'_>) -> Result<(i64, Deci
         valid_until: e.valid_until as i64,
         revoked: false,
     };
-    Ok((id, Decision { writes: vec![Write::NewEvidence(record)], audit: json!({"op": "add_evidence", "source": e.source, "target": e.target}) }))
+    Ok((
+        id,
+        Decision {
+            writes: vec![Write::NewEvidence(record)],
+            audit: json!({"op": "add_evidence", "evidence": id, "kind": e.kind.as_str(), "tool": e.tool, "source": e.source, "target": e.target,
+        "valid_from": e.valid_from, "valid_until": e.valid_until}),
+        },
+    ))
 }

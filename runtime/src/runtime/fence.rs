@@ -5,8 +5,8 @@
 
 use serde_json::json;
 
+use super::decision::{self, FenceRefusal, HopFacts};
 use super::refusal::{Refusal, RefusalCode, StorageError, refuse};
-use super::state::LeaseState;
 use super::store::{Decision, View, Write};
 use super::token::{self, Binding};
 
@@ -29,23 +29,30 @@ pub(crate) fn check(view: &mut dyn View, key: &[u8], hop: &Hop<'_>) -> Result<(i
     };
     let (artifact, config, generation) = (&epoch.artifact, &epoch.config, lease.generation);
     let binding = Binding { id, nonce: &lease.nonce, epoch: &lease.epoch, artifact, config, generation };
-    if lease.nonce != nonce || token::mac(key, &binding) != mac {
-        return refuse(RefusalCode::BadToken, format!("the token of lease {id} does not verify"));
+    let hop_facts = HopFacts {
+        token_verifies: lease.nonce == nonce && token::mac(key, &binding) == mac,
+        used: lease.used,
+        generation_matches: hop.generation == generation,
+        artifact_matches: hop.artifact == artifact,
+        config_matches: hop.config == config,
+        state: lease.state,
+    };
+    if let Err(r) = decision::final_hop(&hop_facts) {
+        let detail = match r {
+            FenceRefusal::BadToken => format!("the token of lease {id} does not verify"),
+            FenceRefusal::Replay => format!("the token of lease {id} was already used"),
+            FenceRefusal::StaleGeneration => format!("generation {}, the lease holds {generation}", hop.generation),
+            FenceRefusal::ArtifactMismatch => format!("{} is not {}'s artifact {artifact}", hop.artifact, lease.epoch),
+            FenceRefusal::ConfigMismatch => format!("{} is not {}'s configuration {config}", hop.config, lease.epoch),
+            FenceRefusal::NotAdmitted(state) => format!("lease {id} is {state}"),
+        };
+        return refuse(r.code(), detail);
     }
-    if lease.used {
-        return refuse(RefusalCode::Replay, format!("the token of lease {id} was already used"));
-    }
-    if hop.generation != generation {
-        return refuse(RefusalCode::StaleGeneration, format!("generation {}, the lease holds {generation}", hop.generation));
-    }
-    if hop.artifact != artifact {
-        return refuse(RefusalCode::FinalHopArtifactMismatch, format!("{} is not {}'s artifact {artifact}", hop.artifact, lease.epoch));
-    }
-    if hop.config != config {
-        return refuse(RefusalCode::FinalHopConfigMismatch, format!("{} is not {}'s configuration {config}", hop.config, lease.epoch));
-    }
-    if lease.state != LeaseState::Admitted {
-        return refuse(RefusalCode::LeaseNotAdmitted, format!("lease {id} is {}", lease.state));
-    }
-    Ok((id, Decision { writes: vec![Write::LeaseUsed(id)], audit: json!({"op": "fence", "lease": id}) }))
+    Ok((
+        id,
+        Decision {
+            writes: vec![Write::LeaseUsed(id)],
+            audit: json!({"op": "fence", "lease": id, "generation": hop.generation, "artifact": hop.artifact, "config": hop.config}),
+        },
+    ))
 }

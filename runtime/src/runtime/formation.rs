@@ -6,6 +6,7 @@
 
 use serde_json::json;
 
+use super::decision::{self, CaptureRefusal, EvidenceFacts};
 use super::evidence::EvidenceKind;
 use super::refusal::{Refusal, RefusalCode, refuse};
 use super::store::{Decision, FormationRecord, IdKind, View, Write};
@@ -24,7 +25,7 @@ pub(crate) struct Call<'a> {
 pub(crate) fn form(view: &mut dyn View, call: &Call<'_>, successor: Option<i64>, now: u64, ttl: u64) -> Result<(i64, Decision), Refusal> {
     let source = call.source;
     let Some(epoch) = view.epoch(source)? else { return refuse(RefusalCode::UnknownEpoch, format!("no epoch {source}")) };
-    if !epoch.state.eligible() {
+    if !decision::formable(epoch.state) {
         return refuse(RefusalCode::SourceNotEligible, format!("{source} is {}", epoch.state.as_str()));
     }
     let captured = match successor {
@@ -32,7 +33,9 @@ pub(crate) fn form(view: &mut dyn View, call: &Call<'_>, successor: Option<i64>,
         Some(id) => Some((capture(view, call, id, now)?, id)),
     };
     let id = view.next_id(IdKind::Formation)?;
-    let audit = json!({"op": "form", "source": source, "successor": captured.as_ref().map(|c| &c.0)});
+    let expires_at = now.saturating_add(ttl) as i64;
+    let audit = json!({"op": "form", "formation": id, "tool": call.tool, "source": source, "successor": captured.as_ref().map(|c| &c.0),
+        "evidence": captured.as_ref().map(|c| c.1), "now": now, "expires_at": expires_at});
     let record = FormationRecord {
         id,
         snapshot: call.snapshot.to_owned(),
@@ -42,7 +45,7 @@ pub(crate) fn form(view: &mut dyn View, call: &Call<'_>, successor: Option<i64>,
         source: source.to_owned(),
         successor: captured.as_ref().map(|c| c.0.clone()),
         successor_evidence: captured.as_ref().map(|c| c.1),
-        expires_at: now.saturating_add(ttl) as i64,
+        expires_at,
         revoked: false,
     };
     Ok((id, Decision { writes: vec![Write::NewFormation(record)], audit }))
@@ -53,14 +56,16 @@ fn capture(view: &mut dyn View, call: &Call<'_>, id: i64, now: u64) -> Result<St
     let Some(ev) = view.evidence(id)? else {
         return refuse(RefusalCode::NotCaptured, format!("evidence {id} does not exist at formation"));
     };
-    if ev.revoked {
-        return refuse(RefusalCode::Revoked, format!("evidence {id} is revoked"));
-    }
-    if (now as i64) < ev.valid_from || (now as i64) > ev.valid_until {
-        return refuse(RefusalCode::Expired, format!("evidence {id} is not valid now"));
-    }
-    if ev.tool != call.tool || ev.source != call.source || (ev.kind == EvidenceKind::Certificate && ev.args_digest.as_deref() != Some(call.args_digest)) {
-        return refuse(RefusalCode::NotCaptured, format!("evidence {id} is not for this call from {}", call.source));
+    let for_this_call =
+        ev.tool == call.tool && ev.source == call.source && (ev.kind != EvidenceKind::Certificate || ev.args_digest.as_deref() == Some(call.args_digest));
+    let facts = EvidenceFacts { revoked: ev.revoked, valid_from: ev.valid_from, valid_until: ev.valid_until, for_this_call };
+    if let Err(r) = decision::capture(&facts, now as i64) {
+        let detail = match r {
+            CaptureRefusal::Revoked => format!("evidence {id} is revoked"),
+            CaptureRefusal::NotValidNow => format!("evidence {id} is not valid now"),
+            CaptureRefusal::NotForThisCall => format!("evidence {id} is not for this call from {}", call.source),
+        };
+        return refuse(r.code(), detail);
     }
     Ok(ev.target)
 }

@@ -6,8 +6,9 @@
 use serde::Serialize;
 use serde_json::json;
 
+use super::decision::{self, AdmissionRefusal, FormationFacts, SuccessorFacts, Target};
 use super::refusal::{Refusal, RefusalCode, StorageError, refuse};
-use super::state::{LeaseState, State};
+use super::state::LeaseState;
 use super::store::{self, Decision, EpochRecord, IdKind, LeaseRecord, StoredLease, View, Write};
 use super::token::{self, Binding};
 
@@ -49,7 +50,7 @@ pub(crate) fn admit(view: &mut dyn View, key: &[u8], id: i64, now: u64) -> Resul
     let generation = target.generation;
     let binding = Binding { id: lease, nonce: &nonce, epoch: &target.id, artifact: &target.artifact, config: &target.config, generation };
     let token = token::mint(key, &binding);
-    let audit = json!({"op": "admit", "formation": id, "epoch": target.id});
+    let audit = json!({"op": "admit", "formation": id, "epoch": target.id, "lease": lease, "generation": generation, "now": now});
     let record = LeaseRecord { id: lease, formation: id, epoch: target.id.clone(), generation, nonce, state: LeaseState::Admitted, used: false };
     Ok((Lease { id: lease, formation: id, epoch: target.id, generation, token }, Decision { writes: vec![Write::NewLease(record)], audit }))
 }
@@ -60,44 +61,48 @@ fn target_epoch(view: &mut dyn View, id: i64, now: u64) -> Result<EpochRecord, R
     let Some(f) = view.formation(id)? else {
         return refuse(RefusalCode::UnknownFormation, format!("no formation {id}"));
     };
-    if f.revoked {
-        return refuse(RefusalCode::Revoked, format!("formation {id} is revoked"));
-    }
-    if now as i64 > f.expires_at {
-        return refuse(RefusalCode::Expired, format!("formation {id} expired at {}", f.expires_at));
-    }
+    let facts = FormationFacts { revoked: f.revoked, expires_at: f.expires_at, captured: f.successor.is_some() && f.successor_evidence.is_some() };
     let source = f.source;
     let Some(source_epoch) = view.epoch(&source)? else {
         return refuse(RefusalCode::UnknownEpoch, format!("no epoch {source}"));
     };
-    match source_epoch.state {
-        State::Advertised | State::HiddenButValid => return Ok(source_epoch),
-        State::Draining => return refuse(RefusalCode::SourceDraining, format!("{source} is draining: no new leases")),
-        State::Stale => {}
-    }
-    let (Some(successor), Some(evidence_id)) = (f.successor, f.successor_evidence) else {
-        return refuse(RefusalCode::NotCaptured, format!("{source} is stale and formation {id} captured no successor"));
+    let successor = f.successor.unwrap_or_default();
+    // Read only once the source is STALE and a successor was captured.
+    let mut successor_epoch = None;
+    let mut valid_until = 0;
+    let read_successor = || -> Result<SuccessorFacts, Refusal> {
+        let evidence_id = f.successor_evidence.unwrap_or_default();
+        let Some(ev) = view.evidence(evidence_id)? else {
+            return Err(StorageError::new(format!("formation {id} captured evidence {evidence_id}, which is not stored")).into());
+        };
+        valid_until = ev.valid_until;
+        successor_epoch = view.epoch(&successor)?;
+        Ok(SuccessorFacts { evidence_revoked: ev.revoked, evidence_valid_until: ev.valid_until, state: successor_epoch.as_ref().map(|e| e.state) })
     };
-    let Some(ev) = view.evidence(evidence_id)? else {
-        return Err(StorageError::new(format!("formation {id} captured evidence {evidence_id}, which is not stored")).into());
-    };
-    if ev.revoked {
-        return refuse(RefusalCode::Revoked, format!("the evidence for {successor} is revoked"));
-    }
-    if now as i64 > ev.valid_until {
-        return refuse(RefusalCode::Expired, format!("the evidence for {successor} expired at {}", ev.valid_until));
-    }
-    match view.epoch(&successor)? {
-        Some(epoch) if epoch.state.eligible() => Ok(epoch),
-        Some(epoch) => refuse(RefusalCode::SuccessorIneligible, format!("{successor} is {}", epoch.state.as_str())),
-        None => refuse(RefusalCode::SuccessorIneligible, format!("{successor} is not a registered epoch")),
+    let decided = decision::admission(&facts, now as i64, source_epoch.state, read_successor)?;
+    match decided {
+        Ok(Target::Source) => Ok(source_epoch),
+        Ok(Target::Successor) => successor_epoch.ok_or_else(|| StorageError::new(format!("{successor} was eligible and is gone")).into()),
+        Err(r) => {
+            let detail = match r {
+                AdmissionRefusal::Revoked => format!("formation {id} is revoked"),
+                AdmissionRefusal::Expired => format!("formation {id} expired at {}", f.expires_at),
+                AdmissionRefusal::SourceDraining => format!("{source} is draining: no new leases"),
+                AdmissionRefusal::NotCaptured => format!("{source} is stale and formation {id} captured no successor"),
+                AdmissionRefusal::EvidenceRevoked => format!("the evidence for {successor} is revoked"),
+                AdmissionRefusal::EvidenceExpired => format!("the evidence for {successor} expired at {valid_until}"),
+                AdmissionRefusal::SuccessorIneligible(Some(state)) => format!("{successor} is {}", state.as_str()),
+                AdmissionRefusal::SuccessorIneligible(None) => format!("{successor} is not a registered epoch"),
+            };
+            refuse(r.code(), detail)
+        }
     }
 }
 
 /// Moves lease `id` to `to` if the table allows it from its state.
 pub(crate) fn advance(view: &mut dyn View, id: i64, to: LeaseState) -> Result<Decision, Refusal> {
     let Some(from) = view.lease(id)?.map(|l| l.state) else { return refuse(RefusalCode::UnknownLease, format!("no lease {id}")) };
-    if !LeaseState::allowed(from, to) {
+    if !decision::lease_move(from, to) {
         return refuse(RefusalCode::BadTransition, format!("lease {id} is {from}, cannot become {to}"));
     }
     Ok(Decision { writes: vec![Write::LeaseState { id, to }], audit: json!({"op": to.as_str(), "lease": id}) })

@@ -3,12 +3,12 @@
 //! their names; a name the runtime does not know is a storage error, never a
 //! state guessed in its place.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::refusal::StorageError;
 
 /// Lifecycle of an epoch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum State {
     #[serde(rename = "ADVERTISED")]
     Advertised,
@@ -59,7 +59,7 @@ impl State {
 }
 
 /// Lifecycle of a lease.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum LeaseState {
     /// Admitted: may pass the fence once, then completes or becomes uncertain.
