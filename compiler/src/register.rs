@@ -80,8 +80,8 @@ pub fn register(profile: &Profile, req: &Request) -> Result<Registration, InputE
         [(_, summary)] => Registration::Registered(summary.clone()),
         [] => {
             // The first of the shapes that got furthest; the others' reasons follow.
-            let best = escalated.iter().map(|(_, e)| progress(e.code)).max().unwrap_or(0);
-            let index = escalated.iter().position(|(_, e)| progress(e.code) == best).unwrap_or(0);
+            let best = escalated.iter().map(|(_, e)| progress(e)).max().unwrap_or(0);
+            let index = escalated.iter().position(|(_, e)| progress(e) == best).unwrap_or(0);
             let (name, e) = escalated.remove(index);
             let others: Vec<String> = escalated.iter().map(|(n, o)| format!("`{n}`: {}", o.detail)).collect();
             Registration::Escalated(Escalation::new(
@@ -103,10 +103,14 @@ pub fn register(profile: &Profile, req: &Request) -> Result<Registration, InputE
 
 /// How far an analysis got before it escalated: a shape whose regions were
 /// all found but a fact was missing is closer than one whose region was not.
-fn progress(code: EscalationCode) -> u8 {
-    match code {
+/// A fact whose flow does not hold (a shape mismatch while facts were read)
+/// counts as far as an unreviewed callee: the shape's regions and their
+/// surroundings were all accepted; between the two, the first shape wins.
+fn progress(e: &Escalation) -> u8 {
+    match e.code {
         EscalationCode::RegionMissing => 0,
         EscalationCode::ParseError | EscalationCode::RegionAmbiguous => 1,
+        EscalationCode::ShapeMismatch if e.reading_facts => 3,
         EscalationCode::ShapeMismatch => 2,
         EscalationCode::InventoryViolation | EscalationCode::DynamicCallee => 3,
         EscalationCode::FactMissing => 4,

@@ -24,7 +24,7 @@ mod python;
 use std::collections::BTreeMap;
 
 pub use ir::{Anchor, CallSite, Effect, Escalation, EscalationCode, Exposure, Fact, FactValue, Identity, SourceFile};
-pub use lang::{Env, Found, Frontend, Lang, Program, Region};
+pub use lang::{Env, Found, Frontend, Handoff, Lang, Program, Region};
 pub use spec::{ArgPattern, ArgShape, Comparison, DefaultRule, FactKind, FactSpec, RegionKind, RegionSpec};
 
 use ts::Syntax;
@@ -214,9 +214,10 @@ pub fn analyze_with(lang: Lang, files: &[SourceFile], regions: &[RegionSpec], fa
             ));
         };
         let extracted = match &spec.kind {
-            FactKind::Body { digests } => body_fact(region, spec, digests)?,
-            _ => frontend.extract(region, spec, &found)?,
-        };
+            FactKind::Body { digests } => body_fact(region, spec, digests),
+            _ => frontend.extract(region, spec, &found),
+        }
+        .map_err(|e| Escalation { reading_facts: true, ..e })?;
         if let Some(f) = extracted {
             found.insert(spec.name.clone(), f);
         }

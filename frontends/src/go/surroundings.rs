@@ -9,8 +9,11 @@
 //! - for a handler literal: the tool name appears as a string literal exactly
 //!   once in the package, inside the constructor (no other code registers it);
 //!   the literal is passed directly to the reviewed constructor call that the
-//!   function returns (`via`), not through a wrapper; and every use of the
-//!   constructor in the package puts its result, unwrapped, in a list literal.
+//!   function returns (`via`), or returned beside it as the constructor's
+//!   only statement (`beside`), not through a wrapper; and every use of the
+//!   constructor in the package puts its result, unwrapped, in a list
+//!   literal, or whole into a reviewed wrapper (`wrapped-by`) whose result
+//!   goes into a list or a reviewed registration method (`registered-by`).
 
 use crate::ir::{Escalation, EscalationCode, Identity};
 use crate::lang::Region;
@@ -110,21 +113,26 @@ fn tool_name(region: &Region<'_>) -> Result<(), Escalation> {
     }
 }
 
-/// The literal is an argument of the reviewed constructor call the enclosing function returns.
+/// The literal reaches the tool the way the profile reviewed: passed directly
+/// to the constructor call the enclosing function returns (`via`), or
+/// returned beside one as the function's one statement (`beside`).
 fn via(region: &Region<'_>) -> Result<(), Escalation> {
-    let Some(accepted) = region.env.via.get(region.name) else { return Ok(()) };
+    let Some(handoff) = region.env.handoff.get(region.name) else { return Ok(()) };
+    if !handoff.beside.is_empty() {
+        return beside(region, &handoff.beside);
+    }
+    let accepted = &handoff.via;
+    if accepted.is_empty() {
+        return Ok(());
+    }
     let call = region.node.parent().filter(|p| p.kind() == "argument_list").and_then(|l| l.parent()).filter(|c| c.kind() == "call_expression");
     let Some(call) = call else {
         return Err(at(region.file, region.node, "the handler literal is not passed directly as an argument of a call".into()));
     };
     let returned = call.parent().filter(|p| p.kind() == "expression_list").and_then(|l| l.parent()).is_some_and(|r| r.kind() == "return_statement")
         || call.parent().is_some_and(|r| r.kind() == "return_statement");
-    let spelled = match super::identity(call) {
-        Identity::Path(p) => p,
-        other => other.to_string(),
-    };
-    let base = spelled.split('[').next().unwrap_or(&spelled).to_owned();
-    if !accepted.iter().any(|a| *a == spelled || *a == base) || !returned {
+    let spelled = spelled(call);
+    if !reviewed_call(accepted, &spelled) || !returned {
         return Err(at(
             region.file,
             call,
@@ -137,27 +145,110 @@ fn via(region: &Region<'_>) -> Result<(), Escalation> {
     Ok(())
 }
 
-/// Every use of the constructor puts its result, unwrapped, into a list literal.
+/// A call's callee as spelled, for matching against the profile's lists.
+fn spelled(call: Node<'_>) -> String {
+    match super::identity(call) {
+        Identity::Path(p) => p,
+        other => other.to_string(),
+    }
+}
+
+/// Whether a spelled callee is one of `accepted`, type arguments aside.
+fn reviewed_call(accepted: &[String], spelled: &str) -> bool {
+    let base = spelled.split('[').next().unwrap_or(spelled);
+    accepted.iter().any(|a| a == spelled || a == base)
+}
+
+/// `return CALL(…), func(…) {…}` is the constructor's only statement, CALL one
+/// of `accepted`: the tool and its handler leave together, and no other
+/// statement (a `defer` that rewrites a named result, an early return of
+/// another handler) runs in the constructor.
+fn beside(region: &Region<'_>, accepted: &[String]) -> Result<(), Escalation> {
+    let fail = |n: Node<'_>, why: &str| Err(at(region.file, n, format!("the handler literal is not returned beside a call of {accepted:?}: {why}")));
+    let list = region.node.parent().filter(|p| p.kind() == "expression_list");
+    let Some(ret) = list.and_then(|l| l.parent()).filter(|r| r.kind() == "return_statement") else {
+        return fail(region.node, "it is not an operand of a return statement");
+    };
+    let enclosing = scope::enclosing(region.node);
+    let statements: Vec<Node<'_>> = enclosing.field_child("body").map(|b| b.named_children().filter(|c| c.kind() != "comment").collect()).unwrap_or_default();
+    let only = match statements.as_slice() {
+        [one] => *one == ret || (one.kind() == "statement_list" && one.named_children().filter(|c| c.kind() != "comment").eq([ret])),
+        _ => false,
+    };
+    if !only {
+        return fail(enclosing, "the constructor has other statements than that return");
+    }
+    let operands: Vec<Node<'_>> = list.map(|l| l.named_children().filter(|c| c.kind() != "comment").collect()).unwrap_or_default();
+    match operands.as_slice() {
+        [call, literal] if *literal == region.node && call.kind() == "call_expression" && reviewed_call(accepted, &spelled(*call)) => Ok(()),
+        _ => fail(ret, "the return is not exactly the reviewed call and the literal, in that order"),
+    }
+}
+
+/// Every use of the constructor puts its result, unwrapped, into a list
+/// literal; or, when the profile reviews a wrapper (`wrapped-by`), whole into
+/// that wrapper, whose own result is then a list element or an argument of a
+/// reviewed registration method (`registered-by`). A wrapper's package name
+/// must be imported from a path `[imports]` accepts.
 fn constructor_uses(region: &Region<'_>) -> Result<(), Escalation> {
     let enclosing = scope::enclosing(region.node);
     let Some(name) = enclosing.field_child("name").filter(|_| enclosing.kind() == "function_declaration") else { return Ok(()) };
+    let handoff = region.env.handoff.get(region.name);
     let here = scope::dir(region.file);
     for (path, syntax) in region.trees.iter().filter(|(p, _)| scope::dir(p) == here) {
         for use_ in syntax.root().descendants().filter(|n| n.kind() == "identifier" && n.text() == name.text() && *n != name) {
             let call = use_.parent().filter(|c| c.kind() == "call_expression" && c.field_child("function") == Some(use_));
             let listed = call.and_then(|c| c.parent()).is_some_and(|p| p.kind() == "literal_element");
-            if !listed {
+            let wrapped = match (call, handoff) {
+                (Some(call), Some(h)) if !h.wrapped_by.is_empty() => wrapped_and_registered(region, syntax.root(), call, h),
+                _ => false,
+            };
+            if !listed && !wrapped {
                 return Err(at(
                     path,
                     use_,
                     format!(
-                        "`{}` is used at {path}:{} other than as a plain element of a tool list: its tool may be wrapped or routed",
+                        "`{}` is used at {path}:{} other than as a plain element of a tool list{}: its tool may be wrapped or routed",
                         name.text(),
-                        use_.line()
+                        use_.line(),
+                        if handoff.is_some_and(|h| !h.wrapped_by.is_empty()) { " or through a reviewed wrapper" } else { "" }
                     ),
                 ));
             }
         }
     }
     Ok(())
+}
+
+/// `WRAPPER(CONSTRUCTOR(…))` with WRAPPER reviewed and its package imported
+/// from an accepted path, placed as a list element or a plain argument of a
+/// reviewed registration method.
+fn wrapped_and_registered(region: &Region<'_>, root: Node<'_>, call: Node<'_>, handoff: &crate::lang::Handoff) -> bool {
+    let Some(wrapper) = call.parent().filter(|l| l.kind() == "argument_list").and_then(|l| l.parent()).filter(|c| c.kind() == "call_expression") else {
+        return false;
+    };
+    if super::arguments(wrapper).as_slice() != [call] || wrapper.field_child("arguments").is_some_and(|l| l.children().any(|c| c.kind() == "...")) {
+        return false;
+    }
+    let name = spelled(wrapper);
+    if !handoff.wrapped_by.contains(&name) {
+        return false;
+    }
+    // The wrapper's package, as the file imports it.
+    if let Some((package, _)) = name.split_once('.') {
+        let imports = scope::imports(root);
+        if !imports.get(package).is_some_and(|(p, _)| region.env.accepts_import(package, p)) {
+            return false;
+        }
+    }
+    let Some(parent) = wrapper.parent() else { return false };
+    if parent.kind() == "literal_element" {
+        return true;
+    }
+    let registrar = Some(parent).filter(|l| l.kind() == "argument_list").and_then(|l| l.parent()).filter(|c| c.kind() == "call_expression");
+    registrar.is_some_and(|r| {
+        let method = spelled(r);
+        let last = method.rsplit('.').next().unwrap_or(&method);
+        handoff.registered_by.iter().any(|m| m == last)
+    })
 }
