@@ -74,6 +74,9 @@ pub struct Handoff {
     /// Calls the literal may be returned beside: the constructor's body is
     /// the one statement `return CALL(…), func(…) {…}` (`mcp.NewTool`).
     pub beside: Vec<String>,
+    /// Conversions the literal may go through before it is returned beside
+    /// the tool, bound to a local (`mcp.ToolHandlerFor`).
+    pub converted_by: Vec<String>,
     /// Reviewed calls the constructor's result may be passed to whole, as
     /// their only argument (`toolsets.NewServerTool`), instead of being a
     /// plain element of a tool list.

@@ -36,37 +36,19 @@ impl Validator<'_> {
                     continue;
                 }
             };
-            let keys = [("via", &r.via), ("beside", &r.beside), ("wrapped-by", &r.wrapped_by), ("registered-by", &r.registered_by)];
-            let misplaced = keys.iter().find(|(_, v)| v.as_ref().is_some_and(|v| !matches!(kind, RegionKind::Literal(_)) || v.is_empty()));
-            if let Some((key, _)) = misplaced {
+            if let Some((key, why)) = handoff_problem(r, &kind) {
                 ok = false;
-                self.keep(self.err::<()>(
-                    region.span(),
-                    &format!("regions.{name}.{key}"),
-                    "`via`, `beside`, `wrapped-by` and `registered-by` are non-empty lists of calls, for a handler literal (`literal = true`)",
-                ));
-                continue;
-            }
-            if r.via.is_some() && r.beside.is_some() {
-                ok = false;
-                self.keep(self.err::<()>(
-                    region.span(),
-                    &format!("regions.{name}.beside"),
-                    "a handler literal is passed `via` a call or returned `beside` one, not both",
-                ));
-                continue;
-            }
-            if r.registered_by.is_some() != r.wrapped_by.is_some() {
-                ok = false;
-                self.keep(self.err::<()>(
-                    region.span(),
-                    &format!("regions.{name}.wrapped-by"),
-                    "`wrapped-by` and `registered-by` go together: where the wrapper's result may go",
-                ));
+                self.keep(self.err::<()>(region.span(), &format!("regions.{name}.{key}"), why));
                 continue;
             }
             let list = |v: &Option<Vec<String>>| v.clone().unwrap_or_default();
-            let handoff = Handoff { via: list(&r.via), beside: list(&r.beside), wrapped_by: list(&r.wrapped_by), registered_by: list(&r.registered_by) };
+            let handoff = Handoff {
+                via: list(&r.via),
+                beside: list(&r.beside),
+                converted_by: list(&r.converted_by),
+                wrapped_by: list(&r.wrapped_by),
+                registered_by: list(&r.registered_by),
+            };
             if handoff != Handoff::default() {
                 handoffs.insert(name.clone(), handoff);
             }
@@ -112,4 +94,26 @@ impl Validator<'_> {
         }
         inventories
     }
+}
+
+/// What is wrong with a region's handoff keys (`via`, `beside`,
+/// `converted-by`, `wrapped-by`, `registered-by`): the key and why.
+fn handoff_problem(r: &RawRegion, kind: &RegionKind) -> Option<(&'static str, &'static str)> {
+    let keys = [("via", &r.via), ("beside", &r.beside), ("converted-by", &r.converted_by), ("wrapped-by", &r.wrapped_by), ("registered-by", &r.registered_by)];
+    if let Some((key, _)) = keys.iter().find(|(_, v)| v.as_ref().is_some_and(|v| !matches!(kind, RegionKind::Literal(_)) || v.is_empty())) {
+        return Some((
+            key,
+            "`via`, `beside`, `converted-by`, `wrapped-by` and `registered-by` are non-empty lists of calls, for a handler literal (`literal = true`)",
+        ));
+    }
+    if r.via.is_some() && r.beside.is_some() {
+        return Some(("beside", "a handler literal is passed `via` a call or returned `beside` one, not both"));
+    }
+    if r.converted_by.is_some() && r.beside.is_none() {
+        return Some(("converted-by", "`converted-by` goes with `beside`: the handler is converted, bound and returned beside the tool"));
+    }
+    if r.registered_by.is_some() != r.wrapped_by.is_some() {
+        return Some(("wrapped-by", "`wrapped-by` and `registered-by` go together: where the wrapper's result may go"));
+    }
+    None
 }

@@ -110,6 +110,8 @@ pub(super) struct RawRegion {
     pub optional: bool,
     pub via: Option<Vec<String>>,
     pub beside: Option<Vec<String>>,
+    #[serde(rename = "converted-by")]
+    pub converted_by: Option<Vec<String>>,
     #[serde(rename = "wrapped-by")]
     pub wrapped_by: Option<Vec<String>>,
     #[serde(rename = "registered-by")]

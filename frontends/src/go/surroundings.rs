@@ -119,7 +119,7 @@ fn tool_name(region: &Region<'_>) -> Result<(), Escalation> {
 fn via(region: &Region<'_>) -> Result<(), Escalation> {
     let Some(handoff) = region.env.handoff.get(region.name) else { return Ok(()) };
     if !handoff.beside.is_empty() {
-        return beside(region, &handoff.beside);
+        return beside(region, handoff);
     }
     let accepted = &handoff.via;
     if accepted.is_empty() {
@@ -160,29 +160,66 @@ fn reviewed_call(accepted: &[String], spelled: &str) -> bool {
 }
 
 /// `return CALL(…), func(…) {…}` is the constructor's only statement, CALL one
-/// of `accepted`: the tool and its handler leave together, and no other
+/// of `beside`: the tool and its handler leave together, and no other
 /// statement (a `defer` that rewrites a named result, an early return of
-/// another handler) runs in the constructor.
-fn beside(region: &Region<'_>, accepted: &[String]) -> Result<(), Escalation> {
+/// another handler) runs in the constructor. Either operand may instead be a
+/// local the constructor binds just before, once, with `:=`: the tool to such
+/// a call or to a composite literal of a `beside` type (`mcp.Tool{…}`), the
+/// handler to a `converted-by` call whose only argument is the literal.
+fn beside(region: &Region<'_>, handoff: &crate::lang::Handoff) -> Result<(), Escalation> {
+    let accepted = &handoff.beside;
     let fail = |n: Node<'_>, why: &str| Err(at(region.file, n, format!("the handler literal is not returned beside a call of {accepted:?}: {why}")));
-    let list = region.node.parent().filter(|p| p.kind() == "expression_list");
-    let Some(ret) = list.and_then(|l| l.parent()).filter(|r| r.kind() == "return_statement") else {
-        return fail(region.node, "it is not an operand of a return statement");
-    };
     let enclosing = scope::enclosing(region.node);
-    let statements: Vec<Node<'_>> = enclosing.field_child("body").map(|b| b.named_children().filter(|c| c.kind() != "comment").collect()).unwrap_or_default();
-    let only = match statements.as_slice() {
-        [one] => *one == ret || (one.kind() == "statement_list" && one.named_children().filter(|c| c.kind() != "comment").eq([ret])),
+    let mut statements: Vec<Node<'_>> =
+        enclosing.field_child("body").map(|b| b.named_children().filter(|c| c.kind() != "comment").collect()).unwrap_or_default();
+    if let [list] = statements.as_slice()
+        && list.kind() == "statement_list"
+    {
+        statements = list.named_children().filter(|c| c.kind() != "comment").collect();
+    }
+    let Some((ret, declarations)) = statements.split_last().filter(|(r, _)| r.kind() == "return_statement") else {
+        return fail(enclosing, "the constructor does not end in a return");
+    };
+    // Each earlier statement binds one fresh name to one value with `:=`.
+    let mut locals: Vec<(String, Node<'_>)> = Vec::new();
+    for d in declarations {
+        let one = |field: &str| d.field_child(field).map(|l| l.named_children().filter(|c| c.kind() != "comment").collect::<Vec<_>>());
+        match (d.kind(), one("left").as_deref(), one("right").as_deref()) {
+            ("short_var_declaration", Some([name]), Some([value])) if name.kind() == "identifier" && !locals.iter().any(|(n, _)| n == name.text()) => {
+                locals.push((name.text().to_owned(), *value));
+            }
+            _ => return fail(*d, "the constructor has other statements than `NAME := VALUE` bindings and that return"),
+        }
+    }
+    let operands: Vec<Node<'_>> = ret
+        .named_children()
+        .filter(|c| c.kind() == "expression_list")
+        .flat_map(|l| l.named_children().filter(|c| c.kind() != "comment").collect::<Vec<_>>())
+        .collect();
+    let [tool, handler] = operands.as_slice() else {
+        return fail(*ret, "the return is not exactly the tool and the handler, in that order");
+    };
+    let bound = |n: Node<'_>| (n.kind() == "identifier").then(|| locals.iter().find(|(name, _)| name == n.text()).map(|(_, v)| *v)).flatten();
+    let tool_value = bound(*tool).unwrap_or(*tool);
+    let tool_ok = match tool_value.kind() {
+        "call_expression" => reviewed_call(accepted, &spelled(tool_value)),
+        "composite_literal" => tool_value.field_child("type").is_some_and(|t| accepted.contains(&t.compact_text())),
         _ => false,
     };
-    if !only {
-        return fail(enclosing, "the constructor has other statements than that return");
+    let handler_value = bound(*handler).unwrap_or(*handler);
+    let handler_ok = handler_value == region.node || {
+        let is_conversion = matches!(handler_value.kind(), "call_expression" | "type_conversion_expression");
+        let args: Vec<Node<'_>> = match handler_value.kind() {
+            "call_expression" => super::arguments(handler_value),
+            _ => handler_value.field_child("operand").into_iter().collect(),
+        };
+        is_conversion && args.as_slice() == [region.node] && reviewed_call(&handoff.converted_by, &spelled(handler_value))
+    };
+    let used = [*tool, *handler].iter().filter(|o| bound(**o).is_some()).count();
+    if !tool_ok || !handler_ok || used != locals.len() {
+        return fail(*ret, "the return is not the reviewed tool and the handler literal (or locals bound to them), in that order");
     }
-    let operands: Vec<Node<'_>> = list.map(|l| l.named_children().filter(|c| c.kind() != "comment").collect()).unwrap_or_default();
-    match operands.as_slice() {
-        [call, literal] if *literal == region.node && call.kind() == "call_expression" && reviewed_call(accepted, &spelled(*call)) => Ok(()),
-        _ => fail(ret, "the return is not exactly the reviewed call and the literal, in that order"),
-    }
+    Ok(())
 }
 
 /// Every use of the constructor puts its result, unwrapped, into a list
