@@ -141,3 +141,15 @@ fn shape_mismatchs_escalate() {
     assert_eq!(with("pkg/y.go", "package x\n\nfunc init() {}\n"), EscalationCode::ShapeMismatch);
     assert_eq!(with("pkg/y.go", "package x\n\nvar _ = func() int { return 0 }()\n"), EscalationCode::ShapeMismatch);
 }
+
+#[test]
+fn a_nested_literal_parameter_is_a_method_receiver_not_a_function_value() {
+    // Its declared type fixes what a method call through it reaches.
+    check("\t\tregister := func(s *Server) { s.AddTool(ctx) }\n\t\t_ = register", &["s.AddTool"]);
+    // Calling it directly calls whatever function value it holds.
+    let called = callees(&source("", "\t\trun := func(f func()) { f() }\n\t\t_ = run"));
+    assert!(called[0].starts_with("dynamic:"), "{called:?}");
+    // A nested local bound to a value built here stays unresolved.
+    let built = callees(&source("", "\t\tregister := func() { s := &Server{}; s.AddTool(ctx) }\n\t\t_ = register"));
+    assert!(built[0].starts_with('?'), "{built:?}");
+}

@@ -67,11 +67,18 @@ pub fn register(profile: &Profile, req: &Request) -> Result<Registration, InputE
     if profile.alternatives.is_empty() {
         return register_shape(profile, req);
     }
+    // Source globs, the closure and the language are shared by every shape:
+    // the release is read and parsed once, then analysed under each shape.
+    let release = match prepare(profile, req)? {
+        Ok(release) => release,
+        Err(escalated) => return Ok(escalated),
+    };
+    let parsed = fcd_frontends::parse_files(profile.language, &release.files);
     let mut matched = Vec::new();
     let mut escalated: Vec<(&str, Escalation)> = Vec::new();
     for shape in std::iter::once(profile).chain(&profile.alternatives) {
         let name = shape.shape.as_deref().unwrap_or("default");
-        match register_shape(shape, req)? {
+        match register_prepared(shape, req, &release, &parsed)? {
             Registration::Registered(summary) => matched.push((name, summary)),
             Registration::Escalated(e) => escalated.push((name, e)),
         }
@@ -80,8 +87,8 @@ pub fn register(profile: &Profile, req: &Request) -> Result<Registration, InputE
         [(_, summary)] => Registration::Registered(summary.clone()),
         [] => {
             // The first of the shapes that got furthest; the others' reasons follow.
-            let best = escalated.iter().map(|(_, e)| progress(e.code)).max().unwrap_or(0);
-            let index = escalated.iter().position(|(_, e)| progress(e.code) == best).unwrap_or(0);
+            let best = escalated.iter().map(|(_, e)| progress(e)).max().unwrap_or(0);
+            let index = escalated.iter().position(|(_, e)| progress(e) == best).unwrap_or(0);
             let (name, e) = escalated.remove(index);
             let others: Vec<String> = escalated.iter().map(|(n, o)| format!("`{n}`: {}", o.detail)).collect();
             Registration::Escalated(Escalation::new(
@@ -103,53 +110,81 @@ pub fn register(profile: &Profile, req: &Request) -> Result<Registration, InputE
 
 /// How far an analysis got before it escalated: a shape whose regions were
 /// all found but a fact was missing is closer than one whose region was not.
-fn progress(code: EscalationCode) -> u8 {
-    match code {
+/// A fact whose flow does not hold (a shape mismatch while facts were read)
+/// counts as far as an unreviewed callee: the shape's regions and their
+/// surroundings were all accepted; between the two, the first shape wins.
+fn progress(e: &Escalation) -> u8 {
+    match e.code {
         EscalationCode::RegionMissing => 0,
         EscalationCode::ParseError | EscalationCode::RegionAmbiguous => 1,
+        EscalationCode::ShapeMismatch if e.reading_facts => 3,
         EscalationCode::ShapeMismatch => 2,
         EscalationCode::InventoryViolation | EscalationCode::DynamicCallee => 3,
         EscalationCode::FactMissing => 4,
     }
 }
 
+/// A release read for registration: its closure's files, their digest and
+/// (JavaScript) the entries the runtime starts from. The same for every shape.
+struct Prepared {
+    files: Vec<fcd_frontends::SourceFile>,
+    closure: fcd_model::summary::Closure,
+    entries: Option<Vec<String>>,
+}
+
 /// Registers one release against one shape of a profile.
 fn register_shape(profile: &Profile, req: &Request) -> Result<Registration, InputError> {
+    let release = match prepare(profile, req)? {
+        Ok(release) => release,
+        Err(escalated) => return Ok(escalated),
+    };
+    let parsed = fcd_frontends::parse_files(profile.language, &release.files);
+    register_prepared(profile, req, &release, &parsed)
+}
+
+/// Reads the release's closure as the profile's source globs select it;
+/// `Err` is an escalation (no file, a closure fcd does not interpret).
+fn prepare(profile: &Profile, req: &Request) -> Result<Result<Prepared, Registration>, InputError> {
     if let Some(d) = &req.artifact_digest
         && !canon::is_sha256(d)
     {
         return Err(InputError::new(&req.source, format!("--artifact-digest `{d}` is not sha256: followed by 64 lower-case hex digits")));
     }
-    let release = match &req.release {
-        Some(r) => r.clone(),
-        None => req.source.canonicalize().ok().and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned())).unwrap_or_else(|| "unnamed".into()),
-    };
-    let binding = Binding { release, artifact_digest: req.artifact_digest.clone(), config_digest: config_digest(req.config.as_ref()) };
-
     let mut files = match source::collect(&req.source, profile)? {
         Ok(files) => files,
-        Err(e) => return Ok(Registration::Escalated(e)),
+        Err(e) => return Ok(Err(Registration::Escalated(e))),
     };
     if files.is_empty() {
-        return Ok(Registration::Escalated(Escalation::new(
+        return Ok(Err(Registration::Escalated(Escalation::new(
             EscalationCode::RegionMissing,
             format!("no file of the release matches source.files [{}]", profile.files.join(", ")),
             None,
-        )));
+        ))));
     }
     // The closure is what the runtime loads: the package around the selected
     // files is analysed too, and the packaging files are digested.
     let loaded = match loader::load(&req.source, profile, &files)? {
         Ok(loaded) => loaded,
-        Err(e) => return Ok(Registration::Escalated(e)),
+        Err(e) => return Ok(Err(Registration::Escalated(e))),
     };
     files.extend(loaded.sources);
     files.sort_by(|a, b| a.path.cmp(&b.path));
     let mut digested: Vec<_> = files.iter().chain(&loaded.manifests).cloned().collect();
     digested.sort_by(|a, b| a.path.cmp(&b.path));
     let closure = source::closure(&digested);
-    let env = fcd_frontends::Env { entries: loaded.entries, ..profile.env() };
-    let analysis = match fcd_frontends::analyze_with(profile.language, &files, &profile.regions, &profile.fact_specs(), &env) {
+    Ok(Ok(Prepared { files, closure, entries: loaded.entries }))
+}
+
+/// Registers a prepared release against one shape of a profile.
+fn register_prepared(profile: &Profile, req: &Request, release: &Prepared, parsed: &fcd_frontends::Parsed<'_>) -> Result<Registration, InputError> {
+    let name = match &req.release {
+        Some(r) => r.clone(),
+        None => req.source.canonicalize().ok().and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned())).unwrap_or_else(|| "unnamed".into()),
+    };
+    let binding = Binding { release: name, artifact_digest: req.artifact_digest.clone(), config_digest: config_digest(req.config.as_ref()) };
+    let (files, closure) = (&release.files, release.closure.clone());
+    let env = fcd_frontends::Env { entries: release.entries.clone(), ..profile.env() };
+    let analysis = match fcd_frontends::analyze_parsed(parsed, &profile.regions, &profile.fact_specs(), &env) {
         Ok(a) => a,
         Err(e) => return Ok(Registration::Escalated(e)),
     };

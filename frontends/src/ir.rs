@@ -78,11 +78,16 @@ pub struct Escalation {
     pub code: EscalationCode,
     pub detail: String,
     pub anchor: Option<Anchor>,
+    /// Whether it arose while facts were read, so every region was located
+    /// and its surroundings accepted: how far the analysis got, for choosing
+    /// the closest of several shapes. Not part of what is reported.
+    #[serde(skip)]
+    pub reading_facts: bool,
 }
 
 impl Escalation {
     pub fn new(code: EscalationCode, detail: impl Into<String>, anchor: Option<Anchor>) -> Escalation {
-        Escalation { code, detail: detail.into(), anchor }
+        Escalation { code, detail: detail.into(), anchor, reading_facts: false }
     }
 }
 

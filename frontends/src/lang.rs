@@ -53,12 +53,37 @@ pub struct Env {
     pub tool: String,
     /// Names of the functions the profile's regions cover (`function` keys).
     pub reviewed: Vec<String>,
-    /// Region name -> the callees a handler literal may be passed to directly.
-    pub via: BTreeMap<String, Vec<String>>,
+    /// Region name -> how its handler literal (Go) reaches the tool it serves.
+    pub handoff: BTreeMap<String, Handoff>,
+    /// (C#) attributes a reviewer read as inert on a plain model type (the
+    /// type's own attribute list only), by simple name without `Attribute`.
+    pub inert_attributes: Vec<String>,
     /// The release files its package manifest names as what the runtime
     /// starts from (JavaScript), resolved by the caller; only what they load
     /// is analysed. `None`: every selected file counts.
     pub entries: Option<Vec<String>>,
+}
+
+/// How a Go handler literal reaches the tool it serves, as the profile
+/// reviewed it (`via`, `beside`, `wrapped-by`, `registered-by` of a region).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Handoff {
+    /// Calls the literal may be passed to directly, as an argument of the
+    /// call the constructor returns (`NewTool`).
+    pub via: Vec<String>,
+    /// Calls the literal may be returned beside: the constructor's body is
+    /// the one statement `return CALL(…), func(…) {…}` (`mcp.NewTool`).
+    pub beside: Vec<String>,
+    /// Conversions the literal may go through before it is returned beside
+    /// the tool, bound to a local (`mcp.ToolHandlerFor`).
+    pub converted_by: Vec<String>,
+    /// Reviewed calls the constructor's result may be passed to whole, as
+    /// their only argument (`toolsets.NewServerTool`), instead of being a
+    /// plain element of a tool list.
+    pub wrapped_by: Vec<String>,
+    /// Methods a wrapper's result may be handed to as a plain argument
+    /// (`AddWriteTools`), as it may be an element of a list literal.
+    pub registered_by: Vec<String>,
 }
 
 impl Env {

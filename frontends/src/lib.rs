@@ -24,7 +24,7 @@ mod python;
 use std::collections::BTreeMap;
 
 pub use ir::{Anchor, CallSite, Effect, Escalation, EscalationCode, Exposure, Fact, FactValue, Identity, SourceFile};
-pub use lang::{Env, Found, Frontend, Lang, Program, Region};
+pub use lang::{Env, Found, Frontend, Handoff, Lang, Program, Region};
 pub use spec::{ArgPattern, ArgShape, Comparison, DefaultRule, FactKind, FactSpec, RegionKind, RegionSpec};
 
 use ts::Syntax;
@@ -108,8 +108,54 @@ pub fn analyze(lang: Lang, files: &[SourceFile], regions: &[RegionSpec], facts: 
     analyze_with(lang, files, regions, facts, &Env { reviewed, ..Env::default() })
 }
 
+/// What parsing made of one file of a release, before any region is asked for.
+enum Parse {
+    /// A build file (a C# project): its check, which no region changes.
+    Build(Result<(), Escalation>),
+    /// A file the language does not parse (another extension).
+    Skipped,
+    Parsed(Syntax),
+    Failed(Escalation),
+}
+
+/// A release's files parsed once, so that several reviewed shapes of one
+/// profile (each its own regions and facts) analyse the same trees.
+pub struct Parsed<'f> {
+    lang: Lang,
+    files: &'f [SourceFile],
+    outcomes: Vec<Parse>,
+}
+
+/// Parses every file once, in the order given ([`analyze_parsed`] decides
+/// what a file that does not parse means for the regions it is asked for).
+pub fn parse_files(lang: Lang, files: &[SourceFile]) -> Parsed<'_> {
+    let frontend = lang.frontend();
+    let outcomes = files
+        .iter()
+        .map(|f| {
+            if frontend.is_build_file(&f.path) {
+                Parse::Build(frontend.check_build_file(f))
+            } else if !lang.parses(&f.path) {
+                Parse::Skipped
+            } else {
+                match parse(lang.for_file(&f.path), f) {
+                    Ok(s) => Parse::Parsed(s),
+                    Err(e) => Parse::Failed(e),
+                }
+            }
+        })
+        .collect();
+    Parsed { lang, files, outcomes }
+}
+
 /// [`analyze`] with what the profile says beyond regions and facts.
 pub fn analyze_with(lang: Lang, files: &[SourceFile], regions: &[RegionSpec], facts: &[FactSpec], env: &Env) -> Result<Analysis, Escalation> {
+    analyze_parsed(&parse_files(lang, files), regions, facts, env)
+}
+
+/// [`analyze_with`] over files already parsed by [`parse_files`].
+pub fn analyze_parsed(release: &Parsed<'_>, regions: &[RegionSpec], facts: &[FactSpec], env: &Env) -> Result<Analysis, Escalation> {
+    let (lang, files) = (release.lang, release.files);
     let frontend = lang.frontend();
     // A file that does not parse escalates when it could hold a region (its
     // text names one); one that cannot is left out of the analysis, as it can
@@ -120,23 +166,18 @@ pub fn analyze_with(lang: Lang, files: &[SourceFile], regions: &[RegionSpec], fa
             RegionKind::Function(n) | RegionKind::Literal(n) | RegionKind::Variable(n) | RegionKind::Route(n) => n.rsplit('.').next().unwrap_or(n),
         })
         .collect();
-    let mut parsed: Vec<(&SourceFile, Syntax)> = Vec::new();
+    let mut parsed: Vec<(&SourceFile, &Syntax)> = Vec::new();
     // Files left out for not parsing, with their text: the release check still reads them.
     let mut opaque: Vec<(&str, &str)> = Vec::new();
-    for f in files {
-        if frontend.is_build_file(&f.path) {
-            frontend.check_build_file(f)?;
-            continue;
-        }
-        if !lang.parses(&f.path) {
-            continue;
-        }
-        match parse(lang.for_file(&f.path), f) {
-            Ok(s) => parsed.push((f, s)),
-            Err(e) => {
-                let Ok(text) = std::str::from_utf8(&f.bytes) else { return Err(e) };
+    for (f, outcome) in files.iter().zip(&release.outcomes) {
+        match outcome {
+            Parse::Build(check) => check.clone()?,
+            Parse::Skipped => {}
+            Parse::Parsed(s) => parsed.push((f, s)),
+            Parse::Failed(e) => {
+                let Ok(text) = std::str::from_utf8(&f.bytes) else { return Err(e.clone()) };
                 if frontend.whole_program() || names.iter().any(|n| text.contains(n)) {
-                    return Err(e);
+                    return Err(e.clone());
                 }
                 opaque.push((f.path.as_str(), text));
             }
@@ -144,13 +185,13 @@ pub fn analyze_with(lang: Lang, files: &[SourceFile], regions: &[RegionSpec], fa
     }
 
     if let Some(entries) = &env.entries {
-        let all: Vec<(&str, &Syntax)> = parsed.iter().map(|(f, s)| (f.path.as_str(), s)).collect();
+        let all: Vec<(&str, &Syntax)> = parsed.iter().map(|(f, s)| (f.path.as_str(), *s)).collect();
         if let Some(loaded) = frontend.loaded(entries, &all, &opaque)? {
             parsed.retain(|(f, _)| loaded.contains(&f.path));
             opaque.retain(|(f, _)| loaded.contains(*f));
         }
     }
-    let trees: Vec<(&str, &Syntax)> = parsed.iter().map(|(f, s)| (f.path.as_str(), s)).collect();
+    let trees: Vec<(&str, &Syntax)> = parsed.iter().map(|(f, s)| (f.path.as_str(), *s)).collect();
     frontend.check_package(files, &trees, env)?;
     let mut located: BTreeMap<&str, Region<'_>> = BTreeMap::new();
     let mut all_calls = Vec::new();
@@ -214,9 +255,10 @@ pub fn analyze_with(lang: Lang, files: &[SourceFile], regions: &[RegionSpec], fa
             ));
         };
         let extracted = match &spec.kind {
-            FactKind::Body { digests } => body_fact(region, spec, digests)?,
-            _ => frontend.extract(region, spec, &found)?,
-        };
+            FactKind::Body { digests } => body_fact(region, spec, digests),
+            _ => frontend.extract(region, spec, &found),
+        }
+        .map_err(|e| Escalation { reading_facts: true, ..e })?;
         if let Some(f) = extracted {
             found.insert(spec.name.clone(), f);
         }

@@ -4,7 +4,10 @@
 //! helper (the plain optional one yields false when omitted; the one with a
 //! default yields its default), and that value is what `Private` of the new
 //! repository receives. The oracle finds the read and the field in the token
-//! stream of `func CreateRepository` and nothing else.
+//! stream of `func CreateRepository` and nothing else. The argument map is
+//! `args` (a map) or `request` (an mcp-go request, in older releases); when
+//! the create call's owner is the empty string literal, the release has no
+//! organization argument and the repository goes to the principal.
 
 use std::path::Path;
 
@@ -19,6 +22,8 @@ pub enum Shape {
     /// What an omitted `private` means, and where that was read.
     Understood {
         default_private: bool,
+        /// `Create(ctx, "", repo)`: the owner is always the principal.
+        personal: bool,
         where_: String,
     },
     NotUnderstood(String),
@@ -26,7 +31,7 @@ pub enum Shape {
 
 pub fn read(root: &Path) -> Shape {
     match understand(root) {
-        Ok((default_private, where_)) => Shape::Understood { default_private, where_ },
+        Ok((default_private, personal, where_)) => Shape::Understood { default_private, personal, where_ },
         Err(why) => Shape::NotUnderstood(why),
     }
 }
@@ -35,7 +40,7 @@ fn texts(tokens: &[Token]) -> Vec<&str> {
     tokens.iter().map(|t| t.text.as_str()).collect()
 }
 
-fn understand(root: &Path) -> Result<(bool, String), String> {
+fn understand(root: &Path) -> Result<(bool, bool, String), String> {
     let package = files::find(root, &|p| {
         p.contains("pkg/github/") && p.ends_with(".go") && !p.ends_with("_test.go") && p.rsplit_once('/').is_some_and(|(d, _)| d.ends_with("pkg/github"))
     });
@@ -59,8 +64,9 @@ fn understand(root: &Path) -> Result<(bool, String), String> {
     let words = texts(body);
 
     // The one read of "private" through a helper: `VAR, err := HELPER(args, "private"[, DEFAULT])`.
-    let reads: Vec<usize> =
-        (0..body.len().saturating_sub(2)).filter(|&i| body[i].is("args") && body[i + 1].is(",") && body[i + 2].str_value() == Some("private")).collect();
+    let reads: Vec<usize> = (0..body.len().saturating_sub(2))
+        .filter(|&i| (body[i].is("args") || body[i].is("request")) && body[i + 1].is(",") && body[i + 2].str_value() == Some("private"))
+        .collect();
     let [read] = reads.as_slice() else {
         return Err(format!("{name}: `private` is read {} times through a helper", reads.len()));
     };
@@ -97,11 +103,18 @@ fn understand(root: &Path) -> Result<(bool, String), String> {
     if uses != 2 {
         return Err(format!("{name}: `{variable}` appears {uses} times; the oracle expects its read and its field only"));
     }
-    let creates = (0..body.len().saturating_sub(5)).filter(|&i| words[i..i + 6] == ["client", ".", "Repositories", ".", "Create", "("]).count();
-    if creates != 1 {
-        return Err(format!("{name}: {creates} client.Repositories.Create calls"));
-    }
-    Ok((default_private, format!("{at}: {helper} makes an omitted private {default_private}")))
+    let creates: Vec<usize> = (0..body.len().saturating_sub(5)).filter(|&i| words[i..i + 6] == ["client", ".", "Repositories", ".", "Create", "("]).collect();
+    let [create] = creates.as_slice() else {
+        return Err(format!("{name}: {} client.Repositories.Create calls", creates.len()));
+    };
+    // The owner argument: the organization variable, or "" (the principal's account).
+    let owner = body.get(create + 8).filter(|_| body[create + 6].is("ctx") && body[create + 7].is(","));
+    let personal = match owner {
+        Some(t) if t.str_value() == Some("") => true,
+        Some(t) if t.str_value().is_none() && t.text != "\n" => false,
+        _ => return Err(format!("{name}: client.Repositories.Create's owner argument is not a variable or \"\"")),
+    };
+    Ok((default_private, personal, format!("{at}: {helper} makes an omitted private {default_private}")))
 }
 
 /// The tokens between the braces of the function starting at `start`.
@@ -161,8 +174,8 @@ fn package_constant(scanned: &[(String, Vec<Token>)], name: &str) -> Option<bool
 }
 
 pub fn verdict(shape: &Shape, args: &Map<String, Value>, ctx: &Context) -> (Verdict, String) {
-    let (default_private, where_) = match shape {
-        Shape::Understood { default_private, where_ } => (*default_private, where_.as_str()),
+    let (default_private, personal, where_) = match shape {
+        Shape::Understood { default_private, personal, where_ } => (*default_private, *personal, where_.as_str()),
         Shape::NotUnderstood(why) => return (Verdict::CannotJudge, why.clone()),
     };
     let Some(name) = args.get("name").and_then(Value::as_str) else {
@@ -177,6 +190,9 @@ pub fn verdict(shape: &Shape, args: &Map<String, Value>, ctx: &Context) -> (Verd
         Some(Value::Bool(b)) => *b,
         Some(other) => return (Verdict::CannotJudge, format!("private is {other}, not a boolean")),
     };
+    if personal && args.get("organization").is_some_and(|o| !o.is_null()) {
+        return (Verdict::Unknown, format!("{where_}; this release creates in the principal's account whatever organization says"));
+    }
     let owner = match args.get("organization").and_then(Value::as_str) {
         Some(org) if !org.is_empty() => org.to_owned(),
         _ => ctx.login().to_owned(),

@@ -94,8 +94,10 @@ pub struct Profile {
     pub regions: Vec<RegionSpec>,
     /// Package name -> accepted import-path patterns (`[imports]`).
     pub imports: BTreeMap<String, Vec<String>>,
-    /// Region -> callees its handler literal may be passed to directly (`via`).
-    pub via: BTreeMap<String, Vec<String>>,
+    /// Region -> how its handler literal reaches its tool (`via`, `beside`, `wrapped-by`, `registered-by`).
+    pub handoff: BTreeMap<String, fcd_frontends::Handoff>,
+    /// (C#) type-level attributes reviewed as inert on plain model types (`source.inert-attributes`).
+    pub inert_attributes: Vec<String>,
     pub inventories: BTreeMap<String, BTreeSet<String>>,
     pub facts: Vec<FactRequest>,
     pub rules: Vec<RuleTemplate>,
@@ -173,7 +175,8 @@ impl Profile {
                     _ => None,
                 })
                 .collect(),
-            via: self.via.clone(),
+            handoff: self.handoff.clone(),
+            inert_attributes: self.inert_attributes.clone(),
             entries: None,
         }
     }
@@ -275,6 +278,7 @@ impl Validator<'_> {
         let globs = self.globs(&raw.source.files, "source.files", true);
         let excluded = self.globs(&raw.source.exclude, "source.exclude", false);
         let entry = language.and_then(|language| self.keep(self.entry(&raw.source, language)));
+        let inert_attributes = language.and_then(|language| self.keep(self.inert_attributes(&raw.source, language)));
         let regions = self.regions(&raw.regions);
         let imports = self.imports(&raw.imports);
         let inventories = self.inventories(&raw.inventory, &raw.regions);
@@ -290,7 +294,7 @@ impl Validator<'_> {
         if !self.errors.borrow().is_empty() {
             return None;
         }
-        let (regions, via) = regions?;
+        let (regions, handoff) = regions?;
         Some(Profile {
             path: self.file.to_owned(),
             digest: canon::sha256(self.text.as_bytes()),
@@ -307,7 +311,8 @@ impl Validator<'_> {
             entry: entry?,
             regions,
             imports,
-            via,
+            handoff,
+            inert_attributes: inert_attributes?,
             inventories,
             facts: facts?,
             rules,

@@ -5,19 +5,19 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use toml::Spanned;
 
-use fcd_frontends::{RegionKind, RegionSpec};
+use fcd_frontends::{Handoff, RegionKind, RegionSpec};
 
 use super::Validator;
 use super::schema::{RawInventory, RawRegion};
 
-/// The regions in name order, and region -> the calls its handler literal may be passed to.
-pub(super) type Regions = (Vec<RegionSpec>, BTreeMap<String, Vec<String>>);
+/// The regions in name order, and region -> how its handler literal reaches its tool.
+pub(super) type Regions = (Vec<RegionSpec>, BTreeMap<String, Handoff>);
 
 impl Validator<'_> {
     /// Every region, or `None` when any is malformed (each error recorded).
     pub(super) fn regions(&self, raw: &BTreeMap<String, Spanned<RawRegion>>) -> Option<Regions> {
         let mut regions = Vec::new();
-        let mut via = BTreeMap::new();
+        let mut handoffs = BTreeMap::new();
         let mut ok = true;
         for (name, region) in raw {
             let r = region.get_ref();
@@ -36,21 +36,25 @@ impl Validator<'_> {
                     continue;
                 }
             };
-            if let Some(v) = &r.via {
-                if !matches!(kind, RegionKind::Literal(_)) || v.is_empty() {
-                    ok = false;
-                    self.keep(self.err::<()>(
-                        region.span(),
-                        &format!("regions.{name}.via"),
-                        "`via` lists the calls a handler literal (`literal = true`) may be passed to",
-                    ));
-                    continue;
-                }
-                via.insert(name.clone(), v.clone());
+            if let Some((key, why)) = handoff_problem(r, &kind) {
+                ok = false;
+                self.keep(self.err::<()>(region.span(), &format!("regions.{name}.{key}"), why));
+                continue;
+            }
+            let list = |v: &Option<Vec<String>>| v.clone().unwrap_or_default();
+            let handoff = Handoff {
+                via: list(&r.via),
+                beside: list(&r.beside),
+                converted_by: list(&r.converted_by),
+                wrapped_by: list(&r.wrapped_by),
+                registered_by: list(&r.registered_by),
+            };
+            if handoff != Handoff::default() {
+                handoffs.insert(name.clone(), handoff);
             }
             regions.push(RegionSpec { name: name.clone(), kind, optional: r.optional });
         }
-        ok.then_some((regions, via))
+        ok.then_some((regions, handoffs))
     }
 
     /// `[imports]`: package -> import-path patterns; bad patterns are recorded.
@@ -90,4 +94,26 @@ impl Validator<'_> {
         }
         inventories
     }
+}
+
+/// What is wrong with a region's handoff keys (`via`, `beside`,
+/// `converted-by`, `wrapped-by`, `registered-by`): the key and why.
+fn handoff_problem(r: &RawRegion, kind: &RegionKind) -> Option<(&'static str, &'static str)> {
+    let keys = [("via", &r.via), ("beside", &r.beside), ("converted-by", &r.converted_by), ("wrapped-by", &r.wrapped_by), ("registered-by", &r.registered_by)];
+    if let Some((key, _)) = keys.iter().find(|(_, v)| v.as_ref().is_some_and(|v| !matches!(kind, RegionKind::Literal(_)) || v.is_empty())) {
+        return Some((
+            key,
+            "`via`, `beside`, `converted-by`, `wrapped-by` and `registered-by` are non-empty lists of calls, for a handler literal (`literal = true`)",
+        ));
+    }
+    if r.via.is_some() && r.beside.is_some() {
+        return Some(("beside", "a handler literal is passed `via` a call or returned `beside` one, not both"));
+    }
+    if r.converted_by.is_some() && r.beside.is_none() {
+        return Some(("converted-by", "`converted-by` goes with `beside`: the handler is converted, bound and returned beside the tool"));
+    }
+    if r.registered_by.is_some() != r.wrapped_by.is_some() {
+        return Some(("wrapped-by", "`wrapped-by` and `registered-by` go together: where the wrapper's result may go"));
+    }
+    None
 }

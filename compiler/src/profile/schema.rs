@@ -91,6 +91,9 @@ pub(super) struct RawSource {
     pub package: Option<Spanned<String>>,
     #[serde(default)]
     pub built: BTreeMap<String, String>,
+    /// (C#) library attributes a reviewer read as inert on plain model types.
+    #[serde(default, rename = "inert-attributes")]
+    pub inert_attributes: Vec<Spanned<String>>,
 }
 
 #[derive(Clone, Deserialize)]
@@ -106,6 +109,13 @@ pub(super) struct RawRegion {
     #[serde(default)]
     pub optional: bool,
     pub via: Option<Vec<String>>,
+    pub beside: Option<Vec<String>>,
+    #[serde(rename = "converted-by")]
+    pub converted_by: Option<Vec<String>>,
+    #[serde(rename = "wrapped-by")]
+    pub wrapped_by: Option<Vec<String>>,
+    #[serde(rename = "registered-by")]
+    pub registered_by: Option<Vec<String>>,
 }
 
 #[derive(Clone, Deserialize)]

@@ -64,4 +64,25 @@ impl Validator<'_> {
         let built = source.built.iter().map(|(a, b)| (a.clone(), b.clone())).collect();
         Ok(Some(EntrySpec { manifest: manifest.get_ref().clone(), built }))
     }
+
+    /// `source.inert-attributes`: C# only, simple attribute names (`JsonSourceGenerationOptions`).
+    pub(super) fn inert_attributes(&self, source: &RawSource, language: Lang) -> Result<Vec<String>, InputError> {
+        let mut out = Vec::new();
+        for a in &source.inert_attributes {
+            if language != Lang::CSharp {
+                return self.err(a.span(), "source.inert-attributes", "only a `csharp` profile lists attributes");
+            }
+            let name = a.get_ref();
+            let simple = name.chars().next().is_some_and(|c| c.is_ascii_uppercase()) && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if !simple || name.ends_with("Attribute") {
+                return self.err(
+                    a.span(),
+                    "source.inert-attributes",
+                    format!("`{name}` is not a simple attribute name as written (no namespace, no `Attribute` suffix)"),
+                );
+            }
+            out.push(name.clone());
+        }
+        Ok(out)
+    }
 }

@@ -105,3 +105,31 @@ fn every_kind_has_its_keys_from_serde() {
     assert_eq!(keys_of("nope"), None);
     assert!(!is_tag("nope"));
 }
+
+#[test]
+fn handoff_keys_belong_to_a_handler_literal_and_go_together() {
+    let region = "[regions.handler]\nfunction = \"git_diff\"\n";
+    for (added, key) in [
+        ("beside = [\"mcp.NewTool\"]\n", "regions.handler.beside"),
+        ("literal = true\nconverted-by = [\"mcp.ToolHandlerFor\"]\n", "regions.handler.converted-by"),
+        ("literal = true\nwrapped-by = [\"toolsets.NewServerTool\"]\n", "regions.handler.wrapped-by"),
+        ("literal = true\nvia = [\"NewTool\"]\nbeside = [\"mcp.NewTool\"]\n", "regions.handler.beside"),
+    ] {
+        let err = error_of(&[(region, &format!("{region}{added}"))]);
+        assert!(err.contains(&format!("key `{key}`")), "{added}: {err}");
+    }
+}
+
+#[test]
+fn inert_attributes_are_for_csharp_and_simple_names() {
+    let files = "files = [\"**/mcp_server_git/server.py\"]\n";
+    let err = error_of(&[(files, &format!("{files}inert-attributes = [\"JsonSourceGenerationOptions\"]\n"))]);
+    assert!(err.contains("key `source.inert-attributes`") && err.contains("csharp"), "{err}");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../profiles/azure-redis-create/profile.toml");
+    let text = std::fs::read_to_string(&root).expect("the azure profile");
+    for bad in ["System.Text.Json.Serialization.JsonSourceGenerationOptions", "JsonSourceGenerationOptionsAttribute", ""] {
+        let edited = text.replacen("inert-attributes = [\"JsonSourceGenerationOptions\"]", &format!("inert-attributes = [\"{bad}\"]"), 1);
+        let err = Profile::parse(Path::new("bad.toml"), &edited).expect_err("refused").to_string();
+        assert!(err.contains("key `source.inert-attributes`"), "{bad}: {err}");
+    }
+}

@@ -186,7 +186,7 @@ impl<'a> Cx<'_, 'a> {
             return Err(self.site.mismatch(r, format!("the region returns something other than `{root}` at line {}", r.line())));
         }
         if let Some(ty) = node.field_child("returns") {
-            plain::check(self.site.region.trees, &plain::simple_name(ty), &format!("holds `{variable}`"))?;
+            plain::check(self.site.region.trees, &plain::simple_name(ty), &format!("holds `{variable}`"), &self.site.region.env.inert_attributes)?;
         }
         Ok(())
     }

@@ -9,6 +9,13 @@
 //! record's, which only stores its parameters, is accepted); base types
 //! declared in the closure are checked the same way. A type not declared in
 //! the closure comes from a library the envelope assumes.
+//!
+//! One exception is the reviewer's to make: an attribute on the type itself
+//! whose simple name the profile lists as inert (`source.inert-attributes`,
+//! say `JsonSourceGenerationOptions`, which only a source generator reads and
+//! only on a serializer context). It must name a library attribute: a type of
+//! that name (or with the `Attribute` suffix) declared in the closure escalates,
+//! and so does any other attribute next to it.
 
 use crate::ir::{Anchor, Escalation, EscalationCode};
 use crate::ts::{Node, Syntax};
@@ -45,11 +52,34 @@ fn fail(path: &str, n: Node<'_>, ty: &str, why: &str, what: &str) -> Escalation 
 }
 
 /// Checks that the type `name`, if the closure declares it, is plain data; `why` says who trusts it.
-pub fn check(trees: &[(&str, &Syntax)], name: &str, why: &str) -> Result<(), Escalation> {
-    check_depth(trees, name, why, 0)
+/// `inert` lists the type-level attributes a reviewer accepted (simple names).
+pub fn check(trees: &[(&str, &Syntax)], name: &str, why: &str, inert: &[String]) -> Result<(), Escalation> {
+    check_depth(trees, name, why, inert, 0)
 }
 
-fn check_depth(trees: &[(&str, &Syntax)], name: &str, why: &str, depth: usize) -> Result<(), Escalation> {
+/// Why a type-level attribute list is not one the reviewer accepted, if it is not.
+fn attributes_not_inert(trees: &[(&str, &Syntax)], list: Node<'_>, inert: &[String]) -> Option<String> {
+    let attributes: Vec<Node<'_>> = list.named_children().filter(|a| a.kind() == "attribute").collect();
+    if attributes.is_empty() {
+        return Some("the type has an attribute".into());
+    }
+    for a in attributes {
+        let Some(name) = a.field_child("name") else { return Some("the type has an attribute".into()) };
+        let spelled = name.compact_text();
+        let simple = spelled.rsplit('.').next().unwrap_or(&spelled).to_owned();
+        let simple = simple.strip_suffix("Attribute").map(str::to_owned).unwrap_or(simple);
+        if !inert.contains(&simple) {
+            return Some(format!("the type has the attribute `{spelled}`, which the profile does not list as inert"));
+        }
+        let suffixed = format!("{simple}Attribute");
+        if let Some((path, decl)) = declarations(trees, &simple).into_iter().chain(declarations(trees, &suffixed)).next() {
+            return Some(format!("the type has the attribute `{spelled}`, whose name the closure declares as a type ({path}:{})", decl.line()));
+        }
+    }
+    None
+}
+
+fn check_depth(trees: &[(&str, &Syntax)], name: &str, why: &str, inert: &[String], depth: usize) -> Result<(), Escalation> {
     if depth > 16 {
         // A base chain this deep, or a cycle: not a shape this check vouches for.
         let what = format!("`{name}` ({why}) must be plain data, but its base types nest more than 16 deep (or form a cycle)");
@@ -61,7 +91,11 @@ fn check_depth(trees: &[(&str, &Syntax)], name: &str, why: &str, depth: usize) -
         }
         for c in decl.named_children() {
             match c.kind() {
-                "attribute_list" => return Err(fail(path, c, name, why, "the type has an attribute")),
+                "attribute_list" => {
+                    if let Some(what) = attributes_not_inert(trees, c, inert) {
+                        return Err(fail(path, c, name, why, &what));
+                    }
+                }
                 // A positional record's constructor only stores its parameters.
                 "parameter_list" if decl.kind() == "record_declaration" && !c.descendants().any(|d| d.kind() == "attribute_list") => {}
                 "parameter_list" => return Err(fail(path, c, name, why, "the type has a primary constructor (or an attribute on one)")),
@@ -71,7 +105,7 @@ fn check_depth(trees: &[(&str, &Syntax)], name: &str, why: &str, depth: usize) -
                         if base.kind() == "primary_constructor_base_type" || base.named_children().any(|a| a.kind() == "argument_list") {
                             return Err(fail(path, base, name, why, "the base type is called with arguments"));
                         }
-                        check_depth(trees, &base_name, why, depth + 1)?;
+                        check_depth(trees, &base_name, why, inert, depth + 1)?;
                     }
                 }
                 _ => {}
@@ -116,12 +150,12 @@ mod tests {
     #[test]
     fn only_auto_properties_are_plain() {
         let ok = tree("class B { public int Y { get; init; } } class T : B, IX { public bool? X { get; set; } }");
-        assert!(check(&[("a.cs", &ok)], "T", "test").is_ok());
-        assert!(check(&[("a.cs", &ok)], "Absent", "test").is_ok());
+        assert!(check(&[("a.cs", &ok)], "T", "test", &[]).is_ok());
+        assert!(check(&[("a.cs", &ok)], "Absent", "test", &[]).is_ok());
         let cycle = tree("class T : B { } class B : T { }");
-        assert!(check(&[("a.cs", &cycle)], "T", "test").is_err(), "a base cycle is not vouched for");
+        assert!(check(&[("a.cs", &cycle)], "T", "test", &[]).is_err(), "a base cycle is not vouched for");
         let record = tree("record T(bool X);");
-        assert!(check(&[("a.cs", &record)], "T", "test").is_ok());
+        assert!(check(&[("a.cs", &record)], "T", "test", &[]).is_ok());
         for bad in [
             "class T { public bool? X { get => true; set; } }",
             "class T { public bool? X { get; set; } = true; }",
@@ -132,7 +166,26 @@ mod tests {
             "class T(bool x) { }",
         ] {
             let t = tree(bad);
-            assert!(check(&[("a.cs", &t)], "T", "test").is_err(), "{bad}");
+            assert!(check(&[("a.cs", &t)], "T", "test", &[]).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn listed_type_attribute_is_plain_only_from_a_library() {
+        let inert = ["JsonSourceGenerationOptions".to_owned()];
+        let ok = tree("[JsonSourceGenerationOptions(PropertyNamingPolicy = JsonKnownNamingPolicy.CamelCase)] class T { public bool? X { get; set; } }");
+        assert!(check(&[("a.cs", &ok)], "T", "test", &inert).is_ok());
+        assert!(check(&[("a.cs", &ok)], "T", "test", &[]).is_err(), "an unlisted attribute escalates");
+        let suffixed = tree("[System.Text.Json.Serialization.JsonSourceGenerationOptionsAttribute] class T { }");
+        assert!(check(&[("a.cs", &suffixed)], "T", "test", &inert).is_ok());
+        for bad in [
+            "[JsonSourceGenerationOptions, JsonConverter(typeof(C))] class T { }",
+            "[JsonSourceGenerationOptions] class T { [JsonSourceGenerationOptions] public bool? X { get; set; } }",
+            "[JsonSourceGenerationOptions] class T { } class JsonSourceGenerationOptionsAttribute : System.Attribute { }",
+            "[JsonSourceGenerationOptions] class T { } class JsonSourceGenerationOptions : System.Attribute { }",
+        ] {
+            let t = tree(bad);
+            assert!(check(&[("a.cs", &t)], "T", "test", &inert).is_err(), "{bad}");
         }
     }
 }

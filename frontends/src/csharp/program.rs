@@ -132,7 +132,7 @@ fn spelled(region: &Region<'_>, regions: &[Region<'_>], call: Node<'_>, path: &s
     let class = class_of(region.node);
     let fail = |detail: String| Err(at(region.file, call, format!("`{path}`: {detail}")));
     if let Some(ty) = segs[0].strip_prefix("new ") {
-        plain::check(trees, ty.trim(), &format!("created by `{path}` in region `{}`", region.name))?;
+        plain::check(trees, ty.trim(), &format!("created by `{path}` in region `{}`", region.name), &region.env.inert_attributes)?;
     }
     let root = segs[0].as_str();
     let bare = segs.len() == 1 || root == "this";

@@ -104,12 +104,12 @@ impl<'a> Cx<'_, 'a> {
         };
         let Some(mut value) = init.field_child("right").map(bare) else { return Ok(None) };
         let owner = self.created_type(init)?;
-        plain::check(self.site.region.trees, &owner, &format!("`{field}` is set on it"))?;
+        plain::check(self.site.region.trees, &owner, &format!("`{field}` is set on it"), &self.site.region.env.inert_attributes)?;
         if let Some(wrap) = wrap {
             let member_type = self.property_type(&owner, field);
             let explicit = value.field_child("type").filter(|_| value.kind() == "object_creation_expression").map(plain::simple_name);
             for ty in [member_type, explicit].into_iter().flatten() {
-                plain::check(self.site.region.trees, &ty, &format!("`{field}.{wrap}` is set on it"))?;
+                plain::check(self.site.region.trees, &ty, &format!("`{field}.{wrap}` is set on it"), &self.site.region.env.inert_attributes)?;
             }
             let nested = value
                 .named_children()

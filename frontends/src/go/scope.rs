@@ -208,8 +208,9 @@ impl<'r, 'a> Scope<'r, 'a> {
     /// A head bound in the enclosing function. Calling it directly calls a
     /// function value: accepted only for a parameter of the region or its
     /// enclosing function that nothing else binds. Calling a method on it is
-    /// trusted only when every binding is such a parameter or the result of a
-    /// call (itself a call site the inventory checks), never a value built here.
+    /// trusted only when every binding is such a parameter, a parameter of a
+    /// function literal inside the region, or the result of a call (itself a
+    /// call site the inventory checks), never a value built here.
     fn local(&self, head: &str, bare: bool, spelled: Identity) -> Identity {
         let sites = self.locals.sites(head);
         let params: Vec<&Node<'a>> = sites.iter().filter(|s| self.outer_param(**s)).collect();
@@ -220,7 +221,11 @@ impl<'r, 'a> Scope<'r, 'a> {
                 _ => Identity::Dynamic(format!("calls `{head}`, a local function value")),
             };
         }
-        match others.iter().find(|s| !self.locals.bound_to_call(***s)) {
+        // A parameter of a function literal nested in the region is as good as
+        // an outer one for a method call: its declared type fixes what it is.
+        let is_param = |s: Node<'a>| s.parent().is_some_and(|p| matches!(p.kind(), "parameter_declaration" | "variadic_parameter_declaration"));
+        let trusted = |s: Node<'a>| self.locals.bound_to_call(s) || (is_param(s) && self.region.node.contains(s));
+        match others.iter().find(|s| !trusted(***s)) {
             None => spelled,
             Some(site) => Identity::Unresolved(format!("`{spelled}`: `{head}` is bound at line {} to something other than a call's result", site.line())),
         }

@@ -9,8 +9,11 @@
 //! - for a handler literal: the tool name appears as a string literal exactly
 //!   once in the package, inside the constructor (no other code registers it);
 //!   the literal is passed directly to the reviewed constructor call that the
-//!   function returns (`via`), not through a wrapper; and every use of the
-//!   constructor in the package puts its result, unwrapped, in a list literal.
+//!   function returns (`via`), or returned beside it as the constructor's
+//!   only statement (`beside`), not through a wrapper; and every use of the
+//!   constructor in the package puts its result, unwrapped, in a list
+//!   literal, or whole into a reviewed wrapper (`wrapped-by`) whose result
+//!   goes into a list or a reviewed registration method (`registered-by`).
 
 use crate::ir::{Escalation, EscalationCode, Identity};
 use crate::lang::Region;
@@ -110,21 +113,26 @@ fn tool_name(region: &Region<'_>) -> Result<(), Escalation> {
     }
 }
 
-/// The literal is an argument of the reviewed constructor call the enclosing function returns.
+/// The literal reaches the tool the way the profile reviewed: passed directly
+/// to the constructor call the enclosing function returns (`via`), or
+/// returned beside one as the function's one statement (`beside`).
 fn via(region: &Region<'_>) -> Result<(), Escalation> {
-    let Some(accepted) = region.env.via.get(region.name) else { return Ok(()) };
+    let Some(handoff) = region.env.handoff.get(region.name) else { return Ok(()) };
+    if !handoff.beside.is_empty() {
+        return beside(region, handoff);
+    }
+    let accepted = &handoff.via;
+    if accepted.is_empty() {
+        return Ok(());
+    }
     let call = region.node.parent().filter(|p| p.kind() == "argument_list").and_then(|l| l.parent()).filter(|c| c.kind() == "call_expression");
     let Some(call) = call else {
         return Err(at(region.file, region.node, "the handler literal is not passed directly as an argument of a call".into()));
     };
     let returned = call.parent().filter(|p| p.kind() == "expression_list").and_then(|l| l.parent()).is_some_and(|r| r.kind() == "return_statement")
         || call.parent().is_some_and(|r| r.kind() == "return_statement");
-    let spelled = match super::identity(call) {
-        Identity::Path(p) => p,
-        other => other.to_string(),
-    };
-    let base = spelled.split('[').next().unwrap_or(&spelled).to_owned();
-    if !accepted.iter().any(|a| *a == spelled || *a == base) || !returned {
+    let spelled = spelled(call);
+    if !reviewed_call(accepted, &spelled) || !returned {
         return Err(at(
             region.file,
             call,
@@ -137,27 +145,147 @@ fn via(region: &Region<'_>) -> Result<(), Escalation> {
     Ok(())
 }
 
-/// Every use of the constructor puts its result, unwrapped, into a list literal.
+/// A call's callee as spelled, for matching against the profile's lists.
+fn spelled(call: Node<'_>) -> String {
+    match super::identity(call) {
+        Identity::Path(p) => p,
+        other => other.to_string(),
+    }
+}
+
+/// Whether a spelled callee is one of `accepted`, type arguments aside.
+fn reviewed_call(accepted: &[String], spelled: &str) -> bool {
+    let base = spelled.split('[').next().unwrap_or(spelled);
+    accepted.iter().any(|a| a == spelled || a == base)
+}
+
+/// `return CALL(…), func(…) {…}` is the constructor's only statement, CALL one
+/// of `beside`: the tool and its handler leave together, and no other
+/// statement (a `defer` that rewrites a named result, an early return of
+/// another handler) runs in the constructor. Either operand may instead be a
+/// local the constructor binds just before, once, with `:=`: the tool to such
+/// a call or to a composite literal of a `beside` type (`mcp.Tool{…}`), the
+/// handler to a `converted-by` call whose only argument is the literal.
+fn beside(region: &Region<'_>, handoff: &crate::lang::Handoff) -> Result<(), Escalation> {
+    let accepted = &handoff.beside;
+    let fail = |n: Node<'_>, why: &str| Err(at(region.file, n, format!("the handler literal is not returned beside a call of {accepted:?}: {why}")));
+    let enclosing = scope::enclosing(region.node);
+    let mut statements: Vec<Node<'_>> =
+        enclosing.field_child("body").map(|b| b.named_children().filter(|c| c.kind() != "comment").collect()).unwrap_or_default();
+    if let [list] = statements.as_slice()
+        && list.kind() == "statement_list"
+    {
+        statements = list.named_children().filter(|c| c.kind() != "comment").collect();
+    }
+    let Some((ret, declarations)) = statements.split_last().filter(|(r, _)| r.kind() == "return_statement") else {
+        return fail(enclosing, "the constructor does not end in a return");
+    };
+    // Each earlier statement binds one fresh name to one value with `:=`.
+    let mut locals: Vec<(String, Node<'_>)> = Vec::new();
+    for d in declarations {
+        let one = |field: &str| d.field_child(field).map(|l| l.named_children().filter(|c| c.kind() != "comment").collect::<Vec<_>>());
+        match (d.kind(), one("left").as_deref(), one("right").as_deref()) {
+            ("short_var_declaration", Some([name]), Some([value])) if name.kind() == "identifier" && !locals.iter().any(|(n, _)| n == name.text()) => {
+                locals.push((name.text().to_owned(), *value));
+            }
+            _ => return fail(*d, "the constructor has other statements than `NAME := VALUE` bindings and that return"),
+        }
+    }
+    let operands: Vec<Node<'_>> = ret
+        .named_children()
+        .filter(|c| c.kind() == "expression_list")
+        .flat_map(|l| l.named_children().filter(|c| c.kind() != "comment").collect::<Vec<_>>())
+        .collect();
+    let [tool, handler] = operands.as_slice() else {
+        return fail(*ret, "the return is not exactly the tool and the handler, in that order");
+    };
+    let bound = |n: Node<'_>| (n.kind() == "identifier").then(|| locals.iter().find(|(name, _)| name == n.text()).map(|(_, v)| *v)).flatten();
+    let tool_value = bound(*tool).unwrap_or(*tool);
+    let tool_ok = match tool_value.kind() {
+        "call_expression" => reviewed_call(accepted, &spelled(tool_value)),
+        "composite_literal" => tool_value.field_child("type").is_some_and(|t| accepted.contains(&t.compact_text())),
+        _ => false,
+    };
+    let handler_value = bound(*handler).unwrap_or(*handler);
+    let handler_ok = handler_value == region.node || {
+        let is_conversion = matches!(handler_value.kind(), "call_expression" | "type_conversion_expression");
+        let args: Vec<Node<'_>> = match handler_value.kind() {
+            "call_expression" => super::arguments(handler_value),
+            _ => handler_value.field_child("operand").into_iter().collect(),
+        };
+        is_conversion && args.as_slice() == [region.node] && reviewed_call(&handoff.converted_by, &spelled(handler_value))
+    };
+    let used = [*tool, *handler].iter().filter(|o| bound(**o).is_some()).count();
+    if !tool_ok || !handler_ok || used != locals.len() {
+        return fail(*ret, "the return is not the reviewed tool and the handler literal (or locals bound to them), in that order");
+    }
+    Ok(())
+}
+
+/// Every use of the constructor puts its result, unwrapped, into a list
+/// literal; or, when the profile reviews a wrapper (`wrapped-by`), whole into
+/// that wrapper, whose own result is then a list element or an argument of a
+/// reviewed registration method (`registered-by`). A wrapper's package name
+/// must be imported from a path `[imports]` accepts.
 fn constructor_uses(region: &Region<'_>) -> Result<(), Escalation> {
     let enclosing = scope::enclosing(region.node);
     let Some(name) = enclosing.field_child("name").filter(|_| enclosing.kind() == "function_declaration") else { return Ok(()) };
+    let handoff = region.env.handoff.get(region.name);
     let here = scope::dir(region.file);
     for (path, syntax) in region.trees.iter().filter(|(p, _)| scope::dir(p) == here) {
         for use_ in syntax.root().descendants().filter(|n| n.kind() == "identifier" && n.text() == name.text() && *n != name) {
             let call = use_.parent().filter(|c| c.kind() == "call_expression" && c.field_child("function") == Some(use_));
             let listed = call.and_then(|c| c.parent()).is_some_and(|p| p.kind() == "literal_element");
-            if !listed {
+            let wrapped = match (call, handoff) {
+                (Some(call), Some(h)) if !h.wrapped_by.is_empty() => wrapped_and_registered(region, syntax.root(), call, h),
+                _ => false,
+            };
+            if !listed && !wrapped {
                 return Err(at(
                     path,
                     use_,
                     format!(
-                        "`{}` is used at {path}:{} other than as a plain element of a tool list: its tool may be wrapped or routed",
+                        "`{}` is used at {path}:{} other than as a plain element of a tool list{}: its tool may be wrapped or routed",
                         name.text(),
-                        use_.line()
+                        use_.line(),
+                        if handoff.is_some_and(|h| !h.wrapped_by.is_empty()) { " or through a reviewed wrapper" } else { "" }
                     ),
                 ));
             }
         }
     }
     Ok(())
+}
+
+/// `WRAPPER(CONSTRUCTOR(…))` with WRAPPER reviewed and its package imported
+/// from an accepted path, placed as a list element or a plain argument of a
+/// reviewed registration method.
+fn wrapped_and_registered(region: &Region<'_>, root: Node<'_>, call: Node<'_>, handoff: &crate::lang::Handoff) -> bool {
+    let Some(wrapper) = call.parent().filter(|l| l.kind() == "argument_list").and_then(|l| l.parent()).filter(|c| c.kind() == "call_expression") else {
+        return false;
+    };
+    if super::arguments(wrapper).as_slice() != [call] || wrapper.field_child("arguments").is_some_and(|l| l.children().any(|c| c.kind() == "...")) {
+        return false;
+    }
+    let name = spelled(wrapper);
+    if !handoff.wrapped_by.contains(&name) {
+        return false;
+    }
+    // The wrapper's package, as the file imports it.
+    if let Some((package, _)) = name.split_once('.') {
+        let imports = scope::imports(root);
+        if !imports.get(package).is_some_and(|(p, _)| region.env.accepts_import(package, p)) {
+            return false;
+        }
+    }
+    let Some(parent) = wrapper.parent() else { return false };
+    if parent.kind() == "literal_element" {
+        return true;
+    }
+    let registrar = Some(parent).filter(|l| l.kind() == "argument_list").and_then(|l| l.parent()).filter(|c| c.kind() == "call_expression");
+    registrar.is_some_and(|r| {
+        let method = spelled(r);
+        let last = method.rsplit('.').next().unwrap_or(&method);
+        handoff.registered_by.iter().any(|m| m == last)
+    })
 }
