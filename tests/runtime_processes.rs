@@ -40,8 +40,11 @@ fn setup(store: &str, n: usize) -> Vec<i64> {
 /// Schedules: each run starts 4 admitting processes and one that drains and
 /// retires the source while they run; the OS interleaves them differently every time.
 const SCHEDULES: usize = 6;
-/// Formations each schedule forms; every process tries to admit each of them once.
-const FORMATIONS: usize = 40;
+/// Formations each schedule forms; every process goes through all of them
+/// [`PASSES`] times, as agents that ask again: a formation refused while the
+/// source drained is admitted on the successor on a later pass.
+const FORMATIONS: usize = 80;
+const PASSES: &str = "3";
 
 #[test]
 fn concurrent_admission_and_retirement_keep_every_lease_in_its_authority() {
@@ -79,7 +82,7 @@ fn race(store: impl Fn(usize) -> (String, Option<tempfile::TempDir>)) {
                 Command::new(FCD)
                     .args(["runtime", "stress"])
                     .args(&args)
-                    .args(["--count", "1", "--store", db])
+                    .args(["--count", PASSES, "--store", db])
                     .stdout(Stdio::piped())
                     .stderr(Stdio::piped())
                     .spawn()
@@ -149,7 +152,9 @@ fn race(store: impl Fn(usize) -> (String, Option<tempfile::TempDir>)) {
     }
     // The schedules really raced: work ran on both sides of the retirement.
     assert!(on_source > 0 && on_successor > 0, "source {on_source}, successor {on_successor}, refused {refused}");
-    eprintln!("{SCHEDULES} schedules: {on_source} leases on the source, {on_successor} on the successor, {refused} refused while draining");
+    eprintln!(
+        "{SCHEDULES} schedules: {on_source} leases on the source, {on_successor} on the successor, {refused} refused (draining, or the formation in flight)"
+    );
 }
 
 #[test]
