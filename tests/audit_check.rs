@@ -25,9 +25,10 @@ fn record(db: &Path) {
     let ev = rt.add_evidence(EvidenceKind::Edge, "tool", None, "e0", "e1", 0, 5_000).unwrap();
     let f1 = rt.form("snap", "tool", "args-1", "user:alice", "e0", Some(ev), 100, 900).unwrap();
     let f2 = rt.form("snap", "tool", "args-2", "user:alice", "e0", None, 100, 900).unwrap();
+    let f3 = rt.form("snap", "tool", "args-3", "user:alice", "e0", Some(ev), 100, 900).unwrap();
     let run = |rt: &mut Runtime, f: i64, now: u64| {
         let lease = rt.admit(f, now).unwrap();
-        rt.fence(&lease.token, &format!("sha256:a-{}", lease.epoch), &format!("sha256:c-{}", lease.epoch), lease.generation).unwrap();
+        rt.fence(&lease.token, &format!("sha256:a-{}", lease.epoch), &format!("sha256:c-{}", lease.epoch), lease.generation, now).unwrap();
         lease
     };
     let first = run(&mut rt, f1, 110);
@@ -38,7 +39,9 @@ fn record(db: &Path) {
     rt.resolve(second.id, "completed", &sig.to_bytes()).unwrap();
     rt.transition("e0", State::Draining).unwrap();
     rt.transition("e0", State::Stale).unwrap();
-    let fallback = run(&mut rt, f1, 130);
+    // f1 ran once (lease 1), so only f3 may still fall back.
+    assert_eq!(rt.admit(f1, 130).unwrap_err().code, "formation_in_flight");
+    let fallback = run(&mut rt, f3, 130);
     assert_eq!(fallback.epoch, "e1");
     rt.complete(fallback.id).unwrap();
     rt.revoke(&format!("formation:{f2}")).unwrap();
@@ -89,7 +92,7 @@ fn a_recorded_history_passes() {
     record(&db);
     let (code, text, report) = check(&db);
     assert_eq!(code, 0, "{text}");
-    assert!(text.starts_with("audit check: 19 entries, 0 violations"), "{text}");
+    assert!(text.starts_with("audit check: 20 entries, 0 violations"), "{text}");
     assert_eq!(report["violations"], json!([]));
 }
 
@@ -148,7 +151,7 @@ fn edits() -> Vec<(&'static str, &'static str, Edit)> {
         }),
         ("S10", "an admission after the formation was revoked", |h| {
             let i = find(h, "admit", &[("lease", json!(3))], 0);
-            h.insert(i, json!({"op": "revoke", "handle": "formation:1"}));
+            h.insert(i, json!({"op": "revoke", "handle": "formation:3"}));
         }),
         ("S11", "an admission after the formation expired", |h| {
             let i = find(h, "admit", &[("lease", json!(2))], 0);
@@ -167,6 +170,22 @@ fn edits() -> Vec<(&'static str, &'static str, Edit)> {
             let i = find(h, "resolve", &[("lease", json!(2))], 0);
             h[i] = json!({"op": "completed", "lease": 2});
         }),
+        ("S15", "a formation's call runs twice (its fallback admitted for the formation that already ran)", |h| {
+            let i = find(h, "admit", &[("lease", json!(3))], 0);
+            h[i]["formation"] = json!(1);
+        }),
+        ("S16", "a final hop after the formation was revoked", |h| {
+            let i = find(h, "fence", &[("lease", json!(3))], 0);
+            h.insert(i, json!({"op": "revoke", "handle": "formation:3"}));
+        }),
+        ("S16", "a final hop after the formation expired", |h| {
+            let i = find(h, "fence", &[("lease", json!(2))], 0);
+            h[i]["now"] = json!(5_000);
+        }),
+        ("S16", "a fallback's final hop after its evidence was revoked", |h| {
+            let i = find(h, "fence", &[("lease", json!(3))], 0);
+            h.insert(i, json!({"op": "revoke", "handle": "evidence:1"}));
+        }),
         ("H0", "an entry that is no known event", |h| {
             h.push(json!({"op": "teleport", "lease": 1}));
         }),
@@ -180,7 +199,7 @@ fn hand_edited_histories_fail_naming_the_property_and_the_events() {
     record(&original);
     let recorded = entries(&original);
     for (property, what, edit) in edits() {
-        let db = dir.path().join(format!("{property}.sqlite"));
+        let db = dir.path().join(format!("{property}-{}.sqlite", what.len()));
         std::fs::copy(&original, &db).unwrap();
         let mut history = recorded.clone();
         edit(&mut history);

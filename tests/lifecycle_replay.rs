@@ -71,6 +71,8 @@ impl Replay {
         match got {
             Err(r) if r.code == want => {
                 self.refusals.insert(want.as_str().to_owned());
+                // And by operation: `revoked` and `expired` come from admission and from the fence alike.
+                self.refusals.insert(format!("{} {}", what.split(' ').next().unwrap_or_default(), want.as_str()));
             }
             other => panic!("{what}: the model refuses with {want}, the runtime answered {other:?}"),
         }
@@ -109,8 +111,9 @@ impl Replay {
         for (slot, l) in w.leases() {
             let lease = self.leases[slot].clone();
             let (artifact, config) = digests(&lease.epoch);
-            if let Err(r) = protocol.final_hop(l, None) {
-                let got = self.rt.fence(&lease.token, &artifact, &config, lease.generation);
+            let at = now(w, Some(usize::from(l.formation)));
+            if let Err(r) = protocol.final_hop(w, l, None) {
+                let got = self.rt.fence(&lease.token, &artifact, &config, lease.generation, at);
                 self.expect_refusal(&format!("fence lease{slot} in {w:?}"), got, r.code());
             }
             if !l.used {
@@ -120,8 +123,8 @@ impl Replay {
                     (artifact.clone(), config.clone(), lease.generation + 1, fcd::lifecycle::protocol::Tamper::Generation),
                 ];
                 for (a, c, g, t) in tampered {
-                    let want = protocol.final_hop(l, Some(t)).expect_err("a tampered hop never passes");
-                    let got = self.rt.fence(&lease.token, &a, &c, g);
+                    let want = protocol.final_hop(w, l, Some(t)).expect_err("a tampered hop never passes");
+                    let got = self.rt.fence(&lease.token, &a, &c, g, at);
                     self.expect_refusal(&format!("tampered fence lease{slot}"), got, want.code());
                 }
             }
@@ -175,7 +178,8 @@ impl Replay {
             Action::Fence(g) => {
                 let lease = self.leases[held(g)].clone();
                 let (artifact, config) = digests(&lease.epoch);
-                assert_eq!(self.rt.fence(&lease.token, &artifact, &config, lease.generation).unwrap(), lease.id);
+                let at = now(w, w.leases[held(g)].map(|l| usize::from(l.formation)));
+                assert_eq!(self.rt.fence(&lease.token, &artifact, &config, lease.generation, at).unwrap(), lease.id);
             }
             Action::Complete(g) => self.rt.complete(self.leases[held(g)].id).unwrap(),
             Action::ReportUncertain(g) | Action::Recover(g) => self.rt.mark_uncertain(self.leases[held(g)].id).unwrap(),
@@ -305,6 +309,10 @@ fn model_traces_replay_on_the_runtime_with_the_same_outcomes() {
         "final_hop_config_mismatch",
         "lease_not_admitted",
         "not_uncertain",
+        "formation_in_flight",
+        "admit formation_in_flight",
+        "fence revoked",
+        "fence expired",
     ] {
         assert!(refusals.contains(code), "no replay was refused with {code}: {refusals:?}");
     }

@@ -1,5 +1,5 @@
 //! The runtime on a real 3-member etcd cluster under faults, each with a
-//! workload of admitting, fencing and completing clients running: a member
+//! workload of clients forming, admitting, fencing and completing calls: a member
 //! killed (work goes on, nothing is lost), two members stopped (quorum lost:
 //! every admission is refused, none granted), a member paused (SIGSTOP) past
 //! its election timeout, and an `fcd` process killed between a lease's
@@ -56,12 +56,14 @@ fn world(test: &str) -> Option<(etcd::Cluster, StoreSpec, i64, SigningKey)> {
 struct Attempt {
     started: Instant,
     ended: Instant,
+    /// The call the attempt formed (each attempt forms its own: a formed call is admitted at most once).
+    formation: Option<i64>,
     /// The lease granted, whether its token passed the fence and whether it completed; or the refusal.
     outcome: Result<(i64, bool, bool), RefusalCode>,
 }
 
-/// Clients admitting, fencing and completing until `stop`, each with its own connection.
-fn workload(spec: &StoreSpec, formation: i64, clients: usize, stop: &AtomicBool) -> Vec<Attempt> {
+/// Clients forming, admitting, fencing and completing until `stop`, each with its own connection.
+fn workload(spec: &StoreSpec, clients: usize, stop: &AtomicBool) -> Vec<Attempt> {
     std::thread::scope(|s| {
         let handles: Vec<_> = (0..clients)
             .map(|_| {
@@ -70,9 +72,11 @@ fn workload(spec: &StoreSpec, formation: i64, clients: usize, stop: &AtomicBool)
                     let mut attempts = Vec::new();
                     while !stop.load(Ordering::Relaxed) {
                         let started = Instant::now();
-                        let outcome = match rt.admit(formation, now()) {
+                        let formed = rt.form("snap", "create_repository", "sha256:args", "user:carol", SOURCE, None, now(), 3600);
+                        let formation = formed.as_ref().ok().copied();
+                        let outcome = match formed.and_then(|f| rt.admit(f, now())) {
                             Ok(lease) => {
-                                let fenced = rt.fence(&lease.token, "sha256:a14", "sha256:c14", lease.generation).is_ok();
+                                let fenced = rt.fence(&lease.token, "sha256:a14", "sha256:c14", lease.generation, now()).is_ok();
                                 let completed = fenced && rt.complete(lease.id).is_ok();
                                 Ok((lease.id, fenced, completed))
                             }
@@ -82,7 +86,7 @@ fn workload(spec: &StoreSpec, formation: i64, clients: usize, stop: &AtomicBool)
                             // A refused client backs off a little, as a gateway would.
                             std::thread::sleep(Duration::from_millis(20));
                         }
-                        attempts.push(Attempt { started, ended: Instant::now(), outcome });
+                        attempts.push(Attempt { started, ended: Instant::now(), formation, outcome });
                     }
                     attempts
                 })
@@ -93,10 +97,10 @@ fn workload(spec: &StoreSpec, formation: i64, clients: usize, stop: &AtomicBool)
 }
 
 /// Runs the workload while `fault` acts on the cluster; returns the attempts.
-fn with_workload(cluster: &mut etcd::Cluster, spec: &StoreSpec, formation: i64, fault: impl FnOnce(&mut etcd::Cluster)) -> Vec<Attempt> {
+fn with_workload(cluster: &mut etcd::Cluster, spec: &StoreSpec, fault: impl FnOnce(&mut etcd::Cluster)) -> Vec<Attempt> {
     let stop = AtomicBool::new(false);
     std::thread::scope(|s| {
-        let work = s.spawn(|| workload(spec, formation, 4, &stop));
+        let work = s.spawn(|| workload(spec, 4, &stop));
         std::thread::sleep(Duration::from_millis(800));
         fault(cluster);
         stop.store(true, Ordering::Relaxed);
@@ -119,7 +123,7 @@ fn check_history(spec: &StoreSpec, formations: &[i64], resolver: &SigningKey, at
     let stored: BTreeMap<i64, fcd::runtime::LeaseRow> = rt.leases().unwrap().into_iter().map(|l| (l.id, l)).collect();
     let mut given = BTreeMap::new();
     let mut model = invariants::Model::default();
-    for f in formations {
+    for f in formations.iter().chain(attempts.iter().filter_map(|a| a.formation.as_ref())) {
         model.formations.push((*f, rt.authority(*f).unwrap().unwrap()));
     }
     assert_eq!(model.formations[0].1, (SOURCE.to_owned(), Some(SUCCESSOR.to_owned())));
@@ -160,7 +164,7 @@ fn a_killed_member_loses_nothing_and_work_goes_on() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let Some((mut cluster, spec, formation, resolver)) = world("a_killed_member_loses_nothing_and_work_goes_on") else { return };
     let mut window = (Instant::now(), Instant::now());
-    let attempts = with_workload(&mut cluster, &spec, formation, |cluster| {
+    let attempts = with_workload(&mut cluster, &spec, |cluster| {
         let victim = cluster.leader().unwrap_or(0);
         cluster.kill(victim);
         window.0 = Instant::now();
@@ -181,7 +185,7 @@ fn quorum_lost_refuses_every_admission_and_grants_none() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let Some((mut cluster, spec, formation, resolver)) = world("quorum_lost_refuses_every_admission_and_grants_none") else { return };
     let mut window = (Instant::now(), Instant::now());
-    let attempts = with_workload(&mut cluster, &spec, formation, |cluster| {
+    let attempts = with_workload(&mut cluster, &spec, |cluster| {
         cluster.kill(1);
         cluster.kill(2);
         window.0 = Instant::now();
@@ -210,7 +214,7 @@ fn a_member_paused_past_its_election_timeout_stalls_nothing_for_good() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let Some((mut cluster, spec, formation, resolver)) = world("a_member_paused_past_its_election_timeout_stalls_nothing_for_good") else { return };
     let mut window = (Instant::now(), Instant::now());
-    let attempts = with_workload(&mut cluster, &spec, formation, |cluster| {
+    let attempts = with_workload(&mut cluster, &spec, |cluster| {
         let victim = cluster.leader().unwrap_or(0);
         cluster.pause(victim);
         window.0 = Instant::now();
@@ -237,7 +241,7 @@ fn an_fcd_process_killed_between_admission_and_completion_leaves_its_lease_admit
     let own = rt.form("snap-2", "create_repository", "sha256:args", "user:bob", SOURCE, None, now(), 3600).unwrap();
     let store = spec.to_string();
     let mut killed = None;
-    let attempts = with_workload(&mut cluster, &spec, formation, |_| {
+    let attempts = with_workload(&mut cluster, &spec, |_| {
         let mut child = Command::new(FCD)
             .args(["runtime", "stress", "--formation", &own.to_string(), "--count", "1", "--hold-ms", "60000", "--store", &store])
             .stdout(Stdio::null())
@@ -265,7 +269,7 @@ fn an_fcd_process_killed_between_admission_and_completion_leaves_its_lease_admit
     rt.resolve(lease.id, "ran", &signature.to_bytes()).unwrap();
     // The kill is part of the history the checks read: its lease passed the fence once.
     let mut all = attempts;
-    all.push(Attempt { started: Instant::now(), ended: Instant::now(), outcome: Ok((lease.id, true, false)) });
+    all.push(Attempt { started: Instant::now(), ended: Instant::now(), formation: None, outcome: Ok((lease.id, true, false)) });
     assert_eq!(rt.complete(lease.id).unwrap_err().code, RefusalCode::BadTransition, "a resolved lease does not complete");
     check_history(&spec, &[formation, own], &resolver, &all);
 }

@@ -85,7 +85,7 @@ fn run_after_retirement(w: &mut World, name: &str, evidence: Option<i64>) -> Out
         Ok(lease) => {
             let target = if lease.epoch == w.v13.epoch { &w.v13 } else { &w.v14 };
             let s = &target.summary;
-            w.rt.fence(&lease.token, &s.source.digest, &s.config_digest, lease.generation).unwrap();
+            w.rt.fence(&lease.token, &s.source.digest, &s.config_digest, lease.generation, NOW + 10).unwrap();
             let input = CallInput::new(c.clone(), "canonical.json");
             let d = decide(&check_call(s, &input).unwrap(), &w.canonical.env, &w.canonical.contract);
             w.rt.complete(lease.id).unwrap();
@@ -166,9 +166,9 @@ fn successor_timing_and_the_final_hop() {
 
     // The final hop: an artifact that is not the successor's stops before the handler, and so does a replay.
     let s13 = &w.v13.summary;
-    let wrong = w.rt.fence(&lease.token, &w.v14.summary.source.digest, &s13.config_digest, lease.generation).unwrap_err();
+    let wrong = w.rt.fence(&lease.token, &w.v14.summary.source.digest, &s13.config_digest, lease.generation, NOW + 10).unwrap_err();
     assert_eq!(wrong.code, "final_hop_artifact_mismatch");
-    assert_eq!(w.rt.fence(&lease.token, &s13.source.digest, &s13.config_digest, lease.generation).unwrap(), lease.id);
-    assert_eq!(w.rt.fence(&lease.token, &s13.source.digest, &s13.config_digest, lease.generation).unwrap_err().code, "replay");
+    assert_eq!(w.rt.fence(&lease.token, &s13.source.digest, &s13.config_digest, lease.generation, NOW + 10).unwrap(), lease.id);
+    assert_eq!(w.rt.fence(&lease.token, &s13.source.digest, &s13.config_digest, lease.generation, NOW + 10).unwrap_err().code, "replay");
     audit_passes(&w);
 }

@@ -207,7 +207,9 @@ fn run(ops: Vec<Op>, stores: &Stores<'_>) -> Result<Stats, TestCaseError> {
                 }
             }
             Op::Fence { lease, tamper } => {
-                if let Some(l) = given.leases.get(lease) {
+                // Any lease given so far (a formation has at most one lease in flight, so there are
+                // fewer leases than before S15: an index past the end would leave the fence untried).
+                if let Some(l) = given.leases.get(lease % given.leases.len().max(1)) {
                     let (mut artifact, mut config) = digests(&l.epoch);
                     let mut generation = l.generation;
                     match tamper {
@@ -216,7 +218,7 @@ fn run(ops: Vec<Op>, stores: &Stores<'_>) -> Result<Stats, TestCaseError> {
                         3 => generation += 1,
                         _ => {}
                     }
-                    let result = rt.fence(&l.token, &artifact, &config, generation);
+                    let result = rt.fence(&l.token, &artifact, &config, generation, now);
                     if let Err(r) = &result {
                         *stats.refusals.entry(r.code.as_str()).or_default() += 1;
                     }
@@ -321,21 +323,24 @@ fn draining_then_successor(stores: &Stores<'_>) {
         rt.register_epoch(e, "tool", &a, &c, "s").unwrap();
     }
     let cert = rt.add_evidence(EvidenceKind::Certificate, "tool", Some("args-0"), "e0", "e1", 0, 10_000).unwrap();
-    let f = rt.form("snap", "tool", "args-0", "user:alice", "e0", Some(cert), 100, 900).unwrap();
+    let [f, g, h] = ["snap-1", "snap-2", "snap-3"].map(|snap| rt.form(snap, "tool", "args-0", "user:alice", "e0", Some(cert), 100, 900).unwrap());
     let first = rt.admit(f, 100).unwrap();
     assert_eq!(first.epoch, "e0");
     rt.transition("e0", State::Draining).unwrap();
-    assert_eq!(rt.admit(f, 101).unwrap_err().code, "source_draining");
+    assert_eq!(rt.admit(g, 101).unwrap_err().code, "source_draining");
+    // A formed call runs at most once: its lease is admitted, so the formation is not admitted again.
+    assert_eq!(rt.admit(f, 101).unwrap_err().code, "formation_in_flight");
     assert_eq!(rt.transition("e0", State::Stale).unwrap_err().code, "leases_outstanding");
     rt.complete(first.id).unwrap();
     rt.transition("e0", State::Stale).unwrap();
-    let second = rt.admit(f, 102).unwrap();
+    assert_eq!(rt.admit(f, 102).unwrap_err().code, "formation_in_flight");
+    let second = rt.admit(g, 102).unwrap();
     assert_eq!(second.epoch, "e1");
     let (a, c) = digests("e1");
-    assert_eq!(rt.fence(&second.token, &a, &c, second.generation).unwrap(), second.id);
-    assert_eq!(rt.fence(&second.token, &a, &c, second.generation).unwrap_err().code, "replay");
+    assert_eq!(rt.fence(&second.token, &a, &c, second.generation, 102).unwrap(), second.id);
+    assert_eq!(rt.fence(&second.token, &a, &c, second.generation, 102).unwrap_err().code, "replay");
     rt.revoke(&format!("evidence:{cert}")).unwrap();
-    assert_eq!(rt.admit(f, 103).unwrap_err().code, "revoked");
+    assert_eq!(rt.admit(h, 103).unwrap_err().code, "revoked");
     assert!(rt.verify_audit().unwrap() > 5);
     check_audit(&rt).unwrap();
 }

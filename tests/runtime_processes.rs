@@ -27,19 +27,24 @@ fn open(store: &str) -> Runtime {
     Runtime::open_store(&StoreSpec::parse(store).unwrap()).unwrap()
 }
 
-fn setup(store: &str) -> i64 {
+/// Forms `n` calls, each capturing the successor v13; returns their ids.
+fn setup(store: &str, n: usize) -> Vec<i64> {
     let mut rt = open(store);
     rt.register_epoch("v14", "create_repository", "sha256:a14", "sha256:c14", "sha256:s14").unwrap();
     rt.register_epoch("v13", "create_repository", "sha256:a13", "sha256:c13", "sha256:s13").unwrap();
     let cert = rt.add_evidence(EvidenceKind::Certificate, "create_repository", Some("sha256:args"), "v14", "v13", 0, u64::MAX / 4).unwrap();
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
-    rt.form("snap", "create_repository", "sha256:args", "user:alice", "v14", Some(cert), now, 3600).unwrap()
+    (0..n).map(|i| rt.form(&format!("snap-{i}"), "create_repository", "sha256:args", "user:alice", "v14", Some(cert), now, 3600).unwrap()).collect()
 }
 
 /// Schedules: each run starts 4 admitting processes and one that drains and
 /// retires the source while they run; the OS interleaves them differently every time.
 const SCHEDULES: usize = 6;
-const ADMISSIONS_PER_PROCESS: usize = 40;
+/// Formations each schedule forms; every process goes through all of them
+/// [`PASSES`] times, as agents that ask again: a formation refused while the
+/// source drained is admitted on the successor on a later pass.
+const FORMATIONS: usize = 80;
+const PASSES: &str = "3";
 
 #[test]
 fn concurrent_admission_and_retirement_keep_every_lease_in_its_authority() {
@@ -66,12 +71,18 @@ fn race(store: impl Fn(usize) -> (String, Option<tempfile::TempDir>)) {
     for schedule in 0..SCHEDULES {
         let (db, _guard) = store(schedule);
         let db = db.as_str();
-        let formation = setup(db).to_string();
-        let count = ADMISSIONS_PER_PROCESS.to_string();
+        let formations = setup(db, FORMATIONS);
         let workers: Vec<_> = (0..4)
-            .map(|_| {
+            .map(|w| {
+                // Two processes go through the formations in the same order (racing for each one),
+                // the other two from the middle: every formation is contended, in different ways.
+                let mut order = formations.clone();
+                order.rotate_left(if w < 2 { 0 } else { FORMATIONS / 2 });
+                let args: Vec<String> = order.iter().flat_map(|f| ["--formation".to_owned(), f.to_string()]).collect();
                 Command::new(FCD)
-                    .args(["runtime", "stress", "--formation", &formation, "--count", &count, "--store", db])
+                    .args(["runtime", "stress"])
+                    .args(&args)
+                    .args(["--count", PASSES, "--store", db])
                     .stdout(Stdio::piped())
                     .stderr(Stdio::piped())
                     .spawn()
@@ -121,29 +132,36 @@ fn race(store: impl Fn(usize) -> (String, Option<tempfile::TempDir>)) {
                 other => panic!("lease on {other}, outside the formation's authority"),
             }
         }
+        // At most one effect per formation (S15): however the processes raced, each formation has at most one lease.
+        for f in &formations {
+            let of_f: Vec<_> = leases.iter().filter(|l| l.formation == *f).collect();
+            assert!(of_f.len() <= 1, "schedule {schedule}: formation {f} has leases {of_f:?}");
+        }
         // Every refusal was one the lifecycle explains.
         for r in reported.iter().filter_map(|r| r["refused"].as_str()) {
-            assert!(r == "source_draining", "schedule {schedule}: unexpected refusal {r}");
+            assert!(r == "source_draining" || r == "formation_in_flight", "schedule {schedule}: unexpected refusal {r}");
             refused += 1;
         }
         on_source += leases.iter().filter(|l| l.epoch == "v14").count();
         on_successor += leases.iter().filter(|l| l.epoch == "v13").count();
         let mut model = invariants::Model::default();
-        model.formations.push((formation.parse().unwrap(), (String::from("v14"), Some(String::from("v13")))));
+        model.formations.extend(formations.iter().map(|f| (*f, (String::from("v14"), Some(String::from("v13"))))));
         model.fenced = leases.iter().map(|l| (l.id, 1)).collect();
         invariants::check_invariants(&rt, &model, &["v14", "v13"]).unwrap();
         invariants::check_audit(&rt).unwrap();
     }
     // The schedules really raced: work ran on both sides of the retirement.
     assert!(on_source > 0 && on_successor > 0, "source {on_source}, successor {on_successor}, refused {refused}");
-    eprintln!("{SCHEDULES} schedules: {on_source} leases on the source, {on_successor} on the successor, {refused} refused while draining");
+    eprintln!(
+        "{SCHEDULES} schedules: {on_source} leases on the source, {on_successor} on the successor, {refused} refused (draining, or the formation in flight)"
+    );
 }
 
 #[test]
 fn a_process_killed_inside_an_admission_leaves_a_consistent_database() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("runtime.sqlite");
-    let formation = setup(&format!("sqlite:{}", db.display())).to_string();
+    let formation = setup(&format!("sqlite:{}", db.display()), 1)[0].to_string();
     let mut child =
         Command::new(FCD).args(["runtime", "admit", "--formation", &formation, "--stall-ms", "5000", "--db"]).arg(&db).stdout(Stdio::piped()).spawn().unwrap();
     // Wait until the admission holds the write lock, then kill the process mid-transaction.

@@ -161,21 +161,24 @@ fn every_flipped_byte_of_a_lease_token_is_refused_by_the_fence() {
         all_accepted.extend(accepted.into_iter().map(|a| format!("{what}: {a}")));
     };
     // A refused fence commits nothing, so the same lease stays unused throughout.
-    add("token", flip_all(lease.token.as_bytes(), |t| rt.fence(&text(t), &artifact, &config, lease.generation).is_err()));
-    add("artifact digest", flip_all(artifact.as_bytes(), |a| rt.fence(&lease.token, &text(a), &config, lease.generation).is_err()));
-    add("config digest", flip_all(config.as_bytes(), |c| rt.fence(&lease.token, &artifact, &text(c), lease.generation).is_err()));
+    add("token", flip_all(lease.token.as_bytes(), |t| rt.fence(&text(t), &artifact, &config, lease.generation, 1_100).is_err()));
+    add("artifact digest", flip_all(artifact.as_bytes(), |a| rt.fence(&lease.token, &text(a), &config, lease.generation, 1_100).is_err()));
+    add("config digest", flip_all(config.as_bytes(), |c| rt.fence(&lease.token, &artifact, &text(c), lease.generation, 1_100).is_err()));
     // The generation as the CLI reads it (`--generation N`): text that does not
     // parse as an integer never reaches the fence, which is a refusal too.
-    add("generation", flip_all(generation.as_bytes(), |g| text(g).parse::<i64>().map_or(true, |g| rt.fence(&lease.token, &artifact, &config, g).is_err())));
+    add(
+        "generation",
+        flip_all(generation.as_bytes(), |g| text(g).parse::<i64>().map_or(true, |g| rt.fence(&lease.token, &artifact, &config, g, 1_100).is_err())),
+    );
     report("lease token, digests and generation", totals, &all_accepted);
 
     // Other spellings of the same lease id (found by the `token` fuzz target:
     // `0` + a genuine token passed the fence once) are not the token.
     for respelled in [format!("0{}", lease.token), format!("+{}", lease.token), format!("00{}", lease.token)] {
-        assert_eq!(rt.fence(&respelled, &artifact, &config, lease.generation).unwrap_err().code, "bad_token", "{respelled}");
+        assert_eq!(rt.fence(&respelled, &artifact, &config, lease.generation, 1_100).unwrap_err().code, "bad_token", "{respelled}");
     }
 
     // The control: the untouched inputs pass the fence once, and only once.
-    assert_eq!(rt.fence(&lease.token, &artifact, &config, lease.generation), Ok(lease.id));
-    assert_eq!(rt.fence(&lease.token, &artifact, &config, lease.generation).unwrap_err().code, "replay");
+    assert_eq!(rt.fence(&lease.token, &artifact, &config, lease.generation, 1_100), Ok(lease.id));
+    assert_eq!(rt.fence(&lease.token, &artifact, &config, lease.generation, 1_100).unwrap_err().code, "replay");
 }

@@ -284,7 +284,6 @@ pub fn cert(data: &[u8]) {
 /// A runtime store with one registered epoch, for the token target.
 pub struct Fence {
     pub runtime: fcd::runtime::Runtime,
-    formation: i64,
 }
 
 pub const ARTIFACT: &str = "sha256:1111111111111111111111111111111111111111111111111111111111111111";
@@ -294,8 +293,7 @@ impl Fence {
     pub fn new(db: &Path) -> Fence {
         let mut runtime = fcd::runtime::Runtime::open(db).expect("the runtime store opens");
         runtime.register_epoch("e0", "tool", ARTIFACT, CONFIG, "sha256:summary").expect("epoch");
-        let formation = runtime.form("snap", "tool", "args", "user:alice", "e0", None, 1_000, u64::MAX / 4).expect("formation");
-        Fence { runtime, formation }
+        Fence { runtime }
     }
 }
 
@@ -315,7 +313,8 @@ pub fn token(fence: &Mutex<Fence>, data: &[u8]) {
     let mut f = fence.lock().unwrap_or_else(|e| e.into_inner());
     let mut genuine = None;
     let token = if token_line.contains("$T") {
-        let formation = f.formation;
+        // A formed call is admitted at most once: each genuine token is of a call formed for it.
+        let formation = f.runtime.form("snap", "tool", "args", "user:alice", "e0", None, 1_000, u64::MAX / 4).expect("formation");
         let lease = f.runtime.admit(formation, 2_000).expect("the formation admits");
         let t = token_line.replace("$T", &lease.token);
         genuine = Some(lease.token);
@@ -323,9 +322,9 @@ pub fn token(fence: &Mutex<Fence>, data: &[u8]) {
     } else {
         token_line.to_owned()
     };
-    if let Ok(id) = f.runtime.fence(&token, &artifact, &config, generation) {
+    if let Ok(id) = f.runtime.fence(&token, &artifact, &config, generation, 2_000) {
         assert_eq!(Some(&token), genuine.as_ref(), "the fence accepted lease {id} for a token it never issued");
         assert!(artifact == ARTIFACT && config == CONFIG && generation == 1, "the fence accepted a mismatch");
-        assert!(f.runtime.fence(&token, &artifact, &config, generation).is_err(), "a replayed token passed the fence");
+        assert!(f.runtime.fence(&token, &artifact, &config, generation, 2_000).is_err(), "a replayed token passed the fence");
     }
 }

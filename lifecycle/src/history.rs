@@ -97,9 +97,12 @@ struct Formation {
     expires_at: Option<i64>,
     revoked: Option<Cited>,
     formed: Cited,
+    /// The first final hop any lease of this formation passed, and that lease.
+    ran: Option<(i64, Cited)>,
 }
 
 struct Lease {
+    formation: i64,
     epoch: String,
     generation: Option<i64>,
     state: LeaseState,
@@ -156,6 +159,7 @@ impl History {
                     expires_at: *expires_at,
                     revoked: None,
                     formed: here,
+                    ran: None,
                 };
                 self.formations.insert(*id, f);
             }
@@ -165,7 +169,10 @@ impl History {
                 self.move_lease(id, to, here);
             }
             AuditEvent::Revoke { handle } => self.revoke(handle, here),
-            AuditEvent::Fence { lease, generation, artifact, config } => self.fence(*lease, *generation, artifact.as_deref(), config.as_deref(), here),
+            AuditEvent::Fence { lease, generation, artifact, config, now } => {
+                self.fence(*lease, *generation, artifact.as_deref(), config.as_deref(), here.clone());
+                self.cancel(*lease, *now, here);
+            }
             AuditEvent::Unreadable { reason, .. } => self.flag("H0", format!("an entry does not read: {reason}"), vec![here]),
         }
     }
@@ -313,7 +320,7 @@ impl History {
         if generation.is_none() {
             self.flag("H0", format!("lease {lease} is recorded without its generation"), vec![here.clone()]);
         }
-        let l = Lease { epoch: epoch.to_owned(), generation, state: LeaseState::Admitted, fenced: None, admitted: here.clone(), moved: here };
+        let l = Lease { formation, epoch: epoch.to_owned(), generation, state: LeaseState::Admitted, fenced: None, admitted: here.clone(), moved: here };
         self.leases.insert(lease, l);
     }
 
@@ -384,6 +391,55 @@ impl History {
     }
 }
 
+impl History {
+    /// S15 and S16 for a final hop of lease `id` at `now`: no other lease of
+    /// its formation ran before, and the formation (and the evidence a
+    /// successor lease fell back on) was neither revoked nor expired then.
+    fn cancel(&mut self, id: i64, now: Option<i64>, here: Cited) {
+        let Some(l) = self.leases.get(&id) else { return };
+        let (formation, epoch, admitted) = (l.formation, l.epoch.clone(), l.admitted.clone());
+        let Some(f) = self.formations.get(&formation) else { return };
+        let mut found: Vec<(&'static str, String, Vec<Cited>)> = Vec::new();
+        match &f.ran {
+            Some((other, first)) if *other != id => found.push((
+                "S15",
+                format!("formation {formation} ran twice: lease {other}, then lease {id}"),
+                vec![first.clone(), admitted.clone(), here.clone()],
+            )),
+            _ => {}
+        }
+        if let Some(revoked) = &f.revoked {
+            found.push(("S16", format!("lease {id} ran after its formation {formation} was revoked"), vec![revoked.clone(), here.clone()]));
+        }
+        let on_successor = epoch != f.source && f.successor.as_deref() == Some(epoch.as_str());
+        let evidence = if on_successor { f.evidence.and_then(|ev| self.evidence.get(&ev).map(|e| (ev, e))) } else { None };
+        if let Some((ev, e)) = evidence
+            && let Some(revoked) = &e.revoked
+        {
+            found.push(("S16", format!("lease {id} ran on {epoch} after evidence {ev} was revoked"), vec![revoked.clone(), here.clone()]));
+        }
+        match (now, f.expires_at) {
+            (Some(now), Some(expires)) if now > expires => {
+                found.push(("S16", format!("lease {id} ran at {now}, its formation {formation} expired at {expires}"), vec![f.formed.clone(), here.clone()]));
+            }
+            (Some(_), Some(_)) => {}
+            _ => found.push(("H0", format!("the final hop of lease {id} or its formation lacks the time: expiry cannot be checked"), vec![here.clone()])),
+        }
+        if let (Some((ev, e)), Some(now)) = (evidence, now)
+            && let Some((_, until)) = e.window
+            && now > until
+        {
+            found.push(("S16", format!("lease {id} ran on {epoch} at {now}, evidence {ev} was valid until {until}"), vec![e.added.clone(), here.clone()]));
+        }
+        for (property, message, events) in found {
+            self.flag(property, message, events);
+        }
+        if let Some(f) = self.formations.get_mut(&formation) {
+            f.ran.get_or_insert((id, here));
+        }
+    }
+}
+
 /// Drops repeated citations (an admission that is also the lease's last move).
 fn dedup(mut events: Vec<Cited>) -> Vec<Cited> {
     events.sort_by_key(|c| c.seq);
@@ -418,7 +474,7 @@ mod tests {
             record(1, r#"{"op":"register_epoch","epoch":"e0","artifact":"a","config":"c"}"#),
             record(2, r#"{"op":"form","formation":1,"source":"e0","successor":null,"evidence":null,"now":5,"expires_at":10}"#),
             record(3, r#"{"op":"admit","formation":1,"epoch":"e0","lease":1,"generation":1,"now":6}"#),
-            record(4, r#"{"op":"fence","lease":1,"generation":1,"artifact":"a","config":"c"}"#),
+            record(4, r#"{"op":"fence","lease":1,"generation":1,"artifact":"a","config":"c","now":7}"#),
             record(5, r#"{"op":"completed","lease":1}"#),
             record(6, r#"{"op":"transition","epoch":"e0","from":"ADVERTISED","to":"DRAINING"}"#),
             record(7, r#"{"op":"transition","epoch":"e0","from":"DRAINING","to":"STALE"}"#),

@@ -35,10 +35,14 @@ pub enum Mutant {
     SkipDrain,
     /// The lease table lets the resolver settle a lease that is still admitted.
     ResolveAdmitted,
+    /// Admission ignores the formation's latest lease (a formation is admitted again while its call is in flight or after it ran).
+    AdmitInFlight,
+    /// The fence does not re-check the formation and the captured evidence (revocation and expiry cancel only admission).
+    FenceIgnoresFormation,
 }
 
 impl Mutant {
-    pub const ALL: [Mutant; 14] = [
+    pub const ALL: [Mutant; 16] = [
         Mutant::AuthorityWidening,
         Mutant::UncapturedFallback,
         Mutant::EarlyFallback,
@@ -53,6 +57,8 @@ impl Mutant {
         Mutant::ReopenLease,
         Mutant::SkipDrain,
         Mutant::ResolveAdmitted,
+        Mutant::AdmitInFlight,
+        Mutant::FenceIgnoresFormation,
     ];
 
     /// The id of the safety property this mutant breaks.
@@ -72,6 +78,8 @@ impl Mutant {
             Mutant::ReopenLease => "S12",
             Mutant::SkipDrain => "S13",
             Mutant::ResolveAdmitted => "S14",
+            Mutant::AdmitInFlight => "S15",
+            Mutant::FenceIgnoresFormation => "S16",
         }
     }
 }

@@ -1,7 +1,6 @@
 //! The lifecycle's properties, each stated once: an id, a name, its formula
 //! in LTL or CTL, plain words, its group (safety, liveness, completeness,
-//! fairness, or a property the runtime does not have) and where it is
-//! checked. `docs/lifecycle.md` lists the same ids (a test keeps the two
+//! fairness) and where it is checked. `docs/lifecycle.md` lists the same ids (a test keeps the two
 //! equal); [`check`] checks one property on an explored model, and the
 //! history checker ([`crate::history`]) uses the same safety ids.
 
@@ -19,9 +18,6 @@ pub enum Group {
     Liveness,
     Completeness,
     Fairness,
-    /// Stated because the task lifecycle has it; fcd's runtime does not, and
-    /// the model checker shows a counterexample.
-    NotHeld,
 }
 
 /// One property.
@@ -141,6 +137,20 @@ pub const PROPERTIES: &[Property] = &[
         "ADMITTED -> COMPLETED, ADMITTED -> UNCERTAIN, UNCERTAIN -> RESOLVED, and nothing else; a lease starts ADMITTED.",
     ),
     p(
+        "S15",
+        "at most one effect per formation",
+        Safety,
+        "G (pass(l1) ∧ pass(l2) ∧ f(l1) = f(l2) -> l1 = l2)",
+        "A formed call runs at most once: admission refuses (formation_in_flight) while the formation's latest lease is open, completed or passed the fence, so a retry follows only a lease settled unused (admitted -> uncertain -> resolved).",
+    ),
+    p(
+        "S16",
+        "revocation and expiry cancel before effect",
+        Safety,
+        "G (pass(l) -> ¬revoked(f(l)) ∧ ¬expired(f(l)) ∧ (e(l) = succ(f(l)) -> ¬revoked(ev(f(l))) ∧ ¬expired(ev(f(l)))))",
+        "The fence re-checks the lease's formation (and, on the successor, the captured evidence) at its own time: a lease admitted before a revocation or expiry never runs after it.",
+    ),
+    p(
         "L1",
         "every admitted call terminates",
         Liveness,
@@ -209,20 +219,6 @@ pub const PROPERTIES: &[Property] = &[
         Fairness,
         "AG (idle(g0) ∧ idle(g1) -> (EX admit(g0, f) <-> EX admit(g1, f)))",
         "No gateway is favoured: admission does not depend on which gateway asks.",
-    ),
-    p(
-        "N1",
-        "at most one effect per formation",
-        NotHeld,
-        "G (pass(l1) ∧ pass(l2) ∧ f(l1) = f(l2) -> l1 = l2)",
-        "NOT HELD: a formation may be admitted again (a retry), also after an uncertain outcome, so one formed call can run twice; fcd bounds effects per lease (S7, S9).",
-    ),
-    p(
-        "N2",
-        "revocation and expiry cancel an admitted lease",
-        NotHeld,
-        "G (revoked(f) ∨ expired(f) -> G ¬pass(l) for every lease l of f)",
-        "NOT HELD: the fence does not re-check the formation, so a lease admitted before its formation was revoked or expired still runs.",
     ),
 ];
 
@@ -304,13 +300,15 @@ pub fn safety(id: &str) -> Option<fn(&World, Action, &World) -> bool> {
             })
         },
         "F2" => |pre, _, post| (0..2).all(|e| pre.epochs[e] != State::Draining || post.open_leases(e) <= pre.open_leases(e)),
-        "N1" => |_, _, w| (0..FORMATIONS).all(|f| w.leases().filter(|(_, l)| usize::from(l.formation) == f && l.used).count() <= 1),
-        "N2" => |pre, a, _| {
-            !matches!(a, Action::Fence(_))
-                || hop_slot(pre, a).and_then(|s| pre.leases[s]).is_none_or(|l| {
-                    let f = pre.formations[usize::from(l.formation)];
-                    !f.revoked && !f.expired
-                })
+        "S15" => |_, _, w| (0..FORMATIONS).all(|f| w.leases().filter(|(_, l)| usize::from(l.formation) == f && l.used).count() <= 1),
+        "S16" => |pre, a, post| {
+            // Checked on every final hop that passed (its lease is used after the step).
+            hop_slot(pre, a).filter(|&s| pre.leases[s].is_some_and(|l| !l.used) && post.leases[s].is_some_and(|l| l.used)).is_none_or(|s| {
+                let Some(l) = pre.leases[s] else { return true };
+                let f = pre.formations[usize::from(l.formation)];
+                let ev = pre.evidence;
+                !f.revoked && !f.expired && (usize::from(l.epoch) == SOURCE || (!ev.revoked && !ev.expired))
+            })
         },
         _ => return None,
     };
@@ -422,7 +420,7 @@ pub fn refusals_reached(protocol: &Protocol, g: &Graph<Protocol>) -> BTreeSet<St
         }
         for (_, l) in w.leases() {
             for t in [None, Some(Tamper::Artifact), Some(Tamper::Config), Some(Tamper::Generation)] {
-                if let Err(r) = protocol.final_hop(l, t) {
+                if let Err(r) = protocol.final_hop(w, l, t) {
                     note(&mut fence, r);
                 }
             }
@@ -452,6 +450,10 @@ pub fn expected_refusals() -> BTreeSet<String> {
     let admission = [
         AdmissionRefusal::Revoked,
         AdmissionRefusal::Expired,
+        AdmissionRefusal::InFlight(LeaseState::Admitted),
+        AdmissionRefusal::InFlight(LeaseState::Uncertain),
+        AdmissionRefusal::InFlight(LeaseState::Completed),
+        AdmissionRefusal::InFlight(LeaseState::Resolved),
         AdmissionRefusal::SourceDraining,
         AdmissionRefusal::NotCaptured,
         AdmissionRefusal::EvidenceRevoked,
@@ -461,6 +463,10 @@ pub fn expected_refusals() -> BTreeSet<String> {
     ];
     let fence = [
         FenceRefusal::Replay,
+        FenceRefusal::Revoked,
+        FenceRefusal::Expired,
+        FenceRefusal::EvidenceRevoked,
+        FenceRefusal::EvidenceExpired,
         FenceRefusal::StaleGeneration,
         FenceRefusal::ArtifactMismatch,
         FenceRefusal::ConfigMismatch,

@@ -19,7 +19,7 @@ use std::convert::Infallible;
 use std::fmt;
 
 use fcd_runtime::runtime::decision::{
-    self, AdmissionRefusal, CaptureRefusal, EvidenceFacts, FenceRefusal, FormationFacts, HopFacts, MoveRefusal, SuccessorFacts, Target,
+    self, AdmissionRefusal, CaptureRefusal, EvidenceFacts, FenceRefusal, FormationFacts, HopFacts, MoveRefusal, PriorLease, SuccessorFacts, Target,
 };
 use fcd_runtime::runtime::{LeaseState, State};
 
@@ -104,6 +104,11 @@ impl World {
     /// Leases that hold epoch `e` open, counted by the runtime's own `open()`.
     pub fn open_leases(&self, e: usize) -> usize {
         self.leases().filter(|(_, l)| usize::from(l.epoch) == e && l.state.open()).count()
+    }
+
+    /// Formation `f`'s latest lease, as the runtime's formation record names it.
+    pub fn latest_lease(&self, f: usize) -> Option<&Lease> {
+        self.leases().filter(|(_, l)| usize::from(l.formation) == f).map(|(_, l)| l).last()
     }
 
     pub fn has_lease_in(&self, e: usize, state: LeaseState) -> bool {
@@ -213,7 +218,11 @@ impl Protocol {
     pub fn admission(&self, w: &World, f: usize) -> Result<Target, AdmissionRefusal> {
         let fm = w.formations[f];
         let ev = w.evidence;
-        let mut facts = FormationFacts { revoked: fm.revoked, expires_at: deadline(fm.expired), captured: fm.captured };
+        let latest = w.latest_lease(f).map(|l| PriorLease { state: l.state, used: l.used });
+        let mut facts = FormationFacts { revoked: fm.revoked, expires_at: deadline(fm.expired), captured: fm.captured, latest };
+        if broken!(self, AdmitInFlight) {
+            facts.latest = None;
+        }
         let mut successor = SuccessorFacts { evidence_revoked: ev.revoked, evidence_valid_until: deadline(ev.expired), state: Some(w.epochs[SUCCESSOR]) };
         if broken!(self, AdmitRevoked) {
             facts.revoked = false;
@@ -274,8 +283,11 @@ impl Protocol {
         decision::lease_move(from, to)
     }
 
-    /// The runtime's final-hop decision for lease `l` presented with `tamper`.
-    pub fn final_hop(&self, l: &Lease, tamper: Option<Tamper>) -> Result<(), FenceRefusal> {
+    /// The runtime's final-hop decision for lease `l` presented with `tamper` in `w`.
+    pub fn final_hop(&self, w: &World, l: &Lease, tamper: Option<Tamper>) -> Result<(), FenceRefusal> {
+        let fm = w.formations[usize::from(l.formation)];
+        let ev = w.evidence;
+        let on_successor = usize::from(l.epoch) == SUCCESSOR;
         let mut hop = HopFacts {
             token_verifies: true,
             used: l.used,
@@ -283,7 +295,13 @@ impl Protocol {
             artifact_matches: tamper != Some(Tamper::Artifact),
             config_matches: tamper != Some(Tamper::Config),
             state: l.state,
+            formation_revoked: fm.revoked,
+            formation_expires_at: deadline(fm.expired),
+            evidence: on_successor.then_some((ev.revoked, deadline(ev.expired))),
         };
+        if broken!(self, FenceIgnoresFormation) {
+            (hop.formation_revoked, hop.formation_expires_at, hop.evidence) = (false, LIVE, None);
+        }
         if broken!(self, FenceReplay) {
             hop.used = false;
         }
@@ -293,7 +311,7 @@ impl Protocol {
         if broken!(self, FenceAfterClose) {
             hop.state = LeaseState::Admitted;
         }
-        decision::final_hop(&hop)
+        decision::final_hop(&hop, NOW)
     }
 
     /// Whether the `g`'s admission of `f` would be tried and succeed in `w`.
@@ -332,7 +350,7 @@ impl Protocol {
     /// A final hop for lease `slot`; on success the handler runs.
     fn hop(&self, w: &World, slot: usize, tamper: Option<Tamper>) -> Option<World> {
         let l = w.leases[slot]?;
-        self.final_hop(&l, tamper).ok()?;
+        self.final_hop(w, &l, tamper).ok()?;
         let mut next = w.clone();
         next.leases[slot] = Some(Lease { used: true, ..l });
         Some(next)

@@ -160,13 +160,15 @@ impl Runtime {
         self.decide(|view| Ok(((), formation::revoke(view, handle)?)))
     }
 
-    /// The final-hop check, before the handler runs: the token is the lease's
-    /// own, unused, for this generation, and the artifact and configuration
-    /// about to run are the epoch's registered ones. Accepted once.
-    pub fn fence(&mut self, token: &str, artifact: &str, config: &str, generation: i64) -> Result<i64, Refusal> {
+    /// The final-hop check at `now`, before the handler runs: the token is
+    /// the lease's own and unused, its formation (and the evidence a
+    /// successor lease fell back on) is unrevoked and unexpired at `now`, the
+    /// hop is for this generation, and the artifact and configuration about
+    /// to run are the epoch's registered ones. Accepted once.
+    pub fn fence(&mut self, token: &str, artifact: &str, config: &str, generation: i64, now: u64) -> Result<i64, Refusal> {
         let key = self.mac.clone();
         let hop = fence::Hop { token, artifact, config, generation };
-        self.decide(|view| fence::check(view, &key, &hop))
+        self.decide(|view| fence::check(view, &key, &hop, now))
     }
 
     /// The state of an epoch.

@@ -43,7 +43,7 @@ fn an_unknown_lease_state_or_evidence_kind_is_a_storage_failure() {
     poke(&path, "UPDATE leases SET state = 'lost'");
     assert!(rt.leases().unwrap_err().detail.contains("`lost`"));
     assert!(rt.complete(lease.id).unwrap_err().is_storage());
-    assert!(rt.fence(&lease.token, "sha256:a0", "sha256:c0", lease.generation).unwrap_err().is_storage());
+    assert!(rt.fence(&lease.token, "sha256:a0", "sha256:c0", lease.generation, 101).unwrap_err().is_storage());
     poke(&path, "UPDATE evidence SET kind = 'hunch'");
     let r = rt.form("snap", "tool", "other-args", "user:alice", "e0", Some(ev), 100, 900).unwrap_err();
     assert!(r.is_storage() && r.detail.contains("`hunch`"), "{r}");
@@ -59,4 +59,19 @@ fn codes_print_as_they_always_did() {
     assert_eq!(rt.revoke("lease:1").unwrap_err().code.as_str(), "bad_handle");
     assert_eq!(rt.complete(7).unwrap_err().code, RefusalCode::UnknownLease);
     assert!(!rt.complete(7).unwrap_err().is_storage());
+}
+
+#[test]
+fn a_store_from_before_formations_named_their_latest_lease_learns_it_from_its_leases() {
+    let (_dir, path, mut rt) = store();
+    let f = rt.form("snap", "tool", "args", "user:alice", "e0", None, 100, 900).unwrap();
+    let lease = rt.admit(f, 101).unwrap();
+    drop(rt);
+    poke(&path, "ALTER TABLE formations DROP COLUMN latest_lease");
+    // Opening adds the column back, filled from the leases: the admitted lease still holds its formation.
+    let mut rt = Runtime::open(&path).unwrap();
+    let r = rt.admit(f, 102).unwrap_err();
+    assert_eq!(r.code, RefusalCode::FormationInFlight);
+    assert!(r.detail.contains(&format!("lease {}", lease.id)), "{r}");
+    assert_eq!(rt.fence(&lease.token, "sha256:a0", "sha256:c0", lease.generation, 102), Ok(lease.id));
 }

@@ -140,6 +140,10 @@ pub enum RuntimeCommand {
         config_digest: String,
         #[arg(long)]
         generation: i64,
+        /// The time the hop runs (seconds since the epoch; default: the clock): a
+        /// formation or evidence revoked or expired by then stops it.
+        #[arg(long)]
+        now: Option<u64>,
     },
     /// Test-only commands; none in a build without the runtime's test hooks.
     #[command(flatten)]
@@ -168,13 +172,14 @@ fcd_runtime::if_test_hooks! {
         /// Commands that exist for tests only.
         #[derive(Debug, clap::Subcommand)]
         pub enum HookCommand {
-            /// Admits, fences and completes a formation COUNT times (race testing); prints what came of each.
+            /// Admits, fences and completes each formation given, in order, COUNT
+            /// times over (race testing); prints what came of each attempt.
             #[command(hide = true)]
             Stress {
                 #[command(flatten)]
                 store: StoreArgs,
-                #[arg(long)]
-                formation: i64,
+                #[arg(long = "formation", required = true)]
+                formations: Vec<i64>,
                 #[arg(long)]
                 count: usize,
                 /// Sleep this long between a lease's fence pass and its completion
@@ -185,20 +190,20 @@ fcd_runtime::if_test_hooks! {
         }
 
         fn run_hook(c: HookCommand) -> Result<Result<Value, Refusal>, InputError> {
-            let HookCommand::Stress { store, formation, count, hold_ms } = c;
+            let HookCommand::Stress { store, formations, count, hold_ms } = c;
             let mut rt = open(&store)?;
             let mut results = Vec::new();
-            for _ in 0..count {
+            for formation in (0..count).flat_map(|_| formations.iter().copied()) {
                 let now = unix_now(None);
                 match rt.admit(formation, now) {
                     Ok(lease) => {
                         let (artifact, config) = rt.epoch_digests(&lease.epoch).ok().flatten().unwrap_or_default();
-                        let fenced = rt.fence(&lease.token, &artifact, &config, lease.generation).is_ok();
+                        let fenced = rt.fence(&lease.token, &artifact, &config, lease.generation, unix_now(None)).is_ok();
                         std::thread::sleep(std::time::Duration::from_millis(hold_ms));
                         let completed = rt.complete(lease.id).is_ok();
-                        results.push(json!({"lease": lease.id, "epoch": lease.epoch, "fenced": fenced, "completed": completed}));
+                        results.push(json!({"formation": formation, "lease": lease.id, "epoch": lease.epoch, "fenced": fenced, "completed": completed}));
                     }
-                    Err(r) => results.push(json!({"refused": r.code})),
+                    Err(r) => results.push(json!({"formation": formation, "refused": r.code})),
                 }
             }
             Ok(Ok(json!(results)))
@@ -272,8 +277,8 @@ pub fn run(c: RuntimeCommand, io: &mut Io<'_>) -> Result<Status, InputError> {
             open(&store)?.mark_uncertain(lease).map(|()| json!({"lease": lease, "state": LeaseState::Uncertain.as_str()}))
         }
         RuntimeCommand::Revoke { store, handle } => open(&store)?.revoke(&handle).map(|()| json!({"revoked": handle})),
-        RuntimeCommand::Fence { store, token, artifact_digest, config_digest, generation } => {
-            open(&store)?.fence(&token, &artifact_digest, &config_digest, generation).map(|id| json!({"accepted": id}))
+        RuntimeCommand::Fence { store, token, artifact_digest, config_digest, generation, now } => {
+            open(&store)?.fence(&token, &artifact_digest, &config_digest, generation, unix_now(now)).map(|id| json!({"accepted": id}))
         }
         RuntimeCommand::Hooks(c) => run_hook(c)?,
     };

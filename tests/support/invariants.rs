@@ -53,6 +53,17 @@ pub fn check_invariants(rt: &Runtime, model: &Model, epochs: &[&str]) -> Result<
             prop_assert_eq!(open, 0, "{} is STALE with open leases", epoch);
         }
     }
+    // At most one effect per formation (docs/lifecycle.md S15): no two leases of one formation passed the fence.
+    let mut ran = BTreeMap::new();
+    for lease in leases.iter().filter(|l| l.used) {
+        prop_assert!(
+            ran.insert(lease.formation, lease.id).is_none(),
+            "formation {} ran twice: leases {:?} and {}",
+            lease.formation,
+            ran.get(&lease.formation),
+            lease.id
+        );
+    }
     for (lease, times) in &model.fenced {
         // 5 and 6. A token passes the fence once: one authorized effect per admitted invocation.
         prop_assert!(*times <= 1, "lease {} passed the fence {} times", lease, times);

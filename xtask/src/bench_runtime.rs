@@ -50,25 +50,28 @@ fn raw_floor(dir: &Path, threads: usize, per_thread: usize) -> Result<f64> {
     Ok((threads * per_thread) as f64 / start.elapsed().as_secs_f64())
 }
 
-fn setup(path: &Path) -> Result<i64> {
+/// A store with `n` formed calls (a formed call is admitted at most once, so one per admission to time).
+fn setup(path: &Path, n: usize) -> Result<Vec<i64>> {
     let mut rt = Runtime::open(path).map_err(anyhow::Error::msg)?;
     rt.register_epoch("e", "tool", "sha256:a", "sha256:c", "sha256:s").map_err(anyhow::Error::msg)?;
     rt.register_epoch("f", "tool", "sha256:a2", "sha256:c2", "sha256:s2").map_err(anyhow::Error::msg)?;
     let ev = rt.add_evidence(EvidenceKind::Edge, "tool", None, "e", "f", 0, u64::MAX / 4).map_err(anyhow::Error::msg)?;
-    rt.form("snap", "tool", "sha256:args", "user:a", "e", Some(ev), NOW, 1 << 40).map_err(anyhow::Error::msg)
+    (0..n).map(|i| rt.form(&format!("snap-{i}"), "tool", "sha256:args", "user:a", "e", Some(ev), NOW, 1 << 40).map_err(anyhow::Error::msg)).collect()
 }
 
 /// Admissions and completions (two durable transactions each) per second over `threads` connections.
 fn runtime_rate(dir: &Path, threads: usize, per_thread: usize) -> Result<f64> {
     let path = dir.join(format!("runtime-{threads}.sqlite"));
-    let formation = setup(&path)?;
+    let formations = setup(&path, threads * per_thread)?;
     let start = Instant::now();
     std::thread::scope(|s| -> Result<()> {
-        let handles: Vec<_> = (0..threads)
-            .map(|_| {
-                s.spawn(|| -> Result<()> {
-                    let mut rt = Runtime::open(&path).map_err(anyhow::Error::msg)?;
-                    for _ in 0..per_thread {
+        let handles: Vec<_> = formations
+            .chunks(per_thread.max(1))
+            .map(|mine| {
+                let path = &path;
+                s.spawn(move || -> Result<()> {
+                    let mut rt = Runtime::open(path).map_err(anyhow::Error::msg)?;
+                    for &formation in mine {
                         let lease = rt.admit(formation, NOW).map_err(anyhow::Error::msg)?;
                         rt.complete(lease.id).map_err(anyhow::Error::msg)?;
                     }
@@ -92,13 +95,13 @@ fn p50(mut xs: Vec<f64>) -> f64 {
 /// Fence p50 and the p50 of its floor: one HMAC verification plus one single-use write transaction.
 fn fence_times(dir: &Path, n: usize) -> Result<(f64, f64)> {
     let path = dir.join("fence.sqlite");
-    let formation = setup(&path)?;
+    let formations = setup(&path, n)?;
     let mut rt = Runtime::open(&path).map_err(anyhow::Error::msg)?;
-    let leases: Vec<_> = (0..n).map(|_| rt.admit(formation, NOW)).collect::<Result<_, _>>().map_err(anyhow::Error::msg)?;
+    let leases: Vec<_> = formations.iter().map(|&f| rt.admit(f, NOW)).collect::<Result<_, _>>().map_err(anyhow::Error::msg)?;
     let mut fence = Vec::with_capacity(n);
     for l in &leases {
         let t = Instant::now();
-        rt.fence(&l.token, "sha256:a", "sha256:c", l.generation).map_err(anyhow::Error::msg)?;
+        rt.fence(&l.token, "sha256:a", "sha256:c", l.generation, NOW).map_err(anyhow::Error::msg)?;
         fence.push(t.elapsed().as_secs_f64() * 1e6);
     }
     let mut c = open_raw(&dir.join("floor.sqlite"))?;

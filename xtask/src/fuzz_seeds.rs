@@ -151,8 +151,9 @@ pub fn run(root: &Path) -> Result<bool> {
     let (artifact, config) =
         ("sha256:1111111111111111111111111111111111111111111111111111111111111111", "sha256:2222222222222222222222222222222222222222222222222222222222222222");
     rt.register_epoch("e0", "tool", artifact, config, "sha256:summary").map_err(|e| anyhow!("{e}"))?;
-    let formation = rt.form("snap", "tool", "args", "user:alice", "e0", None, 1_000, 1_000_000).map_err(|e| anyhow!("{e}"))?;
     for i in 0..3 {
+        // A formed call is admitted at most once: one formation per token.
+        let formation = rt.form("snap", "tool", "args", "user:alice", "e0", None, 1_000, 1_000_000).map_err(|e| anyhow!("{e}"))?;
         let lease = rt.admit(formation, 2_000).map_err(|e| anyhow!("{e}"))?;
         corpus.add("token", &format!("real-{i}"), format!("{}\n{artifact}\n{config}\n{}", lease.token, lease.generation).as_bytes())?;
     }

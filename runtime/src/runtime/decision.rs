@@ -25,6 +25,29 @@ pub struct FormationFacts {
     pub expires_at: i64,
     /// Whether a successor was captured at formation.
     pub captured: bool,
+    /// The formation's latest lease (the one admission last started), if any.
+    pub latest: Option<PriorLease>,
+}
+
+/// What admission knows of a formation's latest lease. Admission refuses
+/// while it is open or once it passed the fence, so every earlier lease of
+/// the formation was settled unused: the latest is the only one to read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PriorLease {
+    pub state: LeaseState,
+    /// Its token passed the fence: the handler ran.
+    pub used: bool,
+}
+
+impl PriorLease {
+    /// Whether this lease keeps its formation from being admitted again: it
+    /// is open (admitted or uncertain), passed the fence, or completed. A
+    /// retry is possible only after a lease that never passed the fence was
+    /// settled (admitted -> uncertain -> resolved), so a formed call runs at
+    /// most once.
+    pub fn in_flight(self) -> bool {
+        self.used || self.state != LeaseState::Resolved
+    }
 }
 
 /// What admission knows of the captured successor; read only once the source is STALE.
@@ -42,6 +65,8 @@ pub struct SuccessorFacts {
 pub enum AdmissionRefusal {
     Revoked,
     Expired,
+    /// The formation's latest lease is open, completed or passed the fence.
+    InFlight(LeaseState),
     SourceDraining,
     /// The source is STALE and the formation captured no successor.
     NotCaptured,
@@ -55,6 +80,7 @@ impl AdmissionRefusal {
         match self {
             AdmissionRefusal::Revoked | AdmissionRefusal::EvidenceRevoked => RefusalCode::Revoked,
             AdmissionRefusal::Expired | AdmissionRefusal::EvidenceExpired => RefusalCode::Expired,
+            AdmissionRefusal::InFlight(_) => RefusalCode::FormationInFlight,
             AdmissionRefusal::SourceDraining => RefusalCode::SourceDraining,
             AdmissionRefusal::NotCaptured => RefusalCode::NotCaptured,
             AdmissionRefusal::SuccessorIneligible(_) => RefusalCode::SuccessorIneligible,
@@ -62,8 +88,9 @@ impl AdmissionRefusal {
     }
 }
 
-/// The epoch a formation may start a lease on at `now`: its source while the
-/// source is ADVERTISED or HIDDEN_BUT_VALID; its captured successor only once
+/// The epoch a formation may start a lease on at `now`, if it is unrevoked,
+/// unexpired and has no lease in flight ([`PriorLease::in_flight`]): its
+/// source while the source is ADVERTISED or HIDDEN_BUT_VALID; its captured successor only once
 /// the source is STALE, while the evidence is unrevoked and unexpired and the
 /// successor eligible. `successor` reads the successor's facts; it is called
 /// only when the source is STALE and a successor was captured.
@@ -78,6 +105,11 @@ pub fn admission<E>(
     }
     if now > formation.expires_at {
         return Ok(Err(AdmissionRefusal::Expired));
+    }
+    if let Some(prior) = formation.latest
+        && prior.in_flight()
+    {
+        return Ok(Err(AdmissionRefusal::InFlight(prior.state)));
     }
     match source {
         State::Advertised | State::HiddenButValid => return Ok(Ok(Target::Source)),
@@ -196,6 +228,12 @@ pub struct HopFacts {
     pub artifact_matches: bool,
     pub config_matches: bool,
     pub state: LeaseState,
+    /// The lease's formation, re-checked at the fence's `now`.
+    pub formation_revoked: bool,
+    pub formation_expires_at: i64,
+    /// For a lease on the captured successor: the captured evidence
+    /// (revoked, valid until), re-checked likewise; `None` on the source.
+    pub evidence: Option<(bool, i64)>,
 }
 
 /// Why the fence refused a final hop.
@@ -203,6 +241,12 @@ pub struct HopFacts {
 pub enum FenceRefusal {
     BadToken,
     Replay,
+    /// The lease's formation was revoked (or, for `EvidenceRevoked`, the
+    /// evidence its successor lease fell back on) after admission.
+    Revoked,
+    Expired,
+    EvidenceRevoked,
+    EvidenceExpired,
     StaleGeneration,
     ArtifactMismatch,
     ConfigMismatch,
@@ -214,6 +258,8 @@ impl FenceRefusal {
         match self {
             FenceRefusal::BadToken => RefusalCode::BadToken,
             FenceRefusal::Replay => RefusalCode::Replay,
+            FenceRefusal::Revoked | FenceRefusal::EvidenceRevoked => RefusalCode::Revoked,
+            FenceRefusal::Expired | FenceRefusal::EvidenceExpired => RefusalCode::Expired,
             FenceRefusal::StaleGeneration => RefusalCode::StaleGeneration,
             FenceRefusal::ArtifactMismatch => RefusalCode::FinalHopArtifactMismatch,
             FenceRefusal::ConfigMismatch => RefusalCode::FinalHopConfigMismatch,
@@ -222,14 +268,25 @@ impl FenceRefusal {
     }
 }
 
-/// The final-hop check: the token is the lease's own and unused, for this
-/// generation, the artifact and configuration about to run are the epoch's
-/// registered ones, and the lease is still admitted. Checked in this order.
-pub fn final_hop(hop: &HopFacts) -> Result<(), FenceRefusal> {
+/// The final-hop check at `now`: the token is the lease's own and unused,
+/// its formation (and, on the successor, the captured evidence) is still
+/// unrevoked and unexpired, so revocation and expiry cancel before the
+/// effect and not only before admission; the hop is for this generation,
+/// the artifact and configuration about to run are the epoch's registered
+/// ones, and the lease is still admitted. Checked in this order.
+pub fn final_hop(hop: &HopFacts, now: i64) -> Result<(), FenceRefusal> {
     if !hop.token_verifies {
         Err(FenceRefusal::BadToken)
     } else if hop.used {
         Err(FenceRefusal::Replay)
+    } else if hop.formation_revoked {
+        Err(FenceRefusal::Revoked)
+    } else if now > hop.formation_expires_at {
+        Err(FenceRefusal::Expired)
+    } else if hop.evidence.is_some_and(|(revoked, _)| revoked) {
+        Err(FenceRefusal::EvidenceRevoked)
+    } else if hop.evidence.is_some_and(|(_, until)| now > until) {
+        Err(FenceRefusal::EvidenceExpired)
     } else if !hop.generation_matches {
         Err(FenceRefusal::StaleGeneration)
     } else if !hop.artifact_matches {
@@ -248,7 +305,7 @@ mod tests {
     use super::*;
 
     fn live() -> FormationFacts {
-        FormationFacts { revoked: false, expires_at: 100, captured: true }
+        FormationFacts { revoked: false, expires_at: 100, captured: true, latest: None }
     }
 
     fn no_successor() -> Result<SuccessorFacts, ()> {
@@ -268,6 +325,44 @@ mod tests {
     }
 
     #[test]
+    fn a_formation_is_admitted_again_only_after_an_unused_lease_was_resolved() {
+        let after = |state, used| FormationFacts { latest: Some(PriorLease { state, used }), ..live() };
+        for state in [LeaseState::Admitted, LeaseState::Uncertain, LeaseState::Completed] {
+            assert_eq!(admission(&after(state, false), 50, State::Advertised, no_successor), Ok(Err(AdmissionRefusal::InFlight(state))));
+        }
+        let ran = after(LeaseState::Resolved, true);
+        assert_eq!(admission(&ran, 50, State::Advertised, no_successor), Ok(Err(AdmissionRefusal::InFlight(LeaseState::Resolved))));
+        assert_eq!(admission(&after(LeaseState::Resolved, false), 50, State::Advertised, no_successor), Ok(Ok(Target::Source)));
+        // Revocation and expiry are reported first: they end the formation whatever its leases do.
+        let revoked = FormationFacts { revoked: true, ..after(LeaseState::Admitted, false) };
+        assert_eq!(admission(&revoked, 50, State::Advertised, no_successor), Ok(Err(AdmissionRefusal::Revoked)));
+        assert_eq!(AdmissionRefusal::InFlight(LeaseState::Admitted).code(), RefusalCode::FormationInFlight);
+    }
+
+    #[test]
+    fn the_fence_rechecks_the_formation_and_the_captured_evidence_at_now() {
+        let hop = HopFacts {
+            token_verifies: true,
+            used: false,
+            generation_matches: true,
+            artifact_matches: true,
+            config_matches: true,
+            state: LeaseState::Admitted,
+            formation_revoked: false,
+            formation_expires_at: 100,
+            evidence: Some((false, 60)),
+        };
+        assert_eq!(final_hop(&hop, 50), Ok(()));
+        assert_eq!(final_hop(&HopFacts { formation_revoked: true, ..hop }, 50), Err(FenceRefusal::Revoked));
+        assert_eq!(final_hop(&hop, 101), Err(FenceRefusal::Expired));
+        assert_eq!(final_hop(&hop, 61), Err(FenceRefusal::EvidenceExpired));
+        assert_eq!(final_hop(&HopFacts { evidence: Some((true, 60)), ..hop }, 50), Err(FenceRefusal::EvidenceRevoked));
+        assert_eq!(final_hop(&HopFacts { evidence: None, ..hop }, 61), Ok(()));
+        assert_eq!(FenceRefusal::EvidenceRevoked.code(), RefusalCode::Revoked);
+        assert_eq!(FenceRefusal::Expired.code(), RefusalCode::Expired);
+    }
+
+    #[test]
     fn the_fence_checks_replay_before_anything_else_about_the_hop() {
         let hop = HopFacts {
             token_verifies: true,
@@ -276,10 +371,13 @@ mod tests {
             artifact_matches: false,
             config_matches: true,
             state: LeaseState::Completed,
+            formation_revoked: true,
+            formation_expires_at: 100,
+            evidence: None,
         };
-        assert_eq!(final_hop(&hop), Err(FenceRefusal::Replay));
-        let fresh = HopFacts { used: false, generation_matches: true, artifact_matches: true, ..hop };
-        assert_eq!(final_hop(&fresh), Err(FenceRefusal::NotAdmitted(LeaseState::Completed)));
-        assert_eq!(final_hop(&HopFacts { state: LeaseState::Admitted, ..fresh }), Ok(()));
+        assert_eq!(final_hop(&hop, 50), Err(FenceRefusal::Replay));
+        let fresh = HopFacts { used: false, generation_matches: true, artifact_matches: true, formation_revoked: false, ..hop };
+        assert_eq!(final_hop(&fresh, 50), Err(FenceRefusal::NotAdmitted(LeaseState::Completed)));
+        assert_eq!(final_hop(&HopFacts { state: LeaseState::Admitted, ..fresh }, 50), Ok(()));
     }
 }

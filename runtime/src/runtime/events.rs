@@ -42,7 +42,7 @@ pub enum AuditEvent {
     #[serde(rename = "revoke")]
     Revoke { handle: String },
     #[serde(rename = "fence")]
-    Fence { lease: i64, generation: Option<i64>, artifact: Option<String>, config: Option<String> },
+    Fence { lease: i64, generation: Option<i64>, artifact: Option<String>, config: Option<String>, now: Option<i64> },
     /// An entry that is not a known event, with why.
     #[serde(skip)]
     Unreadable { entry: String, reason: String },

@@ -1,7 +1,9 @@
 //! The final-hop fence, run just before the handler: the token is the
-//! lease's own and unused, for this generation, and the artifact and
-//! configuration about to run are the epoch's registered ones. Accepted once
-//! (invariant 5).
+//! lease's own and unused, its formation (and the evidence a successor lease
+//! fell back on) is still unrevoked and unexpired at the fence's `now`, so
+//! revocation and expiry cancel before the effect; the hop is for this
+//! generation, and the artifact and configuration about to run are the
+//! epoch's registered ones. Accepted once (invariant 5).
 
 use serde_json::json;
 
@@ -18,14 +20,28 @@ pub(crate) struct Hop<'a> {
     pub generation: i64,
 }
 
-/// Checks `hop` and spends its token; returns the lease id.
-pub(crate) fn check(view: &mut dyn View, key: &[u8], hop: &Hop<'_>) -> Result<(i64, Decision), Refusal> {
+/// Checks `hop` at `now` and spends its token; returns the lease id.
+pub(crate) fn check(view: &mut dyn View, key: &[u8], hop: &Hop<'_>, now: u64) -> Result<(i64, Decision), Refusal> {
     let Some((id, nonce, mac)) = token::parse(hop.token) else { return refuse(RefusalCode::BadToken, "not a lease token") };
     let Some(lease) = view.lease(id)? else {
         return refuse(RefusalCode::UnknownToken, format!("no lease {id}"));
     };
     let Some(epoch) = view.epoch(&lease.epoch)? else {
         return Err(StorageError::new(format!("lease {id} is on epoch {}, which is not stored", lease.epoch)).into());
+    };
+    let Some(formation) = view.formation(lease.formation)? else {
+        return Err(StorageError::new(format!("lease {id} is of formation {}, which is not stored", lease.formation)).into());
+    };
+    // A lease on the captured successor (never on the source) fell back on the captured evidence: re-read it.
+    let on_successor = lease.epoch != formation.source && formation.successor.as_deref() == Some(lease.epoch.as_str());
+    let evidence = match formation.successor_evidence.filter(|_| on_successor) {
+        None => None,
+        Some(ev) => {
+            let Some(ev) = view.evidence(ev)? else {
+                return Err(StorageError::new(format!("formation {} captured evidence {ev}, which is not stored", formation.id)).into());
+            };
+            Some((ev.revoked, ev.valid_until))
+        }
     };
     let (artifact, config, generation) = (&epoch.artifact, &epoch.config, lease.generation);
     let binding = Binding { id, nonce: &lease.nonce, epoch: &lease.epoch, artifact, config, generation };
@@ -36,11 +52,18 @@ pub(crate) fn check(view: &mut dyn View, key: &[u8], hop: &Hop<'_>) -> Result<(i
         artifact_matches: hop.artifact == artifact,
         config_matches: hop.config == config,
         state: lease.state,
+        formation_revoked: formation.revoked,
+        formation_expires_at: formation.expires_at,
+        evidence,
     };
-    if let Err(r) = decision::final_hop(&hop_facts) {
+    if let Err(r) = decision::final_hop(&hop_facts, now as i64) {
         let detail = match r {
             FenceRefusal::BadToken => format!("the token of lease {id} does not verify"),
             FenceRefusal::Replay => format!("the token of lease {id} was already used"),
+            FenceRefusal::Revoked => format!("formation {} of lease {id} is revoked", formation.id),
+            FenceRefusal::Expired => format!("formation {} of lease {id} expired at {}", formation.id, formation.expires_at),
+            FenceRefusal::EvidenceRevoked => format!("the evidence lease {id} fell back on is revoked"),
+            FenceRefusal::EvidenceExpired => format!("the evidence lease {id} fell back on expired at {}", evidence.map_or(0, |e| e.1)),
             FenceRefusal::StaleGeneration => format!("generation {}, the lease holds {generation}", hop.generation),
             FenceRefusal::ArtifactMismatch => format!("{} is not {}'s artifact {artifact}", hop.artifact, lease.epoch),
             FenceRefusal::ConfigMismatch => format!("{} is not {}'s configuration {config}", hop.config, lease.epoch),
@@ -52,7 +75,7 @@ pub(crate) fn check(view: &mut dyn View, key: &[u8], hop: &Hop<'_>) -> Result<(i
         id,
         Decision {
             writes: vec![Write::LeaseUsed(id)],
-            audit: json!({"op": "fence", "lease": id, "generation": hop.generation, "artifact": hop.artifact, "config": hop.config}),
+            audit: json!({"op": "fence", "lease": id, "generation": hop.generation, "artifact": hop.artifact, "config": hop.config, "now": now}),
         },
     ))
 }

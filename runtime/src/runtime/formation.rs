@@ -47,6 +47,7 @@ pub(crate) fn form(view: &mut dyn View, call: &Call<'_>, successor: Option<i64>,
         successor_evidence: captured.as_ref().map(|c| c.1),
         expires_at,
         revoked: false,
+        latest_lease: None,
     };
     Ok((id, Decision { writes: vec![Write::NewFormation(record)], audit }))
 }

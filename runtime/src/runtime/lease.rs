@@ -6,7 +6,7 @@
 use serde::Serialize;
 use serde_json::json;
 
-use super::decision::{self, AdmissionRefusal, FormationFacts, SuccessorFacts, Target};
+use super::decision::{self, AdmissionRefusal, FormationFacts, PriorLease, SuccessorFacts, Target};
 use super::refusal::{Refusal, RefusalCode, StorageError, refuse};
 use super::state::LeaseState;
 use super::store::{self, Decision, EpochRecord, IdKind, LeaseRecord, StoredLease, View, Write};
@@ -52,7 +52,9 @@ pub(crate) fn admit(view: &mut dyn View, key: &[u8], id: i64, now: u64) -> Resul
     let token = token::mint(key, &binding);
     let audit = json!({"op": "admit", "formation": id, "epoch": target.id, "lease": lease, "generation": generation, "now": now});
     let record = LeaseRecord { id: lease, formation: id, epoch: target.id.clone(), generation, nonce, state: LeaseState::Admitted, used: false };
-    Ok((Lease { id: lease, formation: id, epoch: target.id, generation, token }, Decision { writes: vec![Write::NewLease(record)], audit }))
+    // The formation records its latest lease: on etcd, two admissions of one formation both read and write its key, so one of them retries.
+    let writes = vec![Write::NewLease(record), Write::LatestLease { formation: id, lease }];
+    Ok((Lease { id: lease, formation: id, epoch: target.id, generation, token }, Decision { writes, audit }))
 }
 
 /// The epoch formation `id` may start a lease on now: its source while
@@ -61,7 +63,17 @@ fn target_epoch(view: &mut dyn View, id: i64, now: u64) -> Result<EpochRecord, R
     let Some(f) = view.formation(id)? else {
         return refuse(RefusalCode::UnknownFormation, format!("no formation {id}"));
     };
-    let facts = FormationFacts { revoked: f.revoked, expires_at: f.expires_at, captured: f.successor.is_some() && f.successor_evidence.is_some() };
+    let latest = match f.latest_lease {
+        None => None,
+        Some(l) => {
+            let Some(prior) = view.lease(l)? else {
+                return Err(StorageError::new(format!("formation {id} names lease {l} as its latest, which is not stored")).into());
+            };
+            Some(PriorLease { state: prior.state, used: prior.used })
+        }
+    };
+    let captured = f.successor.is_some() && f.successor_evidence.is_some();
+    let facts = FormationFacts { revoked: f.revoked, expires_at: f.expires_at, captured, latest };
     let source = f.source;
     let Some(source_epoch) = view.epoch(&source)? else {
         return refuse(RefusalCode::UnknownEpoch, format!("no epoch {source}"));
@@ -87,6 +99,11 @@ fn target_epoch(view: &mut dyn View, id: i64, now: u64) -> Result<EpochRecord, R
             let detail = match r {
                 AdmissionRefusal::Revoked => format!("formation {id} is revoked"),
                 AdmissionRefusal::Expired => format!("formation {id} expired at {}", f.expires_at),
+                AdmissionRefusal::InFlight(state) => format!(
+                    "formation {id} already has lease {} ({state}{}): a formed call runs at most once",
+                    f.latest_lease.unwrap_or_default(),
+                    if latest.is_some_and(|l| l.used) { ", passed the fence" } else { "" }
+                ),
                 AdmissionRefusal::SourceDraining => format!("{source} is draining: no new leases"),
                 AdmissionRefusal::NotCaptured => format!("{source} is stale and formation {id} captured no successor"),
                 AdmissionRefusal::EvidenceRevoked => format!("the evidence for {successor} is revoked"),

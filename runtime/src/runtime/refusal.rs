@@ -50,6 +50,8 @@ pub enum RefusalCode {
     BadToken,
     SourceNotEligible,
     SourceDraining,
+    /// The formation already has a lease in flight (open, completed or past the fence).
+    FormationInFlight,
     SuccessorIneligible,
     NotCaptured,
     Revoked,
@@ -81,6 +83,7 @@ impl RefusalCode {
             RefusalCode::BadToken => "bad_token",
             RefusalCode::SourceNotEligible => "source_not_eligible",
             RefusalCode::SourceDraining => "source_draining",
+            RefusalCode::FormationInFlight => "formation_in_flight",
             RefusalCode::SuccessorIneligible => "successor_ineligible",
             RefusalCode::NotCaptured => "not_captured",
             RefusalCode::Revoked => "revoked",

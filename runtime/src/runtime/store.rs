@@ -63,6 +63,8 @@ pub(crate) struct FormationRecord {
     pub successor_evidence: Option<i64>,
     pub expires_at: i64,
     pub revoked: bool,
+    /// The lease admission last started for it (admission reads it to run a formed call at most once).
+    pub latest_lease: Option<i64>,
 }
 
 /// A lease. Its admission sequence number is the store's to give (see [`View::all_leases`]).
@@ -112,6 +114,11 @@ pub(crate) enum Write {
     NewFormation(FormationRecord),
     RevokeEvidence(i64),
     RevokeFormation(i64),
+    /// Formation `formation`'s latest lease is now `lease` (written by the admission that starts it).
+    LatestLease {
+        formation: i64,
+        lease: i64,
+    },
     /// A new lease (state admitted, unused); its admission sequence number is the decision's.
     NewLease(LeaseRecord),
     LeaseState {

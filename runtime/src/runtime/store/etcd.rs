@@ -88,6 +88,9 @@ struct FormationValue {
     successor_evidence: Option<i64>,
     expires_at: i64,
     revoked: bool,
+    /// Absent in a formation written before admission recorded it.
+    #[serde(default)]
+    latest_lease: Option<i64>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -441,6 +444,7 @@ fn formation_record(id: i64, key: &[u8], bytes: &[u8]) -> Result<FormationRecord
         successor_evidence: v.successor_evidence,
         expires_at: v.expires_at,
         revoked: v.revoked,
+        latest_lease: v.latest_lease,
     })
 }
 
@@ -631,6 +635,7 @@ fn plan(keys: &Keys, reads: &BTreeMap<Vec<u8>, Read>, writes: &[Write]) -> Resul
                     successor_evidence: f.successor_evidence,
                     expires_at: f.expires_at,
                     revoked: f.revoked,
+                    latest_lease: f.latest_lease,
                 };
                 out.insert(keys.formation(f.id), Some(encode(&v)));
             }
@@ -644,6 +649,12 @@ fn plan(keys: &Keys, reads: &BTreeMap<Vec<u8>, Read>, writes: &[Write]) -> Resul
                 let key = keys.formation(*id);
                 let mut v: FormationValue = decode(&key, &current(&out, reads, &key)?)?;
                 v.revoked = true;
+                out.insert(key, Some(encode(&v)));
+            }
+            Write::LatestLease { formation, lease } => {
+                let key = keys.formation(*formation);
+                let mut v: FormationValue = decode(&key, &current(&out, reads, &key)?)?;
+                v.latest_lease = Some(*lease);
                 out.insert(key, Some(encode(&v)));
             }
             Write::NewLease(l) => {

@@ -25,7 +25,7 @@ const DDL: &str = "CREATE TABLE IF NOT EXISTS secrets (name TEXT PRIMARY KEY, va
      CREATE TABLE IF NOT EXISTS formations (
          id INTEGER PRIMARY KEY, snapshot_digest TEXT NOT NULL, tool TEXT NOT NULL, args_digest TEXT NOT NULL,
          principal TEXT NOT NULL, source_epoch TEXT NOT NULL, successor_epoch TEXT, successor_evidence INTEGER,
-         expires_at INTEGER NOT NULL, seq INTEGER NOT NULL, revoked INTEGER NOT NULL DEFAULT 0);
+         expires_at INTEGER NOT NULL, seq INTEGER NOT NULL, revoked INTEGER NOT NULL DEFAULT 0, latest_lease INTEGER);
      CREATE TABLE IF NOT EXISTS leases (
          id INTEGER PRIMARY KEY, formation INTEGER NOT NULL, epoch TEXT NOT NULL, generation INTEGER NOT NULL,
          nonce TEXT NOT NULL, state TEXT NOT NULL, used INTEGER NOT NULL DEFAULT 0, admitted_seq INTEGER NOT NULL);
@@ -45,8 +45,27 @@ impl SqliteStore {
         conn.pragma_update(None, "synchronous", "FULL")?;
         conn.busy_timeout(std::time::Duration::from_secs(30))?;
         conn.execute_batch(DDL)?;
+        add_latest_lease(&conn)?;
         Ok(SqliteStore { conn })
     }
+}
+
+/// A store made before formations recorded their latest lease gets the
+/// column, filled from its leases (the highest lease id of each formation).
+fn add_latest_lease(conn: &Connection) -> Result<(), StorageError> {
+    let has = |c: &Connection| c.query_row("SELECT COUNT(*) FROM pragma_table_info('formations') WHERE name = 'latest_lease'", [], |r| r.get::<_, i64>(0));
+    if has(conn)? == 0 {
+        // Checked again under the write lock: another process may have added it meanwhile.
+        let tx = rusqlite::Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
+        if has(&tx)? == 0 {
+            tx.execute_batch(
+                "ALTER TABLE formations ADD COLUMN latest_lease INTEGER;
+                 UPDATE formations SET latest_lease = (SELECT MAX(id) FROM leases WHERE leases.formation = formations.id);",
+            )?;
+        }
+        tx.commit()?;
+    }
+    Ok(())
 }
 
 /// Reads through one connection (inside the decision's transaction, or not, for queries).
@@ -92,8 +111,8 @@ impl View for SqliteView<'_> {
         Ok(self
             .conn
             .query_row(
-                "SELECT snapshot_digest, tool, args_digest, principal, source_epoch, successor_epoch, successor_evidence, expires_at, revoked
-                 FROM formations WHERE id = ?1",
+                "SELECT snapshot_digest, tool, args_digest, principal, source_epoch, successor_epoch, successor_evidence, expires_at, revoked,
+                 latest_lease FROM formations WHERE id = ?1",
                 params![id],
                 |r| {
                     Ok(FormationRecord {
@@ -107,6 +126,7 @@ impl View for SqliteView<'_> {
                         successor_evidence: r.get(6)?,
                         expires_at: r.get(7)?,
                         revoked: r.get::<_, i64>(8)? != 0,
+                        latest_lease: r.get(9)?,
                     })
                 },
             )
@@ -209,6 +229,9 @@ fn apply(tx: &Connection, write: &Write, seq: i64) -> Result<(), StorageError> {
         }
         Write::RevokeFormation(id) => {
             tx.execute("UPDATE formations SET revoked = 1 WHERE id = ?1", params![id])?;
+        }
+        Write::LatestLease { formation, lease } => {
+            tx.execute("UPDATE formations SET latest_lease = ?2 WHERE id = ?1", params![formation, lease])?;
         }
         Write::NewLease(l) => {
             tx.execute(
