@@ -198,7 +198,7 @@ fn registration(func: Node<'_>) -> Option<Node<'_>> {
 fn server_object(decorator: Node<'_>) -> Option<Node<'_>> {
     let expr = decorator.named_children().find(|c| c.kind() != "comment")?;
     let attr = if expr.kind() == "call" { expr.field_child("function")? } else { expr };
-    if attr.kind() != "attribute" || !attr.field_child("attribute").is_some_and(|a| a.text() == "tool") {
+    if attr.kind() != "attribute" || attr.field_child("attribute").is_none_or(|a| a.text() != "tool") {
         return None;
     }
     attr.field_child("object").filter(|o| o.kind() == "identifier")
