@@ -55,8 +55,8 @@ impl Frontend for Python {
         let decorators = own.flat_map(|d| d.named_children().filter(|c| c.kind() == "decorator").collect::<Vec<_>>());
         decorators
             .chain(region.node.descendants())
-            .chain(route::shared(region.node, &region.env.tool))
             .filter_map(|n| implicit_or_call(&scope, n, region).map(|id| (n, id)))
+            .chain(route::shared(region.node, &region.env.tool).into_iter().filter_map(|n| shared_site(&scope, n, region).map(|id| (n, id))))
             .collect()
     }
 
@@ -100,7 +100,15 @@ fn implicit_or_call(scope: &Scope<'_>, n: Node<'_>, region: &Region<'_>) -> Opti
     };
     match n.kind() {
         "call" => Some(reviewed_local(scope, n, region).unwrap_or_else(|| identity(scope, n))),
-        "decorator" => Some(named("@", n.named_children().find(|c| c.kind() != "comment"))),
+        "decorator" => {
+            let expr = n.named_children().find(|c| c.kind() != "comment");
+            // `@helper` or `@helper(…)` runs the release's own helper: only as reviewed as it is.
+            let helper = expr.map(|e| if e.kind() == "call" { e.field_child("function").unwrap_or(e) } else { e });
+            match helper.filter(|h| h.kind() == "identifier").and_then(|h| unreviewed_local(scope, h.text(), region)) {
+                Some(unread) => Some(unread),
+                None => Some(named("@", expr)),
+            }
+        }
         "with_item" => {
             let value = n.field_child("value");
             let expr = match value {
@@ -117,13 +125,32 @@ fn implicit_or_call(scope: &Scope<'_>, n: Node<'_>, region: &Region<'_>) -> Opti
     }
 }
 
+/// A route's shared call site: a call (or another implicit invocation), or a
+/// name handed to the server's constructor, which the server will call: only
+/// a function or class of the release counts, and only as reviewed as it is.
+fn shared_site(scope: &Scope<'_>, n: Node<'_>, region: &Region<'_>) -> Option<Identity> {
+    // A branch route's shared nodes are every node of its dispatcher; only a
+    // registered function's are names handed over.
+    if n.kind() != "identifier" || region.node.kind() != "function_definition" {
+        return implicit_or_call(scope, n, region);
+    }
+    // Every name handed over is listed by what it resolves to (`handed PATH`).
+    let handed = scope.resolve(n).map_or_else(|| Identity::Unresolved(format!("handed {}", n.text())), |p| Identity::Path(format!("handed {p}")));
+    Some(unreviewed_local(scope, n.text(), region).unwrap_or(handed))
+}
+
 /// A call of a function or class the release itself defines is only as
 /// reviewed as that definition: unless the profile makes it a region (with its
 /// own inventory and facts), its body is unread code, and the call is unresolved.
 fn reviewed_local(scope: &Scope<'_>, call: Node<'_>, region: &Region<'_>) -> Option<Identity> {
     let function = call.field_child("function").filter(|f| f.kind() == "identifier")?;
-    let name = function.text();
-    if !scope.is_module_definition(name) {
+    unreviewed_local(scope, function.text(), region)
+}
+
+/// `Unresolved` for a name that means a function or class the release defines
+/// (at module level or nested in an enclosing function) that no region covers.
+fn unreviewed_local(scope: &Scope<'_>, name: &str, region: &Region<'_>) -> Option<Identity> {
+    if !scope.is_module_definition(name) && !scope.is_nested_definition(name) {
         return None;
     }
     let reviewed = region.env.reviewed.iter().any(|f| f == name);
@@ -136,6 +163,10 @@ fn identity(scope: &Scope<'_>, call: Node<'_>) -> Identity {
         return Identity::Dynamic(call.text().chars().take(60).collect());
     };
     match function.kind() {
+        // Calling the region's own parameter (a wrapper decorator calling the
+        // function it wraps): whatever the caller passed; an inventory lists it
+        // as `param:NAME` only where the reviewer knows what that is.
+        "identifier" if scope.is_unchanged_param(function.text()) => Identity::Path(format!("param:{}", function.text())),
         "identifier" | "attribute" => match scope.resolve(function) {
             Some(path) if DYNAMIC_BUILTINS.contains(&path.as_str()) => Identity::Dynamic(path),
             Some(path) => Identity::Path(path),

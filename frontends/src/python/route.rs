@@ -9,7 +9,12 @@
 //!   (a string, or an enum member `Tools.DIFF` / `Tools.DIFF.value` whose
 //!   value is that string); the region is the branch, and the statements of
 //!   the dispatcher outside every branch run too (they are its call sites);
-//! - a function registered for the name (`@server.tool(name=…)`).
+//! - a function registered for the name (`@server.tool(name=…)`, or
+//!   `@server.tool()` under the function's own name); the server object must
+//!   be bound once to a constructor call, used only by calling its methods
+//!   (each a call site of the route, as are the release's functions handed to
+//!   the constructor and methods called on the result of the function that
+//!   returns it), and every tool registered on it must have a known name.
 //!
 //! A branch is only the route when nothing before it can take the call: every
 //! earlier pattern must be a value pattern with a known, different string, and
@@ -47,6 +52,10 @@ pub fn function_of(node: Node<'_>) -> Node<'_> {
 /// decorators and every statement outside the `match` branches, except the
 /// bodies of `if NAME == OTHER:` tests that only another tool's name enters.
 pub fn shared<'a>(route: Node<'a>, tool: &str) -> Vec<Node<'a>> {
+    if route.kind() == "function_definition" {
+        // A registered function: what runs with its server object (checked by `check`).
+        return server_of(route).map(|s| s.sites).unwrap_or_default();
+    }
     if route.kind() != "case_clause" {
         return Vec::new();
     }
@@ -64,10 +73,6 @@ pub fn shared<'a>(route: Node<'a>, tool: &str) -> Vec<Node<'a>> {
 /// earlier branch.
 pub fn check(region: &Region<'_>) -> Result<(), Escalation> {
     let route = region.node;
-    if route.kind() != "case_clause" {
-        return Ok(());
-    }
-    let root = route.ancestors().last().unwrap_or(route);
     let escalate = |node: Node<'_>, detail: String| {
         Escalation::new(
             EscalationCode::ShapeMismatch,
@@ -75,6 +80,14 @@ pub fn check(region: &Region<'_>) -> Result<(), Escalation> {
             Some(Anchor::new(region.file, node.line(), node.end_line(), node.text())),
         )
     };
+    if route.kind() == "function_definition" && registration(route).is_some() {
+        let server = server_of(route).map_err(|(n, why)| escalate(n, why))?;
+        return registrations_known(route, &server).map_err(|(n, why)| escalate(n, why));
+    }
+    if route.kind() != "case_clause" {
+        return Ok(());
+    }
+    let root = route.ancestors().last().unwrap_or(route);
     let Some(statement) = route.ancestors().find(|a| a.kind() == "match_statement") else { return Ok(()) };
     let func = function_of(route);
     let subject = statement.field_child("subject");
@@ -149,16 +162,137 @@ fn pattern_value(root: Node<'_>, p: Node<'_>) -> Option<String> {
     }
 }
 
-/// The name a registration decorator gives a function: `@x.tool(name=VALUE)`.
+/// The name a registration decorator gives a function: `@x.tool(name=VALUE)`,
+/// or the function's own name for `@x.tool()` / `@x.tool` without one.
 fn registered_name(root: Node<'_>, func: Node<'_>) -> Option<String> {
     let decorated = func.parent().filter(|p| p.kind() == "decorated_definition")?;
     decorated.named_children().filter(|c| c.kind() == "decorator").find_map(|d| {
-        let call = d.named_children().find(|c| c.kind() == "call")?;
+        let expr = d.named_children().find(|c| c.kind() != "comment")?;
+        if expr.kind() == "attribute" && expr.field_child("attribute").is_some_and(|a| a.text() == "tool") {
+            return func.field_child("name").map(|n| n.text().to_owned());
+        }
+        let call = Some(expr).filter(|c| c.kind() == "call")?;
         let args = call.field_child("arguments")?;
-        args.named_children()
+        let named = args
+            .named_children()
             .filter(|a| a.kind() == "keyword_argument")
-            .find_map(|kw| (kw.field_child("name")?.text() == "name").then(|| expr_value(root, kw.field_child("value")?)).flatten())
+            .find_map(|kw| (kw.field_child("name")?.text() == "name").then(|| expr_value(root, kw.field_child("value")?)).flatten());
+        let plain_tool =
+            call.field_child("function").is_some_and(|f| f.kind() == "attribute" && f.field_child("attribute").is_some_and(|a| a.text() == "tool"));
+        let unnamed = !args.named_children().any(|a| a.kind() == "keyword_argument" && a.field_child("name").is_some_and(|n| n.text() == "name"));
+        named.or_else(|| {
+            (plain_tool && unnamed && args.named_children().all(|a| a.kind() == "keyword_argument"))
+                .then(|| func.field_child("name").map(|n| n.text().to_owned()))
+                .flatten()
+        })
     })
+}
+
+/// The registration decorator of a registered route: `@X.tool(…)` or `@X.tool`.
+fn registration(func: Node<'_>) -> Option<Node<'_>> {
+    let decorated = func.parent().filter(|p| p.kind() == "decorated_definition")?;
+    decorated.named_children().filter(|c| c.kind() == "decorator").find(|d| server_object(*d).is_some())
+}
+
+/// `X` of a decorator `@X.tool(…)` / `@X.tool`, when X is a bare name.
+fn server_object(decorator: Node<'_>) -> Option<Node<'_>> {
+    let expr = decorator.named_children().find(|c| c.kind() != "comment")?;
+    let attr = if expr.kind() == "call" { expr.field_child("function")? } else { expr };
+    if attr.kind() != "attribute" || attr.field_child("attribute").is_none_or(|a| a.text() != "tool") {
+        return None;
+    }
+    attr.field_child("object").filter(|o| o.kind() == "identifier")
+}
+
+/// Where a registered route's server object comes from and every way it is
+/// used: the level (function or module) that binds it, its one constructor
+/// call, and the call sites that run with it besides the route (methods
+/// called on it, methods called on the result of the function returning it,
+/// functions of the release handed to its constructor).
+struct Server<'a> {
+    constructor: Node<'a>,
+    sites: Vec<Node<'a>>,
+}
+
+fn server_of<'a>(route: Node<'a>) -> Result<Server<'a>, (Node<'a>, String)> {
+    let unknown = |n: Node<'a>, why: &str| Err((n, why.to_owned()));
+    let Some(decorator) = registration(route) else { return unknown(route, "the registration is not `@X.tool(…)` on a named server object") };
+    let Some(object) = server_object(decorator) else { return unknown(decorator, "the registration is not `@X.tool(…)` on a named server object") };
+    let name = object.text();
+    let root = route.ancestors().last().unwrap_or(route);
+    // The innermost function around the route that binds the name, else the module.
+    let owner = route
+        .ancestors()
+        .filter(|a| *a != route && a.kind() == "function_definition")
+        .find(|f| binding::bindings_at(*f, Some(name)).contains_key(name) || is_param(*f, name))
+        .unwrap_or(root);
+    let bindings = binding::bindings_at(owner, Some(name)).remove(name).unwrap_or_default();
+    let constructor = match bindings.as_slice() {
+        [binding::Binding { kind: binding::BindingKind::Value(v), .. }] if v.kind() == "call" && !is_param(owner, name) => *v,
+        _ => return unknown(object, "the server object is not bound once, to a constructor call, where the route is defined"),
+    };
+    let mut sites = vec![constructor];
+    // Functions of the release handed to the constructor (middleware, hooks) run on every call.
+    if let Some(args) = constructor.field_child("arguments") {
+        let keyword = |n: &Node<'a>| n.parent().is_some_and(|p| p.kind() == "keyword_argument" && p.field_child("name") == Some(*n));
+        let member = |n: &Node<'a>| n.parent().is_some_and(|p| p.kind() == "attribute" && p.field_child("attribute") == Some(*n));
+        sites.extend(args.descendants().filter(|n| n.kind() == "call" || (n.kind() == "identifier" && !keyword(n) && !member(n))));
+    }
+    let mut returned = false;
+    for use_ in owner.descendants().filter(|n| n.kind() == "identifier" && n.text() == name) {
+        let parent = use_.parent();
+        let kind = parent.map(|p| p.kind()).unwrap_or_default();
+        if kind == "assignment" && parent.and_then(|p| p.field_child("left")) == Some(use_) {
+            continue;
+        }
+        if kind == "return_statement" {
+            returned = true;
+            continue;
+        }
+        let method_call = parent
+            .filter(|p| p.kind() == "attribute" && p.field_child("object") == Some(use_))
+            .and_then(|a| a.parent().filter(|c| c.kind() == "call" && c.field_child("function") == a.into()));
+        match method_call {
+            // A registration: its name must be known (checked by `check`).
+            Some(call) if call.parent().is_some_and(|d| d.kind() == "decorator") => {}
+            Some(call) => sites.push(call),
+            None if kind == "attribute" && parent.and_then(|a| a.parent()).is_some_and(|d| d.kind() == "decorator") => {}
+            None => return unknown(use_, "the server object is used otherwise than by calling its methods or returning it"),
+        }
+    }
+    if returned {
+        let Some(maker) = owner.field_child("name").filter(|_| owner.kind() == "function_definition") else {
+            return unknown(owner, "the server object is returned from outside a named function");
+        };
+        for use_ in root.descendants().filter(|n| n.kind() == "identifier" && n.text() == maker.text() && *n != maker) {
+            let call = use_.parent().filter(|c| c.kind() == "call" && c.field_child("function") == Some(use_));
+            let method = call
+                .and_then(|c| c.parent())
+                .filter(|a| a.kind() == "attribute")
+                .and_then(|a| a.parent().filter(|c| c.kind() == "call" && c.field_child("function") == Some(a)));
+            match method {
+                Some(m) => sites.push(m),
+                None => return unknown(use_, "the function returning the server object is used otherwise than by calling a method on its result"),
+            }
+        }
+    }
+    Ok(Server { constructor, sites })
+}
+
+/// Every `@X.tool` registration on the route's server object names a known
+/// tool: one whose name is unknown could be the reviewed tool's.
+fn registrations_known<'a>(route: Node<'a>, server: &Server<'a>) -> Result<(), (Node<'a>, String)> {
+    let root = route.ancestors().last().unwrap_or(route);
+    let owner = server.constructor.ancestors().find(|a| matches!(a.kind(), "function_definition" | "module")).unwrap_or(root);
+    for decorator in owner.descendants().filter(|d| d.kind() == "decorator" && server_object(*d).is_some()) {
+        let Some(func) = decorator.parent().and_then(|d| d.field_child("definition")) else {
+            return Err((decorator, "a registration decorates no function".into()));
+        };
+        if registered_name(root, func).is_none() {
+            return Err((decorator, "a tool registered under a name that is not a known string".into()));
+        }
+    }
+    Ok(())
 }
 
 /// A string an expression certainly has: a plain literal or an enum member.

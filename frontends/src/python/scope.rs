@@ -51,6 +51,28 @@ impl<'a> Scope<'a> {
         !shadowed && self.module.bindings.get(name).is_some_and(|bs| bs.iter().any(|b| matches!(b.kind, BindingKind::Definition)))
     }
 
+    /// Whether a bare `name` in the region means a function or class defined
+    /// once inside the region's function or an enclosing one (`open_repo`
+    /// nested in `create_server`), with no parameter of that name.
+    pub fn is_nested_definition(&self, name: &str) -> bool {
+        let levels = std::iter::once(&self.local).chain(self.enclosing.iter().rev());
+        for level in levels {
+            if let Some(bindings) = level.bindings.get(name) {
+                return matches!(bindings.as_slice(), [Binding { kind: BindingKind::Definition, .. }]) && !level.params.contains_key(name);
+            }
+            if level.params.contains_key(name) {
+                return false;
+            }
+        }
+        false
+    }
+
+    /// Whether `name` is a parameter of the region's own function that
+    /// nothing inside it rebinds, nested functions' parameters included.
+    pub fn is_unchanged_param(&self, name: &str) -> bool {
+        self.is_param(name) && self.bindings(name).is_empty()
+    }
+
     /// Whether `name` is a parameter of the region's function.
     pub fn is_param(&self, name: &str) -> bool {
         self.local.params.contains_key(name)
@@ -109,6 +131,11 @@ impl<'a> Scope<'a> {
                 // `name = expr`, and never also a parameter (two meanings).
                 return match bindings.as_slice() {
                     [Binding { kind: BindingKind::Value(v), .. }] if !level.params.contains_key(name) => self.resolve_depth(*v, depth + 1),
+                    // A function or class defined once in an enclosing
+                    // function: named like Python's qualified name.
+                    [Binding { kind: BindingKind::Definition, .. }] if !level.params.contains_key(name) => {
+                        Some(format!("{}.<locals>.{name}", self.module_name))
+                    }
                     _ => None,
                 };
             }
@@ -140,6 +167,9 @@ impl<'a> Scope<'a> {
         let inner = if annotation.kind() == "type" { annotation.named_children().next()? } else { annotation };
         match inner.kind() {
             "identifier" | "attribute" => self.resolve_depth(inner, depth + 1),
+            // `X[A, B]`, a generic class with its type arguments: an X.
+            "generic_type" => self.resolve_annotation(inner.named_children().find(|c| matches!(c.kind(), "identifier" | "attribute"))?, depth + 1),
+            "subscript" => self.resolve_annotation(inner.field_child("value")?, depth + 1),
             // `X | None`: the value is an X whenever it is used as one.
             "binary_operator" if inner.field_child("operator").is_some_and(|o| o.text() == "|") => {
                 let (left, right) = (inner.field_child("left")?, inner.field_child("right")?);
