@@ -23,7 +23,6 @@ use crate::lang::{Found, Frontend, Program, Region};
 use crate::spec::{FactKind, FactSpec, RegionKind};
 use crate::ts::{Node, Syntax};
 
-use bindings::Bindings;
 use facts::{Cx, GuardTest};
 use scope::Scope;
 use syntax::{constructor, identity, implicit, iterated_call, iterator_of};
@@ -84,8 +83,8 @@ impl Frontend for JavaScript {
     }
 
     fn extract<'a>(&self, region: &Region<'a>, spec: &FactSpec, found: &BTreeMap<String, Found<'a>>) -> Result<Option<Found<'a>>, Escalation> {
-        let bindings = Bindings::of(region.node);
-        let cx = Cx { site: FactSite { region, spec }, names: &bindings };
+        let scope = Scope::of(region);
+        let cx = Cx { site: FactSite { region, spec }, names: &scope };
         match &spec.kind {
             FactKind::Call { callee, args, matching } => crate::facts::call_fact(&cx, &cx.site, callee, args.as_deref(), *matching),
             FactKind::Guard { callee, receiver, args, before, negated, returns, conjuncts, equals } => match found.get(before) {
