@@ -210,8 +210,9 @@ impl<'a> Cx<'_, 'a> {
                 return Err(self.site.mismatch(
                     *o,
                     format!(
-                        "the guard also requires `{}`, which is not a reviewed conjunct (`conjuncts`): it may keep the guard from firing",
-                        o.compact_text()
+                        "the guard also requires `{}` ({}), which is not a reviewed conjunct (`conjuncts`): it may keep the guard from firing",
+                        o.compact_text(),
+                        what.as_deref().map_or("whose value has no spelling".to_owned(), |w| format!("`{w}`")),
                     ),
                 ));
             }
