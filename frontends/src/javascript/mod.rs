@@ -5,8 +5,11 @@
 //! shared, and TypeScript-only wrappers (`x as T`, `x!`, `satisfies`) are
 //! looked through. Regions are function declarations (or functions bound to a
 //! `const`) and module-level variables holding data tables. Callee identities
-//! are dotted tokens as written, `a?.b` read as `a.b`, `m[k].f` as `m[].f`;
-//! calling an indexed value, a call's result or `eval` is dynamic.
+//! are dotted tokens, `a?.b` read as `a.b`, `m[k].f` as `m[].f`, with a
+//! receiver spelled by what it is where its one binding says so (a local
+//! bound once by its declaration stands for its value, a typed parameter for
+//! its type), so renaming a local changes no identity; calling an indexed
+//! value, a call's result or `eval` is dynamic.
 
 mod bindings;
 mod facts;
