@@ -135,3 +135,40 @@ fn a_comparison_guard_on_another_value_or_literal_is_no_guard() {
         assert_eq!(comparison_guard(body).unwrap(), sink_only, "{body}");
     }
 }
+
+#[test]
+fn a_receiver_bound_once_is_what_its_value_is() {
+    // A call's result, a chain of them, a fresh object and a module name: the local's own name drops out.
+    assert_eq!(callees("a.js", "  const db = Manager.current(opts);\n  db.run(sql);"), ["Manager.current", "Manager.current().run"]);
+    assert_eq!(
+        callees("a.js", "  const reg = getRegistry();\n  const cfg = reg.config(opts);\n  cfg.check();"),
+        ["getRegistry", "getRegistry().config", "getRegistry().config().check"]
+    );
+    assert_eq!(callees("a.js", "  const t = new Tracker(opts);\n  t.add(sql);"), ["new Tracker", "new Tracker().add"]);
+    assert_eq!(callees("a.js", "  const m = Manager;\n  m.current();"), ["Manager.current"]);
+    // A parameter keeps its name: nothing says what it is.
+    assert_eq!(callees("a.js", "  opts.flush();"), ["opts.flush"]);
+}
+
+#[test]
+fn a_typed_parameter_is_its_type() {
+    let src = "function f(db: Connector, sql: string) {\n  db.executeSQL(sql);\n}\nfunction g(db: any) {\n  db.executeSQL(1);\n}\n";
+    let a = analyze_one("src/a.ts", src, RegionKind::Function("f".into())).expect("analyzes");
+    assert_eq!(a.regions[0].calls.iter().map(|c| c.identity.to_string()).collect::<Vec<_>>(), ["Connector#executeSQL"]);
+    let b = analyze_one("src/a.ts", src, RegionKind::Function("g".into())).expect("analyzes");
+    assert_eq!(b.regions[0].calls.iter().map(|c| c.identity.to_string()).collect::<Vec<_>>(), ["db.executeSQL"]);
+}
+
+#[test]
+fn a_receiver_bound_twice_or_from_an_unspellable_value_stays_unresolved_or_spelled() {
+    // Bound twice, once through a closure: which object it holds depends on the path.
+    let twice = callees("a.js", "  let db = Manager.current();\n  const swap = () => { db = Other.make(); };\n  db.run(sql);");
+    assert!(twice.iter().any(|c| c.starts_with("?db.run: `db` is bound more than once")), "{twice:?}");
+    // Bound from a fallback: spelled by its name, which no inventory lists for what it is.
+    assert_eq!(
+        callees("a.js", "  const db = Manager.current() || fallback;\n  db.run(sql);"),
+        ["Manager.current", "?db.run: `db` is a local whose value does not come from a reviewed call, a read or a parameter"]
+    );
+    // A local named like a global is what it is bound to, not the global.
+    assert_eq!(callees("a.js", "  const Manager = rogue();\n  Manager.current();"), ["rogue", "rogue().current"]);
+}

@@ -67,7 +67,8 @@ pub enum ArgShape {
     /// NAME of a function a registration routes the tool to.
     Arg(String),
     /// A local bound exactly once, by its declaration, to the result of a call
-    /// of this callee (`const policy = policyFromReadonly(…)`), never assigned again.
+    /// of this callee (`const policy = policyFromReadonly(…)`), never assigned
+    /// again; `CALLEE(WHAT)` also names what the call's one argument is.
     Result(String),
     /// Any single argument.
     Any,
@@ -105,7 +106,13 @@ impl ArgPattern {
             }
             ArgShape::Arg(name.to_owned())
         } else if let Some(callee) = body.strip_prefix("result:") {
-            if callee.is_empty() || !callee.split('.').all(name_ok) {
+            // `CALLEE(WHAT)`: the call's one argument is WHAT (JavaScript).
+            let name = match callee.split_once('(') {
+                Some((name, rest)) if rest.len() > 1 && rest.ends_with(')') => name,
+                Some(_) => return Err(format!("`{text}`: `result:CALLEE(WHAT)` needs a non-empty WHAT and a closing `)`")),
+                None => callee,
+            };
+            if name.is_empty() || !name.split('.').all(name_ok) {
                 return Err(format!("`{text}`: a callee is dotted names"));
             }
             ArgShape::Result(callee.to_owned())

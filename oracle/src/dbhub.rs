@@ -5,7 +5,10 @@
 //! the classifier allows a statement whose first keyword is in the SQLite
 //! list, except (where the check exists) a PRAGMA holding `=`. The oracle
 //! finds the keyword list, the check and the guard as token sequences, and
-//! classifies the SQL itself.
+//! classifies the SQL itself. The guard's mode flag (or what the access
+//! policy is compiled from) must be the readonly setting of
+//! `getToolRegistry().getBuiltinToolConfig(…)`, followed through locals
+//! bound once, whatever their names.
 
 use std::path::Path;
 
@@ -133,7 +136,10 @@ fn understand(root: &Path) -> Result<(bool, bool, String), String> {
         })
         .map_or("sql", |i| handler[i + 2].text.as_str());
     let guard = match at(&["!", "areAllStatementsReadOnly", "(", sql], 0) {
-        Some(g) => g,
+        Some(g) => {
+            mode_flag(handler, g)?;
+            g
+        }
         None => {
             policy_gate(&tokens, handler, sql).map_err(|why| format!("no `!areAllStatementsReadOnly(sql` in the handler, and no access-policy gate: {why}"))?
         }
@@ -167,6 +173,114 @@ fn understand(root: &Path) -> Result<(bool, bool, String), String> {
             if assignment_refused { "present" } else { "absent" }
         ),
     ))
+}
+
+/// The guard `if (FLAG && !areAllStatementsReadOnly(…))` (at `g`, the `!`):
+/// without a flag the classifier always runs; with one, the flag must be
+/// the registered tool config's readonly compared with `true`, so a
+/// constant, inverted or rebound flag is not understood.
+fn mode_flag(handler: &[Token], g: usize) -> Result<(), String> {
+    let open =
+        (g.saturating_sub(80)..g).rev().find(|&i| handler[i].is("if") && handler.get(i + 1).is_some_and(|t| t.is("("))).ok_or("the guard is not an if")?;
+    let end = closing(handler, open + 1).ok_or("an unclosed guard")?;
+    let call_end = closing(handler, g + 2).ok_or("an unclosed classifier call")?;
+    if call_end + 1 != end {
+        return Err("the guard's test continues after the classifier call".into());
+    }
+    if g == open + 2 {
+        return Ok(());
+    }
+    if !handler[g - 1].is("&&") || !readonly_flag(handler, &handler[open + 2..g - 1]) {
+        return Err("the guard's flag is not the readonly setting of getToolRegistry().getBuiltinToolConfig(…) compared with true".into());
+    }
+    Ok(())
+}
+
+/// The tokens of the value of the one binding of `name` in the handler
+/// (`const/let/var name = VALUE` or `, name = VALUE` in a declaration), up to
+/// `;` or a `,` outside brackets; `None` when `name` is assigned, updated or
+/// declared anywhere else.
+fn bound_once<'t>(handler: &'t [Token], name: &str) -> Option<&'t [Token]> {
+    // `name = `, `name += `, `name ||= `, `name ??= ` … (operators the scanner splits), `name++`, `--name`.
+    let operator = |t: &Token| !t.text.is_empty() && t.text.chars().all(|c| "+-*/%&|^?<>".contains(c)) && t.str_value().is_none();
+    let declaration = |i: usize| i > 0 && ["const", "let", "var", ","].iter().any(|k| handler[i - 1].is(k));
+    // A declaration's TypeScript type (`name: ToolRegistry = …`): names, `.`, `<>`, `[]`, `|`.
+    let typed = |i: usize| {
+        if !declaration(i) || !handler.get(i + 1).is_some_and(|t| t.is(":")) {
+            return None;
+        }
+        let ty = handler[i + 2..]
+            .iter()
+            .take(10)
+            .take_while(|t| t.text.chars().all(|c| c.is_alphanumeric() || c == '_' || ".<>[]|".contains(c)) && !t.is("="))
+            .count();
+        handler.get(i + 2 + ty).filter(|t| t.is("=")).map(|_| i + 2 + ty)
+    };
+    let writes: Vec<(usize, Option<usize>)> = (0..handler.len().saturating_sub(1))
+        .filter(|&i| handler[i].is(name) && !(i > 0 && handler[i - 1].is(".")))
+        .filter_map(|i| {
+            if let Some(eq) = typed(i) {
+                return Some((i, Some(eq)));
+            }
+            let ops = handler[i + 1..].iter().take(3).take_while(|t| operator(t)).count();
+            let assigns = handler.get(i + 1 + ops).is_some_and(|t| t.is("="));
+            let stepped = |a: Option<&Token>, b: Option<&Token>| a.zip(b).is_some_and(|(a, b)| (a.is("+") && b.is("+")) || (a.is("-") && b.is("-")));
+            let writes = assigns || stepped(handler.get(i + 1), handler.get(i + 2)) || (i >= 2 && stepped(handler.get(i - 2), handler.get(i - 1)));
+            writes.then(|| (i, (ops == 0 && assigns && declaration(i)).then_some(i + 1)))
+        })
+        .collect();
+    let [(_, Some(eq))] = writes.as_slice() else { return None };
+    let start = eq + 1;
+    let mut depth = 0i32;
+    let end = (start..handler.len()).find(|&j| {
+        let t = &handler[j];
+        if t.is("(") || t.is("[") || t.is("{") {
+            depth += 1;
+        } else if t.is(")") || t.is("]") || t.is("}") {
+            depth -= 1;
+        }
+        depth < 0 || (depth == 0 && (t.is(";") || t.is(",")))
+    })?;
+    Some(&handler[start..end])
+}
+
+/// `e` without parentheses around the whole of it.
+fn unwrap_parens(e: &[Token]) -> &[Token] {
+    match e {
+        [first, .., last] if first.is("(") && last.is(")") && closing(e, 0) == Some(e.len() - 1) => unwrap_parens(&e[1..e.len() - 1]),
+        _ => e,
+    }
+}
+
+/// A one-token identifier `e` that is bound once, followed to its value; else `e`.
+fn followed<'t>(handler: &'t [Token], e: &'t [Token]) -> Option<&'t [Token]> {
+    match unwrap_parens(e) {
+        [one] => bound_once(handler, &one.text).map(unwrap_parens),
+        other => Some(other),
+    }
+}
+
+/// `SETTING === true`, the flag the guard may require (directly or through a local bound once).
+fn readonly_flag(handler: &[Token], e: &[Token]) -> bool {
+    let Some(e) = followed(handler, e) else { return false };
+    let n = e.len();
+    n >= 4 && e[n - 1].is("true") && strict_eq(e, n - 3) && readonly_setting(handler, &e[..n - 3])
+}
+
+/// `CONFIG?.readonly` / `CONFIG.readonly`, CONFIG `REGISTRY.getBuiltinToolConfig(…)`
+/// and REGISTRY `getToolRegistry()`, each directly or through a local bound once.
+fn readonly_setting(handler: &[Token], e: &[Token]) -> bool {
+    let Some(e) = followed(handler, e) else { return false };
+    let n = e.len();
+    if n < 3 || !e[n - 1].is("readonly") || !e[n - 2].is(".") {
+        return false;
+    }
+    let config_end = if e[n - 3].is("?") { n - 3 } else { n - 2 };
+    let Some(config) = followed(handler, &e[..config_end]) else { return false };
+    let Some(k) = config.iter().position(|t| t.is("getBuiltinToolConfig")) else { return false };
+    let call_ok = k >= 2 && config[k - 1].is(".") && config.get(k + 1).is_some_and(|t| t.is("(")) && closing(config, k + 1) == Some(config.len() - 1);
+    let registry = followed(handler, &config[..k.saturating_sub(1)]);
+    call_ok && registry.is_some_and(|r| r.len() == 3 && r[0].is("getToolRegistry") && r[1].is("(") && r[2].is(")"))
 }
 
 /// The index of the matching `)` for the `(` at `open`.
@@ -223,6 +337,11 @@ fn policy_gate(tokens: &[Token], handler: &[Token], sql: &str) -> Result<usize, 
     let [bind] = binds.as_slice() else { return Err(format!("`{policy}` is bound {} times", binds.len())) };
     if !(handler[bind + 2].is("policyFromReadonly") && handler[bind + 3].is("(")) || bind + 2 > g {
         return Err(format!("`{policy}` is not bound to policyFromReadonly(…) before the gate"));
+    }
+    // What the policy is compiled from: the registered tool config's readonly, nothing else.
+    let given = closing(handler, bind + 3).ok_or("an unclosed policyFromReadonly call")?;
+    if !readonly_setting(handler, &handler[bind + 4..given]) {
+        return Err("policyFromReadonly is not given the readonly setting of getToolRegistry().getBuiltinToolConfig(…)".into());
     }
     let written = (0..handler.len().saturating_sub(3)).any(|i| {
         handler[i].is(&policy)

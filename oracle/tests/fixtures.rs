@@ -171,6 +171,25 @@ fn dbhub_regimes_and_mutations() {
         ("mutations/07_process_call", refused),
         ("mutations/08_comment_control", refused),
         ("mutations/09_minified", &[Cannot]),
+        // Issue 14 point 4: renamed locals, reformatting, reordering and an
+        // inlined flag read the same; the flag must be the registered config's readonly.
+        ("mutations/10_connector_renamed", refused),
+        ("mutations/11_mode_flag_and_config_renamed", refused),
+        ("mutations/12_result_locals_renamed", refused),
+        ("mutations/13_reformatted_reordered_commented", refused),
+        ("mutations/14_flag_inlined", refused),
+        // Which connector runs the SQL is the call-site guard's business (inventory), as for 05-07.
+        ("mutations/20_renamed_from_another_connector", refused),
+        ("mutations/21_connector_bound_twice", refused),
+        ("mutations/22_connector_a_shadowing_parameter", refused),
+        ("mutations/23_mode_flag_constant", &[Cannot]),
+        ("mutations/24_mode_flag_inverted", &[Cannot]),
+        ("mutations/25_mode_flag_reassigned", &[Cannot]),
+        ("mutations/26_mode_flag_from_another_object", &[Cannot]),
+        ("mutations/30_policy_connector_and_settings_renamed", refused),
+        ("mutations/31_policy_from_a_constant", &[Cannot]),
+        ("mutations/32_policy_from_the_inverted_setting", &[Cannot]),
+        ("mutations/33_policy_settings_rebound", &[Cannot]),
         // The access-policy shape (1.0 on): the oracle reads the gate and each helper itself.
         ("ts-access-policy", refused),
         ("access-policy/p01_locals_renamed", refused),

@@ -12,11 +12,14 @@ use crate::spec::{ArgPattern, ArgShape, Comparison};
 use crate::ts::Node;
 
 use super::FUNCTIONS;
-use super::bindings::{self, Bindings};
+use super::bindings;
+use super::scope::Scope;
 use super::syntax::{arguments, bare, dotted, identity, string_content};
 
-/// A JavaScript fact extraction: names are the region's bindings.
-pub(super) type Cx<'r, 'a> = facts::Cx<'r, 'a, Bindings>;
+/// A JavaScript fact extraction: names are the region's scope (its bindings,
+/// and what a once-bound local or typed parameter is), so a callee's identity
+/// is the one the inventory checks.
+pub(super) type Cx<'r, 'a> = facts::Cx<'r, 'a, Scope<'a>>;
 
 /// A call's arguments are its nodes; a spread argument, and a followed
 /// variable assigned more than once, are outside every shape.
@@ -24,7 +27,7 @@ impl<'a> CallShape<'a> for Cx<'_, 'a> {
     type Arg = Node<'a>;
 
     fn callee(&self, node: Node<'a>) -> Option<Identity> {
-        (node.kind() == "call_expression").then(|| identity(node))
+        (node.kind() == "call_expression").then(|| self.names.resolve(identity(node)))
     }
 
     fn arguments(&self, call: Node<'a>) -> Result<Vec<Node<'a>>, Escalation> {
@@ -82,13 +85,25 @@ impl<'a> CallShape<'a> for Cx<'_, 'a> {
 
 impl<'a> Cx<'_, 'a> {
     /// Whether the one binding of `name` is its declaration `name = CALLEE(…)`
-    /// (a plain identifier, not a pattern), a call of exactly that callee.
+    /// (a plain identifier, not a pattern), a call of exactly that callee;
+    /// `CALLEE(WHAT)` also asks for exactly one argument that is `WHAT`
+    /// (spelled as [`Scope::derive`] spells what a value is).
     pub(super) fn bound_to_call(&self, name: &str, callee: &str) -> bool {
+        let (callee, argument) = match callee.split_once('(') {
+            Some((c, rest)) => (c, rest.strip_suffix(')')),
+            None => (callee, None),
+        };
         let Some(at) = self.names.only_site(name) else { return false };
         let Some(site) = self.site.region.node.descendants().find(|n| n.byte_range().start == at && n.text() == name) else { return false };
         let Some(declarator) = site.parent().filter(|p| p.kind() == "variable_declarator" && p.field_child("name") == Some(site)) else { return false };
         let Some(value) = declarator.field_child("value").map(bare) else { return false };
-        value.kind() == "call_expression" && identity(value) == Identity::Path(callee.to_owned())
+        if value.kind() != "call_expression" || self.names.resolve(identity(value)) != Identity::Path(callee.to_owned()) {
+            return false;
+        }
+        match argument {
+            None => true,
+            Some(what) => matches!(arguments(value).as_slice(), [one] if self.names.derive(*one, 0).as_deref() == Some(what)),
+        }
     }
 
     /// Whether the one binding of the local `name` reads the property
@@ -182,19 +197,22 @@ impl<'a> Cx<'_, 'a> {
         Ok(None)
     }
 
-    /// Every other `&&` conjunct of a guard is a reviewed flag: a bare
-    /// identifier the profile lists, bound exactly once in the region. Any
-    /// other (`&& false`, a call, a literal) could keep the guard from firing.
+    /// Every other `&&` conjunct of a guard is a reviewed flag: what it is
+    /// ([`Scope::derive`]: a local bound once stands for its value, so its
+    /// name is free) is one the profile lists. Any other (`&& false`, a
+    /// constant, a flag bound twice or from elsewhere) could keep the guard
+    /// from firing.
     pub(super) fn reviewed_conjuncts(&self, others: &[Node<'a>], reviewed: &[String]) -> Result<(), Escalation> {
         for o in others {
-            let e = bare(*o);
-            let ok = e.kind() == "identifier" && reviewed.iter().any(|r| r == e.text()) && self.names.count(e.text()) == 1;
+            let what = self.names.derive(*o, 0);
+            let ok = what.as_ref().is_some_and(|w| reviewed.iter().any(|r| r == w));
             if !ok {
                 return Err(self.site.mismatch(
                     *o,
                     format!(
-                        "the guard also requires `{}`, which is not a reviewed conjunct (`conjuncts`): it may keep the guard from firing",
-                        o.compact_text()
+                        "the guard also requires `{}` ({}), which is not a reviewed conjunct (`conjuncts`): it may keep the guard from firing",
+                        o.compact_text(),
+                        what.as_deref().map_or("whose value has no spelling".to_owned(), |w| format!("`{w}`")),
                     ),
                 ));
             }
@@ -237,7 +255,7 @@ impl<'a> Cx<'_, 'a> {
                 self.test(c.field_child("argument")?, &GuardTest { negated: false, ..*want })
             }
             "call_expression" if !want.negated && want.equals.is_none() => {
-                if identity(c) != Identity::Path(want.callee.to_owned()) {
+                if self.names.resolve(identity(c)) != Identity::Path(want.callee.to_owned()) {
                     return None;
                 }
                 let object = c.field_child("function").map(bare).and_then(|f| f.field_child("object"));

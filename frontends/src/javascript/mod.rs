@@ -5,8 +5,11 @@
 //! shared, and TypeScript-only wrappers (`x as T`, `x!`, `satisfies`) are
 //! looked through. Regions are function declarations (or functions bound to a
 //! `const`) and module-level variables holding data tables. Callee identities
-//! are dotted tokens as written, `a?.b` read as `a.b`, `m[k].f` as `m[].f`;
-//! calling an indexed value, a call's result or `eval` is dynamic.
+//! are dotted tokens, `a?.b` read as `a.b`, `m[k].f` as `m[].f`, with a
+//! receiver spelled by what it is where its one binding says so (a local
+//! bound once by its declaration stands for its value, a typed parameter for
+//! its type), so renaming a local changes no identity; calling an indexed
+//! value, a call's result or `eval` is dynamic.
 
 mod bindings;
 mod facts;
@@ -23,7 +26,6 @@ use crate::lang::{Found, Frontend, Program, Region};
 use crate::spec::{FactKind, FactSpec, RegionKind};
 use crate::ts::{Node, Syntax};
 
-use bindings::Bindings;
 use facts::{Cx, GuardTest};
 use scope::Scope;
 use syntax::{constructor, identity, implicit, iterated_call, iterator_of};
@@ -84,8 +86,8 @@ impl Frontend for JavaScript {
     }
 
     fn extract<'a>(&self, region: &Region<'a>, spec: &FactSpec, found: &BTreeMap<String, Found<'a>>) -> Result<Option<Found<'a>>, Escalation> {
-        let bindings = Bindings::of(region.node);
-        let cx = Cx { site: FactSite { region, spec }, names: &bindings };
+        let scope = Scope::of(region);
+        let cx = Cx { site: FactSite { region, spec }, names: &scope };
         match &spec.kind {
             FactKind::Call { callee, args, matching } => crate::facts::call_fact(&cx, &cx.site, callee, args.as_deref(), *matching),
             FactKind::Guard { callee, receiver, args, before, negated, returns, conjuncts, equals } => match found.get(before) {

@@ -91,6 +91,16 @@ impl<'a> Scope<'a> {
         if local && (self.declared.contains(root) || self.imports.contains_key(root) || integrity::BUILTINS.contains(&root)) {
             return Identity::Unresolved(format!("{path}: `{root}` is bound in the region and shadows the module's `{root}`"));
         }
+        if local {
+            // What the local is, when its one binding says so: the identity
+            // follows the value, not the local's name.
+            if let Some(what) = self.derive_name(root, 0) {
+                return Identity::Path(join(&what, &path[root.len()..]));
+            }
+            if self.locals.count(root) > 1 {
+                return Identity::Unresolved(format!("{path}: `{root}` is bound more than once, so which object it holds depends on the path taken"));
+            }
+        }
         if local && !self.origins_ok(root) {
             return Identity::Unresolved(format!("{path}: `{root}` is a local whose value does not come from a reviewed call, a read or a parameter"));
         }
@@ -99,6 +109,123 @@ impl<'a> Scope<'a> {
             Some((spec, _)) if !spec.starts_with("./") && !spec.starts_with("../") => Identity::Path(format!("{spec}:{path}")),
             _ => Identity::Path(path),
         }
+    }
+}
+
+impl<'a> Scope<'a> {
+    /// What an expression is, spelled as an identity: a local bound once by
+    /// its own declaration stands for its value (`const c = M.get()` makes
+    /// `c` `M.get()`), a parameter with a declared TypeScript type for the
+    /// type (`p: Connector` is `Connector#`, so `p.run` is `Connector#run`),
+    /// a module name or import for itself (resolved as a callee is); member
+    /// reads, calls (`f()`, arguments left out), `new C()`, literals and
+    /// `===`/`!==` comparisons of those compose. Anything else (a local bound
+    /// twice or by a pattern, an untyped parameter, a local function called,
+    /// another operator) has no spelling: `None`.
+    pub(super) fn derive(&self, n: Node<'a>, depth: usize) -> Option<String> {
+        if depth > 32 {
+            return None;
+        }
+        let n = bare(n);
+        match n.kind() {
+            "identifier" => self.derive_name(n.text(), depth),
+            "this" => Some("this".to_owned()),
+            "member_expression" => {
+                let object = self.derive(n.field_child("object")?, depth + 1)?;
+                Some(join(&object, &format!(".{}", n.field_child("property")?.text())))
+            }
+            "subscript_expression" => Some(format!("{}[]", self.derive(n.field_child("object")?, depth + 1)?)),
+            "call_expression" => {
+                let f = bare(n.field_child("function")?);
+                let local_function = f.kind() == "identifier" && self.is_local(f.text());
+                if !matches!(f.kind(), "identifier" | "member_expression") || local_function {
+                    return None;
+                }
+                Some(format!("{}()", self.derive(f, depth + 1)?))
+            }
+            "new_expression" => {
+                let c = bare(n.field_child("constructor")?);
+                if c.kind() == "identifier" && self.is_local(c.text()) {
+                    return None;
+                }
+                Some(format!("new {}()", self.derive(c, depth + 1)?))
+            }
+            "true" | "false" | "null" | "undefined" | "number" => Some(n.text().to_owned()),
+            "string" | "template_string" => string_content(n).map(|s| format!("{s:?}")),
+            "binary_expression" => {
+                let op = n.field_child("operator")?.text();
+                if !matches!(op, "===" | "!==") {
+                    return None;
+                }
+                Some(format!("{} {op} {}", self.derive(n.field_child("left")?, depth + 1)?, self.derive(n.field_child("right")?, depth + 1)?))
+            }
+            _ => None,
+        }
+    }
+
+    /// What the name `name` is where the region uses it (see [`Self::derive`]).
+    pub(super) fn derive_name(&self, name: &str, depth: usize) -> Option<String> {
+        if !self.is_local(name) {
+            return match self.resolve(Identity::Path(name.to_owned())) {
+                Identity::Path(p) => Some(p),
+                _ => None,
+            };
+        }
+        if self.declared.contains(name) || self.imports.contains_key(name) || integrity::BUILTINS.contains(&name) {
+            return None;
+        }
+        let site = self.binding_site(name)?;
+        let parent = site.parent()?;
+        match parent.kind() {
+            "variable_declarator" if parent.field_child("name") == Some(site) => self.derive(parent.field_child("value")?, depth + 1),
+            "required_parameter" | "optional_parameter" if parent.field_child("pattern") == Some(site) && parent.field_child("value").is_none() => {
+                let ty = parent.field_child("type")?.named_children().find(|c| c.kind() != "comment")?;
+                matches!(ty.kind(), "type_identifier" | "nested_type_identifier").then(|| format!("{}#", ty.compact_text()))
+            }
+            _ => None,
+        }
+    }
+
+    fn is_local(&self, name: &str) -> bool {
+        self.locals.is_param(name) || self.locals.count(name) > 0
+    }
+
+    /// The identifier that binds `name` when exactly one place does: a
+    /// binding inside the region, or else one of the region's own parameters.
+    fn binding_site(&self, name: &str) -> Option<Node<'a>> {
+        if let Some(at) = self.locals.only_site(name) {
+            return self.region.descendants().find(|n| n.byte_range().start == at && n.text() == name);
+        }
+        if self.locals.count(name) > 0 || !self.locals.is_param(name) {
+            return None;
+        }
+        let function = if self.region.kind() == "variable_declarator" { self.region.field_child("value")? } else { self.region };
+        let mut names = Vec::new();
+        for p in function.field_child("parameters")?.named_children() {
+            bindings::pattern_names(p, &mut names);
+        }
+        match names.iter().filter(|n| n.text() == name).collect::<Vec<_>>().as_slice() {
+            [one] => Some(**one),
+            _ => None,
+        }
+    }
+}
+
+/// A derived spelling followed by the rest of a path (`.m`, `[]`, `()`):
+/// a type's member is `T#m`.
+fn join(what: &str, rest: &str) -> String {
+    match (what.strip_suffix('#'), rest.strip_prefix('.')) {
+        (Some(_), Some(member)) => format!("{what}{member}"),
+        _ => format!("{what}{rest}"),
+    }
+}
+
+impl std::ops::Deref for Scope<'_> {
+    type Target = Bindings;
+
+    /// The region's bindings, which facts consult beside what names are.
+    fn deref(&self) -> &Bindings {
+        &self.locals
     }
 }
 
