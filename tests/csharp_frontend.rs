@@ -79,3 +79,40 @@ fn odd_csharp_does_not_panic() {
         let _ = analyze(Lang::CSharp, &[file(src)], &[region("A.M")], &[]);
     }
 }
+
+/// A target-typed `new()` creates the type its target declares: when that is
+/// a closure type, it must be plain data like `new T`, and where fcd cannot
+/// tell the type, the creation escalates.
+#[test]
+fn target_typed_creations_are_checked_like_named_ones() {
+    let run = |method: &str, body: &str| {
+        let src = format!(
+            "namespace N;\npublic class Loud\n{{\n    public Loud() {{ Log.Write(\"made\"); }}\n    public int X {{ get; set; }}\n}}\n\
+             public class Quiet\n{{\n    public int X {{ get; set; }}\n    public Loud Inner {{ get; set; }}\n    public Quiet Same {{ get; set; }}\n}}\n\
+             public class C\n{{\n    {method}\n    {{\n{body}\n    }}\n}}\n"
+        );
+        analyze(Lang::CSharp, &[file(&src)], &[region("C.M")], &[]).map(|_| ()).map_err(|e| (e.code, e.detail))
+    };
+    let plain = "public void M(ParseResult parseResult)";
+    // Library targets and plain closure types pass.
+    assert_eq!(run(plain, "        var a = new Lib { Inner = new() { X = 1 } };\n        Lib.Take(new());"), Ok(()));
+    assert_eq!(run(plain, "        var q = new Quiet { Same = new() { X = 2 } };"), Ok(()));
+    assert_eq!(run("public Quiet M(ParseResult parseResult)", "        return new() { X = 3 };"), Ok(()));
+    // A closure type with a constructor, reached through a member, a nested member or a return type.
+    for (method, body) in [
+        (plain, "        var q = new Quiet { Inner = new() };"),
+        (plain, "        var q = new Quiet { Same = new() { Inner = new() } };"),
+        ("public Loud M(ParseResult parseResult)", "        return new();"),
+        ("public async Task<Loud> M(ParseResult parseResult)", "        return new();"),
+    ] {
+        let (code, detail) = run(method, body).expect_err(body);
+        assert_eq!(code, EscalationCode::ShapeMismatch, "{body}: {detail}");
+        assert!(detail.contains("`Loud`") && detail.contains("plain data"), "{body}: {detail}");
+    }
+    // Targets fcd cannot see escalate.
+    for (method, body) in [("public async Task M(ParseResult parseResult)", "        return new();"), (plain, "        var q = new Quiet { Missing = new() };")]
+    {
+        let (_, detail) = run(method, body).expect_err(body);
+        assert!(detail.contains("cannot tell which type"), "{body}: {detail}");
+    }
+}

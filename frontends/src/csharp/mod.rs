@@ -24,6 +24,7 @@ mod plain;
 mod program;
 mod project;
 mod syntax;
+mod target;
 mod wiring;
 
 use std::collections::BTreeMap;

@@ -134,6 +134,13 @@ fn spelled(region: &Region<'_>, regions: &[Region<'_>], call: Node<'_>, path: &s
     if let Some(ty) = segs[0].strip_prefix("new ") {
         plain::check(trees, ty.trim(), &format!("created by `{path}` in region `{}`", region.name), &region.env.inert_attributes)?;
     }
+    if path == "new()" {
+        let types = super::target::created_types(trees, call)
+            .map_err(|why| at(region.file, call, format!("`{}`: fcd cannot tell which type it creates ({why})", call.compact_text())))?;
+        for ty in types {
+            plain::check(trees, &ty, &format!("created by `{}` in region `{}`", call.compact_text(), region.name), &region.env.inert_attributes)?;
+        }
+    }
     let root = segs[0].as_str();
     let bare = segs.len() == 1 || root == "this";
     for (file, syntax) in trees {
