@@ -43,7 +43,7 @@ const SCHEDULES: usize = 6;
 /// Formations each schedule forms; every process goes through all of them
 /// [`PASSES`] times, as agents that ask again: a formation refused while the
 /// source drained is admitted on the successor on a later pass.
-const FORMATIONS: usize = 80;
+const FORMATIONS: usize = 240;
 const PASSES: &str = "3";
 
 #[test]
