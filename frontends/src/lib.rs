@@ -14,6 +14,7 @@ pub mod ir;
 pub mod lang;
 pub mod language;
 pub mod spec;
+pub mod support;
 pub mod ts;
 
 mod csharp;
