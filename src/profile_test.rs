@@ -152,6 +152,13 @@ pub struct Check {
     pub ok: bool,
 }
 
+impl Check {
+    /// Whether this check is a call's decision (canonical or declared).
+    pub fn is_decision(&self) -> bool {
+        self.what.starts_with("canonical call ") || self.what.starts_with("call ")
+    }
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct CaseReport {
     pub file: String,
@@ -184,7 +191,15 @@ impl Report {
         let _ = writeln!(t, "profile {}: {} cases, {} passed, {} failed", self.profile, self.cases.len(), self.cases.len() - failed, failed);
         for c in &self.cases {
             let _ = writeln!(t, "  {:<5} {:<28} {} ({})", if c.passed() { "ok" } else { "FAIL" }, c.name, c.outcome, c.file);
-            for check in c.checks.iter().filter(|k| !k.ok) {
+            // Every decision is shown, so an author sees which rule answered
+            // each call; a failed check adds what was expected.
+            for check in &c.checks {
+                if check.ok {
+                    if check.is_decision() {
+                        let _ = writeln!(t, "        {}: {}", check.what, check.actual);
+                    }
+                    continue;
+                }
                 let _ = writeln!(t, "        {}:", check.what);
                 let _ = writeln!(t, "          - expected {}", check.expected);
                 let _ = writeln!(t, "          + got      {}", check.actual);

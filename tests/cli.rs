@@ -126,7 +126,7 @@ fn one_byte_changes_are_detected() {
     assert!(differing.contains(&"source".to_owned()), "{differing:?}");
 
     // Profile: one byte of a comment.
-    let profile = tmp.path().join("profile");
+    let profile = tmp.path().join("git-diff");
     copy_tree(&root().join("profiles/git-diff"), &profile);
     let toml = profile.join("profile.toml");
     let text = std::fs::read_to_string(&toml).unwrap().replacen("# Reviewed", "# reviewed", 1);

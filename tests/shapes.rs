@@ -19,7 +19,9 @@ fn root() -> PathBuf {
 fn profile_with(dir: &Path, extra: &str) -> Result<Profile, fcd::InputError> {
     let text = std::fs::read_to_string(root().join("profiles/git-diff/profile.toml")).unwrap();
     let text = text.split("# ---- further reviewed shapes").next().unwrap();
-    std::fs::create_dir_all(dir).unwrap();
+    // The directory names the profile.
+    let dir = dir.join("git-diff");
+    std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("profile.toml");
     std::fs::write(&path, format!("{text}\n{extra}")).unwrap();
     Profile::load(&path)

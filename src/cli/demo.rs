@@ -36,7 +36,8 @@ fn write(path: &Path, text: &str) -> Result<(), InputError> {
 pub fn run(format: Format, io: &mut Io<'_>) -> Result<Status, InputError> {
     let work = tempfile::tempdir().map_err(|e| InputError::new("<tmp>", format!("cannot create a work directory: {e}")))?;
     let root = work.path();
-    let profile_dir = root.join("profile");
+    // The directory names the profile (`profiles/<id>`).
+    let profile_dir = root.join("git-diff");
     write(&profile_dir.join("profile.toml"), PROFILE)?;
     write(&profile_dir.join("canonical.json"), CANONICAL)?;
     let profile = Profile::load(&profile_dir)?;

@@ -12,11 +12,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Deserialize;
 use toml::Spanned;
 
-use fcd_frontends::{ArgPattern, ArgShape, Comparison, DefaultRule, FactKind, FactSpec};
+use fcd_frontends::{ArgPattern, ArgShape, Comparison, DefaultRule, FactKind, FactSpec, Lang, support};
 
 use super::fields::fields;
 use super::schema::{RawFactTable, RawRegion};
-use super::{FactRequest, Span, Validator};
+use super::{FactRequest, Span, Validator, diagnose};
 use crate::canon;
 use crate::error::InputError;
 
@@ -186,22 +186,34 @@ fn plain(table: &RawFactTable, skip: &[&str]) -> toml::Value {
 }
 
 impl Validator<'_> {
-    /// Every fact, or `None` when any has an error (each recorded).
-    pub(super) fn facts(&self, raw: &BTreeMap<String, Spanned<RawFactTable>>, regions: &BTreeMap<String, Spanned<RawRegion>>) -> Option<Vec<FactRequest>> {
+    /// Every fact that validates, and whether all did (each error recorded).
+    pub(super) fn facts(
+        &self,
+        raw: &BTreeMap<String, Spanned<RawFactTable>>,
+        regions: &BTreeMap<String, Spanned<RawRegion>>,
+        language: Option<Lang>,
+    ) -> (Vec<FactRequest>, bool) {
         let regions: BTreeSet<&str> = regions.keys().map(String::as_str).collect();
         let kinds = kinds(raw);
         let mut facts = Vec::new();
         let mut ok = true;
         for (name, fact) in raw {
-            match self.fact(name, fact, &regions, &kinds) {
+            match self.fact(name, fact, &regions, &kinds, language) {
                 Some(f) => facts.push(f),
                 None => ok = false,
             }
         }
-        ok.then_some(facts)
+        (facts, ok)
     }
 
-    fn fact(&self, name: &str, fact: &Spanned<RawFactTable>, regions: &BTreeSet<&str>, all: &BTreeMap<&str, &str>) -> Option<FactRequest> {
+    fn fact(
+        &self,
+        name: &str,
+        fact: &Spanned<RawFactTable>,
+        regions: &BTreeSet<&str>,
+        all: &BTreeMap<&str, &str>,
+        language: Option<Lang>,
+    ) -> Option<FactRequest> {
         let span = fact.span();
         let table = fact.get_ref();
         // Where a key of this fact is written; the fact's header when it is not.
@@ -213,10 +225,14 @@ impl Validator<'_> {
         };
         let Some(own) = kind.as_str().and_then(keys_of) else {
             let shown = kind.as_str().map_or_else(|| kind.to_string(), str::to_owned);
-            return self.keep(self.err(at("kind"), &format!("{key}.kind"), format!("`{shown}` is not a fact kind (known: {})", known.join(", "))));
+            let hint = diagnose::did_you_mean(&shown, known.iter().copied());
+            return self.keep(self.err(at("kind"), &format!("{key}.kind"), format!("`{shown}` is not a fact kind (known: {}){hint}", known.join(", "))));
         };
         let kind = kind.as_str().unwrap_or_default();
         let mut fine = self.keys(table, kind, own, &key);
+        if let Some(language) = language {
+            fine &= self.read_by(table, kind, language, &at, &key);
+        }
 
         let common = plain(table, &[]).try_into::<Common>();
         let common = self.keep(common.or_else(|e| self.err(span.clone(), &key, e.message().trim_end())));
@@ -258,7 +274,8 @@ impl Validator<'_> {
             let owners = owners(name);
             let message = if owners.is_empty() {
                 let expected: Vec<String> = COMMON.iter().chain(own).map(|k| format!("`{k}`")).collect();
-                format!("unknown field `{name}`, expected one of {}", expected.join(", "))
+                let hint = diagnose::did_you_mean(name, COMMON.iter().chain(own).copied());
+                format!("unknown field `{name}`, expected one of {}{hint}", expected.join(", "))
             } else if kind == "call" && ["test", "before"].contains(&name) {
                 "`test` and `before` belong to kind `guard`, not `call`".to_owned()
             } else if kind == "guard" && ["callee", "args"].contains(&name) {
@@ -272,6 +289,70 @@ impl Validator<'_> {
             self.keep(self.err::<()>(k.span(), &format!("{key}.{name}"), message));
         }
         stray.is_empty()
+    }
+
+    /// The profile's language reads the kind and every key written (the
+    /// table of `fcd_frontends::support`), and is given every key it needs:
+    /// records each problem and says whether there is none.
+    fn read_by(&self, table: &RawFactTable, kind: &str, language: Lang, at: &dyn Fn(&str) -> Span, key: &str) -> bool {
+        let names = |langs: &[Lang]| langs.iter().map(|l| l.name()).collect::<Vec<_>>().join(", ");
+        let kind_langs = support::kind_languages(kind);
+        if !kind_langs.contains(&language) {
+            let reads: Vec<&str> = support::KINDS.iter().filter(|(_, ls)| ls.contains(&language)).map(|(k, _)| *k).collect();
+            let message =
+                format!("the {language} frontend does not extract `{kind}` facts (read by {} only; {language} reads: {})", names(kind_langs), reads.join(", "));
+            self.keep(self.err::<()>(at("kind"), &format!("{key}.kind"), message));
+            return false;
+        }
+        let mut written: Vec<(String, Span)> = table.keys().map(|k| (format!("{kind}.{}", k.get_ref()), k.span())).collect();
+        if let Some((_, toml::Value::Table(test))) = table.iter().find(|(k, _)| k.get_ref() == "test") {
+            written.extend(test.keys().map(|k| (format!("{kind}.test.{k}"), at("test"))));
+        }
+        let mut fine = true;
+        for (path, span) in &written {
+            if !support::reads_key(language, path) {
+                let langs = support::KEYS.iter().find(|(k, _)| k == path).map_or(&[][..], |(_, ls)| *ls);
+                let shown = &path[kind.len() + 1..];
+                let message =
+                    format!("the {language} frontend does not read `{shown}` of a `{kind}` fact (read by {} only): it would be ignored", names(langs));
+                fine &= self.keep(self.err::<()>(span.clone(), &format!("{key}.{shown}"), message)).is_some();
+            }
+        }
+        for (path, _) in support::NEEDS.iter().filter(|(k, _)| k.strip_prefix(kind).is_some_and(|r| r.starts_with('.'))) {
+            if support::needs_key(language, path) && !written.iter().any(|(w, _)| w == path) {
+                let shown = &path[kind.len() + 1..];
+                fine &= self.keep(self.err::<()>(at(""), key, format!("a `{kind}` fact in {language} needs `{shown}`"))).is_some();
+            }
+        }
+        fine
+    }
+
+    /// Every `call` fact's callee and every guard's tested callee is in the
+    /// inventory of the fact's region: a callee outside it could never be
+    /// called without escalating, so the fact could never hold.
+    pub(super) fn callees_in_inventory(
+        &self,
+        raw: &BTreeMap<String, Spanned<RawFactTable>>,
+        facts: &[FactRequest],
+        inventories: &BTreeMap<String, BTreeSet<String>>,
+    ) {
+        for f in facts {
+            let (callee, written) = match &f.spec.kind {
+                FactKind::Call { callee, .. } => (callee, "callee"),
+                FactKind::Guard { callee, .. } => (callee, "test"),
+                _ => continue,
+            };
+            let Some(inventory) = inventories.get(&f.spec.region) else { continue };
+            if inventory.contains(callee) {
+                continue;
+            }
+            let Some(table) = raw.get(&f.spec.name) else { continue };
+            let span = table.get_ref().keys().find(|k| k.get_ref() == written).map_or_else(|| table.span(), Spanned::span);
+            let hint = diagnose::did_you_mean(callee, inventory.iter().map(String::as_str));
+            let key = if written == "test" { format!("facts.{}.test.callee", f.spec.name) } else { format!("facts.{}.callee", f.spec.name) };
+            let message = format!("`{callee}` is not in `[inventory.{}]`: a call to it would escalate, so the fact could never hold{hint}", f.spec.region);
+            self.keep(self.err::<()>(span, &key, message));
+        }
     }
 
     /// The kind's values checked into a [`FactKind`].

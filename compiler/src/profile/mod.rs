@@ -11,8 +11,11 @@
 //! fact kinds: adding one never needs Rust. Every key is documented in
 //! `profiles/README.md`.
 
+mod diagnose;
 mod facts;
 mod fields;
+#[cfg(test)]
+mod load_checks;
 mod regions;
 mod rules;
 mod schema;
@@ -122,9 +125,12 @@ impl Profile {
     /// validation finds several problems, the error holds them all, one per
     /// line in file order, each with its position (see [`joined`]).
     pub fn parse(file: &Path, text: &str) -> Result<Profile, InputError> {
-        let mut raw: schema::RawProfile = toml::from_str(text).map_err(|e| match e.span() {
-            Some(span) => InputError::at_offset(file, text, span.start, e.message().trim_end()),
-            None => InputError::new(file, e.message().trim_end()),
+        let mut raw: schema::RawProfile = toml::from_str(text).map_err(|e| {
+            let message = diagnose::with_suggestion(e.message().trim_end());
+            match e.span() {
+                Some(span) => InputError::at_offset(file, text, span.start, format!("{message}\n{}", diagnose::snippet(text, span.start))),
+                None => InputError::new(file, message),
+            }
         })?;
         let v = Validator { file, text, errors: RefCell::new(Vec::new()) };
         let shapes = std::mem::take(&mut raw.shapes);
@@ -212,8 +218,12 @@ struct Validator<'a> {
 type Span = std::ops::Range<usize>;
 
 impl Validator<'_> {
+    /// An error at the key written before the value at `span` (or at `span`
+    /// itself when none is), with its source line and a caret.
     fn err<T>(&self, span: Span, key: &str, message: impl std::fmt::Display) -> Result<T, InputError> {
-        Err(InputError::at_offset(self.file, self.text, span.start, format!("key `{key}`: {message}")))
+        let at = diagnose::key_at(self.text, span.start);
+        let snippet = diagnose::snippet(self.text, at);
+        Err(InputError::at_offset(self.file, self.text, at, format!("key `{key}`: {message}\n{snippet}")))
     }
 
     /// Records an error that has no position.
@@ -228,7 +238,8 @@ impl Validator<'_> {
 
     fn unknown_of(&self, what: &str, name: &str, known: &BTreeSet<&str>) -> String {
         let known: Vec<&str> = known.iter().copied().collect();
-        format!("{what} `{name}` is not defined (defined: {})", if known.is_empty() { "none".into() } else { known.join(", ") })
+        let hint = diagnose::did_you_mean(name, known.iter().copied());
+        format!("{what} `{name}` is not defined (defined: {}){hint}", if known.is_empty() { "none".into() } else { known.join(", ") })
     }
 
     /// The whole profile, or `None` when any part has an error (recorded).
@@ -238,13 +249,22 @@ impl Validator<'_> {
         if id.is_empty() || !id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
             self.keep(self.err::<()>(header.id.span(), "profile.id", "an id is ASCII letters, digits, `-` and `_`"));
         }
+        // `profiles/<id>/profile.toml`: the directory names the profile.
+        let dir = self.file.parent().and_then(Path::file_name).and_then(|d| d.to_str());
+        if self.file.file_name().is_some_and(|f| f == PROFILE_FILE)
+            && let Some(dir) = dir
+            && dir != id
+        {
+            self.keep(self.err::<()>(header.id.span(), "profile.id", format!("`{id}` is not the name of the profile's directory, `{dir}`")));
+        }
         let language = Lang::from_name(header.language.get_ref());
         if language.is_none() {
             let known: Vec<&str> = Lang::ALL.iter().map(|l| l.name()).collect();
+            let hint = diagnose::did_you_mean(header.language.get_ref(), known.iter().copied());
             self.keep(self.err::<()>(
                 header.language.span(),
                 "profile.language",
-                format!("`{}` has no frontend (known: {})", header.language.get_ref(), known.join(", ")),
+                format!("`{}` has no frontend (known: {}){hint}", header.language.get_ref(), known.join(", ")),
             ));
         }
         for (key, value) in [
@@ -282,11 +302,16 @@ impl Validator<'_> {
         let regions = self.regions(&raw.regions);
         let imports = self.imports(&raw.imports);
         let inventories = self.inventories(&raw.inventory, &raw.regions);
-        let facts = self.facts(&raw.facts, &raw.regions);
+        let (facts, facts_ok) = self.facts(&raw.facts, &raw.regions, language);
+        self.callees_in_inventory(&raw.facts, &facts, &inventories);
+        let facts = facts_ok.then_some(facts);
         let kinds = facts::kinds(&raw.facts);
         let mut rules = Vec::new();
         for (i, rule) in raw.rules.iter().enumerate() {
             rules.extend(self.rule(i, rule, &kinds, &arguments));
+        }
+        if rules.len() == raw.rules.len() {
+            self.shadowed(&raw.rules, &rules);
         }
         if raw.rules.is_empty() {
             self.report("key `rules`: a profile needs at least one rule");

@@ -9,7 +9,7 @@ use toml::Spanned;
 use fcd_frontends::{Exposure, FactKind};
 
 use super::schema::{RawEffect, RawOutcome, RawPredicate, RawRule};
-use super::{ArgSpec, RuleTemplate, Span, Validator};
+use super::{ArgSpec, RuleTemplate, Span, Validator, diagnose};
 use crate::error::InputError;
 use crate::rules::{EffectTemplate, Outcome, Pattern, Predicate, Rule, Template, Test, ValueType};
 
@@ -22,30 +22,30 @@ impl Validator<'_> {
         kinds: &BTreeMap<&str, &str>,
         arguments: &BTreeMap<String, ArgSpec>,
     ) -> Option<RuleTemplate> {
-        let span = rule.span();
         let r = rule.get_ref();
         let key = format!("rules[{index}]");
         let facts: BTreeSet<&str> = kinds.keys().copied().collect();
         let before = self.errors.borrow().len();
         for (which, list) in [("requires", &r.requires), ("unless", &r.unless)] {
-            for f in list.iter().filter(|f| !facts.contains(f.as_str())) {
-                self.keep(self.err::<()>(span.clone(), &format!("{key}.{which}"), self.unknown_of("fact", f, &facts)));
+            for f in list.iter().filter(|f| !facts.contains(f.get_ref().as_str())) {
+                self.keep(self.err::<()>(f.span(), &format!("{key}.{which}"), self.unknown_of("fact", f.get_ref(), &facts)));
             }
         }
         let mut fact_equals = Vec::new();
         for (path, value) in &r.fact_equals {
-            let checked = self.fact_equals(path, value, kinds, span.clone(), &format!("{key}.fact-equals"));
+            let checked = self.fact_equals(path.get_ref(), value, kinds, path.span(), &format!("{key}.fact-equals"));
             fact_equals.extend(self.keep(checked));
         }
         let mut captures = BTreeSet::new();
-        let when = self.keep(self.predicate(&r.when, &format!("{key}.when"), span.clone(), arguments, &mut captures));
-        let then = self.keep(self.outcome(&r.then, &format!("{key}.then"), span.clone()));
+        let when = self.keep(self.predicate(&r.when, &format!("{key}.when"), arguments, &mut captures));
+        let then = self.keep(self.outcome(&r.then, &format!("{key}.then")));
+        let then_span = r.then.span();
         if let Some(Outcome::Effects(effects)) = &then {
             for e in effects {
                 let templates = [&e.op, &e.principal, &e.destination, &e.resource, &e.exposure].into_iter().chain(&e.write_scopes);
                 for t in templates {
                     for name in t.placeholders() {
-                        self.keep(self.placeholder(&name, &key, span.clone(), arguments, &captures));
+                        self.keep(self.placeholder(&name, &key, then_span.clone(), arguments, &captures));
                     }
                 }
             }
@@ -54,16 +54,17 @@ impl Validator<'_> {
         if self.errors.borrow().len() > before {
             return None;
         }
+        let requires: Vec<String> = r.requires.iter().map(|f| f.get_ref().clone()).collect();
         Some(RuleTemplate {
-            requires: r.requires.clone(),
-            unless: r.unless.clone(),
+            unless: r.unless.iter().map(|f| f.get_ref().clone()).collect(),
             rule: Rule {
                 when,
                 then,
-                facts: r.requires.iter().chain(fact_equals.iter().map(|(f, _, _)| f)).cloned().collect::<BTreeSet<_>>().into_iter().collect(),
+                facts: requires.iter().chain(fact_equals.iter().map(|(f, _, _)| f)).cloned().collect::<BTreeSet<_>>().into_iter().collect(),
                 note: r.note.clone(),
             },
             fact_equals,
+            requires,
         })
     }
 
@@ -113,12 +114,13 @@ impl Validator<'_> {
     }
     fn predicate(
         &self,
-        p: &RawPredicate,
+        p: &Spanned<RawPredicate>,
         key: &str,
-        span: std::ops::Range<usize>,
         arguments: &BTreeMap<String, ArgSpec>,
         captures: &mut BTreeSet<String>,
     ) -> Result<Predicate, InputError> {
+        let span = p.span();
+        let p = p.get_ref();
         let combinators = [p.all.is_some(), p.any.is_some(), p.not.is_some(), p.always.is_some()];
         let tests = [p.starts_with.is_some(), p.matches.is_some(), p.ty.is_some(), p.equals.is_some(), p.absent.is_some(), p.present.is_some()];
         let subjects = [p.arg.is_some(), p.env.is_some()];
@@ -127,8 +129,8 @@ impl Validator<'_> {
             if count(&combinators) > 1 || count(&tests) > 0 || count(&subjects) > 0 {
                 return self.err(span, key, "`all`, `any`, `not` and `always` stand alone in their table");
             }
-            let list = |ps: &[RawPredicate], name: &str, captures: &mut BTreeSet<String>| -> Result<Vec<Predicate>, InputError> {
-                ps.iter().enumerate().map(|(i, q)| self.predicate(q, &format!("{key}.{name}[{i}]"), span.clone(), arguments, captures)).collect()
+            let list = |ps: &[Spanned<RawPredicate>], name: &str, captures: &mut BTreeSet<String>| -> Result<Vec<Predicate>, InputError> {
+                ps.iter().enumerate().map(|(i, q)| self.predicate(q, &format!("{key}.{name}[{i}]"), arguments, captures)).collect()
             };
             return Ok(if let Some(ps) = &p.all {
                 Predicate::All(list(ps, "all", captures)?)
@@ -136,11 +138,11 @@ impl Validator<'_> {
                 Predicate::Any(list(ps, "any", captures)?)
             } else if let Some(q) = &p.not {
                 // Groups inside a negation never match, so they are not usable values.
-                Predicate::Not(Box::new(self.predicate(q, &format!("{key}.not"), span, arguments, &mut BTreeSet::new())?))
-            } else if p.always == Some(true) {
+                Predicate::Not(Box::new(self.predicate(q, &format!("{key}.not"), arguments, &mut BTreeSet::new())?))
+            } else if p.always.as_ref().is_some_and(|a| *a.get_ref()) {
                 Predicate::Always
             } else {
-                return self.err(span, key, "`always` can only be `true`");
+                return self.err(p.always.as_ref().map_or(span, Spanned::span), &format!("{key}.always"), "`always` can only be `true`");
             });
         }
         if count(&subjects) != 1 || count(&tests) != 1 {
@@ -150,67 +152,80 @@ impl Validator<'_> {
                 "a condition is one subject (`arg` or `env`) and one test (`starts-with`, `matches`, `type`, `equals`, `absent`, `present`), or one of `all`, `any`, `not`, `always`",
             );
         }
+        // The test's own key, for the errors about it.
+        let (test_key, test_span) = [
+            ("starts-with", p.starts_with.as_ref().map(Spanned::span)),
+            ("matches", p.matches.as_ref().map(Spanned::span)),
+            ("type", p.ty.as_ref().map(Spanned::span)),
+            ("equals", p.equals.as_ref().map(Spanned::span)),
+            ("absent", p.absent.as_ref().map(Spanned::span)),
+            ("present", p.present.as_ref().map(Spanned::span)),
+        ]
+        .into_iter()
+        .find_map(|(k, s)| s.map(|s| (k, s)))
+        .unwrap_or(("", span.clone()));
+        let test_key = format!("{key}.{test_key}");
         let test = if let Some(s) = &p.starts_with {
-            Test::StartsWith(s.clone())
+            Test::StartsWith(s.get_ref().clone())
         } else if let Some(re) = &p.matches {
-            let compiled = Pattern::new(re).or_else(|e| self.err(span.clone(), &format!("{key}.matches"), e))?;
+            let compiled = Pattern::new(re.get_ref()).or_else(|e| self.err(re.span(), &test_key, e))?;
             captures.extend(compiled.capture_names().map(str::to_owned));
             Test::Matches(compiled)
         } else if let Some(t) = &p.ty {
-            Test::Type(ValueType::parse(t).map_or_else(|| self.err(span.clone(), &format!("{key}.type"), format!("`{t}` is not a JSON type")), Ok)?)
+            let known = ["string", "integer", "number", "boolean", "object", "array"];
+            let hint = diagnose::did_you_mean(t.get_ref(), known);
+            Test::Type(ValueType::parse(t.get_ref()).map_or_else(|| self.err(t.span(), &test_key, format!("`{}` is not a JSON type{hint}", t.get_ref())), Ok)?)
         } else if let Some(v) = &p.equals {
-            Test::Equals(serde_json::to_value(v).or_else(|e| self.err(span.clone(), &format!("{key}.equals"), e))?)
-        } else if p.absent == Some(true) {
+            Test::Equals(serde_json::to_value(v.get_ref()).or_else(|e| self.err(v.span(), &test_key, e))?)
+        } else if p.absent.as_ref().is_some_and(|a| *a.get_ref()) {
             Test::Absent
-        } else if p.present == Some(true) {
+        } else if p.present.as_ref().is_some_and(|a| *a.get_ref()) {
             Test::Present
         } else {
-            return self.err(span, key, "`absent` and `present` can only be `true`");
+            return self.err(test_span, &test_key, "`absent` and `present` can only be `true`");
         };
         Ok(match (&p.arg, &p.env) {
             (Some(name), _) => {
+                let (name_span, name) = (name.span(), name.get_ref());
                 if !arguments.is_empty() && !arguments.contains_key(name) {
                     let names: BTreeSet<&str> = arguments.keys().map(String::as_str).collect();
-                    return self.err(span, &format!("{key}.arg"), self.unknown_of("argument", name, &names));
+                    return self.err(name_span, &format!("{key}.arg"), self.unknown_of("argument", name, &names));
                 }
-                // A string test on an argument declared with another type could
+                // A test on an argument declared with another type could
                 // never hold; it is a profile error, not a rule that falls through.
-                let string_test = matches!(test, Test::StartsWith(_) | Test::Matches(_));
                 if let Some(spec) = arguments.get(name)
-                    && string_test
-                    && spec.ty != ValueType::String
+                    && let Some(why) = never_holds(&test, spec.ty)
                 {
-                    return self.err(span, key, format!("a string test on argument `{name}`, which is declared {}", spec.ty.name()));
-                }
-                if let (Some(spec), Test::Equals(v)) = (arguments.get(name), &test)
-                    && !spec.ty.holds(v)
-                {
-                    return self.err(span, key, format!("`equals` compares argument `{name}` ({}) with {}", spec.ty.name(), ValueType::of_value(v)));
+                    return self.err(test_span, &test_key, format!("argument `{name}` is declared {}: {why}", spec.ty.name()));
                 }
                 Predicate::Arg { name: name.clone(), test }
             }
-            (None, Some(path)) => Predicate::Env { path: path.clone(), test },
+            (None, Some(path)) => Predicate::Env { path: path.get_ref().clone(), test },
             (None, None) => unreachable!("exactly one subject was checked above"),
         })
     }
 
-    fn outcome(&self, o: &RawOutcome, key: &str, span: std::ops::Range<usize>) -> Result<Outcome, InputError> {
+    fn outcome(&self, o: &Spanned<RawOutcome>, key: &str) -> Result<Outcome, InputError> {
+        let span = o.span();
+        let o = o.get_ref();
         let set = [o.effect.is_some(), o.effects.is_some(), o.reject.is_some(), o.unknown.is_some()];
         if set.iter().filter(|x| **x).count() != 1 {
             return self.err(span, key, "exactly one of `effect`, `effects`, `reject`, `unknown`");
         }
         if let Some(code) = &o.reject {
-            return Ok(Outcome::Reject(code.clone()));
+            return Ok(Outcome::Reject(code.get_ref().clone()));
         }
         if let Some(reason) = &o.unknown {
-            return Ok(Outcome::Unknown(reason.clone()));
+            return Ok(Outcome::Unknown(reason.get_ref().clone()));
         }
-        let raw: Vec<&RawEffect> = o.effect.iter().chain(o.effects.iter().flatten()).collect();
+        let raw: Vec<&Spanned<RawEffect>> = o.effect.iter().chain(o.effects.iter().flat_map(|e| e.get_ref())).collect();
         if raw.is_empty() {
-            return self.err(span, key, "`effects` lists at least one effect");
+            return self.err(o.effects.as_ref().map_or(span, Spanned::span), &format!("{key}.effects"), "`effects` lists at least one effect");
         }
         raw.into_iter()
             .map(|e| {
+                let span = e.span();
+                let e = e.get_ref();
                 let fixed_op = !e.op.contains('{');
                 if fixed_op && e.op.split_once(':').is_none_or(|(d, op)| d.is_empty() || op.is_empty()) {
                     return self.err(span.clone(), &format!("{key}.op"), format!("`{}` is not `domain:operation`", e.op));
@@ -232,5 +247,81 @@ impl Validator<'_> {
             })
             .collect::<Result<_, _>>()
             .map(Outcome::Effects)
+    }
+}
+
+/// Why `test` can never hold on an argument of type `ty`, if it cannot.
+fn never_holds(test: &Test, ty: ValueType) -> Option<String> {
+    match test {
+        Test::StartsWith(_) | Test::Matches(_) if ty != ValueType::String => Some("a string test never holds on it".into()),
+        Test::Equals(v) if !ty.holds(v) => Some(format!("`equals` compares it with {}", ValueType::of_value(v))),
+        // An integer is a number, and a number may be an integer; any other
+        // declared type is the only one the value has.
+        Test::Type(t) if *t != ty && !matches!((ty, *t), (ValueType::Integer, ValueType::Number) | (ValueType::Number, ValueType::Integer)) => {
+            Some(format!("`type = \"{}\"` never holds on it", t.name()))
+        }
+        _ => None,
+    }
+}
+
+impl Validator<'_> {
+    /// Rules are first-match: a rule that an earlier one always answers
+    /// first is never reached, which is a profile error (a reviewer meant it
+    /// to apply). `raw` and `rules` are the same rules, in order.
+    pub(super) fn shadowed(&self, raw: &[Spanned<RawRule>], rules: &[RuleTemplate]) {
+        for (j, later) in rules.iter().enumerate() {
+            let Some(i) = rules[..j].iter().position(|earlier| covers(earlier, later)) else { continue };
+            let when = raw[j].get_ref().when.span();
+            let (line, _) = crate::error::line_col(self.text, diagnose::key_at(self.text, raw[i].get_ref().when.span().start));
+            self.keep(self.err::<()>(
+                when,
+                &format!("rules[{j}]"),
+                format!("never applies: rules[{i}] (line {line}) comes first and applies whenever this rule does (rules are first-match)"),
+            ));
+        }
+    }
+}
+
+/// Whether `earlier` applies to every call and release `later` applies to:
+/// its facts are a subset, and `later`'s condition implies its condition.
+fn covers(earlier: &RuleTemplate, later: &RuleTemplate) -> bool {
+    let subset = |a: &[String], b: &[String]| a.iter().all(|x| b.contains(x));
+    subset(&earlier.requires, &later.requires)
+        && subset(&earlier.unless, &later.unless)
+        && earlier.fact_equals.iter().all(|e| later.fact_equals.contains(e))
+        && implies(&later.rule.when, &earlier.rule.when)
+}
+
+/// Whether `p` holding means `q` holds, read from their form alone (false
+/// when it cannot tell).
+fn implies(p: &Predicate, q: &Predicate) -> bool {
+    if p == q || matches!(q, Predicate::Always) {
+        return true;
+    }
+    match (p, q) {
+        (Predicate::All(ps), _) if ps.iter().any(|p| implies(p, q)) => true,
+        (_, Predicate::Any(qs)) if qs.iter().any(|q| implies(p, q)) => true,
+        (_, Predicate::All(qs)) if !qs.is_empty() && qs.iter().all(|q| implies(p, q)) => true,
+        (Predicate::Any(ps), _) if !ps.is_empty() && ps.iter().all(|p| implies(p, q)) => true,
+        (Predicate::Arg { name: a, test: s }, Predicate::Arg { name: b, test: t })
+        | (Predicate::Env { path: a, test: s }, Predicate::Env { path: b, test: t })
+            if a == b =>
+        {
+            test_implies(s, t)
+        }
+        _ => false,
+    }
+}
+
+/// Whether a value passing `s` passes `t`.
+fn test_implies(s: &Test, t: &Test) -> bool {
+    match (s, t) {
+        (Test::StartsWith(a), Test::StartsWith(b)) => a.starts_with(b.as_str()),
+        (Test::StartsWith(_) | Test::Matches(_), Test::Type(ValueType::String)) => true,
+        (Test::Equals(v), Test::Type(ty)) => ty.holds(v),
+        (Test::Equals(serde_json::Value::String(v)), Test::StartsWith(b)) => v.starts_with(b.as_str()),
+        (Test::Absent, _) | (_, Test::Absent) => false,
+        (_, Test::Present) => true,
+        _ => false,
     }
 }

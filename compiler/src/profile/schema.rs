@@ -128,41 +128,41 @@ pub(super) struct RawInventory {
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub(super) struct RawRule {
     #[serde(default)]
-    pub requires: Vec<String>,
+    pub requires: Vec<Spanned<String>>,
     #[serde(default)]
-    pub unless: Vec<String>,
+    pub unless: Vec<Spanned<String>>,
     #[serde(default)]
-    pub fact_equals: BTreeMap<String, toml::Value>,
-    pub when: RawPredicate,
-    pub then: RawOutcome,
+    pub fact_equals: BTreeMap<Spanned<String>, toml::Value>,
+    pub when: Spanned<RawPredicate>,
+    pub then: Spanned<RawOutcome>,
     pub note: Option<String>,
 }
 
 #[derive(Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub(super) struct RawPredicate {
-    pub arg: Option<String>,
-    pub env: Option<String>,
-    pub starts_with: Option<String>,
-    pub matches: Option<String>,
+    pub arg: Option<Spanned<String>>,
+    pub env: Option<Spanned<String>>,
+    pub starts_with: Option<Spanned<String>>,
+    pub matches: Option<Spanned<String>>,
     #[serde(rename = "type")]
-    pub ty: Option<String>,
-    pub equals: Option<toml::Value>,
-    pub absent: Option<bool>,
-    pub present: Option<bool>,
-    pub all: Option<Vec<RawPredicate>>,
-    pub any: Option<Vec<RawPredicate>>,
-    pub not: Option<Box<RawPredicate>>,
-    pub always: Option<bool>,
+    pub ty: Option<Spanned<String>>,
+    pub equals: Option<Spanned<toml::Value>>,
+    pub absent: Option<Spanned<bool>>,
+    pub present: Option<Spanned<bool>>,
+    pub all: Option<Vec<Spanned<RawPredicate>>>,
+    pub any: Option<Vec<Spanned<RawPredicate>>>,
+    pub not: Option<Box<Spanned<RawPredicate>>>,
+    pub always: Option<Spanned<bool>>,
 }
 
 #[derive(Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawOutcome {
-    pub effect: Option<RawEffect>,
-    pub effects: Option<Vec<RawEffect>>,
-    pub reject: Option<String>,
-    pub unknown: Option<String>,
+    pub effect: Option<Spanned<RawEffect>>,
+    pub effects: Option<Spanned<Vec<Spanned<RawEffect>>>>,
+    pub reject: Option<Spanned<String>>,
+    pub unknown: Option<Spanned<String>>,
 }
 
 #[derive(Clone, Deserialize)]
