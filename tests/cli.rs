@@ -437,3 +437,44 @@ fn registry_admits_regenerated_summaries_and_refuses_edits() {
     assert_eq!(r.code, 1, "{}", r.stdout);
     assert!(r.stdout.contains("altered"), "{}", r.stdout);
 }
+
+#[test]
+fn certify_takes_a_call_straight_from_canonical_json() {
+    let tmp = tempfile::tempdir().unwrap();
+    let summary = register(tmp.path(), "guarded");
+    let canonical: Value = serde_json::from_str(&std::fs::read_to_string(root().join("profiles/git-diff/canonical.json")).unwrap()).unwrap();
+    // The same call split out by hand, as before --canonical.
+    let (call, contract, env) = (tmp.path().join("call.json"), tmp.path().join("contract.json"), tmp.path().join("env.json"));
+    let call_a = serde_json::json!({"tool": canonical["tool"], "arguments": canonical["calls"]["A"]["arguments"]});
+    std::fs::write(&call, call_a.to_string()).unwrap();
+    std::fs::write(&contract, canonical["contract"].to_string()).unwrap();
+    std::fs::write(&env, canonical["env"].to_string()).unwrap();
+    let by_hand = fcd(&["certify", "--summary", s(&summary), "--call", s(&call), "--contract", s(&contract), "--env", s(&env), "--format", "json"]);
+    let direct = fcd(&["certify", "--summary", s(&summary), "--canonical", "profiles/git-diff/canonical.json", "--call-id", "A", "--format", "json"]);
+    assert_eq!(direct.code, by_hand.code, "{}", direct.stderr);
+    assert_eq!(direct.json(), by_hand.json());
+
+    let key = tmp.path().join("key");
+    assert_eq!(fcd(&["keygen", "--out", s(&key)]).code, 0);
+    let text = fcd(&[
+        "certify",
+        "--summary",
+        s(&summary),
+        "--canonical",
+        "profiles/git-diff/canonical.json",
+        "--call-id",
+        "A",
+        "--key",
+        s(&key),
+        "--now",
+        "1796118876",
+    ]);
+    assert_eq!(text.code, 0, "{}", text.stderr);
+    assert!(text.stdout.contains("valid from 2026-12-01T09:54:36Z until 2026-12-01T09:59:36Z"), "{}", text.stdout);
+
+    let unknown = fcd(&["certify", "--summary", s(&summary), "--canonical", "profiles/git-diff/canonical.json", "--call-id", "Z"]);
+    assert_eq!(unknown.code, 2);
+    assert!(unknown.stderr.contains("--call-id `Z` names no canonical call (calls: A, B, C)"), "{}", unknown.stderr);
+    let neither = fcd(&["certify", "--summary", s(&summary), "--contract", s(&contract)]);
+    assert_eq!(neither.code, 2, "{}", neither.stderr);
+}

@@ -5,7 +5,8 @@ use std::path::PathBuf;
 
 use serde_json::json;
 
-use super::{Format, Io, Status, print, print_json, unix_now, write_atomic};
+use super::{Format, Io, Status, print, print_json, rfc3339, unix_now, write_atomic};
+use crate::canonical::Canonical;
 use crate::cert::{self, Issue};
 use crate::certify::{CallInput, Contract, Decision, Env, Verdict, check_call, decide, read_input};
 use crate::error::InputError;
@@ -18,11 +19,18 @@ pub struct CertifyArgs {
     #[arg(long)]
     summary: PathBuf,
     /// The formed call: {"tool": …, "arguments": {…}}.
-    #[arg(long)]
-    call: PathBuf,
-    /// The call's contract C_i.
-    #[arg(long)]
-    contract: PathBuf,
+    #[arg(long, required_unless_present = "canonical", conflicts_with = "canonical")]
+    call: Option<PathBuf>,
+    /// The call's contract C_i (with --canonical: the canonical file's contract unless given).
+    #[arg(long, required_unless_present = "canonical")]
+    contract: Option<PathBuf>,
+    /// A profile's canonical.json: the call named by --call-id, its contract and (unless
+    /// --env is given) its environment are read from it, with no file split out by hand.
+    #[arg(long, value_name = "FILE", requires = "call_id")]
+    canonical: Option<PathBuf>,
+    /// With --canonical: the name of the canonical call to certify (a key of its `calls`).
+    #[arg(long, value_name = "NAME", requires = "canonical")]
+    call_id: Option<String>,
     /// Authenticated context: {"principal": …, "destination": …, "config": {…}}.
     #[arg(long)]
     env: Option<PathBuf>,
@@ -64,11 +72,24 @@ fn anonymous() -> Env {
 
 pub fn certify(a: CertifyArgs, io: &mut Io<'_>) -> Result<Status, InputError> {
     let summary = Summary::load(&a.summary)?;
-    let input = CallInput::read(&a.call)?;
-    let contract: Contract = read_input(&a.contract)?;
-    let env = match &a.env {
-        Some(p) => read_input(p)?,
-        None => anonymous(),
+    let canonical = a.canonical.as_deref().map(Canonical::load).transpose()?;
+    let input = match (&canonical, &a.call_id, &a.call) {
+        (Some(c), Some(id), _) => c.input(id).ok_or_else(|| {
+            let names: Vec<&str> = c.calls.keys().map(String::as_str).collect();
+            InputError::new(&c.file, format!("--call-id `{id}` names no canonical call (calls: {})", names.join(", ")))
+        })?,
+        (_, _, Some(path)) => CallInput::read(path)?,
+        _ => return Err(InputError::new("<arguments>", "give --call FILE, or --canonical FILE with --call-id NAME")),
+    };
+    let contract: Contract = match (&a.contract, &canonical) {
+        (Some(p), _) => read_input(p)?,
+        (None, Some(c)) => c.contract.clone(),
+        (None, None) => return Err(InputError::new("<arguments>", "give --contract FILE")),
+    };
+    let env = match (&a.env, &canonical) {
+        (Some(p), _) => read_input(p)?,
+        (None, Some(c)) => c.env.clone(),
+        (None, None) => anonymous(),
     };
     if !env.config.is_object() {
         return Err(InputError::new(a.env.as_deref().unwrap_or("<env>".as_ref()), "`config` must be a JSON object"));
@@ -98,12 +119,18 @@ pub fn certify(a: CertifyArgs, io: &mut Io<'_>) -> Result<Status, InputError> {
                 "certificate": certificate,
             }),
         )?,
-        Format::Text => print(io, &decision_text(&summary, &decision, certificate.is_some(), a.out.as_ref()))?,
+        Format::Text => {
+            let validity = certificate.is_some().then(|| (now, now.saturating_add(a.valid_for).min(cert::MAX_VALID_UNTIL)));
+            print(io, &decision_text(&summary, &decision, validity, a.out.as_ref()))?
+        }
     }
     Ok(if decision.decision == Verdict::Safe { Status::Success } else { Status::Refused })
 }
 
-fn decision_text(summary: &Summary, d: &Decision, signed: bool, out: Option<&PathBuf>) -> String {
+/// The validity interval a signed certificate states, in Unix seconds.
+type Validity = (u64, u64);
+
+fn decision_text(summary: &Summary, d: &Decision, signed: Option<Validity>, out: Option<&PathBuf>) -> String {
     let mut t = String::new();
     let _ = writeln!(t, "{} on {} {}", d.decision.as_str(), summary.tool, summary.release);
     if let Some(i) = d.matched_rule {
@@ -114,9 +141,10 @@ fn decision_text(summary: &Summary, d: &Decision, signed: bool, out: Option<&Pat
         let _ = writeln!(t, "  reason: {r}");
     }
     for e in &d.effects {
+        let scopes = if e.write_scopes.is_empty() { String::new() } else { format!(", write scopes {}", e.write_scopes.join(", ")) };
         let _ = writeln!(
             t,
-            "  effect {}:{} on {} (exposure {}, {})",
+            "  effect {}:{} on {} (exposure {}, {}{scopes})",
             e.domain,
             e.operation,
             e.resource,
@@ -127,7 +155,8 @@ fn decision_text(summary: &Summary, d: &Decision, signed: bool, out: Option<&Pat
     for v in &d.violations {
         let _ = writeln!(t, "  violation: {v}");
     }
-    if signed {
+    if let Some((from, until)) = signed {
+        let _ = writeln!(t, "  valid from {} until {}", rfc3339(from), rfc3339(until));
         match out {
             Some(p) => {
                 let _ = writeln!(t, "  certificate written to {}", p.display());
@@ -151,12 +180,13 @@ pub fn verify(a: VerifyArgs, io: &mut Io<'_>) -> Result<Status, InputError> {
         (Ok(s), Format::Text) => print(
             io,
             &format!(
-                "valid: {} for {} on {} (summary {}), until {}\n",
+                "valid: {} for {} on {} (summary {}), from {} until {}\n",
                 s.predicate.decision,
                 s.predicate.principal,
                 s.subject.first().map_or("?", |x| x.name.as_str()),
                 s.predicate.summary_digest,
-                s.predicate.valid_until
+                rfc3339(s.predicate.valid_from),
+                rfc3339(s.predicate.valid_until)
             ),
         )?,
         (Err(r), Format::Text) => print(io, &format!("refused: {}: {r}\n", a.cert.display()))?,

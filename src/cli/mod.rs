@@ -173,3 +173,31 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), InputError> {
 pub fn unix_now(now: Option<u64>) -> u64 {
     now.unwrap_or_else(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0))
 }
+
+/// Unix seconds as an RFC 3339 UTC time (`2026-12-01T09:54:36Z`), for text output.
+pub fn rfc3339(secs: u64) -> String {
+    let days = secs / 86_400;
+    let rest = secs % 86_400;
+    // Civil date from days since 1970-01-01 (H. Hinnant's algorithm, proleptic Gregorian).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z", rest / 3_600, rest % 3_600 / 60, rest % 60)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn rfc3339_writes_utc_dates() {
+        assert_eq!(super::rfc3339(0), "1970-01-01T00:00:00Z");
+        assert_eq!(super::rfc3339(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(super::rfc3339(1_796_118_876), "2026-12-01T09:54:36Z");
+        assert_eq!(super::rfc3339(4_102_444_799), "2099-12-31T23:59:59Z");
+    }
+}

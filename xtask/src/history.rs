@@ -37,8 +37,8 @@ pub struct Options {
     pub jobs: Option<usize>,
     /// Ask the registries for their version lists even when the cached lists are fresh.
     pub refresh: bool,
-    /// The root whose `profiles/` holds the profiles (the workspace; a test's own directory).
-    pub profiles_root: PathBuf,
+    /// The directory holding the profiles (`profiles/` of the workspace, or `--profiles`).
+    pub profiles_dir: PathBuf,
 }
 
 /// One profile, loaded once and shared by the workers.
@@ -71,7 +71,7 @@ pub fn run(opts: &Options) -> Result<bool> {
 
 /// Every release of every profile's history, judged; and notes on where the lists came from.
 fn collect(opts: &Options) -> Result<(Vec<Record>, Vec<String>)> {
-    let dirs = crate::releases::profile_dirs(&opts.profiles_root, &opts.profiles)?;
+    let dirs = crate::releases::profile_dirs(&opts.profiles_dir, &opts.profiles)?;
     std::fs::create_dir_all(&opts.cache).with_context(|| format!("{}: cannot create", opts.cache.display()))?;
     let mut plans = Vec::new();
     let mut tasks = Vec::new();
@@ -398,7 +398,7 @@ mod tests {
             format: Format::Json,
             jobs: Some(2),
             refresh: false,
-            profiles_root: tmp.path().to_owned(),
+            profiles_dir: tmp.path().join("profiles"),
         };
         let (records, notes) = collect(&opts).unwrap();
         assert!(notes.iter().any(|n| n.contains("3 tags of fixture/git-diff")), "{notes:?}");

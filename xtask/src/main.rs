@@ -66,10 +66,14 @@ enum Command {
 
 #[derive(Debug, clap::Args)]
 struct ReleasesArgs {
-    /// Only these profiles (directory names under profiles/); repeatable. Default: every
-    /// profile that has a releases.toml.
+    /// Only these profiles (directory names under the profiles directory); repeatable.
+    /// Default: every profile that has a releases.toml.
     #[arg(long = "profile", value_name = "ID")]
     profiles: Vec<String>,
+    /// The directory holding the profiles, for profiles kept outside the workspace
+    /// (default: profiles/ in the workspace).
+    #[arg(long = "profiles", value_name = "DIR")]
+    profiles_dir: Option<PathBuf>,
     /// Where verified artifacts, unpacked releases and summaries are kept
     /// (default: .cache/official in the workspace).
     #[arg(long, value_name = "DIR")]
@@ -155,12 +159,13 @@ fn main() -> ExitCode {
             format: a.format,
             jobs: a.jobs.map(usize::from),
             refresh: a.refresh_versions,
-            profiles_root: workspace_root().to_owned(),
+            profiles_dir: a.profiles_dir.unwrap_or_else(|| workspace_root().join("profiles")),
         }),
         Command::Releases(a) => {
             let cache = a.cache.unwrap_or_else(|| workspace_root().join(".cache/official"));
             releases::run(&releases::Options {
                 profiles: a.profiles,
+                profiles_dir: a.profiles_dir.unwrap_or_else(|| workspace_root().join("profiles")),
                 oracle: a.oracle,
                 registry: a.registry.unwrap_or_else(|| workspace_root().join(".cache/registry.sqlite")),
                 accept: a.accept,

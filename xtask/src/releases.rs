@@ -24,6 +24,8 @@ use crate::manifest::{self, Expectation, Release};
 
 pub struct Options {
     pub profiles: Vec<String>,
+    /// The directory holding the profiles (`profiles/` of the workspace, or `--profiles`).
+    pub profiles_dir: PathBuf,
     /// Compare every automatic registration's decisions with the independent oracle's.
     pub oracle: bool,
     /// `OWNER/REPO` -> a local bare mirror, for [release.git] releases.
@@ -107,7 +109,7 @@ pub fn run(opts: &Options) -> Result<bool> {
     // Every manifest is read and checked before anything is downloaded or built.
     let mut named: Vec<String> = opts.profiles.clone();
     named.extend(opts.extra.iter().map(|(p, _)| p.clone()).filter(|p| !opts.profiles.is_empty() && !opts.profiles.contains(p)));
-    let mut plans = profile_dirs(root, &named)?.into_iter().map(|dir| Plan::load(&dir)).collect::<Result<Vec<_>>>()?;
+    let mut plans = profile_dirs(&opts.profiles_dir, &named)?.into_iter().map(|dir| Plan::load(&dir)).collect::<Result<Vec<_>>>()?;
     for (profile, release) in &opts.extra {
         let Some(plan) = plans.iter_mut().find(|p| &p.name == profile) else {
             bail!("--release {profile}=…: no profile `{profile}` with a {}", manifest::FILE);
@@ -170,9 +172,8 @@ impl Outcome {
     }
 }
 
-/// The profile directories to run: the named ones, or every one with a releases.toml.
-pub(crate) fn profile_dirs(root: &Path, names: &[String]) -> Result<Vec<PathBuf>> {
-    let profiles = root.join("profiles");
+/// The profile directories under `profiles` to run: the named ones, or every one with a releases.toml.
+pub(crate) fn profile_dirs(profiles: &Path, names: &[String]) -> Result<Vec<PathBuf>> {
     if !names.is_empty() {
         return names
             .iter()
@@ -187,7 +188,7 @@ pub(crate) fn profile_dirs(root: &Path, names: &[String]) -> Result<Vec<PathBuf>
             .collect();
     }
     let mut dirs = Vec::new();
-    for entry in std::fs::read_dir(&profiles).with_context(|| format!("{}: cannot list", profiles.display()))? {
+    for entry in std::fs::read_dir(profiles).with_context(|| format!("{}: cannot list", profiles.display()))? {
         let dir = entry.with_context(|| format!("{}: cannot list", profiles.display()))?.path();
         if dir.join(manifest::FILE).is_file() {
             dirs.push(dir);
