@@ -27,7 +27,8 @@ use crate::register::{Registration, Request, register};
 use crate::summary::Summary;
 use fcd_edits::Edit;
 
-#[derive(Deserialize)]
+/// `tests/*.toml`: a profile's fixture cases for `fcd profile test`.
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct CaseFile {
     #[serde(rename = "case")]
@@ -35,7 +36,7 @@ struct CaseFile {
 }
 
 /// One declared case of a profile's tests.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct Case {
     pub name: String,
@@ -108,6 +109,13 @@ impl Case {
     }
 }
 
+/// The JSON Schema of `tests/*.toml`.
+pub fn json_schema() -> serde_json::Value {
+    let mut schema = schemars::schema_for!(CaseFile);
+    schema.insert("title".into(), "fcd profile test cases (tests/*.toml)".into());
+    schema.to_value()
+}
+
 /// Every case declared in `DIR/tests/*.toml`, in file then declaration order.
 pub fn load_cases(dir: &Path) -> Result<Vec<Case>, InputError> {
     let tests = dir.join("tests");
@@ -135,10 +143,12 @@ pub fn load_cases(dir: &Path) -> Result<Vec<Case>, InputError> {
     Ok(cases)
 }
 
-#[derive(Debug, Clone, Deserialize)]
+/// A further call and its expected decision.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct RawCall {
     name: String,
+    #[schemars(with = "serde_json::Map<String, serde_json::Value>")]
     arguments: toml::Table,
     expect: Verdict,
 }

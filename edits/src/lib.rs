@@ -13,7 +13,7 @@ use std::path::{Component, Path, PathBuf};
 use serde::Deserialize;
 
 /// One declared edit of one file, relative to the release root.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct Edit {
     pub file: String,

@@ -30,7 +30,7 @@ pub struct CallSite {
 }
 
 /// Why registration must go to a human instead of producing a summary.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum EscalationCode {
     RegionMissing,

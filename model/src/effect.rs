@@ -70,7 +70,7 @@ pub struct Fact {
 }
 
 /// Exposure of an effect's result, ordered `none < private < public`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Exposure {
     None,

@@ -92,7 +92,7 @@ impl Closure {
 }
 
 /// The reviewed acceptance envelope, in words, carried into every summary.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Envelope {
     /// The source structure the profile accepts.

@@ -15,7 +15,7 @@ use crate::error::{InputError, read_json};
 /// The file name inside a profile directory.
 pub const FILE: &str = "canonical.json";
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Canonical {
     pub profile: String,
@@ -31,12 +31,19 @@ pub struct Canonical {
     pub file: PathBuf,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CanonicalCall {
     pub arguments: serde_json::Map<String, Value>,
     /// Regime -> expected decision.
     pub expect: BTreeMap<String, Verdict>,
+}
+
+/// The JSON Schema of `canonical.json`.
+pub fn json_schema() -> serde_json::Value {
+    let mut schema = schemars::schema_for!(Canonical);
+    schema.insert("title".into(), "fcd canonical calls (canonical.json)".into());
+    schema.to_value()
 }
 
 impl Canonical {

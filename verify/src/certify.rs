@@ -29,7 +29,7 @@ pub struct Call {
 }
 
 /// The authenticated context of a call; never from the model.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Env {
     pub principal: String,
@@ -43,7 +43,7 @@ fn empty_object() -> Value {
 }
 
 /// What the formed call may do (C_i).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Contract {
     pub principal: String,
@@ -58,7 +58,7 @@ pub struct Contract {
 }
 
 /// The four decisions.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     Safe,

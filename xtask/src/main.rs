@@ -20,6 +20,7 @@ mod oracle_check;
 mod progress;
 mod releases;
 mod sarif;
+mod schemas;
 mod triage;
 mod versions;
 
@@ -62,6 +63,9 @@ enum Command {
     /// Writes the fuzz targets' seed corpora to fuzz/corpus/ (fixtures and their
     /// mutations, profiles, canonical calls, real summaries, certificates and lease tokens).
     FuzzSeeds,
+    /// Writes the JSON Schemas of profile.toml, tests/*.toml, releases.toml and
+    /// canonical.json to schemas/, generated from the types that read them.
+    Schemas,
 }
 
 #[derive(Debug, clap::Args)]
@@ -181,6 +185,7 @@ fn main() -> ExitCode {
             etcd => bench_etcd::run(etcd, seconds),
         },
         Command::FuzzSeeds => fuzz_seeds::run(workspace_root()),
+        Command::Schemas => schemas::run(workspace_root()),
     };
     match result {
         Ok(true) => ExitCode::SUCCESS,

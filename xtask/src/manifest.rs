@@ -46,13 +46,24 @@ use fcd_frontends::EscalationCode;
 /// The file name inside a profile directory.
 pub const FILE: &str = "releases.toml";
 
-#[derive(Deserialize)]
+/// `releases.toml`: the official releases a profile was developed against
+/// (`[[release]]`) and where every published release is listed (`[history]`).
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct RawManifest {
+    #[schemars(with = "Vec<RawRelease>")]
     release: Vec<Spanned<RawRelease>>,
     /// Read by [`load_history`]; accepted here so the release job reads the same file.
     #[allow(dead_code)]
+    #[schemars(with = "Option<RawHistory>")]
     history: Option<toml::Value>,
+}
+
+/// The JSON Schema of `releases.toml`.
+pub fn json_schema() -> serde_json::Value {
+    let mut schema = schemars::schema_for!(RawManifest);
+    schema.insert("title".into(), "fcd release manifest (releases.toml)".into());
+    schema.to_value()
 }
 
 /// The file as [`load_history`] reads it: only `[history]` matters.
@@ -64,20 +75,33 @@ struct RawHistoryFile {
     history: Option<Spanned<RawHistory>>,
 }
 
-#[derive(Deserialize)]
+/// Where every published release of the profile's tool is listed, for `cargo xtask releases --history`.
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct RawHistory {
+    /// A PyPI project: every version's sdist.
+    #[schemars(with = "Option<String>")]
     pypi: Option<Spanned<String>>,
+    /// An npm package: every version's tarball.
+    #[schemars(with = "Option<String>")]
     npm: Option<Spanned<String>>,
+    /// The matching tags of a repository, read from a `--git-mirror`.
+    #[schemars(with = "Option<RawHistoryGit>")]
     git: Option<Spanned<RawHistoryGit>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct RawHistoryGit {
+    /// OWNER/REPO.
+    #[schemars(with = "String")]
     repository: Spanned<String>,
+    /// A regex every listed tag must match.
+    #[schemars(with = "String")]
     tags: Spanned<String>,
+    /// Only these paths of each tag.
     #[serde(default)]
+    #[schemars(with = "Vec<String>")]
     paths: Vec<Spanned<String>>,
 }
 
@@ -157,11 +181,15 @@ fn parse_history(path: &Path, text: &str) -> Result<Option<History>> {
     Ok(Some(history))
 }
 
-#[derive(Deserialize)]
+/// One official release: its id, what must come of it (`regime` or `escalate`) and exactly one source table.
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct RawRelease {
+    /// Names the cache entries and the registered release.
     id: String,
+    /// A regime of canonical.json whose per-call `expect` must hold.
     regime: Option<String>,
+    /// Instead of `regime`: registration must escalate with this code.
     escalate: Option<EscalationCode>,
     pypi: Option<PypiSource>,
     npm: Option<NpmSource>,
@@ -173,7 +201,7 @@ struct RawRelease {
 /// A case of the profile's own tests (`tests/*.toml`), materialized from its
 /// base fixture and declared edits: a release that left the profile's shape
 /// on purpose, kept in the job so that it can never register silently.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CaseSource {
     pub name: String,
@@ -183,14 +211,14 @@ pub struct CaseSource {
 }
 
 /// A release already on disk (a vendored tree, a build output), relative to releases.toml.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DirSource {
     pub path: std::path::PathBuf,
 }
 
 /// An sdist on PyPI, fetched with `pip download`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PypiSource {
     pub package: String,
@@ -200,7 +228,7 @@ pub struct PypiSource {
 }
 
 /// A package on the npm registry, fetched with `npm pack`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NpmSource {
     pub package: String,
@@ -213,7 +241,7 @@ pub struct NpmSource {
 
 /// A tag of an official git repository, read from a local mirror, or a
 /// commit without a tag (some releases were published from untagged commits).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GitSource {
     pub repository: String,

@@ -9,19 +9,19 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use schemars::JsonSchema;
 use serde::Deserialize;
-use toml::Spanned;
 
 use fcd_frontends::{ArgPattern, ArgShape, Comparison, DefaultRule, FactKind, FactSpec, Lang, support};
 
 use super::fields::fields;
-use super::schema::{RawFactTable, RawRegion};
+use super::schema::{RawFactTable, RawRegion, Spanned};
 use super::{FactRequest, Span, Validator, diagnose};
 use crate::canon;
 use crate::error::InputError;
 
 /// The keys every fact has, whatever its kind (`kind` is the tag).
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 struct Common {
     region: String,
     #[serde(default)]
@@ -32,7 +32,7 @@ struct Common {
 const COMMON: [&str; 4] = ["kind", "region", "required", "implies"];
 
 /// A fact's kind-specific keys, by kind.
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 enum RawFact {
     Call(CallFact),
@@ -48,7 +48,7 @@ enum RawFact {
     Body(BodyFact),
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct CallFact {
     callee: String,
@@ -57,7 +57,7 @@ struct CallFact {
     matching: bool,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct GuardFact {
     test: RawGuardTest,
@@ -67,7 +67,7 @@ struct GuardFact {
     conjuncts: Vec<String>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct RawGuardTest {
     callee: String,
@@ -79,7 +79,7 @@ struct RawGuardTest {
     equals: Option<String>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct DefaultFact {
     argument: String,
@@ -88,7 +88,7 @@ struct DefaultFact {
     inert: Option<Vec<String>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct FieldFact {
     sink: Option<String>,
@@ -98,26 +98,26 @@ struct FieldFact {
     from: String,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct PassFact {
     sink: String,
     from: String,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct MapFact {
     from: String,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct KeyFact {
     key: String,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct FlowFact {
     from: String,
@@ -125,24 +125,52 @@ struct FlowFact {
     into: Option<String>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct TableFact {
     row: String,
     member: String,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ExitFact {
     returns: String,
     conditions: Vec<String>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct BodyFact {
     digests: Vec<String>,
+}
+
+/// A fact as `profile.toml` writes it, for the JSON Schema: one of the
+/// [`RawFact`] variants (tagged by `kind`) with the [`Common`] keys beside its own.
+pub(super) struct FactSchema;
+
+impl JsonSchema for FactSchema {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Fact".into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let common = Common::json_schema(generator);
+        let mut fact = RawFact::json_schema(generator);
+        let common_properties = common.get("properties").and_then(|p| p.as_object()).cloned().unwrap_or_default();
+        if let Some(variants) = fact.get_mut("oneOf").and_then(|v| v.as_array_mut()) {
+            for variant in variants.iter_mut().filter_map(|v| v.as_object_mut()) {
+                if let Some(properties) = variant.get_mut("properties").and_then(|p| p.as_object_mut()) {
+                    properties.extend(common_properties.clone());
+                }
+                if let Some(required) = variant.get_mut("required").and_then(|r| r.as_array_mut()) {
+                    required.push("region".into());
+                }
+            }
+        }
+        fact.insert("description".into(), "A fact the profile asks for: its `kind`, `region`, `required`, `implies` and the kind's own keys (profiles/README.md; which languages read each kind and key: the table there).".into());
+        fact
+    }
 }
 
 /// The kind-specific keys of a kind, read from its variant's serde fields.

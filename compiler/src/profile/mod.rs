@@ -36,6 +36,7 @@ use crate::canon;
 use crate::error::{InputError, read_text};
 use crate::rules::{Rule, ValueType};
 pub use fcd_model::summary::{ArgSpec, Envelope};
+pub use schema::json_schema;
 
 /// (JavaScript) Where the runtime starts loading a package: the npm manifest
 /// whose entry points (`main`, `module`, `bin`, `exports`) must name one file

@@ -3,12 +3,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use toml::Spanned;
-
 use fcd_frontends::{Handoff, RegionKind, RegionSpec};
 
 use super::Validator;
-use super::schema::{RawInventory, RawRegion};
+use super::schema::{RawInventory, RawRegion, Spanned};
 
 /// The regions in name order, and region -> how its handler literal reaches its tool.
 pub(super) type Regions = (Vec<RegionSpec>, BTreeMap<String, Handoff>);

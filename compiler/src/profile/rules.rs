@@ -4,11 +4,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use toml::Spanned;
-
 use fcd_frontends::{Exposure, FactKind};
 
-use super::schema::{RawEffect, RawOutcome, RawPredicate, RawRule};
+use super::schema::{RawEffect, RawOutcome, RawPredicate, RawRule, Spanned};
 use super::{ArgSpec, RuleTemplate, Span, Validator, diagnose};
 use crate::error::InputError;
 use crate::rules::{EffectTemplate, Outcome, Pattern, Predicate, Rule, Template, Test, ValueType};

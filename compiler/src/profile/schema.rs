@@ -3,16 +3,20 @@
 //! Every table denies unknown keys, so a typo is an error with line, column
 //! and the expected keys (toml's own message). Facts are read per fact, by
 //! kind, in [`super::facts`], so that one bad fact does not hide another.
-//! Every key is documented in `profiles/README.md`.
+//! Every key is documented in `profiles/README.md`. The same structs give
+//! the JSON Schema of `profile.toml` ([`json_schema`]), so what an editor
+//! completes is what fcd reads.
 
 use std::collections::BTreeMap;
 
-use serde::Deserialize;
-use toml::Spanned;
+use std::borrow::Cow;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator};
+use serde::{Deserialize, Deserializer};
 
 use fcd_model::summary::Envelope;
 
-#[derive(Clone, Deserialize)]
+#[derive(Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawProfile {
     pub profile: RawHeader,
@@ -27,6 +31,7 @@ pub(super) struct RawProfile {
     pub inventory: BTreeMap<Spanned<String>, RawInventory>,
     /// Each fact as written; [`super::facts`] reads it by its `kind`.
     #[serde(default)]
+    #[schemars(with = "BTreeMap<String, super::facts::FactSchema>")]
     pub facts: BTreeMap<String, Spanned<RawFactTable>>,
     pub rules: Vec<Spanned<RawRule>>,
     /// Further reviewed shapes of the same handler (`[shapes.NAME]`).
@@ -37,7 +42,7 @@ pub(super) struct RawProfile {
 /// Another reviewed shape: the top-level regions, imports, inventories and
 /// facts, with these replacing or adding entries by name and `drop` removing
 /// them (`"regions.NAME"`, `"inventory.NAME"`, `"facts.NAME"`, `"imports.NAME"`).
-#[derive(Clone, Deserialize)]
+#[derive(Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawShape {
     /// What the shape is and which reviewed release it was written from.
@@ -49,15 +54,63 @@ pub(super) struct RawShape {
     #[serde(default)]
     pub inventory: BTreeMap<Spanned<String>, RawInventory>,
     #[serde(default)]
+    #[schemars(with = "BTreeMap<String, super::facts::FactSchema>")]
     pub facts: BTreeMap<String, Spanned<RawFactTable>>,
     #[serde(default)]
     pub drop: Vec<Spanned<String>>,
 }
 
+/// A value with its byte range in the profile text (toml's `Spanned`); the
+/// JSON Schema describes it as the value alone.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) struct Spanned<T>(toml::Spanned<T>);
+
+impl<T> Spanned<T> {
+    pub fn span(&self) -> std::ops::Range<usize> {
+        self.0.span()
+    }
+
+    pub fn get_ref(&self) -> &T {
+        self.0.get_ref()
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Spanned<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        toml::Spanned::deserialize(d).map(Spanned)
+    }
+}
+
+impl<T: JsonSchema> JsonSchema for Spanned<T> {
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn schema_name() -> Cow<'static, str> {
+        T::schema_name()
+    }
+
+    fn schema_id() -> Cow<'static, str> {
+        T::schema_id()
+    }
+
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        generator.subschema_for::<T>()
+    }
+}
+
+/// The JSON Schema of `profile.toml`.
+pub fn json_schema() -> serde_json::Value {
+    let mut schema = schemars::schema_for!(RawProfile);
+    schema.insert("title".into(), "fcd profile (profile.toml)".into());
+    schema.insert("description".into(), "A reviewed acceptance envelope for one handler path; every key is documented in profiles/README.md.".into());
+    schema.to_value()
+}
+
 /// A fact's keys, each with its position, and their values.
 pub(super) type RawFactTable = BTreeMap<Spanned<String>, toml::Value>;
 
-#[derive(Clone, Deserialize)]
+#[derive(Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawHeader {
     pub id: Spanned<String>,
@@ -70,7 +123,7 @@ pub(super) struct RawHeader {
     pub shape: Option<Spanned<String>>,
 }
 
-#[derive(Clone, Deserialize)]
+#[derive(Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawArgument {
     #[serde(rename = "type")]
@@ -82,7 +135,7 @@ pub(super) struct RawArgument {
     pub description: String,
 }
 
-#[derive(Clone, Deserialize)]
+#[derive(Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawSource {
     pub files: Vec<Spanned<String>>,
@@ -96,7 +149,7 @@ pub(super) struct RawSource {
     pub inert_attributes: Vec<Spanned<String>>,
 }
 
-#[derive(Clone, Deserialize)]
+#[derive(Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawRegion {
     pub function: Option<String>,
@@ -118,13 +171,13 @@ pub(super) struct RawRegion {
     pub registered_by: Option<Vec<String>>,
 }
 
-#[derive(Clone, Deserialize)]
+#[derive(Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawInventory {
     pub callees: Vec<String>,
 }
 
-#[derive(Clone, Deserialize)]
+#[derive(Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub(super) struct RawRule {
     #[serde(default)]
@@ -132,13 +185,14 @@ pub(super) struct RawRule {
     #[serde(default)]
     pub unless: Vec<Spanned<String>>,
     #[serde(default)]
+    #[schemars(with = "BTreeMap<String, serde_json::Value>")]
     pub fact_equals: BTreeMap<Spanned<String>, toml::Value>,
     pub when: Spanned<RawPredicate>,
     pub then: Spanned<RawOutcome>,
     pub note: Option<String>,
 }
 
-#[derive(Clone, Deserialize)]
+#[derive(Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub(super) struct RawPredicate {
     pub arg: Option<Spanned<String>>,
@@ -147,6 +201,7 @@ pub(super) struct RawPredicate {
     pub matches: Option<Spanned<String>>,
     #[serde(rename = "type")]
     pub ty: Option<Spanned<String>>,
+    #[schemars(with = "Option<serde_json::Value>")]
     pub equals: Option<Spanned<toml::Value>>,
     pub absent: Option<Spanned<bool>>,
     pub present: Option<Spanned<bool>>,
@@ -156,7 +211,7 @@ pub(super) struct RawPredicate {
     pub always: Option<Spanned<bool>>,
 }
 
-#[derive(Clone, Deserialize)]
+#[derive(Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawOutcome {
     pub effect: Option<Spanned<RawEffect>>,
@@ -165,7 +220,7 @@ pub(super) struct RawOutcome {
     pub unknown: Option<Spanned<String>>,
 }
 
-#[derive(Clone, Deserialize)]
+#[derive(Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub(super) struct RawEffect {
     pub op: String,

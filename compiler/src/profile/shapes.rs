@@ -8,10 +8,8 @@
 //! arguments, envelope, source globs and rules are shared. Each shape is
 //! validated as a whole profile, so its errors name their lines like any other.
 
-use toml::Spanned;
-
 use super::Validator;
-use super::schema::{RawProfile, RawShape};
+use super::schema::{RawProfile, RawShape, Spanned};
 use crate::error::InputError;
 
 impl Validator<'_> {

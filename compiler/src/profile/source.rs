@@ -2,11 +2,10 @@
 //! the npm manifest the closure starts from.
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
-use toml::Spanned;
 
 use fcd_frontends::Lang;
 
-use super::schema::RawSource;
+use super::schema::{RawSource, Spanned};
 use super::{EntrySpec, Validator};
 use crate::error::InputError;
 
