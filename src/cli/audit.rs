@@ -18,6 +18,7 @@ pub enum AuditCommand {
         /// The runtime store whose audit log is checked: a SQLite file, sqlite:FILE or etcd:ENDPOINT[,ENDPOINT…][?prefix=/KEYS/].
         #[arg(long)]
         store: String,
+        /// Output: text for people, or one JSON document.
         #[arg(long, value_enum, default_value_t)]
         format: Format,
     },

@@ -46,6 +46,7 @@ pub struct CertifyArgs {
     /// The current time in Unix seconds (default: the system clock).
     #[arg(long)]
     now: Option<u64>,
+    /// Output: text for people, or one JSON document.
     #[arg(long, value_enum, default_value_t)]
     format: Format,
 }
@@ -53,6 +54,7 @@ pub struct CertifyArgs {
 /// Verifies a certificate's signature, form and validity interval.
 #[derive(Debug, clap::Args)]
 pub struct VerifyArgs {
+    /// The certificate (a DSSE envelope, as certify --out wrote it).
     #[arg(long)]
     cert: PathBuf,
     /// Public key (PEM) of the issuer.
@@ -61,6 +63,7 @@ pub struct VerifyArgs {
     /// The current time in Unix seconds (default: the system clock).
     #[arg(long)]
     now: Option<u64>,
+    /// Output: text for people, or one JSON document.
     #[arg(long, value_enum, default_value_t)]
     format: Format,
 }

@@ -11,6 +11,7 @@ use crate::error::InputError;
 pub enum DebugCommand {
     /// Prints the syntax tree of a file as the frontend sees it (named nodes, fields, positions).
     Tree {
+        /// The source file to parse.
         file: PathBuf,
         /// Language of the file (python, go, csharp, javascript, typescript);
         /// by default, the one its extension names.

@@ -9,6 +9,7 @@ use crate::error::InputError;
 /// Creates an ed25519 key pair: PATH (private, PKCS#8 PEM) and PATH.pub.
 #[derive(Debug, clap::Args)]
 pub struct KeygenArgs {
+    /// Where to write the private key; the public key goes to OUT.pub.
     #[arg(long)]
     out: PathBuf,
 }

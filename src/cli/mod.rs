@@ -91,6 +91,7 @@ enum Command {
 /// Runs the whole pipeline on the bundled git-diff fixtures and prints each canonical decision.
 #[derive(Debug, clap::Args)]
 struct DemoArgs {
+    /// Output: text for people, or one JSON document.
     #[arg(long, value_enum, default_value_t)]
     format: Format,
 }
@@ -193,6 +194,30 @@ pub fn rfc3339(secs: u64) -> String {
 
 #[cfg(test)]
 mod tests {
+    use clap::CommandFactory;
+
+    /// Every argument of every command says what it is in `--help`.
+    #[test]
+    fn every_argument_has_help() {
+        fn walk(cmd: &clap::Command, path: &str, missing: &mut Vec<String>) {
+            let path = format!("{path} {}", cmd.get_name());
+            if cmd.get_about().is_none() && cmd.get_long_about().is_none() {
+                missing.push(format!("{path} (the command)"));
+            }
+            for arg in cmd.get_arguments().filter(|a| !["help", "version"].contains(&a.get_id().as_str())) {
+                if arg.get_help().is_none() && arg.get_long_help().is_none() {
+                    missing.push(format!("{path} --{}", arg.get_id()));
+                }
+            }
+            for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
+                walk(sub, &path, missing);
+            }
+        }
+        let mut missing = Vec::new();
+        walk(&super::Cli::command(), "", &mut missing);
+        assert!(missing.is_empty(), "without help text:\n{}", missing.join("\n"));
+    }
+
     #[test]
     fn rfc3339_writes_utc_dates() {
         assert_eq!(super::rfc3339(0), "1970-01-01T00:00:00Z");

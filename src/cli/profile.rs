@@ -12,6 +12,7 @@ pub enum ProfileCommand {
     Test {
         /// The profile directory.
         dir: PathBuf,
+        /// Output: text for people, or one JSON document.
         #[arg(long, value_enum, default_value_t)]
         format: Format,
     },

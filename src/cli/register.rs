@@ -32,6 +32,7 @@ pub struct RegisterArgs {
     /// Where to write the summary (canonical JSON). Nothing is written on escalation.
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Output: text for people, or one JSON document.
     #[arg(long, value_enum, default_value_t)]
     format: Format,
 }
@@ -42,13 +43,16 @@ pub struct RegenerateArgs {
     /// The summary to check.
     #[arg(long)]
     summary: PathBuf,
+    /// Release root to regenerate from: the same tree the summary was registered from.
     #[arg(long)]
     source: PathBuf,
+    /// Profile directory or its profile.toml.
     #[arg(long)]
     profile: PathBuf,
     /// Registered configuration, a JSON object (must be the one registered).
     #[arg(long)]
     config: Option<PathBuf>,
+    /// Output: text for people, or one JSON document.
     #[arg(long, value_enum, default_value_t)]
     format: Format,
 }

@@ -13,21 +13,27 @@ use crate::registry::Registry;
 pub enum RegistryCommand {
     /// Lists every admitted epoch with its release, summary and regeneration evidence.
     List {
+        /// The registry's SQLite file.
         #[arg(long)]
         db: PathBuf,
+        /// Output: text for people, or one JSON document.
         #[arg(long, value_enum, default_value_t)]
         format: Format,
     },
     /// Shows the manifest and summary of an epoch (by epoch id or release).
     Show {
+        /// The registry's SQLite file.
         #[arg(long)]
         db: PathBuf,
+        /// An epoch id or a release name.
         epoch: String,
     },
     /// Re-derives every digest from the stored bytes; exits 1 on any problem.
     Verify {
+        /// The registry's SQLite file.
         #[arg(long)]
         db: PathBuf,
+        /// Output: text for people, or one JSON document.
         #[arg(long, value_enum, default_value_t)]
         format: Format,
     },

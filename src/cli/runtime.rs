@@ -37,14 +37,19 @@ pub enum RuntimeCommand {
     RegisterEpoch {
         #[command(flatten)]
         store: StoreArgs,
+        /// The epoch's id (a release of the tool under one configuration).
         #[arg(long)]
         epoch: String,
+        /// The MCP tool the epoch serves.
         #[arg(long)]
         tool: String,
+        /// `sha256:` digest of the release artifact the epoch runs.
         #[arg(long)]
         artifact_digest: String,
+        /// `sha256:` digest of the server configuration the epoch runs under.
         #[arg(long)]
         config_digest: String,
+        /// `sha256:` digest of the epoch's registered summary (empty: none).
         #[arg(long, default_value = "")]
         summary_digest: String,
     },
@@ -52,8 +57,10 @@ pub enum RuntimeCommand {
     Transition {
         #[command(flatten)]
         store: StoreArgs,
+        /// The epoch to move.
         #[arg(long)]
         epoch: String,
+        /// The transition: advertise, hide, drain or retire.
         #[arg(long, value_parser = ["advertise", "hide", "drain", "retire"])]
         to: String,
     },
@@ -61,18 +68,25 @@ pub enum RuntimeCommand {
     Evidence {
         #[command(flatten)]
         store: StoreArgs,
+        /// certificate (one call, by its args digest) or edge (every call of the tool).
         #[arg(long, value_parser = ["certificate", "edge"])]
         kind: String,
+        /// The MCP tool the evidence is for.
         #[arg(long)]
         tool: String,
+        /// `sha256:` digest of the call's canonical arguments (a certificate's; none for an edge).
         #[arg(long)]
         args_digest: Option<String>,
+        /// The epoch the call was formed against.
         #[arg(long)]
         source: String,
+        /// The epoch the evidence lets the call move to.
         #[arg(long)]
         target: String,
+        /// Start of validity, Unix seconds.
         #[arg(long, default_value_t = 0)]
         valid_from: u64,
+        /// End of validity, Unix seconds (inclusive).
         #[arg(long, default_value_t = u64::MAX / 2)]
         valid_until: u64,
     },
@@ -80,20 +94,28 @@ pub enum RuntimeCommand {
     Form {
         #[command(flatten)]
         store: StoreArgs,
+        /// The snapshot the call was formed from (what the agent was shown).
         #[arg(long)]
         snapshot: String,
+        /// The MCP tool called.
         #[arg(long)]
         tool: String,
+        /// `sha256:` digest of the call's canonical arguments.
         #[arg(long)]
         args_digest: String,
+        /// The authenticated principal making the call.
         #[arg(long)]
         principal: String,
+        /// The exact epoch the call is formed against.
         #[arg(long)]
         source: String,
+        /// The evidence id that lets the call move to one successor epoch.
         #[arg(long)]
         successor_evidence: Option<i64>,
+        /// How long the formation stays admissible, in seconds.
         #[arg(long, default_value_t = 3600)]
         ttl: u64,
+        /// The current time in Unix seconds (default: the system clock).
         #[arg(long)]
         now: Option<u64>,
     },
@@ -101,8 +123,10 @@ pub enum RuntimeCommand {
     Admit {
         #[command(flatten)]
         store: StoreArgs,
+        /// The formation to admit.
         #[arg(long)]
         formation: i64,
+        /// The current time in Unix seconds (default: the system clock).
         #[arg(long)]
         now: Option<u64>,
         #[command(flatten)]
@@ -112,6 +136,7 @@ pub enum RuntimeCommand {
     Complete {
         #[command(flatten)]
         store: StoreArgs,
+        /// The lease to mark completed.
         #[arg(long)]
         lease: i64,
     },
@@ -119,6 +144,7 @@ pub enum RuntimeCommand {
     Uncertain {
         #[command(flatten)]
         store: StoreArgs,
+        /// The lease to mark uncertain.
         #[arg(long)]
         lease: i64,
     },
@@ -126,18 +152,23 @@ pub enum RuntimeCommand {
     Revoke {
         #[command(flatten)]
         store: StoreArgs,
+        /// What to revoke: `evidence:ID` or `formation:ID`.
         handle: String,
     },
     /// The final-hop check of a token before the handler runs.
     Fence {
         #[command(flatten)]
         store: StoreArgs,
+        /// The lease's single-use token, as admit printed it.
         #[arg(long)]
         token: String,
+        /// `sha256:` digest of the artifact the hop is about to run.
         #[arg(long)]
         artifact_digest: String,
+        /// `sha256:` digest of the configuration the hop runs under.
         #[arg(long)]
         config_digest: String,
+        /// The generation the lease carries in its token (as admit printed it).
         #[arg(long)]
         generation: i64,
         /// The time the hop runs (seconds since the epoch; default: the clock): a
@@ -178,8 +209,10 @@ fcd_runtime::if_test_hooks! {
             Stress {
                 #[command(flatten)]
                 store: StoreArgs,
+                /// A formation to admit, fence and complete (repeatable).
                 #[arg(long = "formation", required = true)]
                 formations: Vec<i64>,
+                /// How many times over the formations are run.
                 #[arg(long)]
                 count: usize,
                 /// Sleep this long between a lease's fence pass and its completion
