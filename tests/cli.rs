@@ -478,3 +478,40 @@ fn certify_takes_a_call_straight_from_canonical_json() {
     let neither = fcd(&["certify", "--summary", s(&summary), "--contract", s(&contract)]);
     assert_eq!(neither.code, 2, "{}", neither.stderr);
 }
+
+#[test]
+fn debug_region_shows_identities_inventory_and_facts() {
+    let r = fcd(&["debug", "region", "--profile", "profiles/git-diff", "--source", "fixtures/git-diff/guarded"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    for line in [
+        "region handler at mcp_server_git/server.py:",
+        "  ok  git.Repo.git.diff ",
+        "  [inventory.handler]\n  callees = [\"git.Repo.git.diff\", \"git.Repo.rev_parse\", \"git.exc.BadName\", \"str.startswith\"]",
+        "region confine: absent (optional)",
+        "  sink (call in handler, required)\n    candidates: call sites resolving to `git.Repo.git.diff`: mcp_server_git/server.py:",
+    ] {
+        assert!(r.stdout.contains(line), "`{line}` in:\n{}", r.stdout);
+    }
+    // Another shape: its regions are missing and its new callee is flagged, each on its own.
+    let r =
+        fcd(&["debug", "region", "--profile", "profiles/git-diff", "--source", "fixtures/git-diff/guarded", "--shape", "flag-error", "--region", "handler"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("  NEW git.exc.BadName "), "{}", r.stdout);
+    assert!(!r.stdout.contains("region route"), "--region shows one region: {}", r.stdout);
+    let r = fcd(&["debug", "region", "--profile", "profiles/git-diff", "--source", "fixtures/git-diff/guarded", "--region", "nope"]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("no region `nope` (regions: confine, handler, route)"), "{}", r.stderr);
+}
+
+#[test]
+fn debug_tree_picks_the_grammar_from_the_extension() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ts = tmp.path().join("m.ts");
+    std::fs::write(&ts, "function f(x: number): void {\n  g(x);\n}\n").unwrap();
+    let r = fcd(&["debug", "tree", s(&ts)]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("type_annotation"), "parsed as TypeScript: {}", r.stdout);
+    let py = tmp.path().join("m.py");
+    std::fs::write(&py, "def f(x):\n    g(x)\n").unwrap();
+    assert!(fcd(&["debug", "tree", s(&py)]).stdout.contains("function_definition"));
+}

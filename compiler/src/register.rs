@@ -126,10 +126,10 @@ fn progress(e: &Escalation) -> u8 {
 
 /// A release read for registration: its closure's files, their digest and
 /// (JavaScript) the entries the runtime starts from. The same for every shape.
-struct Prepared {
-    files: Vec<fcd_frontends::SourceFile>,
+pub(crate) struct Prepared {
+    pub(crate) files: Vec<fcd_frontends::SourceFile>,
     closure: fcd_model::summary::Closure,
-    entries: Option<Vec<String>>,
+    pub(crate) entries: Option<Vec<String>>,
 }
 
 /// Registers one release against one shape of a profile.
@@ -144,7 +144,7 @@ fn register_shape(profile: &Profile, req: &Request) -> Result<Registration, Inpu
 
 /// Reads the release's closure as the profile's source globs select it;
 /// `Err` is an escalation (no file, a closure fcd does not interpret).
-fn prepare(profile: &Profile, req: &Request) -> Result<Result<Prepared, Registration>, InputError> {
+pub(crate) fn prepare(profile: &Profile, req: &Request) -> Result<Result<Prepared, Registration>, InputError> {
     if let Some(d) = &req.artifact_digest
         && !canon::is_sha256(d)
     {

@@ -6,6 +6,7 @@ use fcd_frontends::{Lang, SourceFile};
 
 use super::{Io, Status, print};
 use crate::error::InputError;
+use crate::profile::Profile;
 
 #[derive(Debug, clap::Subcommand)]
 pub enum DebugCommand {
@@ -18,10 +19,35 @@ pub enum DebugCommand {
         #[arg(long)]
         lang: Option<String>,
     },
+    /// Shows a release through a profile: every call site of each region with its resolved
+    /// identity (ready to paste into an inventory), the candidates of each fact and whether
+    /// it was found, is absent or the first reason it does not match. Decides nothing.
+    Region {
+        /// Profile directory or its profile.toml.
+        #[arg(long)]
+        profile: PathBuf,
+        /// Release root: unpacked sdist or npm package, or the repository at a tag.
+        #[arg(long)]
+        source: PathBuf,
+        /// Only this region and its facts (default: every region).
+        #[arg(long)]
+        region: Option<String>,
+        /// The profile's shape to read the release with (default: the top-level one).
+        #[arg(long)]
+        shape: Option<String>,
+    },
 }
 
 pub fn run(c: DebugCommand, io: &mut Io<'_>) -> Result<Status, InputError> {
-    let DebugCommand::Tree { file, lang } = c;
+    let (file, lang) = match c {
+        DebugCommand::Tree { file, lang } => (file, lang),
+        DebugCommand::Region { profile, source, region, shape } => {
+            let profile = Profile::load(&profile)?;
+            let view = fcd_compiler::inspect::view(&profile, &source, shape.as_deref(), region.as_deref())?;
+            print(io, &view.to_text())?;
+            return Ok(Status::Success);
+        }
+    };
     let lang = match lang {
         Some(name) => Lang::from_name(&name).ok_or_else(|| InputError::new(&file, format!("no frontend for language `{name}`")))?,
         None => by_extension(&file).ok_or_else(|| InputError::new(&file, "cannot tell the language from the extension: give --lang"))?,
