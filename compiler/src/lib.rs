@@ -9,6 +9,7 @@
 //! its output or an escalation naming file, line and reason.
 
 pub mod guard;
+pub mod init;
 pub mod inspect;
 pub mod loader;
 pub mod profile;
