@@ -82,6 +82,7 @@ struct ReleasesArgs {
     /// (default: .cache/official in the workspace).
     #[arg(long, value_name = "DIR")]
     cache: Option<PathBuf>,
+    /// Output: a table, JSON Lines (one object per release) or SARIF.
     #[arg(long, value_enum, default_value_t)]
     format: Format,
     /// Also judge every automatic registration with the independent oracle
