@@ -56,6 +56,18 @@ fn a_go_field_needs_its_sink() {
 }
 
 #[test]
+fn a_csharp_field_names_no_sink() {
+    // The C# frontend finds the member initializer anywhere in the region: a `sink` would be ignored.
+    let field = "field = \"PublicNetworkAccess\"\nwrap = \"Value\"\nfrom = \"mapped\"\n";
+    insta::assert_snapshot!(error_of("azure-redis-create", &[(field, &format!("{field}sink = \"deployment\"\narg = 0\n"))]));
+}
+
+#[test]
+fn a_key_of_another_kind() {
+    insta::assert_snapshot!(error_of("git-diff", &[("before = \"sink\"\n", "before = \"sink\"\nmember = \"x\"\n")]));
+}
+
+#[test]
 fn a_callee_outside_its_inventory() {
     insta::assert_snapshot!(error_of("git-diff", &[("callee = \"git.Repo.git.diff\"", "callee = \"git.Repo.git.dif\"")]));
 }
