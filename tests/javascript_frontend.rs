@@ -172,3 +172,28 @@ fn a_receiver_bound_twice_or_from_an_unspellable_value_stays_unresolved_or_spell
     // A local named like a global is what it is bound to, not the global.
     assert_eq!(callees("a.js", "  const Manager = rogue();\n  Manager.current();"), ["rogue", "rogue().current"]);
 }
+
+/// The `args` of the one `git.add` call fact in `stage`, or the escalation.
+fn spread_sink(body: &str, patterns: &[&str]) -> Result<Option<FactValue>, fcd_frontends::Escalation> {
+    let src = format!("function stage(git, paths) {{\n{body}\n}}\n");
+    let file = SourceFile { path: "a.js".into(), bytes: src.into_bytes() };
+    let args = patterns.iter().map(|p| ArgPattern::parse(p).unwrap()).collect();
+    let fact = FactSpec { name: "sink".into(), region: "r".into(), kind: FactKind::Call { callee: "git.add".into(), args: Some(args), matching: false } };
+    let region = RegionSpec { name: "r".into(), kind: RegionKind::Function("stage".into()), optional: false };
+    let a = analyze(Lang::JavaScript, &[file], &[region], &[fact])?;
+    Ok(a.facts.first().and_then(|f| f.values.get("args").cloned()))
+}
+
+#[test]
+fn a_spread_argument_matches_only_a_splat_pattern_of_its_shape() {
+    let want = Some(FactValue::List(vec![FactValue::Text("str:--".into()), FactValue::Text("*param:paths".into())]));
+    assert_eq!(spread_sink("  return git.add(\"--\", ...paths);", &["str:--", "*param:paths"]).unwrap(), want);
+    for body in ["  return git.add(...paths);", "  return git.add(\"--\", paths);", "  return git.add(\"--\", ...other);"] {
+        assert!(spread_sink(body, &["str:--", "*param:paths"]).is_err(), "{body}");
+    }
+    // A spread where the profile expects none stays outside the shape.
+    let err = spread_sink("  return git.add(\"--\", ...paths);", &["str:--", "any"]).unwrap_err();
+    assert!(err.detail.contains("spread argument"), "{err:?}");
+    // The spread parameter must reach the call unchanged.
+    assert!(spread_sink("  paths = [\"-A\"];\n  return git.add(\"--\", ...paths);", &["str:--", "*param:paths"]).is_err());
+}

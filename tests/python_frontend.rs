@@ -133,3 +133,37 @@ fn comments_and_strings_create_no_callees() {
 fn calls_inside_fstring_holes_are_real_calls() {
     check("def f(x: str):\n    return f\"{x.upper()}\"\n", &["str.upper"]);
 }
+
+/// The `args` of the one `git.Repo.git.add` call fact in `git_add`, or the escalation.
+fn splat_sink(body: &str, patterns: &[&str]) -> Result<Option<fcd_frontends::FactValue>, fcd_frontends::Escalation> {
+    use fcd_frontends::{ArgPattern, FactKind, FactSpec};
+    let src = format!("import git\ndef git_add(repo: git.Repo, files: list[str]) -> str:\n{body}\n    return 'staged'\n");
+    let file = SourceFile { path: "m.py".into(), bytes: src.into_bytes() };
+    let region = RegionSpec { name: "r".into(), kind: RegionKind::Function("git_add".into()), optional: false };
+    let args = patterns.iter().map(|p| ArgPattern::parse(p).unwrap()).collect();
+    let fact =
+        FactSpec { name: "sink".into(), region: "r".into(), kind: FactKind::Call { callee: "git.Repo.git.add".into(), args: Some(args), matching: false } };
+    let analysis = analyze(Lang::Python, &[file], &[region], &[fact])?;
+    Ok(analysis.facts.first().and_then(|f| f.values.get("args").cloned()))
+}
+
+#[test]
+fn a_splat_argument_matches_only_a_splat_pattern_of_its_shape() {
+    use fcd_frontends::FactValue;
+    let want = Some(FactValue::List(vec![FactValue::Text("str:--".into()), FactValue::Text("*param:files".into())]));
+    assert_eq!(splat_sink("    repo.git.add('--', *files)", &["str:--", "*param:files"]).unwrap(), want);
+    // Without the separator, or splatting something else, the shape does not match.
+    for body in ["    repo.git.add(*files)", "    repo.git.add('--', *others)", "    repo.git.add('--', files)", "    repo.git.add('--', *files, 'x')"] {
+        let err = splat_sink(body, &["str:--", "*param:files"]).unwrap_err();
+        assert!(err.detail.contains("do not match the profile's shape"), "{body}: {err:?}");
+    }
+    // `any` is one argument: never a splat, which may be many, or none.
+    let err = splat_sink("    repo.git.add('--', *files)", &["str:--", "any"]).unwrap_err();
+    assert!(err.detail.contains("do not match"), "{err:?}");
+    // The splatted parameter must reach the call unchanged.
+    let err = splat_sink("    files = ['-A']\n    repo.git.add('--', *files)", &["str:--", "*param:files"]).unwrap_err();
+    assert!(err.detail.contains("rebound"), "{err:?}");
+    // `**` stays outside every shape.
+    let err = splat_sink("    repo.git.add('--', **files)", &["str:--", "*param:files"]).unwrap_err();
+    assert!(err.detail.contains("`**` argument"), "{err:?}");
+}

@@ -13,6 +13,27 @@ use super::{ArgSpec, RuleTemplate, Span, Validator};
 use crate::error::InputError;
 use crate::rules::{EffectTemplate, Outcome, Pattern, Predicate, Rule, Template, Test, ValueType};
 
+/// The tests a condition may hold, as a message lists them.
+const TESTS: &str = "`starts-with`, `matches`, `type`, `equals`, `absent`, `present`, `inside`, `any-element`, `every-element`";
+
+/// How many tests a condition's table holds (exactly one is valid).
+fn test_count(p: &RawPredicate) -> usize {
+    [
+        p.starts_with.is_some(),
+        p.matches.is_some(),
+        p.ty.is_some(),
+        p.equals.is_some(),
+        p.absent.is_some(),
+        p.present.is_some(),
+        p.inside.is_some(),
+        p.any_element.is_some(),
+        p.every_element.is_some(),
+    ]
+    .into_iter()
+    .filter(|x| *x)
+    .count()
+}
+
 impl Validator<'_> {
     /// One rule, or `None` with every independent problem in it recorded.
     pub(super) fn rule(
@@ -120,11 +141,10 @@ impl Validator<'_> {
         captures: &mut BTreeSet<String>,
     ) -> Result<Predicate, InputError> {
         let combinators = [p.all.is_some(), p.any.is_some(), p.not.is_some(), p.always.is_some()];
-        let tests = [p.starts_with.is_some(), p.matches.is_some(), p.ty.is_some(), p.equals.is_some(), p.absent.is_some(), p.present.is_some()];
         let subjects = [p.arg.is_some(), p.env.is_some()];
         let count = |xs: &[bool]| xs.iter().filter(|x| **x).count();
         if count(&combinators) > 0 {
-            if count(&combinators) > 1 || count(&tests) > 0 || count(&subjects) > 0 {
+            if count(&combinators) > 1 || test_count(p) > 0 || count(&subjects) > 0 {
                 return self.err(span, key, "`all`, `any`, `not` and `always` stand alone in their table");
             }
             let list = |ps: &[RawPredicate], name: &str, captures: &mut BTreeSet<String>| -> Result<Vec<Predicate>, InputError> {
@@ -143,54 +163,80 @@ impl Validator<'_> {
                 return self.err(span, key, "`always` can only be `true`");
             });
         }
-        if count(&subjects) != 1 || count(&tests) != 1 {
-            return self.err(
-                span,
-                key,
-                "a condition is one subject (`arg` or `env`) and one test (`starts-with`, `matches`, `type`, `equals`, `absent`, `present`), or one of `all`, `any`, `not`, `always`",
-            );
+        if count(&subjects) != 1 || test_count(p) != 1 {
+            return self.err(span, key, format!("a condition is one subject (`arg` or `env`) and one test ({TESTS}), or one of `all`, `any`, `not`, `always`"));
         }
-        let test = if let Some(s) = &p.starts_with {
+        // The value's declared type, where the profile declares it.
+        let declared = match (&p.arg, &p.env) {
+            (Some(name), _) => {
+                if !arguments.is_empty() && !arguments.contains_key(name) {
+                    let names: BTreeSet<&str> = arguments.keys().map(String::as_str).collect();
+                    return self.err(span, &format!("{key}.arg"), self.unknown_of("argument", name, &names));
+                }
+                arguments.get(name).map(|spec| (name.as_str(), spec.ty))
+            }
+            _ => None,
+        };
+        let test = self.test(p, key, span.clone(), declared, captures)?;
+        Ok(match (&p.arg, &p.env) {
+            (Some(name), _) => Predicate::Arg { name: name.clone(), test },
+            (None, Some(path)) => Predicate::Env { path: path.clone(), test },
+            (None, None) => unreachable!("exactly one subject was checked above"),
+        })
+    }
+
+    /// The one test of a condition (or of an element test's table), checked
+    /// against the type the value is declared with (`declared`: its name and
+    /// type), so that a test which could never hold is a profile error, not a
+    /// rule that silently falls through.
+    fn test(&self, p: &RawPredicate, key: &str, span: Span, declared: Option<(&str, ValueType)>, captures: &mut BTreeSet<String>) -> Result<Test, InputError> {
+        let wrong_type = |what: &str, want: ValueType| match declared {
+            Some((name, ty)) if ty != want => self.err(span.clone(), key, format!("{what} on `{name}`, which is declared {}", ty.name())),
+            _ => Ok(()),
+        };
+        Ok(if let Some(s) = &p.starts_with {
+            wrong_type("a string test", ValueType::String)?;
             Test::StartsWith(s.clone())
         } else if let Some(re) = &p.matches {
+            wrong_type("a string test", ValueType::String)?;
             let compiled = Pattern::new(re).or_else(|e| self.err(span.clone(), &format!("{key}.matches"), e))?;
             captures.extend(compiled.capture_names().map(str::to_owned));
             Test::Matches(compiled)
         } else if let Some(t) = &p.ty {
             Test::Type(ValueType::parse(t).map_or_else(|| self.err(span.clone(), &format!("{key}.type"), format!("`{t}` is not a JSON type")), Ok)?)
         } else if let Some(v) = &p.equals {
-            Test::Equals(serde_json::to_value(v).or_else(|e| self.err(span.clone(), &format!("{key}.equals"), e))?)
+            let value = serde_json::to_value(v).or_else(|e| self.err(span.clone(), &format!("{key}.equals"), e))?;
+            if let Some((name, ty)) = declared
+                && !ty.holds(&value)
+            {
+                return self.err(span, key, format!("`equals` compares `{name}` ({}) with {}", ty.name(), ValueType::of_value(&value)));
+            }
+            Test::Equals(value)
         } else if p.absent == Some(true) {
             Test::Absent
         } else if p.present == Some(true) {
             Test::Present
+        } else if let Some(inside) = &p.inside {
+            wrong_type("`inside` (a path test)", ValueType::String)?;
+            if !(inside.starts_with("config.") && inside.len() > "config.".len()) {
+                return self.err(
+                    span,
+                    &format!("{key}.inside"),
+                    format!("`{inside}` is not `config.KEY`: the directories come from the authenticated configuration"),
+                );
+            }
+            Test::Inside(inside.clone())
+        } else if let Some((which, element)) = p.any_element.as_ref().map(|e| ("any-element", e)).or(p.every_element.as_ref().map(|e| ("every-element", e))) {
+            wrong_type("an element test", ValueType::Array)?;
+            let inner_key = format!("{key}.{which}");
+            if element.arg.is_some() || element.env.is_some() || test_count(element) != 1 {
+                return self.err(span, &inner_key, format!("an element test is a table with one test ({TESTS}) and no subject"));
+            }
+            // Groups matched on one element are not template values: which element's would they be?
+            let inner = self.test(element, &inner_key, span, None, &mut BTreeSet::new())?;
+            if which == "any-element" { Test::AnyElement(Box::new(inner)) } else { Test::EveryElement(Box::new(inner)) }
         } else {
             return self.err(span, key, "`absent` and `present` can only be `true`");
-        };
-        Ok(match (&p.arg, &p.env) {
-            (Some(name), _) => {
-                if !arguments.is_empty() && !arguments.contains_key(name) {
-                    let names: BTreeSet<&str> = arguments.keys().map(String::as_str).collect();
-                    return self.err(span, &format!("{key}.arg"), self.unknown_of("argument", name, &names));
-                }
-                // A string test on an argument declared with another type could
-                // never hold; it is a profile error, not a rule that falls through.
-                let string_test = matches!(test, Test::StartsWith(_) | Test::Matches(_));
-                if let Some(spec) = arguments.get(name)
-                    && string_test
-                    && spec.ty != ValueType::String
-                {
-                    return self.err(span, key, format!("a string test on argument `{name}`, which is declared {}", spec.ty.name()));
-                }
-                if let (Some(spec), Test::Equals(v)) = (arguments.get(name), &test)
-                    && !spec.ty.holds(v)
-                {
-                    return self.err(span, key, format!("`equals` compares argument `{name}` ({}) with {}", spec.ty.name(), ValueType::of_value(v)));
-                }
-                Predicate::Arg { name: name.clone(), test }
-            }
-            (None, Some(path)) => Predicate::Env { path: path.clone(), test },
-            (None, None) => unreachable!("exactly one subject was checked above"),
         })
     }
 

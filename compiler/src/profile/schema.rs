@@ -150,6 +150,11 @@ pub(super) struct RawPredicate {
     pub equals: Option<toml::Value>,
     pub absent: Option<bool>,
     pub present: Option<bool>,
+    /// An element test: `any-element = { starts-with = "-" }`.
+    pub any_element: Option<Box<RawPredicate>>,
+    pub every_element: Option<Box<RawPredicate>>,
+    /// A path inside the directories an environment value names.
+    pub inside: Option<String>,
     pub all: Option<Vec<RawPredicate>>,
     pub any: Option<Vec<RawPredicate>>,
     pub not: Option<Box<RawPredicate>>,

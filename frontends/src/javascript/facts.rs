@@ -35,13 +35,28 @@ impl<'a> CallShape<'a> for Cx<'_, 'a> {
     }
 
     fn check_arguments(&self, _call: Node<'a>, args: &[Node<'a>], patterns: &[ArgPattern]) -> Result<(), Escalation> {
-        if let Some(spread) = args.iter().find(|a| a.kind() == "spread_element") {
+        let splats = patterns.iter().any(|p| matches!(p.shape, ArgShape::Splat(_)));
+        if let Some(spread) = args.iter().find(|a| a.kind() == "spread_element")
+            && !splats
+        {
             return Err(self.site.mismatch(*spread, "a spread argument is outside the profile's shape".into()));
         }
         for a in args {
-            let name = bare(*a).text();
-            let followed = patterns.iter().any(|p| matches!(&p.shape, ArgShape::Var(n) | ArgShape::Param(n) if n == name));
-            if followed && bare(*a).kind() == "identifier" && self.names.count(name) > 1 {
+            // A spread value is followed like the value itself.
+            let (e, spread) = match spread_value(*a) {
+                Some(v) => (v, true),
+                None => (bare(*a), false),
+            };
+            let name = e.text();
+            let followed = patterns.iter().any(|p| {
+                let shape = match (&p.shape, spread) {
+                    (ArgShape::Splat(inner), true) => inner.as_ref(),
+                    (shape, false) => shape,
+                    _ => return false,
+                };
+                matches!(shape, ArgShape::Var(n) | ArgShape::Param(n) if n == name)
+            });
+            if followed && e.kind() == "identifier" && self.names.count(name) > 1 {
                 return Err(self
                     .site
                     .mismatch(*a, format!("`{name}` is assigned more than once, so the value reaching the call is not the one the profile follows")));
@@ -51,9 +66,37 @@ impl<'a> CallShape<'a> for Cx<'_, 'a> {
     }
 
     fn arg_matches(&self, arg: &Node<'a>, pattern: &ArgPattern) -> bool {
-        let arg = *arg;
+        self.shape_matches(*arg, &pattern.shape)
+    }
+
+    fn arg_text(&self, arg: &Node<'a>) -> String {
+        arg.compact_text()
+    }
+}
+
+/// The expression a spread argument (`...files`) spreads.
+fn spread_value(arg: Node<'_>) -> Option<Node<'_>> {
+    if arg.kind() != "spread_element" {
+        return None;
+    }
+    let mut inner = arg.named_children().filter(|c| c.kind() != "comment");
+    match (inner.next(), inner.next()) {
+        (Some(v), None) => Some(bare(v)),
+        _ => None,
+    }
+}
+
+impl<'a> Cx<'_, 'a> {
+    /// Whether one argument has the shape: a spread argument only a splat's,
+    /// whose inner shape the spread value must have.
+    fn shape_matches(&self, arg: Node<'a>, shape: &ArgShape) -> bool {
+        if arg.kind() == "spread_element" {
+            let ArgShape::Splat(inner) = shape else { return false };
+            return spread_value(arg).is_some_and(|v| self.shape_matches(v, inner));
+        }
         let e = bare(arg);
-        match &pattern.shape {
+        match shape {
+            ArgShape::Splat(_) => false,
             // Tool-argument flow is read by the Python frontend only so far.
             ArgShape::Arg(_) => false,
             ArgShape::Any => arg.kind() != "spread_element",
@@ -78,12 +121,6 @@ impl<'a> CallShape<'a> for Cx<'_, 'a> {
         }
     }
 
-    fn arg_text(&self, arg: &Node<'a>) -> String {
-        arg.compact_text()
-    }
-}
-
-impl<'a> Cx<'_, 'a> {
     /// Whether the one binding of `name` is its declaration `name = CALLEE(…)`
     /// (a plain identifier, not a pattern), a call of exactly that callee;
     /// `CALLEE(WHAT)` also asks for exactly one argument that is `WHAT`
