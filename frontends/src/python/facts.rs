@@ -162,9 +162,11 @@ impl<'a> Cx<'_, 'a> {
         let Some(body) = self.site.region.node.field_child("body") else { return Ok(None) };
         let statements: Vec<Node<'a>> = body.named_children().filter(|s| s.kind() != "comment").collect();
         let Some(sink_index) = statements.iter().position(|s| s.contains(sink)) else { return Ok(None) };
-        for stmt in &statements[..sink_index] {
+        for (index, stmt) in statements[..sink_index].iter().enumerate() {
             if stmt.kind() == "if_statement" {
-                let test_ok = stmt.field_child("condition").is_some_and(|c| self.test_matches(c, callee, receiver, args, negated));
+                let test_ok = stmt.field_child("condition").is_some_and(|c| {
+                    self.test_matches(c, callee, receiver, args, negated) || self.bound_test_matches(c, &statements[..index], callee, receiver, args, negated)
+                });
                 let exit = stmt.field_child("consequence").and_then(block_exit);
                 if let (true, Some(exit)) = (test_ok, exit) {
                     let mut values = BTreeMap::new();
@@ -182,6 +184,50 @@ impl<'a> Cx<'_, 'a> {
             }
         }
         Ok(None)
+    }
+
+    /// A guard whose test is a local bound once to the reviewed call
+    /// (`ok = target.startswith("-")` then `if ok:`, or `if not ok:` for a
+    /// negated guard): the local is bound exactly once in the function, by a
+    /// plain assignment that is one of the statements `earlier` at the top
+    /// of the body (so it runs before the test on every path), and its value
+    /// is a call the guard's test would accept.
+    fn bound_test_matches(
+        &self,
+        test: Node<'a>,
+        earlier: &[Node<'a>],
+        callee: &str,
+        receiver: Option<&ArgPattern>,
+        args: &[ArgPattern],
+        negated: bool,
+    ) -> bool {
+        let mut test = test;
+        while test.kind() == "parenthesized_expression" {
+            match test.named_children().find(|c| c.kind() != "comment") {
+                Some(inner) => test = inner,
+                None => return false,
+            }
+        }
+        let local = match (test.kind(), negated) {
+            ("identifier", false) => test,
+            ("not_operator", true) => match test.field_child("argument") {
+                Some(inner) if inner.kind() == "identifier" => inner,
+                _ => return false,
+            },
+            _ => return false,
+        };
+        let name = local.text();
+        if self.names.is_param(name) {
+            return false;
+        }
+        let [super::binding::Binding { node, kind: super::binding::BindingKind::Value(value) }] = self.names.bindings(name) else { return false };
+        let assigned_at_top = earlier.iter().any(|stmt| {
+            stmt.kind() == "expression_statement"
+                && stmt.named_children().filter(|c| c.kind() != "comment").collect::<Vec<_>>().as_slice().first().is_some_and(|a| {
+                    a.kind() == "assignment" && a.field_child("left").is_some_and(|l| l.kind() == "identifier" && l.text() == name && *node == l)
+                })
+        });
+        assigned_at_top && value.kind() == "call" && self.test_matches(*value, callee, receiver, args, false)
     }
 
     pub(super) fn test_matches(&self, test: Node<'a>, callee: &str, receiver: Option<&ArgPattern>, args: &[ArgPattern], negated: bool) -> bool {
