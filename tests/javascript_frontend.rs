@@ -197,3 +197,54 @@ fn a_spread_argument_matches_only_a_splat_pattern_of_its_shape() {
     // The spread parameter must reach the call unchanged.
     assert!(spread_sink("  paths = [\"-A\"];\n  return git.add(\"--\", ...paths);", &["str:--", "*param:paths"]).is_err());
 }
+
+/// Whether a negated `isAllowed(filePath)` guard that throws before
+/// `fs.writeFile(filePath, content)` is found in `body`.
+fn allowed_guard_in(body: &str) -> Result<bool, fcd_frontends::Escalation> {
+    let src = format!("function writeIt(filePath, content) {{\n{body}\n  return fs.writeFile(filePath, content);\n}}\n");
+    let file = SourceFile { path: "a.js".into(), bytes: src.into_bytes() };
+    let pattern = |p: &str| ArgPattern::parse(p).unwrap();
+    let facts = [
+        FactSpec { name: "sink".into(), region: "r".into(), kind: FactKind::Call { callee: "fs.writeFile".into(), args: None, matching: false } },
+        FactSpec {
+            name: "guard".into(),
+            region: "r".into(),
+            kind: FactKind::Guard {
+                callee: "isAllowed".into(),
+                receiver: None,
+                args: vec![pattern("param:filePath")],
+                before: "sink".into(),
+                negated: true,
+                returns: None,
+                conjuncts: vec![],
+                equals: None,
+            },
+        },
+    ];
+    let region = RegionSpec { name: "r".into(), kind: RegionKind::Function("writeIt".into()), optional: false };
+    let a = analyze(Lang::JavaScript, &[file], &[region], &facts)?;
+    Ok(a.facts.iter().any(|f| f.name == "guard"))
+}
+
+#[test]
+fn a_guard_may_test_a_local_declared_once_from_the_reviewed_call() {
+    for body in [
+        "  const ok = isAllowed(filePath);\n  if (!ok) throw new Error(\"denied\");",
+        "  const permitted = isAllowed(filePath);\n  const unrelated = 1;\n  if (!permitted) { throw new Error(\"denied\"); }",
+        "  const refused = !isAllowed(filePath);\n  if (refused) throw new Error(\"denied\");",
+    ] {
+        assert_eq!(allowed_guard_in(body).ok(), Some(true), "{body}");
+    }
+    // Unsafe twins: no guard fact (the unguarded rules apply), or an escalation; never a guard.
+    for body in [
+        "  let ok = isAllowed(filePath);\n  ok = true;\n  if (!ok) throw new Error(\"denied\");",
+        "  if (!ok) throw new Error(\"denied\");\n  const ok = isAllowed(filePath);",
+        "  let ok = true;\n  if (content) { ok = isAllowed(filePath); }\n  if (!ok) throw new Error(\"denied\");",
+        "  const ok = isAllowed(other);\n  if (!ok) throw new Error(\"denied\");",
+        "  const ok = isAllowed(filePath);\n  if (ok) throw new Error(\"denied\");",
+        "  const a = b && isAllowed(filePath);\n  const b = a;\n  if (!a) throw new Error(\"denied\");",
+        "  if (content) { const ok = isAllowed(filePath); }\n  if (!ok) throw new Error(\"denied\");",
+    ] {
+        assert_ne!(allowed_guard_in(body).ok(), Some(true), "{body}");
+    }
+}

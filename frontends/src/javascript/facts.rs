@@ -130,10 +130,7 @@ impl<'a> Cx<'_, 'a> {
             Some((c, rest)) => (c, rest.strip_suffix(')')),
             None => (callee, None),
         };
-        let Some(at) = self.names.only_site(name) else { return false };
-        let Some(site) = self.site.region.node.descendants().find(|n| n.byte_range().start == at && n.text() == name) else { return false };
-        let Some(declarator) = site.parent().filter(|p| p.kind() == "variable_declarator" && p.field_child("name") == Some(site)) else { return false };
-        let Some(value) = declarator.field_child("value").map(bare) else { return false };
+        let Some((_, value)) = self.declared_once(name) else { return false };
         if value.kind() != "call_expression" || self.names.resolve(identity(value)) != Identity::Path(callee.to_owned()) {
             return false;
         }
@@ -141,6 +138,32 @@ impl<'a> Cx<'_, 'a> {
             None => true,
             Some(what) => matches!(arguments(value).as_slice(), [one] if self.names.derive(*one, 0).as_deref() == Some(what)),
         }
+    }
+
+    /// The declarator and value of `name = VALUE` when that declaration (a
+    /// plain identifier, not a pattern) is the local's one binding in the region.
+    fn declared_once(&self, name: &str) -> Option<(Node<'a>, Node<'a>)> {
+        let at = self.names.only_site(name)?;
+        let site = self.site.region.node.descendants().find(|n| n.byte_range().start == at && n.text() == name)?;
+        let declarator = site.parent().filter(|p| p.kind() == "variable_declarator" && p.field_child("name") == Some(site))?;
+        Some((declarator, declarator.field_child("value").map(bare)?))
+    }
+
+    /// A guard's test read through a local: `const denied = isDenied(p); if (denied) …`.
+    /// The local is bound once, by a declaration that is an earlier statement
+    /// of the block holding the `if` (so it runs first on every path to the
+    /// test), and its value holds the test as a condition would.
+    fn bound_test(&self, local: Node<'a>, want: &GuardTest<'_>) -> Option<Vec<Node<'a>>> {
+        if self.names.is_param(local.text()) {
+            return None;
+        }
+        let (declarator, value) = self.declared_once(local.text())?;
+        let declaration = declarator.parent().filter(|d| matches!(d.kind(), "lexical_declaration" | "variable_declaration"))?;
+        let guard = local.ancestors().find(|a| a.kind() == "if_statement")?;
+        // Declared before the `if` itself, in its block; every step back through
+        // a local moves strictly earlier in the file, so no chain of locals loops.
+        let earlier = declaration.parent() == guard.parent() && declaration.byte_range().end <= guard.byte_range().start;
+        earlier.then(|| self.test(value, want)).flatten()
     }
 
     /// Whether the one binding of the local `name` reads the property
@@ -288,6 +311,7 @@ impl<'a> Cx<'_, 'a> {
                     _ => None,
                 }
             }
+            "identifier" => self.bound_test(c, want),
             "unary_expression" if want.negated && c.field_child("operator").is_some_and(|o| o.text() == "!") => {
                 self.test(c.field_child("argument")?, &GuardTest { negated: false, ..*want })
             }
