@@ -248,3 +248,83 @@ fn a_guard_may_test_a_local_declared_once_from_the_reviewed_call() {
         assert_ne!(allowed_guard_in(body).ok(), Some(true), "{body}");
     }
 }
+
+/// The callees and facts of the callback registered for `write_file` in `src`
+/// (a `.ts` file), or the escalation.
+fn write_file_callback(src: &str) -> Result<(Vec<String>, Vec<String>), fcd_frontends::Escalation> {
+    let file = SourceFile { path: "index.ts".into(), bytes: src.as_bytes().to_vec() };
+    let pattern = |p: &str| ArgPattern::parse(p).unwrap();
+    let facts = [FactSpec {
+        name: "checked".into(),
+        region: "handler".into(),
+        kind: FactKind::Call { callee: "validatePath".into(), args: Some(vec![pattern("arg:path")]), matching: false },
+    }];
+    let region = RegionSpec { name: "handler".into(), kind: RegionKind::Callback("write_file".into()), optional: false };
+    let program = [file];
+    let a = fcd_frontends::analyze(Lang::JavaScript, &program, &[region], &facts)?;
+    let calls = a.regions[0].calls.iter().map(|c| format!("{:?}", c.identity)).collect();
+    Ok((calls, a.facts.iter().map(|f| format!("{} {:?}", f.name, f.values.get("args"))).collect()))
+}
+
+const REGISTERED: &str = "import { McpServer } from \"@modelcontextprotocol/sdk/server/mcp.js\";
+const server = new McpServer({ name: \"files\" });
+server.registerTool(\"read_file\", { title: \"Read\" }, async (input: ReadArgs) => {
+  return readIt(input.path);
+});
+server.registerTool(
+  \"write_file\",
+  { title: \"Write\" },
+  async (params: WriteArgs) => {
+    const checked = await validatePath(params.path);
+    await writeIt(checked, params.content);
+    return { content: [] };
+  }
+);
+";
+
+#[test]
+fn a_callback_region_is_the_literal_registered_under_the_tool_name() {
+    let (calls, facts) = write_file_callback(REGISTERED).expect("analyzes");
+    // The registering call is a call site of the region, spelled as the receiver is.
+    assert_eq!(calls[0], "Path(\"new @modelcontextprotocol/sdk/server/mcp.js:McpServer().registerTool\")", "{calls:?}");
+    // Unsafe twins of the registering object: spelled otherwise, or unresolved.
+    for (from, to, want) in [
+        ("const server = new McpServer", "let server = new McpServer", "Unresolved"),
+        ("const server = new McpServer({ name: \"files\" })", "const server = wrap(new McpServer({ name: \"files\" }))", "Unresolved"),
+        ("from \"@modelcontextprotocol/sdk/server/mcp.js\"", "from \"./mcp.js\"", "Path(\"new McpServer().registerTool\")"),
+    ] {
+        let (calls, _) = write_file_callback(&REGISTERED.replace(from, to)).expect("analyzes");
+        assert!(calls[0].starts_with(want), "{to}: {calls:?}");
+    }
+    assert!(calls.iter().any(|c| c.contains("validatePath")) && calls.iter().any(|c| c.contains("writeIt")), "{calls:?}");
+    assert_eq!(facts, vec!["checked Some(List([Text(\"arg:path\")]))".to_owned()]);
+    // The tool argument through another object, or a rebound parameter, is not the call's argument.
+    let other = REGISTERED.replace("validatePath(params.path)", "validatePath(other.path)");
+    assert!(write_file_callback(&other).is_err());
+    let rebound = REGISTERED.replace("    const checked", "    params = { path: \"/etc/passwd\" };\n    const checked");
+    assert!(write_file_callback(&rebound).is_err());
+}
+
+#[test]
+fn a_tool_name_written_twice_or_a_computed_registration_is_ambiguous() {
+    let ambiguous = |src: &str| write_file_callback(src).err().map(|e| (e.code, e.detail));
+    let twice = format!("{REGISTERED}const names = [\"write_file\"];\n");
+    let (code, detail) = ambiguous(&twice).expect("escalates");
+    assert_eq!(code, EscalationCode::RegionAmbiguous);
+    assert!(detail.contains("written again"), "{detail}");
+    let computed = format!("{REGISTERED}server.registerTool(\"write\" + \"_file\", {{}}, async () => ({{}}));\n");
+    let (code, detail) = ambiguous(&computed).expect("escalates");
+    assert_eq!(code, EscalationCode::RegionAmbiguous);
+    assert!(detail.contains("not a plain string literal"), "{detail}");
+    // Two literal registrations are two regions.
+    let again = format!("{REGISTERED}server.registerTool(\"write_file\", {{}}, async (p: WriteArgs) => writeIt(p.path, \"\"));\n");
+    assert!(ambiguous(&again).is_some());
+    // A named handler is not a callback region: nothing to review.
+    let named = REGISTERED.replace("async (params: WriteArgs) => {", "handleWrite);\nasync function handleWrite(params: WriteArgs) {").replacen(
+        "  }\n);\n",
+        "  }\n",
+        1,
+    );
+    let err = write_file_callback(&named).err().expect("no region");
+    assert!(matches!(err.code, EscalationCode::RegionMissing | EscalationCode::RegionAmbiguous), "{err:?}");
+}

@@ -32,6 +32,13 @@ pub enum RegionKind {
     /// of a dispatcher that matches the name, or the function a registration
     /// names it for. Verifies the path from the tool's name to the handler.
     Route(String),
+    /// The function literal passed, as the last argument, to a call whose
+    /// first argument is the string literal with this name: the callback a
+    /// registration API runs for the tool (`server.registerTool("write_file",
+    /// {…}, async (args) => {…})`). The registering call is one of the
+    /// region's call sites, so its callee must be reviewed, and the name must
+    /// be a string literal nowhere else in the analysed code.
+    Callback(String),
 }
 
 impl fmt::Display for RegionKind {
@@ -41,6 +48,7 @@ impl fmt::Display for RegionKind {
             RegionKind::Literal(name) => write!(f, "function literal inside `{name}`"),
             RegionKind::Variable(name) => write!(f, "module-level variable `{name}`"),
             RegionKind::Route(tool) => write!(f, "route of the tool `{tool}`"),
+            RegionKind::Callback(tool) => write!(f, "callback registered for the tool `{tool}`"),
         }
     }
 }

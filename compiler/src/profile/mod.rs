@@ -279,7 +279,7 @@ impl Validator<'_> {
         let excluded = self.globs(&raw.source.exclude, "source.exclude", false);
         let entry = language.and_then(|language| self.keep(self.entry(&raw.source, language)));
         let inert_attributes = language.and_then(|language| self.keep(self.inert_attributes(&raw.source, language)));
-        let regions = self.regions(&raw.regions);
+        let regions = self.regions(&raw.regions, language);
         let imports = self.imports(&raw.imports);
         let inventories = self.inventories(&raw.inventory, &raw.regions);
         let facts = self.facts(&raw.facts, &raw.regions);

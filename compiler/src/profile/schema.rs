@@ -105,6 +105,8 @@ pub(super) struct RawRegion {
     pub variable: Option<String>,
     /// The code that runs when the tool with this name is called.
     pub route: Option<String>,
+    /// The function literal registered for the tool with this name.
+    pub callback: Option<String>,
     /// The region may be absent from a release.
     #[serde(default)]
     pub optional: bool,

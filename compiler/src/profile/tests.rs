@@ -159,3 +159,11 @@ fn element_and_path_tests_load_and_are_checked_against_declared_types() {
     assert!(refused("{ arg = \"context_lines\", inside = \"config.d\" }", "").contains("declared integer"));
     assert!(refused("{ arg = \"files\", any-element = { matches = \"(\" } }", files).contains("any-element.matches"));
 }
+
+#[test]
+fn a_callback_region_outside_javascript_is_a_load_error() {
+    let err = error_of(&[("[regions.handler]\nfunction = \"git_diff\"", "[regions.handler]\ncallback = \"git_diff\"")]);
+    assert!(err.contains("key `regions.handler.callback`: the python frontend does not find registered callbacks (only javascript does)"), "{err}");
+    let err = error_of(&[("[regions.handler]\nfunction = \"git_diff\"", "[regions.handler]\nfunction = \"git_diff\"\ncallback = \"git_diff\"")]);
+    assert!(err.contains("one `callback`"), "{err}");
+}

@@ -97,8 +97,7 @@ impl<'a> Cx<'_, 'a> {
         let e = bare(arg);
         match shape {
             ArgShape::Splat(_) => false,
-            // Tool-argument flow is read by the Python frontend only so far.
-            ArgShape::Arg(_) => false,
+            ArgShape::Arg(name) => self.tool_argument(e, name),
             ArgShape::Any => arg.kind() != "spread_element",
             // `param:#N` is the region's parameter at position N, whatever its name.
             ArgShape::Param(name) => {
@@ -147,6 +146,19 @@ impl<'a> Cx<'_, 'a> {
         let site = self.site.region.node.descendants().find(|n| n.byte_range().start == at && n.text() == name)?;
         let declarator = site.parent().filter(|p| p.kind() == "variable_declarator" && p.field_child("name") == Some(site))?;
         Some((declarator, declarator.field_child("value").map(bare)?))
+    }
+
+    /// The tool's argument `name`, unchanged: `P.name` where the region is a
+    /// registered callback (the registration API hands it the call's
+    /// arguments as its first parameter) and `P`, that parameter, is a plain
+    /// identifier nothing in the region binds again.
+    fn tool_argument(&self, e: Node<'a>, name: &str) -> bool {
+        if super::registration::registration_of(self.site.region.node).is_none() || e.kind() != "member_expression" {
+            return false;
+        }
+        let (Some(object), Some(property)) = (e.field_child("object").map(bare), e.field_child("property")) else { return false };
+        let first = self.names.param_at(0);
+        object.kind() == "identifier" && first == Some(object.text()) && self.names.count(object.text()) == 0 && property.text() == name
     }
 
     /// A guard's test read through a local: `const denied = isDenied(p); if (denied) …`.
