@@ -328,3 +328,87 @@ fn a_tool_name_written_twice_or_a_computed_registration_is_ambiguous() {
     let err = write_file_callback(&named).err().expect("no region");
     assert!(matches!(err.code, EscalationCode::RegionMissing | EscalationCode::RegionAmbiguous), "{err:?}");
 }
+
+/// The callees and facts of the `case "write_file":` region of `src` (a `.ts`
+/// file), or the escalation.
+fn write_file_case(src: &str) -> Result<(Vec<String>, Vec<String>), fcd_frontends::Escalation> {
+    let file = SourceFile { path: "index.ts".into(), bytes: src.as_bytes().to_vec() };
+    let pattern = |p: &str| ArgPattern::parse(p).unwrap();
+    let facts = [FactSpec {
+        name: "checked".into(),
+        region: "handler".into(),
+        kind: FactKind::Call { callee: "validatePath".into(), args: Some(vec![pattern("arg:path")]), matching: false },
+    }];
+    let region = RegionSpec { name: "handler".into(), kind: RegionKind::Case("write_file".into()), optional: false };
+    let a = fcd_frontends::analyze(Lang::JavaScript, &[file], &[region], &facts)?;
+    let calls = a.regions[0].calls.iter().map(|c| format!("{:?}", c.identity)).collect();
+    Ok((calls, a.facts.iter().map(|f| format!("{} {:?}", f.name, f.values.get("args"))).collect()))
+}
+
+const DISPATCHED: &str = "import { Server } from \"@modelcontextprotocol/sdk/server/index.js\";
+import { CallToolRequestSchema } from \"@modelcontextprotocol/sdk/types.js\";
+const server = new Server({ name: \"files\" });
+server.setRequestHandler(CallToolRequestSchema, async (request) => {
+  const { name, arguments: input } = request.params;
+  log(name);
+  switch (name) {
+    case \"read_file\": {
+      return readIt(input.path);
+    }
+    case \"write_file\": {
+      const target = await validatePath(input.path);
+      await writeIt(target, input.content);
+      return { content: [] };
+    }
+    default:
+      throw new Error(\"unknown tool\");
+  }
+});
+";
+
+#[test]
+fn a_case_region_is_the_clause_of_the_tool_dispatcher_with_its_shared_statements() {
+    let (calls, facts) = write_file_case(DISPATCHED).expect("analyzes");
+    assert_eq!(
+        calls,
+        [
+            "Path(\"new @modelcontextprotocol/sdk/server/index.js:Server().setRequestHandler\")",
+            "Path(\"handed @modelcontextprotocol/sdk/types.js:CallToolRequestSchema\")",
+            "Path(\"log\")",
+            "Path(\"validatePath\")",
+            "Path(\"writeIt\")",
+        ],
+        "the other clauses' calls (readIt, Error) are another tool's"
+    );
+    assert_eq!(facts, vec!["checked Some(List([Text(\"arg:path\")]))".to_owned()]);
+    // The arguments read directly from the request are the call's too.
+    let direct = DISPATCHED.replace("validatePath(input.path)", "validatePath(request.params.arguments.path)");
+    assert_eq!(write_file_case(&direct).expect("analyzes").1, facts);
+}
+
+#[test]
+fn a_case_region_whose_route_is_not_the_tool_name_escalates() {
+    let code = |src: &str| write_file_case(src).err().map(|e| (e.code, e.detail));
+    for (from, to, why) in [
+        ("switch (name)", "switch (input.kind)", "not the request's tool name"),
+        (
+            "const { name, arguments: input } = request.params;",
+            "let { name, arguments: input } = request.params;\n  name = \"write_file\";",
+            "not the request's tool name",
+        ),
+        ("case \"read_file\":", "case pick():", "not a plain string literal"),
+        ("      return { content: [] };\n", "", "falls through"),
+    ] {
+        let src = DISPATCHED.replace(from, to);
+        let (c, detail) = code(&src).unwrap_or_else(|| panic!("{to}: registered"));
+        assert_eq!(c, EscalationCode::ShapeMismatch, "{to}: {detail}");
+        assert!(detail.contains(why), "{to}: {detail}");
+    }
+    let twice = format!("{DISPATCHED}server.setRequestHandler(CallToolRequestSchema, async () => ({{}}));\n");
+    assert_eq!(code(&twice).map(|c| c.0), Some(EscalationCode::RegionAmbiguous));
+    let named = format!("{DISPATCHED}const tools = [\"write_file\"];\n");
+    assert_eq!(code(&named).map(|c| c.0), Some(EscalationCode::RegionAmbiguous));
+    // The arguments through another object are not the call's.
+    let other = DISPATCHED.replace("validatePath(input.path)", "validatePath(other.path)");
+    assert!(write_file_case(&other).is_err());
+}

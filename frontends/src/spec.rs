@@ -39,6 +39,11 @@ pub enum RegionKind {
     /// region's call sites, so its callee must be reviewed, and the name must
     /// be a string literal nowhere else in the analysed code.
     Callback(String),
+    /// The `case "NAME":` clause of a `switch` on the called tool's name in a
+    /// request handler (`switch (name) { case "write_file": … }`): what runs
+    /// for the tool is that clause and the handler's statements around the
+    /// `switch`; the other clauses are another tool's.
+    Case(String),
 }
 
 impl fmt::Display for RegionKind {
@@ -49,6 +54,7 @@ impl fmt::Display for RegionKind {
             RegionKind::Variable(name) => write!(f, "module-level variable `{name}`"),
             RegionKind::Route(tool) => write!(f, "route of the tool `{tool}`"),
             RegionKind::Callback(tool) => write!(f, "callback registered for the tool `{tool}`"),
+            RegionKind::Case(tool) => write!(f, "`case {tool:?}:` of the tool dispatcher"),
         }
     }
 }

@@ -21,32 +21,32 @@ impl Validator<'_> {
         let mut ok = true;
         for (name, region) in raw {
             let r = region.get_ref();
-            let kind = match (&r.function, &r.variable, &r.route, &r.callback) {
-                (Some(f), None, None, None) if !f.is_empty() && r.literal => RegionKind::Literal(f.clone()),
-                (Some(f), None, None, None) if !f.is_empty() => RegionKind::Function(f.clone()),
-                (None, Some(v), None, None) if !v.is_empty() && !r.literal => RegionKind::Variable(v.clone()),
-                (None, None, Some(t), None) if !t.is_empty() && !r.literal => RegionKind::Route(t.clone()),
-                (None, None, None, Some(t)) if !t.is_empty() && !r.literal => RegionKind::Callback(t.clone()),
+            let kind = match (&r.function, &r.variable, &r.route, &r.callback, &r.case) {
+                (Some(f), None, None, None, None) if !f.is_empty() && r.literal => RegionKind::Literal(f.clone()),
+                (Some(f), None, None, None, None) if !f.is_empty() => RegionKind::Function(f.clone()),
+                (None, Some(v), None, None, None) if !v.is_empty() && !r.literal => RegionKind::Variable(v.clone()),
+                (None, None, Some(t), None, None) if !t.is_empty() && !r.literal => RegionKind::Route(t.clone()),
+                (None, None, None, Some(t), None) if !t.is_empty() && !r.literal => RegionKind::Callback(t.clone()),
+                (None, None, None, None, Some(t)) if !t.is_empty() && !r.literal => RegionKind::Case(t.clone()),
                 _ => {
                     ok = false;
                     self.keep(self.err::<()>(
                         region.span(),
                         &format!("regions.{name}"),
-                        "a region names one `function` (optionally `literal = true`), one `variable`, one `route` (a tool name) or one `callback` (a tool name)",
+                        "a region names one `function` (optionally `literal = true`), one `variable`, one `route`, one `callback` or one `case` (each a tool name)",
                     ));
                     continue;
                 }
             };
             // Only the JavaScript frontend finds registered callbacks so far: elsewhere
             // the region could never be found, a profile error rather than the release's.
-            if matches!(kind, RegionKind::Callback(_))
-                && let Some(language) = language.filter(|l| *l != Lang::JavaScript)
-            {
+            if let (RegionKind::Callback(_) | RegionKind::Case(_), Some(language)) = (&kind, language.filter(|l| *l != Lang::JavaScript)) {
+                let (key, what) = if r.callback.is_some() { ("callback", "registered callbacks") } else { ("case", "dispatcher cases") };
                 ok = false;
                 self.keep(self.err::<()>(
                     region.span(),
-                    &format!("regions.{name}.callback"),
-                    format!("the {} frontend does not find registered callbacks (only javascript does)", language.name()),
+                    &format!("regions.{name}.{key}"),
+                    format!("the {} frontend does not find {what} (only javascript does)", language.name()),
                 ));
                 continue;
             }

@@ -107,6 +107,9 @@ pub(super) struct RawRegion {
     pub route: Option<String>,
     /// The function literal registered for the tool with this name.
     pub callback: Option<String>,
+    /// The `case "NAME":` clause of the tool dispatcher.
+    #[serde(rename = "case")]
+    pub case: Option<String>,
     /// The region may be absent from a release.
     #[serde(default)]
     pub optional: bool,

@@ -167,3 +167,9 @@ fn a_callback_region_outside_javascript_is_a_load_error() {
     let err = error_of(&[("[regions.handler]\nfunction = \"git_diff\"", "[regions.handler]\nfunction = \"git_diff\"\ncallback = \"git_diff\"")]);
     assert!(err.contains("one `callback`"), "{err}");
 }
+
+#[test]
+fn a_case_region_outside_javascript_is_a_load_error() {
+    let err = error_of(&[("[regions.handler]\nfunction = \"git_diff\"", "[regions.handler]\ncase = \"git_diff\"")]);
+    assert!(err.contains("key `regions.handler.case`: the python frontend does not find dispatcher cases (only javascript does)"), "{err}");
+}

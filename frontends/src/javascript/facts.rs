@@ -151,12 +151,23 @@ impl<'a> Cx<'_, 'a> {
     /// The tool's argument `name`, unchanged: `P.name` where the region is a
     /// registered callback (the registration API hands it the call's
     /// arguments as its first parameter) and `P`, that parameter, is a plain
-    /// identifier nothing in the region binds again.
+    /// identifier nothing in the region binds again; in a dispatcher case,
+    /// `A.name` for the request's arguments `A` ([`super::route::request_field`]).
     fn tool_argument(&self, e: Node<'a>, name: &str) -> bool {
-        if super::registration::registration_of(self.site.region.node).is_none() || e.kind() != "member_expression" {
+        if e.kind() != "member_expression" {
             return false;
         }
         let (Some(object), Some(property)) = (e.field_child("object").map(bare), e.field_child("property")) else { return false };
+        let region = self.site.region.node;
+        if region.kind() == "switch_case" {
+            // A dispatcher case: the request's `arguments`, read as `P.params.arguments` or a local destructured from `P.params`.
+            return super::route::case_registration(region).is_some()
+                && property.text() == name
+                && super::route::request_field(object, "arguments", super::route::owner(region), self.names);
+        }
+        if super::route::registration_of(region).is_none() {
+            return false;
+        }
         let first = self.names.param_at(0);
         object.kind() == "identifier" && first == Some(object.text()) && self.names.count(object.text()) == 0 && property.text() == name
     }
@@ -500,7 +511,7 @@ fn split_and<'a>(c: Node<'a>, out: &mut Vec<Node<'a>>) {
 
 /// How a statement leaves its function on every path ("return" or "throw"),
 /// if it does; with `returns`, a return must carry that string literal.
-fn exits(stmt: Node<'_>, returns: Option<&str>) -> Option<&'static str> {
+pub(super) fn exits(stmt: Node<'_>, returns: Option<&str>) -> Option<&'static str> {
     match stmt.kind() {
         "return_statement" => match returns {
             Some(r) if !stmt.descendants().any(|d| string_content(d).as_deref() == Some(r)) => None,

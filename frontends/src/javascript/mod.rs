@@ -15,7 +15,7 @@ mod bindings;
 mod facts;
 mod integrity;
 mod package;
-mod registration;
+mod route;
 mod scope;
 mod syntax;
 
@@ -28,7 +28,7 @@ use crate::spec::{FactKind, FactSpec, RegionKind};
 use crate::ts::{Node, Syntax};
 
 use facts::{Cx, GuardTest};
-use registration::{registered_callback, registration_of};
+use route::{registered_callback, registration_of};
 use scope::Scope;
 use syntax::{constructor, identity, implicit, iterated_call, iterator_of};
 
@@ -61,17 +61,32 @@ impl Frontend for JavaScript {
                 .filter(|n| n.ancestors().all(|a| !FUNCTIONS.contains(&a.kind()) && a.kind() != "class_body"))
                 .collect(),
             RegionKind::Callback(tool) => syntax.root().descendants().filter_map(|n| registered_callback(n, tool)).collect(),
+            RegionKind::Case(tool) => syntax.root().descendants().filter_map(|n| route::tool_case(n, tool)).collect(),
             RegionKind::Literal(_) | RegionKind::Route(_) => Vec::new(),
         }
     }
 
     fn calls<'a>(&self, region: &Region<'a>) -> Vec<(Node<'a>, Identity)> {
         let scope = Scope::of(region);
-        // A registered callback runs as its registering call decides: that call is reviewed too.
-        let registration = registration_of(region.node).map(|call| (call, scope.module_call(identity(call))));
+        // A registered callback or dispatcher runs as its registering call decides: that
+        // call is reviewed too. A dispatcher case runs with the handler's statements
+        // around the `switch`, and those are its code; other clauses are not.
+        let registration = registration_of(region.node).or_else(|| route::case_registration(region.node));
+        // What the registering call is handed besides the handler (a request schema) is reviewed too.
+        let handed = registration.into_iter().flat_map(|call| {
+            let args = syntax::arguments(call);
+            let n = args.len().saturating_sub(1);
+            args.into_iter().take(n).filter_map(|a| match scope.resolve(Identity::Path(syntax::dotted(syntax::bare(a))?)) {
+                Identity::Path(p) => Some((a, Identity::Path(format!("handed {p}")))),
+                other => Some((a, other)),
+            })
+        });
+        let code = route::owner(region.node);
         registration
+            .map(|call| (call, scope.module_call(identity(call))))
             .into_iter()
-            .chain(region.node.descendants().filter_map(|n| match n.kind() {
+            .chain(handed)
+            .chain(code.descendants().filter(|n| route::runs_for_case(region.node, *n)).filter_map(|n| match n.kind() {
                 "call_expression" => Some((n, scope.resolve(identity(n)))),
                 "new_expression" => Some((n, scope.resolve(constructor(n)))),
                 // The iterator's identity follows its call's: a shadowed callee stays unresolved.
@@ -87,7 +102,7 @@ impl Frontend for JavaScript {
 
     fn check_program(&self, program: &Program<'_, '_>) -> Result<(), Escalation> {
         integrity::check(program.trees, program.opaque, program.regions)?;
-        registration::check_unique(program.trees, program.regions)
+        route::check_unique(program.trees, program.regions)
     }
 
     fn extract<'a>(&self, region: &Region<'a>, spec: &FactSpec, found: &BTreeMap<String, Found<'a>>) -> Result<Option<Found<'a>>, Escalation> {

@@ -73,7 +73,9 @@ impl<'a> Scope<'a> {
                 _ => {}
             }
         }
-        Scope { region: region.node, locals: Bindings::of(region.node), declared, values, imports }
+        // A dispatcher case's names are its handler function's.
+        let owner = super::route::owner(region.node);
+        Scope { region: owner, locals: Bindings::of(owner), declared, values, imports }
     }
 
     /// A name as spelled is the reviewed one only when nothing nearer or
