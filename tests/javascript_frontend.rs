@@ -249,19 +249,19 @@ fn a_guard_may_test_a_local_declared_once_from_the_reviewed_call() {
     }
 }
 
-/// The callees and facts of the callback registered for `write_file` in `src`
-/// (a `.ts` file), or the escalation.
+/// The callees and facts of the callback registered for `write_file` in `src`.
 fn write_file_callback(src: &str) -> Result<(Vec<String>, Vec<String>), fcd_frontends::Escalation> {
+    write_file_region(src, RegionKind::Callback("write_file".into()))
+}
+
+/// The callees of region `kind` in `src` (a `.ts` file) and its one fact, a
+/// `validatePath(arg:path)` call, or the escalation.
+fn write_file_region(src: &str, kind: RegionKind) -> Result<(Vec<String>, Vec<String>), fcd_frontends::Escalation> {
     let file = SourceFile { path: "index.ts".into(), bytes: src.as_bytes().to_vec() };
-    let pattern = |p: &str| ArgPattern::parse(p).unwrap();
-    let facts = [FactSpec {
-        name: "checked".into(),
-        region: "handler".into(),
-        kind: FactKind::Call { callee: "validatePath".into(), args: Some(vec![pattern("arg:path")]), matching: false },
-    }];
-    let region = RegionSpec { name: "handler".into(), kind: RegionKind::Callback("write_file".into()), optional: false };
-    let program = [file];
-    let a = fcd_frontends::analyze(Lang::JavaScript, &program, &[region], &facts)?;
+    let args = Some(vec![ArgPattern::parse("arg:path").unwrap()]);
+    let facts = [FactSpec { name: "checked".into(), region: "handler".into(), kind: FactKind::Call { callee: "validatePath".into(), args, matching: false } }];
+    let region = RegionSpec { name: "handler".into(), kind, optional: false };
+    let a = analyze(Lang::JavaScript, &[file], &[region], &facts)?;
     let calls = a.regions[0].calls.iter().map(|c| format!("{:?}", c.identity)).collect();
     Ok((calls, a.facts.iter().map(|f| format!("{} {:?}", f.name, f.values.get("args"))).collect()))
 }
@@ -329,20 +329,9 @@ fn a_tool_name_written_twice_or_a_computed_registration_is_ambiguous() {
     assert!(matches!(err.code, EscalationCode::RegionMissing | EscalationCode::RegionAmbiguous), "{err:?}");
 }
 
-/// The callees and facts of the `case "write_file":` region of `src` (a `.ts`
-/// file), or the escalation.
+/// The callees and facts of the `case "write_file":` region of `src`.
 fn write_file_case(src: &str) -> Result<(Vec<String>, Vec<String>), fcd_frontends::Escalation> {
-    let file = SourceFile { path: "index.ts".into(), bytes: src.as_bytes().to_vec() };
-    let pattern = |p: &str| ArgPattern::parse(p).unwrap();
-    let facts = [FactSpec {
-        name: "checked".into(),
-        region: "handler".into(),
-        kind: FactKind::Call { callee: "validatePath".into(), args: Some(vec![pattern("arg:path")]), matching: false },
-    }];
-    let region = RegionSpec { name: "handler".into(), kind: RegionKind::Case("write_file".into()), optional: false };
-    let a = fcd_frontends::analyze(Lang::JavaScript, &[file], &[region], &facts)?;
-    let calls = a.regions[0].calls.iter().map(|c| format!("{:?}", c.identity)).collect();
-    Ok((calls, a.facts.iter().map(|f| format!("{} {:?}", f.name, f.values.get("args"))).collect()))
+    write_file_region(src, RegionKind::Case("write_file".into()))
 }
 
 const DISPATCHED: &str = "import { Server } from \"@modelcontextprotocol/sdk/server/index.js\";
