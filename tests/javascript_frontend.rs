@@ -325,7 +325,7 @@ fn a_tool_name_written_twice_or_a_computed_registration_is_ambiguous() {
         "  }\n",
         1,
     );
-    let err = write_file_callback(&named).err().expect("no region");
+    let err = write_file_callback(&named).expect_err("no region");
     assert!(matches!(err.code, EscalationCode::RegionMissing | EscalationCode::RegionAmbiguous), "{err:?}");
 }
 
