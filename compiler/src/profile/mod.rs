@@ -69,6 +69,9 @@ pub struct FactRequest {
     pub required: bool,
     /// Facts that must also be found when this one is (wiring that is all or nothing).
     pub implies: Vec<String>,
+    /// (`call` with `matching`) The exhaustive facts on this callee in this
+    /// region account for every call of it there: any other call escalates.
+    pub exhaustive: bool,
 }
 
 /// A validated profile.
