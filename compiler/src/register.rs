@@ -227,7 +227,9 @@ fn register_prepared(profile: &Profile, req: &Request, release: &Prepared, parse
 /// one those facts found: a call of another shape (an added option, a second
 /// sink) would otherwise go unseen beside the reviewed ones.
 fn every_call_covered(profile: &Profile, analysis: &fcd_frontends::Analysis) -> Result<(), Escalation> {
-    let mut covered: BTreeMap<(&str, &str), (Vec<&str>, Vec<&Anchor>)> = BTreeMap::new();
+    // (region, callee) -> the exhaustive facts on it, and the calls they found.
+    type Shapes<'p> = (Vec<&'p str>, Vec<&'p Anchor>);
+    let mut covered: BTreeMap<(&str, &str), Shapes<'_>> = BTreeMap::new();
     for request in profile.facts.iter().filter(|f| f.exhaustive) {
         let fcd_frontends::FactKind::Call { callee, .. } = &request.spec.kind else { continue };
         let entry = covered.entry((request.spec.region.as_str(), callee.as_str())).or_default();
