@@ -172,3 +172,232 @@ fn a_receiver_bound_twice_or_from_an_unspellable_value_stays_unresolved_or_spell
     // A local named like a global is what it is bound to, not the global.
     assert_eq!(callees("a.js", "  const Manager = rogue();\n  Manager.current();"), ["rogue", "rogue().current"]);
 }
+
+/// The `args` of the one `git.add` call fact in `stage`, or the escalation.
+fn spread_sink(body: &str, patterns: &[&str]) -> Result<Option<FactValue>, fcd_frontends::Escalation> {
+    let src = format!("function stage(git, paths) {{\n{body}\n}}\n");
+    let file = SourceFile { path: "a.js".into(), bytes: src.into_bytes() };
+    let args = patterns.iter().map(|p| ArgPattern::parse(p).unwrap()).collect();
+    let fact = FactSpec { name: "sink".into(), region: "r".into(), kind: FactKind::Call { callee: "git.add".into(), args: Some(args), matching: false } };
+    let region = RegionSpec { name: "r".into(), kind: RegionKind::Function("stage".into()), optional: false };
+    let a = analyze(Lang::JavaScript, &[file], &[region], &[fact])?;
+    Ok(a.facts.first().and_then(|f| f.values.get("args").cloned()))
+}
+
+#[test]
+fn a_spread_argument_matches_only_a_splat_pattern_of_its_shape() {
+    let want = Some(FactValue::List(vec![FactValue::Text("str:--".into()), FactValue::Text("*param:paths".into())]));
+    assert_eq!(spread_sink("  return git.add(\"--\", ...paths);", &["str:--", "*param:paths"]).unwrap(), want);
+    for body in ["  return git.add(...paths);", "  return git.add(\"--\", paths);", "  return git.add(\"--\", ...other);"] {
+        assert!(spread_sink(body, &["str:--", "*param:paths"]).is_err(), "{body}");
+    }
+    // A spread where the profile expects none stays outside the shape.
+    let err = spread_sink("  return git.add(\"--\", ...paths);", &["str:--", "any"]).unwrap_err();
+    assert!(err.detail.contains("spread argument"), "{err:?}");
+    // The spread parameter must reach the call unchanged.
+    assert!(spread_sink("  paths = [\"-A\"];\n  return git.add(\"--\", ...paths);", &["str:--", "*param:paths"]).is_err());
+}
+
+/// Whether a negated `isAllowed(filePath)` guard that throws before
+/// `fs.writeFile(filePath, content)` is found in `body`.
+fn allowed_guard_in(body: &str) -> Result<bool, fcd_frontends::Escalation> {
+    let src = format!("function writeIt(filePath, content) {{\n{body}\n  return fs.writeFile(filePath, content);\n}}\n");
+    let file = SourceFile { path: "a.js".into(), bytes: src.into_bytes() };
+    let pattern = |p: &str| ArgPattern::parse(p).unwrap();
+    let facts = [
+        FactSpec { name: "sink".into(), region: "r".into(), kind: FactKind::Call { callee: "fs.writeFile".into(), args: None, matching: false } },
+        FactSpec {
+            name: "guard".into(),
+            region: "r".into(),
+            kind: FactKind::Guard {
+                callee: "isAllowed".into(),
+                receiver: None,
+                args: vec![pattern("param:filePath")],
+                before: "sink".into(),
+                negated: true,
+                returns: None,
+                conjuncts: vec![],
+                equals: None,
+            },
+        },
+    ];
+    let region = RegionSpec { name: "r".into(), kind: RegionKind::Function("writeIt".into()), optional: false };
+    let a = analyze(Lang::JavaScript, &[file], &[region], &facts)?;
+    Ok(a.facts.iter().any(|f| f.name == "guard"))
+}
+
+#[test]
+fn a_guard_may_test_a_local_declared_once_from_the_reviewed_call() {
+    for body in [
+        "  const ok = isAllowed(filePath);\n  if (!ok) throw new Error(\"denied\");",
+        "  const permitted = isAllowed(filePath);\n  const unrelated = 1;\n  if (!permitted) { throw new Error(\"denied\"); }",
+        "  const refused = !isAllowed(filePath);\n  if (refused) throw new Error(\"denied\");",
+    ] {
+        assert_eq!(allowed_guard_in(body).ok(), Some(true), "{body}");
+    }
+    // Unsafe twins: no guard fact (the unguarded rules apply), or an escalation; never a guard.
+    for body in [
+        "  let ok = isAllowed(filePath);\n  ok = true;\n  if (!ok) throw new Error(\"denied\");",
+        "  if (!ok) throw new Error(\"denied\");\n  const ok = isAllowed(filePath);",
+        "  let ok = true;\n  if (content) { ok = isAllowed(filePath); }\n  if (!ok) throw new Error(\"denied\");",
+        "  const ok = isAllowed(other);\n  if (!ok) throw new Error(\"denied\");",
+        "  const ok = isAllowed(filePath);\n  if (ok) throw new Error(\"denied\");",
+        "  const a = b && isAllowed(filePath);\n  const b = a;\n  if (!a) throw new Error(\"denied\");",
+        "  if (content) { const ok = isAllowed(filePath); }\n  if (!ok) throw new Error(\"denied\");",
+    ] {
+        assert_ne!(allowed_guard_in(body).ok(), Some(true), "{body}");
+    }
+}
+
+/// The callees and facts of the callback registered for `write_file` in `src`.
+fn write_file_callback(src: &str) -> Result<(Vec<String>, Vec<String>), fcd_frontends::Escalation> {
+    write_file_region(src, RegionKind::Callback("write_file".into()))
+}
+
+/// The callees of region `kind` in `src` (a `.ts` file) and its one fact, a
+/// `validatePath(arg:path)` call, or the escalation.
+fn write_file_region(src: &str, kind: RegionKind) -> Result<(Vec<String>, Vec<String>), fcd_frontends::Escalation> {
+    let file = SourceFile { path: "index.ts".into(), bytes: src.as_bytes().to_vec() };
+    let args = Some(vec![ArgPattern::parse("arg:path").unwrap()]);
+    let facts = [FactSpec { name: "checked".into(), region: "handler".into(), kind: FactKind::Call { callee: "validatePath".into(), args, matching: false } }];
+    let region = RegionSpec { name: "handler".into(), kind, optional: false };
+    let a = analyze(Lang::JavaScript, &[file], &[region], &facts)?;
+    let calls = a.regions[0].calls.iter().map(|c| format!("{:?}", c.identity)).collect();
+    Ok((calls, a.facts.iter().map(|f| format!("{} {:?}", f.name, f.values.get("args"))).collect()))
+}
+
+const REGISTERED: &str = "import { McpServer } from \"@modelcontextprotocol/sdk/server/mcp.js\";
+const server = new McpServer({ name: \"files\" });
+server.registerTool(\"read_file\", { title: \"Read\" }, async (input: ReadArgs) => {
+  return readIt(input.path);
+});
+server.registerTool(
+  \"write_file\",
+  { title: \"Write\" },
+  async (params: WriteArgs) => {
+    const checked = await validatePath(params.path);
+    await writeIt(checked, params.content);
+    return { content: [] };
+  }
+);
+";
+
+#[test]
+fn a_callback_region_is_the_literal_registered_under_the_tool_name() {
+    let (calls, facts) = write_file_callback(REGISTERED).expect("analyzes");
+    // The registering call is a call site of the region, spelled as the receiver is.
+    assert_eq!(calls[0], "Path(\"new @modelcontextprotocol/sdk/server/mcp.js:McpServer().registerTool\")", "{calls:?}");
+    // Unsafe twins of the registering object: spelled otherwise, or unresolved.
+    for (from, to, want) in [
+        ("const server = new McpServer", "let server = new McpServer", "Unresolved"),
+        ("const server = new McpServer({ name: \"files\" })", "const server = wrap(new McpServer({ name: \"files\" }))", "Unresolved"),
+        ("from \"@modelcontextprotocol/sdk/server/mcp.js\"", "from \"./mcp.js\"", "Path(\"new McpServer().registerTool\")"),
+    ] {
+        let (calls, _) = write_file_callback(&REGISTERED.replace(from, to)).expect("analyzes");
+        assert!(calls[0].starts_with(want), "{to}: {calls:?}");
+    }
+    assert!(calls.iter().any(|c| c.contains("validatePath")) && calls.iter().any(|c| c.contains("writeIt")), "{calls:?}");
+    assert_eq!(facts, vec!["checked Some(List([Text(\"arg:path\")]))".to_owned()]);
+    // The tool argument through another object, or a rebound parameter, is not the call's argument.
+    let other = REGISTERED.replace("validatePath(params.path)", "validatePath(other.path)");
+    assert!(write_file_callback(&other).is_err());
+    let rebound = REGISTERED.replace("    const checked", "    params = { path: \"/etc/passwd\" };\n    const checked");
+    assert!(write_file_callback(&rebound).is_err());
+}
+
+#[test]
+fn a_tool_name_written_twice_or_a_computed_registration_is_ambiguous() {
+    let ambiguous = |src: &str| write_file_callback(src).err().map(|e| (e.code, e.detail));
+    let twice = format!("{REGISTERED}const names = [\"write_file\"];\n");
+    let (code, detail) = ambiguous(&twice).expect("escalates");
+    assert_eq!(code, EscalationCode::RegionAmbiguous);
+    assert!(detail.contains("written again"), "{detail}");
+    let computed = format!("{REGISTERED}server.registerTool(\"write\" + \"_file\", {{}}, async () => ({{}}));\n");
+    let (code, detail) = ambiguous(&computed).expect("escalates");
+    assert_eq!(code, EscalationCode::RegionAmbiguous);
+    assert!(detail.contains("not a plain string literal"), "{detail}");
+    // Two literal registrations are two regions.
+    let again = format!("{REGISTERED}server.registerTool(\"write_file\", {{}}, async (p: WriteArgs) => writeIt(p.path, \"\"));\n");
+    assert!(ambiguous(&again).is_some());
+    // A named handler is not a callback region: nothing to review.
+    let named = REGISTERED.replace("async (params: WriteArgs) => {", "handleWrite);\nasync function handleWrite(params: WriteArgs) {").replacen(
+        "  }\n);\n",
+        "  }\n",
+        1,
+    );
+    let err = write_file_callback(&named).expect_err("no region");
+    assert!(matches!(err.code, EscalationCode::RegionMissing | EscalationCode::RegionAmbiguous), "{err:?}");
+}
+
+/// The callees and facts of the `case "write_file":` region of `src`.
+fn write_file_case(src: &str) -> Result<(Vec<String>, Vec<String>), fcd_frontends::Escalation> {
+    write_file_region(src, RegionKind::Case("write_file".into()))
+}
+
+const DISPATCHED: &str = "import { Server } from \"@modelcontextprotocol/sdk/server/index.js\";
+import { CallToolRequestSchema } from \"@modelcontextprotocol/sdk/types.js\";
+const server = new Server({ name: \"files\" });
+server.setRequestHandler(CallToolRequestSchema, async (request) => {
+  const { name, arguments: input } = request.params;
+  log(name);
+  switch (name) {
+    case \"read_file\": {
+      return readIt(input.path);
+    }
+    case \"write_file\": {
+      const target = await validatePath(input.path);
+      await writeIt(target, input.content);
+      return { content: [] };
+    }
+    default:
+      throw new Error(\"unknown tool\");
+  }
+});
+";
+
+#[test]
+fn a_case_region_is_the_clause_of_the_tool_dispatcher_with_its_shared_statements() {
+    let (calls, facts) = write_file_case(DISPATCHED).expect("analyzes");
+    assert_eq!(
+        calls,
+        [
+            "Path(\"new @modelcontextprotocol/sdk/server/index.js:Server().setRequestHandler\")",
+            "Path(\"handed @modelcontextprotocol/sdk/types.js:CallToolRequestSchema\")",
+            "Path(\"log\")",
+            "Path(\"validatePath\")",
+            "Path(\"writeIt\")",
+        ],
+        "the other clauses' calls (readIt, Error) are another tool's"
+    );
+    assert_eq!(facts, vec!["checked Some(List([Text(\"arg:path\")]))".to_owned()]);
+    // The arguments read directly from the request are the call's too.
+    let direct = DISPATCHED.replace("validatePath(input.path)", "validatePath(request.params.arguments.path)");
+    assert_eq!(write_file_case(&direct).expect("analyzes").1, facts);
+}
+
+#[test]
+fn a_case_region_whose_route_is_not_the_tool_name_escalates() {
+    let code = |src: &str| write_file_case(src).err().map(|e| (e.code, e.detail));
+    for (from, to, why) in [
+        ("switch (name)", "switch (input.kind)", "not the request's tool name"),
+        (
+            "const { name, arguments: input } = request.params;",
+            "let { name, arguments: input } = request.params;\n  name = \"write_file\";",
+            "not the request's tool name",
+        ),
+        ("case \"read_file\":", "case pick():", "not a plain string literal"),
+        ("      return { content: [] };\n", "", "falls through"),
+    ] {
+        let src = DISPATCHED.replace(from, to);
+        let (c, detail) = code(&src).unwrap_or_else(|| panic!("{to}: registered"));
+        assert_eq!(c, EscalationCode::ShapeMismatch, "{to}: {detail}");
+        assert!(detail.contains(why), "{to}: {detail}");
+    }
+    let twice = format!("{DISPATCHED}server.setRequestHandler(CallToolRequestSchema, async () => ({{}}));\n");
+    assert_eq!(code(&twice).map(|c| c.0), Some(EscalationCode::RegionAmbiguous));
+    let named = format!("{DISPATCHED}const tools = [\"write_file\"];\n");
+    assert_eq!(code(&named).map(|c| c.0), Some(EscalationCode::RegionAmbiguous));
+    // The arguments through another object are not the call's.
+    let other = DISPATCHED.replace("validatePath(input.path)", "validatePath(other.path)");
+    assert!(write_file_case(&other).is_err());
+}

@@ -133,3 +133,95 @@ fn comments_and_strings_create_no_callees() {
 fn calls_inside_fstring_holes_are_real_calls() {
     check("def f(x: str):\n    return f\"{x.upper()}\"\n", &["str.upper"]);
 }
+
+/// The `args` of the one `git.Repo.git.add` call fact in `git_add`, or the escalation.
+fn splat_sink(body: &str, patterns: &[&str]) -> Result<Option<fcd_frontends::FactValue>, fcd_frontends::Escalation> {
+    use fcd_frontends::{ArgPattern, FactKind, FactSpec};
+    let src = format!("import git\ndef git_add(repo: git.Repo, files: list[str]) -> str:\n{body}\n    return 'staged'\n");
+    let file = SourceFile { path: "m.py".into(), bytes: src.into_bytes() };
+    let region = RegionSpec { name: "r".into(), kind: RegionKind::Function("git_add".into()), optional: false };
+    let args = patterns.iter().map(|p| ArgPattern::parse(p).unwrap()).collect();
+    let fact =
+        FactSpec { name: "sink".into(), region: "r".into(), kind: FactKind::Call { callee: "git.Repo.git.add".into(), args: Some(args), matching: false } };
+    let analysis = analyze(Lang::Python, &[file], &[region], &[fact])?;
+    Ok(analysis.facts.first().and_then(|f| f.values.get("args").cloned()))
+}
+
+#[test]
+fn a_splat_argument_matches_only_a_splat_pattern_of_its_shape() {
+    use fcd_frontends::FactValue;
+    let want = Some(FactValue::List(vec![FactValue::Text("str:--".into()), FactValue::Text("*param:files".into())]));
+    assert_eq!(splat_sink("    repo.git.add('--', *files)", &["str:--", "*param:files"]).unwrap(), want);
+    // Without the separator, or splatting something else, the shape does not match.
+    for body in ["    repo.git.add(*files)", "    repo.git.add('--', *others)", "    repo.git.add('--', files)", "    repo.git.add('--', *files, 'x')"] {
+        let err = splat_sink(body, &["str:--", "*param:files"]).unwrap_err();
+        assert!(err.detail.contains("do not match the profile's shape"), "{body}: {err:?}");
+    }
+    // `any` is one argument: never a splat, which may be many, or none.
+    let err = splat_sink("    repo.git.add('--', *files)", &["str:--", "any"]).unwrap_err();
+    assert!(err.detail.contains("do not match"), "{err:?}");
+    // The splatted parameter must reach the call unchanged.
+    let err = splat_sink("    files = ['-A']\n    repo.git.add('--', *files)", &["str:--", "*param:files"]).unwrap_err();
+    assert!(err.detail.contains("rebound"), "{err:?}");
+    // `**` stays outside every shape.
+    let err = splat_sink("    repo.git.add('--', **files)", &["str:--", "*param:files"]).unwrap_err();
+    assert!(err.detail.contains("`**` argument"), "{err:?}");
+}
+
+/// Whether a dash guard (`str.startswith` on `target` with `"-"`, exiting
+/// before the `git.Repo.git.diff` sink) is found in `body`.
+fn dash_guard_in(body: &str, negated: bool) -> bool {
+    use fcd_frontends::{ArgPattern, FactKind, FactSpec};
+    let src = format!("import git\ndef git_diff(repo: git.Repo, target: str) -> str:\n{body}\n    return repo.git.diff(target)\n");
+    let file = SourceFile { path: "m.py".into(), bytes: src.into_bytes() };
+    let region = RegionSpec { name: "r".into(), kind: RegionKind::Function("git_diff".into()), optional: false };
+    let pattern = |p: &str| ArgPattern::parse(p).unwrap();
+    let sink = FactSpec { name: "sink".into(), region: "r".into(), kind: FactKind::Call { callee: "git.Repo.git.diff".into(), args: None, matching: false } };
+    let guard = FactSpec {
+        name: "guard".into(),
+        region: "r".into(),
+        kind: FactKind::Guard {
+            callee: "str.startswith".into(),
+            receiver: Some(pattern("param:target")),
+            args: vec![pattern("str:-")],
+            before: "sink".into(),
+            negated,
+            returns: None,
+            conjuncts: vec![],
+            equals: None,
+        },
+    };
+    let analysis = analyze(Lang::Python, &[file], &[region], &[sink, guard]).expect("analyzes");
+    analysis.facts.iter().any(|f| f.name == "guard")
+}
+
+#[test]
+fn a_guard_may_test_a_local_bound_once_to_the_reviewed_call() {
+    assert!(dash_guard_in("    flagged = target.startswith('-')\n    if flagged:\n        raise ValueError('no options')", false));
+    assert!(dash_guard_in("    flagged: bool = target.startswith('-')\n    other = 1\n    if (flagged):\n        return 'refused'", false));
+    assert!(dash_guard_in("    plain = target.startswith('-')\n    if not plain:\n        pass\n    if plain:\n        raise ValueError('x')", false));
+    // Unsafe twins: each leaves the sink unguarded, so no guard fact (the unguarded rules apply).
+    for body in [
+        // bound twice
+        "    flagged = target.startswith('-')\n    flagged = False\n    if flagged:\n        raise ValueError('x')",
+        // bound after the test
+        "    flagged = False\n    if flagged:\n        raise ValueError('x')\n    flagged = target.startswith('-')",
+        // bound only on one path
+        "    flagged = False\n    if repo:\n        flagged = target.startswith('-')\n    if flagged:\n        raise ValueError('x')",
+        "    if repo:\n        flagged = target.startswith('-')\n    if flagged:\n        raise ValueError('x')",
+        // bound to another test
+        "    flagged = target.startswith('x')\n    if flagged:\n        raise ValueError('x')",
+        "    flagged = target.endswith('-')\n    if flagged:\n        raise ValueError('x')",
+        // the negation of the bound test
+        "    flagged = target.startswith('-')\n    if not flagged:\n        raise ValueError('x')",
+        // chained or tuple assignment
+        "    flagged = other = target.startswith('-')\n    if flagged:\n        raise ValueError('x')",
+        // bound in a loop
+        "    for flagged in [target.startswith('-')]:\n        pass\n    if flagged:\n        raise ValueError('x')",
+    ] {
+        assert!(!dash_guard_in(body, false), "{body}");
+    }
+    // A negated guard reads `if not LOCAL:` with LOCAL bound to the call.
+    assert!(dash_guard_in("    flagged = target.startswith('-')\n    if not flagged:\n        raise ValueError('x')", true));
+    assert!(!dash_guard_in("    flagged = target.startswith('-')\n    if flagged:\n        raise ValueError('x')", true));
+}

@@ -6,6 +6,7 @@
 //! compile the summary. Any step that finds a shape outside the profile stops
 //! with an [`Escalation`]; nothing is written by this module.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
@@ -201,6 +202,9 @@ fn register_prepared(profile: &Profile, req: &Request, release: &Prepared, parse
             )));
         }
     }
+    if let Err(e) = every_call_covered(profile, &analysis) {
+        return Ok(Registration::Escalated(e));
+    }
     // Wiring is all or nothing: a fact found without the facts it implies is a
     // partial wiring (registered but not bound, bound but not passed, …).
     for request in &profile.facts {
@@ -216,6 +220,34 @@ fn register_prepared(profile: &Profile, req: &Request, release: &Prepared, parse
         }
     }
     Ok(Registration::Registered(Box::new(summary::compile(profile, closure, analysis, binding))))
+}
+
+/// Where a profile reviews several shapes of calls to one callee (`matching`
+/// facts marked `exhaustive`), each call of that callee in the region must be
+/// one those facts found: a call of another shape (an added option, a second
+/// sink) would otherwise go unseen beside the reviewed ones.
+fn every_call_covered(profile: &Profile, analysis: &fcd_frontends::Analysis) -> Result<(), Escalation> {
+    // (region, callee) -> the exhaustive facts on it, and the calls they found.
+    type Shapes<'p> = (Vec<&'p str>, Vec<&'p Anchor>);
+    let mut covered: BTreeMap<(&str, &str), Shapes<'_>> = BTreeMap::new();
+    for request in profile.facts.iter().filter(|f| f.exhaustive) {
+        let fcd_frontends::FactKind::Call { callee, .. } = &request.spec.kind else { continue };
+        let entry = covered.entry((request.spec.region.as_str(), callee.as_str())).or_default();
+        entry.0.push(&request.spec.name);
+        entry.1.extend(analysis.facts.iter().filter(|f| f.name == request.spec.name).map(|f| &f.anchor));
+    }
+    for ((region, callee), (facts, anchors)) in covered {
+        let Some(report) = analysis.regions.iter().find(|r| r.name == region) else { continue };
+        let want = fcd_frontends::Identity::Path(callee.to_owned());
+        if let Some(call) = report.calls.iter().find(|c| c.identity == want && !anchors.contains(&&c.anchor)) {
+            return Err(Escalation::new(
+                EscalationCode::ShapeMismatch,
+                format!("region `{region}`: the call to `{callee}` at line {} has none of the reviewed shapes ({})", call.anchor.line, facts.join(", ")),
+                Some(call.anchor.clone()),
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn describe(kind: &fcd_frontends::FactKind) -> String {

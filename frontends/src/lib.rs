@@ -164,7 +164,12 @@ pub fn analyze_parsed(release: &Parsed<'_>, regions: &[RegionSpec], facts: &[Fac
     let names: Vec<&str> = regions
         .iter()
         .map(|r| match &r.kind {
-            RegionKind::Function(n) | RegionKind::Literal(n) | RegionKind::Variable(n) | RegionKind::Route(n) => n.rsplit('.').next().unwrap_or(n),
+            RegionKind::Function(n)
+            | RegionKind::Literal(n)
+            | RegionKind::Variable(n)
+            | RegionKind::Route(n)
+            | RegionKind::Callback(n)
+            | RegionKind::Case(n) => n.rsplit('.').next().unwrap_or(n),
         })
         .collect();
     let mut parsed: Vec<(&SourceFile, &Syntax)> = Vec::new();

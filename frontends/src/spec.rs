@@ -32,6 +32,18 @@ pub enum RegionKind {
     /// of a dispatcher that matches the name, or the function a registration
     /// names it for. Verifies the path from the tool's name to the handler.
     Route(String),
+    /// The function literal passed, as the last argument, to a call whose
+    /// first argument is the string literal with this name: the callback a
+    /// registration API runs for the tool (`server.registerTool("write_file",
+    /// {…}, async (args) => {…})`). The registering call is one of the
+    /// region's call sites, so its callee must be reviewed, and the name must
+    /// be a string literal nowhere else in the analysed code.
+    Callback(String),
+    /// The `case "NAME":` clause of a `switch` on the called tool's name in a
+    /// request handler (`switch (name) { case "write_file": … }`): what runs
+    /// for the tool is that clause and the handler's statements around the
+    /// `switch`; the other clauses are another tool's.
+    Case(String),
 }
 
 impl fmt::Display for RegionKind {
@@ -41,6 +53,8 @@ impl fmt::Display for RegionKind {
             RegionKind::Literal(name) => write!(f, "function literal inside `{name}`"),
             RegionKind::Variable(name) => write!(f, "module-level variable `{name}`"),
             RegionKind::Route(tool) => write!(f, "route of the tool `{tool}`"),
+            RegionKind::Callback(tool) => write!(f, "callback registered for the tool `{tool}`"),
+            RegionKind::Case(tool) => write!(f, "`case {tool:?}:` of the tool dispatcher"),
         }
     }
 }
@@ -48,7 +62,8 @@ impl fmt::Display for RegionKind {
 /// One expected argument of a call or a guard test.
 ///
 /// Written in profiles as `param:NAME`, `var:NAME`, `result:CALLEE`, `str:TEXT`,
-/// `format:TEMPLATE` or `any`, with a trailing `?` when the argument may be absent.
+/// `format:TEMPLATE` or `any`, with a trailing `?` when the argument may be absent;
+/// a leading `*` asks for a splat (Python `*files`, JavaScript `...files`) of that shape.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ArgPattern {
     pub shape: ArgShape,
@@ -70,7 +85,11 @@ pub enum ArgShape {
     /// of this callee (`const policy = policyFromReadonly(…)`), never assigned
     /// again; `CALLEE(WHAT)` also names what the call's one argument is.
     Result(String),
-    /// Any single argument.
+    /// A splat or spread argument (Python `*files`, JavaScript `...files`)
+    /// whose expression has the inner shape: it stands for as many positional
+    /// arguments as the value has elements.
+    Splat(Box<ArgShape>),
+    /// Any single argument (never a splat, which may be several).
     Any,
     /// An argument that is exactly this name or member chain (`A.B.C`).
     Ref(String),
@@ -88,6 +107,20 @@ impl ArgPattern {
             Some(b) => (b, true),
             None => (text, false),
         };
+        if let Some(inner) = body.strip_prefix('*') {
+            if inner.starts_with('*') || inner.ends_with('?') {
+                return Err(format!("`{text}`: a splat is `*` before one argument pattern (`*param:NAME`), with `?` only at the very end"));
+            }
+            let inner = ArgPattern::parse(inner).map_err(|e| format!("`{text}`: after `*`: {e}"))?;
+            return Ok(ArgPattern { shape: ArgShape::Splat(Box::new(inner.shape)), optional });
+        }
+        Ok(ArgPattern { shape: ArgShape::parse(body, text)?, optional })
+    }
+}
+
+impl ArgShape {
+    /// One shape's spelling (`body`, from the pattern `text`).
+    fn parse(body: &str, text: &str) -> Result<ArgShape, String> {
         let name_ok = |name: &str| !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '_');
         let shape = if let Some(name) = body.strip_prefix("param:") {
             let position = name.strip_prefix('#').is_some_and(|i| !i.is_empty() && i.chars().all(|c| c.is_ascii_digit()));
@@ -129,16 +162,27 @@ impl ArgPattern {
             ArgShape::Format(t.to_owned())
         } else {
             return Err(format!(
-                "`{text}` is not an argument pattern: expected `param:NAME`, `var:NAME`, `arg:NAME`, `result:CALLEE`, `ref:A.B`, `str:TEXT`, `format:TEMPLATE` or `any`, optionally ending in `?`"
+                "`{text}` is not an argument pattern: expected `param:NAME`, `var:NAME`, `arg:NAME`, `result:CALLEE`, `ref:A.B`, `str:TEXT`, `format:TEMPLATE` or `any`, optionally after `*` (a splat) and ending in `?`"
             ));
         };
-        Ok(ArgPattern { shape, optional })
+        Ok(shape)
     }
 }
 
 impl fmt::Display for ArgPattern {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.shape {
+        write!(f, "{}", self.shape)?;
+        if self.optional {
+            f.write_str("?")?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for ArgShape {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ArgShape::Splat(inner) => write!(f, "*{inner}")?,
             ArgShape::Param(n) => write!(f, "param:{n}")?,
             ArgShape::Var(n) => write!(f, "var:{n}")?,
             ArgShape::Arg(n) => write!(f, "arg:{n}")?,
@@ -147,9 +191,6 @@ impl fmt::Display for ArgPattern {
             ArgShape::Ref(p) => write!(f, "ref:{p}")?,
             ArgShape::Str(s) => write!(f, "str:{s}")?,
             ArgShape::Format(t) => write!(f, "format:{t}")?,
-        }
-        if self.optional {
-            f.write_str("?")?;
         }
         Ok(())
     }
@@ -339,7 +380,7 @@ mod tests {
 
     #[test]
     fn arg_patterns_round_trip() {
-        for text in ["param:target", "str:-", "format:--unified={n}?", "str:", "var:repo", "any?", "ref:A.B.Name"] {
+        for text in ["param:target", "str:-", "format:--unified={n}?", "str:", "var:repo", "any?", "ref:A.B.Name", "*param:files", "*arg:files?"] {
             assert_eq!(ArgPattern::parse(text).unwrap().to_string(), text);
         }
     }
@@ -357,5 +398,8 @@ mod tests {
         let err = ArgPattern::parse("literal:x").unwrap_err();
         assert!(err.contains("param:NAME"), "{err}");
         assert!(ArgPattern::parse("param:a b").is_err());
+        for bad in ["**param:x", "*param:x?x", "*", "*nope:x"] {
+            assert!(ArgPattern::parse(bad).is_err(), "{bad}");
+        }
     }
 }

@@ -48,6 +48,16 @@ pub const KEYS: &[(&str, &[Lang])] = &[
 /// The keys a language needs beyond the kind's own required keys (`KIND.KEY`).
 pub const NEEDS: &[(&str, &[Lang])] = &[("field.sink", GO), ("field.arg", GO)];
 
+/// The languages whose frontends match splat argument patterns (`*param:files`).
+pub fn splat_languages() -> &'static [Lang] {
+    PY_JS
+}
+
+/// The languages whose frontends find `callback` and `case` regions.
+pub fn dispatch_languages() -> &'static [Lang] {
+    JS
+}
+
 /// The languages that extract facts of `kind`; empty for no kind.
 pub fn kind_languages(kind: &str) -> &'static [Lang] {
     KINDS.iter().find(|(k, _)| *k == kind).map_or(&[], |(_, langs)| *langs)

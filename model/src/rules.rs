@@ -62,6 +62,16 @@ pub enum Test {
     Absent,
     /// The value is present.
     Present,
+    /// An array at least one of whose elements passes the test (an empty array does not).
+    AnyElement(Box<Test>),
+    /// An array every element of which passes the test (an empty array does).
+    EveryElement(Box<Test>),
+    /// An absolute path that, after lexical normalization (`//`, `.` and `..`
+    /// folded), is one of the directories the environment value at this path
+    /// names (a string or an array of strings, each absolute and normalized
+    /// the same way) or lies below one at a `/` boundary. Symbolic links are
+    /// not followed: whether the handler resolves them is the envelope's to say.
+    Inside(String),
 }
 
 /// JSON value types an argument may have.
@@ -201,8 +211,8 @@ impl Predicate {
                 false
             }
             Predicate::Not(p) => !p.holds(b, &mut BTreeMap::new())?,
-            Predicate::Arg { name, test } => test.holds(b.arguments.get(name), captures).map_err(|e| e.on(&format!("argument `{name}`")))?,
-            Predicate::Env { path, test } => test.holds(b.env(path).as_ref(), captures).map_err(|e| e.on(&format!("env `{path}`")))?,
+            Predicate::Arg { name, test } => test.holds(b.arguments.get(name), b, captures).map_err(|e| e.on(&format!("argument `{name}`")))?,
+            Predicate::Env { path, test } => test.holds(b.env(path).as_ref(), b, captures).map_err(|e| e.on(&format!("env `{path}`")))?,
         })
     }
 }
@@ -218,8 +228,9 @@ impl Unevaluable {
 }
 
 impl Test {
-    fn holds(&self, value: Option<&Value>, captures: &mut BTreeMap<String, String>) -> Result<bool, Unevaluable> {
+    fn holds(&self, value: Option<&Value>, b: &Bindings<'_>, captures: &mut BTreeMap<String, String>) -> Result<bool, Unevaluable> {
         let not_string = |v: &Value| Unevaluable(format!("a string test on {v}, which is not a string"));
+        let not_array = |v: &Value| Unevaluable(format!("an element test on {v}, which is not an array"));
         Ok(match (self, value) {
             (Test::Absent, v) => v.is_none() || v == Some(&Value::Null),
             (Test::Present, v) => !(v.is_none() || v == Some(&Value::Null)),
@@ -237,8 +248,63 @@ impl Test {
                 return Err(Unevaluable(format!("`= {want}` compared with {v}, a value of another type")));
             }
             (Test::Equals(want), Some(v)) => want == v,
+            // Every element is evaluated, so an element the test cannot judge
+            // is never hidden by an earlier one that decided the answer: the
+            // answer is UNKNOWN whenever any element is unevaluable. Element
+            // groups are not template values (which element's would they be?).
+            (Test::AnyElement(test) | Test::EveryElement(test), Some(v)) => {
+                let elements = v.as_array().ok_or_else(|| not_array(v))?;
+                let mut passed = 0;
+                for (i, e) in elements.iter().enumerate() {
+                    // An element is never absent: null in an array is a value the test must judge.
+                    let judged = if e.is_null() { Err(Unevaluable("null".into())) } else { test.holds(Some(e), b, &mut BTreeMap::new()) };
+                    passed += usize::from(judged.map_err(|u| u.on(&format!("element {i}")))?);
+                }
+                match self {
+                    Test::AnyElement(_) => passed > 0,
+                    _ => passed == elements.len(),
+                }
+            }
+            (Test::Inside(path), Some(v)) => {
+                let file = v.as_str().ok_or_else(|| not_string(v))?;
+                let file = normalize_absolute(file).ok_or_else(|| Unevaluable(format!("`{file}` is not an absolute path")))?;
+                let roots = match b.env(path) {
+                    Some(Value::String(dir)) => vec![dir],
+                    Some(Value::Array(dirs)) if !dirs.is_empty() => dirs
+                        .iter()
+                        .map(|d| d.as_str().map(str::to_owned).ok_or_else(|| Unevaluable(format!("env `{path}` holds {d}, which is not a path"))))
+                        .collect::<Result<_, _>>()?,
+                    _ => return Err(Unevaluable(format!("env `{path}` names no directory"))),
+                };
+                let mut inside = false;
+                for root in roots {
+                    let root = normalize_absolute(&root).ok_or_else(|| Unevaluable(format!("env `{path}`: `{root}` is not an absolute path")))?;
+                    inside |= file == root || root == "/" || file.strip_prefix(root.as_str()).is_some_and(|rest| rest.starts_with('/'));
+                }
+                inside
+            }
         })
     }
+}
+
+/// An absolute `/`-separated path with empty and `.` segments dropped and
+/// `..` folded into its parent (at the root it stays at the root, as POSIX
+/// resolves it); `None` for a relative path or one holding a NUL byte.
+pub fn normalize_absolute(path: &str) -> Option<String> {
+    if !path.starts_with('/') || path.contains('\0') {
+        return None;
+    }
+    let mut segments: Vec<&str> = Vec::new();
+    for segment in path.split('/') {
+        match segment {
+            "" | "." => {}
+            ".." => {
+                segments.pop();
+            }
+            s => segments.push(s),
+        }
+    }
+    Some(format!("/{}", segments.join("/")))
 }
 
 /// The JSON type of a value, for comparisons that only make sense within one type.
@@ -328,6 +394,9 @@ impl std::fmt::Display for Test {
             Test::Equals(v) => write!(f, "= {v}"),
             Test::Absent => f.write_str("is absent"),
             Test::Present => f.write_str("is present"),
+            Test::AnyElement(t) => write!(f, "has an element that {t}"),
+            Test::EveryElement(t) => write!(f, "has only elements that {t}"),
+            Test::Inside(path) => write!(f, "is a path inside env.{path}"),
         }
     }
 }
@@ -378,7 +447,8 @@ mod tests {
     #[test]
     fn absent_counts_null() {
         let args = json!({"private": null});
-        assert!(Test::Absent.holds(bindings(&args).arguments.get("private"), &mut BTreeMap::new()).unwrap());
+        let b = bindings(&args);
+        assert!(Test::Absent.holds(b.arguments.get("private"), &b, &mut BTreeMap::new()).unwrap());
     }
 
     #[test]
@@ -399,5 +469,45 @@ mod tests {
         assert!(not_matching.holds(&b, &mut caps).is_err());
         let any = Predicate::Any(vec![Predicate::Always, not_matching]);
         assert_eq!(any.holds(&b, &mut caps), Ok(true));
+    }
+    fn holds_with_config(test: Test, value: Value, config: &Value) -> Result<bool, Unevaluable> {
+        let args = json!({ "v": value });
+        let b = Bindings { arguments: args.as_object().unwrap(), principal: "user:alice", destination: "d", config };
+        Predicate::Arg { name: "v".into(), test }.holds(&b, &mut BTreeMap::new())
+    }
+
+    #[test]
+    fn element_tests_judge_every_element() {
+        let dash = || Box::new(Test::StartsWith("-".into()));
+        let none = Value::Null;
+        assert_eq!(holds_with_config(Test::AnyElement(dash()), json!(["a", "-x"]), &none), Ok(true));
+        assert_eq!(holds_with_config(Test::AnyElement(dash()), json!(["a", "b"]), &none), Ok(false));
+        assert_eq!(holds_with_config(Test::AnyElement(dash()), json!([]), &none), Ok(false));
+        assert_eq!(holds_with_config(Test::EveryElement(dash()), json!([]), &none), Ok(true));
+        assert_eq!(holds_with_config(Test::EveryElement(dash()), json!(["-a", "b"]), &none), Ok(false));
+        // An element the test cannot judge makes the whole test unevaluable, even after a decisive one.
+        let err = holds_with_config(Test::AnyElement(dash()), json!(["-x", 3]), &none).unwrap_err();
+        assert!(err.0.contains("element 1"), "{err:?}");
+        assert!(holds_with_config(Test::EveryElement(dash()), json!(["a", null]), &none).is_err());
+        assert!(holds_with_config(Test::AnyElement(dash()), json!("-x"), &none).is_err());
+    }
+
+    #[test]
+    fn inside_normalizes_and_stops_at_a_slash() {
+        let config = json!({ "dirs": ["/srv/data", "/tmp/x/"], "one": "/home/a", "bad": ["rel/dir"], "empty": [] });
+        let inside = |v: &str, key: &str| holds_with_config(Test::Inside(format!("config.{key}")), json!(v), &config);
+        assert_eq!(inside("/srv/data/f.txt", "dirs"), Ok(true));
+        assert_eq!(inside("/srv/data", "dirs"), Ok(true));
+        assert_eq!(inside("/srv/database/f", "dirs"), Ok(false));
+        assert_eq!(inside("/srv/data/../etc/passwd", "dirs"), Ok(false));
+        assert_eq!(inside("/srv/data/./a//b/../c", "dirs"), Ok(true));
+        assert_eq!(inside("/tmp/x/y", "dirs"), Ok(true));
+        assert_eq!(inside("/../../srv/data/z", "dirs"), Ok(true));
+        assert_eq!(inside("/home/a/b", "one"), Ok(true));
+        assert!(inside("srv/data/f", "dirs").is_err(), "a relative path depends on the server's directory");
+        assert!(inside("/srv/data/f", "bad").is_err());
+        assert!(inside("/srv/data/f", "empty").is_err());
+        assert!(inside("/srv/data/f", "missing").is_err());
+        assert_eq!(normalize_absolute("/a/b/../../.."), Some("/".into()));
     }
 }

@@ -55,6 +55,10 @@ struct CallFact {
     args: Option<Vec<String>>,
     #[serde(default)]
     matching: bool,
+    /// With `matching`: every call of the callee in the region must be one
+    /// that an exhaustive fact on it matched.
+    #[serde(default)]
+    exhaustive: bool,
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -285,9 +289,33 @@ impl Validator<'_> {
                 None => self.err(span.clone(), &key, message),
             }
         });
-        let kind = self.kind(self.keep(raw)?, &at, &key, all);
+        let raw = self.keep(raw)?;
+        let exhaustive = matches!(&raw, RawFact::Call(c) if c.exhaustive);
+        if exhaustive && !matches!(&raw, RawFact::Call(c) if c.matching) {
+            return self.keep(self.err(
+                at("exhaustive"),
+                &format!("{key}.exhaustive"),
+                "`exhaustive` goes with `matching = true`: it says the matching facts of a callee cover every call of it",
+            ));
+        }
+        let kind = self.kind(raw, &at, &key, all);
         let (kind, common) = (self.keep(kind)?, common?);
-        Some(FactRequest { spec: FactSpec { name: name.to_owned(), region: common.region, kind }, required: common.required, implies: common.implies })
+        // A splat pattern only the Python and JavaScript frontends match: elsewhere it could never hold.
+        let splat = |ps: &[ArgPattern]| ps.iter().any(|p| matches!(p.shape, ArgShape::Splat(_)));
+        let splats = match &kind {
+            FactKind::Call { args, .. } => args.as_deref().is_some_and(splat),
+            FactKind::Guard { args, receiver, .. } => splat(args) || receiver.iter().any(|r| matches!(r.shape, ArgShape::Splat(_))),
+            _ => false,
+        };
+        if let Some(language) = language.filter(|l| splats && !support::splat_languages().contains(l)) {
+            return self.keep(self.err(at("args"), &format!("{key}.args"), format!("the {} frontend matches no splat argument (`*…`)", language.name())));
+        }
+        Some(FactRequest {
+            spec: FactSpec { name: name.to_owned(), region: common.region, kind },
+            required: common.required,
+            implies: common.implies,
+            exhaustive,
+        })
     }
 
     /// Every key is the kind's own or common: records each that is not, at

@@ -73,6 +73,9 @@ pub struct FactRequest {
     pub required: bool,
     /// Facts that must also be found when this one is (wiring that is all or nothing).
     pub implies: Vec<String>,
+    /// (`call` with `matching`) The exhaustive facts on this callee in this
+    /// region account for every call of it there: any other call escalates.
+    pub exhaustive: bool,
 }
 
 /// A validated profile.
@@ -300,7 +303,7 @@ impl Validator<'_> {
         let excluded = self.globs(&raw.source.exclude, "source.exclude", false);
         let entry = language.and_then(|language| self.keep(self.entry(&raw.source, language)));
         let inert_attributes = language.and_then(|language| self.keep(self.inert_attributes(&raw.source, language)));
-        let regions = self.regions(&raw.regions);
+        let regions = self.regions(&raw.regions, language);
         let imports = self.imports(&raw.imports);
         let inventories = self.inventories(&raw.inventory, &raw.regions);
         let (facts, facts_ok) = self.facts(&raw.facts, &raw.regions, language);

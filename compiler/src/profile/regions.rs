@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use fcd_frontends::{Handoff, RegionKind, RegionSpec};
+use fcd_frontends::{Handoff, Lang, RegionKind, RegionSpec};
 
 use super::Validator;
 use super::schema::{RawInventory, RawRegion, Spanned};
@@ -13,27 +13,42 @@ pub(super) type Regions = (Vec<RegionSpec>, BTreeMap<String, Handoff>);
 
 impl Validator<'_> {
     /// Every region, or `None` when any is malformed (each error recorded).
-    pub(super) fn regions(&self, raw: &BTreeMap<String, Spanned<RawRegion>>) -> Option<Regions> {
+    pub(super) fn regions(&self, raw: &BTreeMap<String, Spanned<RawRegion>>, language: Option<Lang>) -> Option<Regions> {
         let mut regions = Vec::new();
         let mut handoffs = BTreeMap::new();
         let mut ok = true;
         for (name, region) in raw {
             let r = region.get_ref();
-            let kind = match (&r.function, &r.variable, &r.route) {
-                (Some(f), None, None) if !f.is_empty() && r.literal => RegionKind::Literal(f.clone()),
-                (Some(f), None, None) if !f.is_empty() => RegionKind::Function(f.clone()),
-                (None, Some(v), None) if !v.is_empty() && !r.literal => RegionKind::Variable(v.clone()),
-                (None, None, Some(t)) if !t.is_empty() && !r.literal => RegionKind::Route(t.clone()),
+            let kind = match (&r.function, &r.variable, &r.route, &r.callback, &r.case) {
+                (Some(f), None, None, None, None) if !f.is_empty() && r.literal => RegionKind::Literal(f.clone()),
+                (Some(f), None, None, None, None) if !f.is_empty() => RegionKind::Function(f.clone()),
+                (None, Some(v), None, None, None) if !v.is_empty() && !r.literal => RegionKind::Variable(v.clone()),
+                (None, None, Some(t), None, None) if !t.is_empty() && !r.literal => RegionKind::Route(t.clone()),
+                (None, None, None, Some(t), None) if !t.is_empty() && !r.literal => RegionKind::Callback(t.clone()),
+                (None, None, None, None, Some(t)) if !t.is_empty() && !r.literal => RegionKind::Case(t.clone()),
                 _ => {
                     ok = false;
                     self.keep(self.err::<()>(
                         region.span(),
                         &format!("regions.{name}"),
-                        "a region names one `function` (optionally `literal = true`), one `variable` or one `route` (a tool name)",
+                        "a region names one `function` (optionally `literal = true`), one `variable`, one `route`, one `callback` or one `case` (each a tool name)",
                     ));
                     continue;
                 }
             };
+            // Only the JavaScript frontend finds registered callbacks so far: elsewhere
+            // the region could never be found, a profile error rather than the release's.
+            let dispatch = fcd_frontends::support::dispatch_languages();
+            if let (RegionKind::Callback(_) | RegionKind::Case(_), Some(language)) = (&kind, language.filter(|l| !dispatch.contains(l))) {
+                let (key, what) = if r.callback.is_some() { ("callback", "registered callbacks") } else { ("case", "dispatcher cases") };
+                ok = false;
+                self.keep(self.err::<()>(
+                    region.span(),
+                    &format!("regions.{name}.{key}"),
+                    format!("the {} frontend does not find {what} (only javascript does)", language.name()),
+                ));
+                continue;
+            }
             if let Some((key, why)) = handoff_problem(r, &kind) {
                 ok = false;
                 self.keep(self.err::<()>(region.span(), &format!("regions.{name}.{key}"), why));

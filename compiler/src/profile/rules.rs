@@ -11,6 +11,27 @@ use super::{ArgSpec, RuleTemplate, Span, Validator, diagnose};
 use crate::error::InputError;
 use crate::rules::{EffectTemplate, Outcome, Pattern, Predicate, Rule, Template, Test, ValueType};
 
+/// The tests a condition may hold, as a message lists them.
+const TESTS: &str = "`starts-with`, `matches`, `type`, `equals`, `absent`, `present`, `inside`, `any-element`, `every-element`";
+
+/// How many tests a condition's table holds (exactly one is valid).
+fn test_count(p: &RawPredicate) -> usize {
+    [
+        p.starts_with.is_some(),
+        p.matches.is_some(),
+        p.ty.is_some(),
+        p.equals.is_some(),
+        p.absent.is_some(),
+        p.present.is_some(),
+        p.inside.is_some(),
+        p.any_element.is_some(),
+        p.every_element.is_some(),
+    ]
+    .into_iter()
+    .filter(|x| *x)
+    .count()
+}
+
 impl Validator<'_> {
     /// One rule, or `None` with every independent problem in it recorded.
     pub(super) fn rule(
@@ -120,11 +141,10 @@ impl Validator<'_> {
         let span = p.span();
         let p = p.get_ref();
         let combinators = [p.all.is_some(), p.any.is_some(), p.not.is_some(), p.always.is_some()];
-        let tests = [p.starts_with.is_some(), p.matches.is_some(), p.ty.is_some(), p.equals.is_some(), p.absent.is_some(), p.present.is_some()];
         let subjects = [p.arg.is_some(), p.env.is_some()];
         let count = |xs: &[bool]| xs.iter().filter(|x| **x).count();
         if count(&combinators) > 0 {
-            if count(&combinators) > 1 || count(&tests) > 0 || count(&subjects) > 0 {
+            if count(&combinators) > 1 || test_count(p) > 0 || count(&subjects) > 0 {
                 return self.err(span, key, "`all`, `any`, `not` and `always` stand alone in their table");
             }
             let list = |ps: &[Spanned<RawPredicate>], name: &str, captures: &mut BTreeSet<String>| -> Result<Vec<Predicate>, InputError> {
@@ -143,14 +163,34 @@ impl Validator<'_> {
                 return self.err(p.always.as_ref().map_or(span, Spanned::span), &format!("{key}.always"), "`always` can only be `true`");
             });
         }
-        if count(&subjects) != 1 || count(&tests) != 1 {
-            return self.err(
-                span,
-                key,
-                "a condition is one subject (`arg` or `env`) and one test (`starts-with`, `matches`, `type`, `equals`, `absent`, `present`), or one of `all`, `any`, `not`, `always`",
-            );
+        if count(&subjects) != 1 || test_count(p) != 1 {
+            return self.err(span, key, format!("a condition is one subject (`arg` or `env`) and one test ({TESTS}), or one of `all`, `any`, `not`, `always`"));
         }
-        // The test's own key, for the errors about it.
+        let (test, test_key, test_span) = self.test(p, key, span, captures)?;
+        Ok(match (&p.arg, &p.env) {
+            (Some(name), _) => {
+                let (name_span, name) = (name.span(), name.get_ref());
+                if !arguments.is_empty() && !arguments.contains_key(name) {
+                    let names: BTreeSet<&str> = arguments.keys().map(String::as_str).collect();
+                    return self.err(name_span, &format!("{key}.arg"), self.unknown_of("argument", name, &names));
+                }
+                // A test on an argument declared with another type could
+                // never hold; it is a profile error, not a rule that falls through.
+                if let Some(spec) = arguments.get(name)
+                    && let Some(why) = never_holds(&test, spec.ty)
+                {
+                    return self.err(test_span, &test_key, format!("argument `{name}` is declared {}: {why}", spec.ty.name()));
+                }
+                Predicate::Arg { name: name.clone(), test }
+            }
+            (None, Some(path)) => Predicate::Env { path: path.get_ref().clone(), test },
+            (None, None) => unreachable!("exactly one subject was checked above"),
+        })
+    }
+
+    /// The one test of a condition's table (or of an element test's), with
+    /// its own key and position for the errors about it.
+    fn test(&self, p: &RawPredicate, key: &str, span: Span, captures: &mut BTreeSet<String>) -> Result<(Test, String, Span), InputError> {
         let (test_key, test_span) = [
             ("starts-with", p.starts_with.as_ref().map(Spanned::span)),
             ("matches", p.matches.as_ref().map(Spanned::span)),
@@ -158,6 +198,9 @@ impl Validator<'_> {
             ("equals", p.equals.as_ref().map(Spanned::span)),
             ("absent", p.absent.as_ref().map(Spanned::span)),
             ("present", p.present.as_ref().map(Spanned::span)),
+            ("inside", p.inside.as_ref().map(Spanned::span)),
+            ("any-element", p.any_element.as_ref().map(|e| e.span())),
+            ("every-element", p.every_element.as_ref().map(|e| e.span())),
         ]
         .into_iter()
         .find_map(|(k, s)| s.map(|s| (k, s)))
@@ -179,28 +222,24 @@ impl Validator<'_> {
             Test::Absent
         } else if p.present.as_ref().is_some_and(|a| *a.get_ref()) {
             Test::Present
+        } else if let Some(inside) = &p.inside {
+            let path = inside.get_ref();
+            if !(path.starts_with("config.") && path.len() > "config.".len()) {
+                return self.err(inside.span(), &test_key, format!("`{path}` is not `config.KEY`: the directories come from the authenticated configuration"));
+            }
+            Test::Inside(path.clone())
+        } else if let Some(element) = p.any_element.as_ref().or(p.every_element.as_ref()) {
+            let inner = element.get_ref();
+            if inner.arg.is_some() || inner.env.is_some() || test_count(inner) != 1 {
+                return self.err(element.span(), &test_key, format!("an element test is a table with one test ({TESTS}) and no subject"));
+            }
+            // Groups matched on one element are not template values: which element's would they be?
+            let (test, _, _) = self.test(inner, &test_key, element.span(), &mut BTreeSet::new())?;
+            if p.any_element.is_some() { Test::AnyElement(Box::new(test)) } else { Test::EveryElement(Box::new(test)) }
         } else {
             return self.err(test_span, &test_key, "`absent` and `present` can only be `true`");
         };
-        Ok(match (&p.arg, &p.env) {
-            (Some(name), _) => {
-                let (name_span, name) = (name.span(), name.get_ref());
-                if !arguments.is_empty() && !arguments.contains_key(name) {
-                    let names: BTreeSet<&str> = arguments.keys().map(String::as_str).collect();
-                    return self.err(name_span, &format!("{key}.arg"), self.unknown_of("argument", name, &names));
-                }
-                // A test on an argument declared with another type could
-                // never hold; it is a profile error, not a rule that falls through.
-                if let Some(spec) = arguments.get(name)
-                    && let Some(why) = never_holds(&test, spec.ty)
-                {
-                    return self.err(test_span, &test_key, format!("argument `{name}` is declared {}: {why}", spec.ty.name()));
-                }
-                Predicate::Arg { name: name.clone(), test }
-            }
-            (None, Some(path)) => Predicate::Env { path: path.get_ref().clone(), test },
-            (None, None) => unreachable!("exactly one subject was checked above"),
-        })
+        Ok((test, test_key, test_span))
     }
 
     fn outcome(&self, o: &Spanned<RawOutcome>, key: &str) -> Result<Outcome, InputError> {
@@ -252,6 +291,8 @@ impl Validator<'_> {
 fn never_holds(test: &Test, ty: ValueType) -> Option<String> {
     match test {
         Test::StartsWith(_) | Test::Matches(_) if ty != ValueType::String => Some("a string test never holds on it".into()),
+        Test::Inside(_) if ty != ValueType::String => Some("a path test (`inside`) never holds on it".into()),
+        Test::AnyElement(_) | Test::EveryElement(_) if ty != ValueType::Array => Some("an element test never holds on it".into()),
         Test::Equals(v) if !ty.holds(v) => Some(format!("`equals` compares it with {}", ValueType::of_value(v))),
         // An integer is a number, and a number may be an integer; any other
         // declared type is the only one the value has.

@@ -158,6 +158,11 @@ pub(super) struct RawRegion {
     pub variable: Option<String>,
     /// The code that runs when the tool with this name is called.
     pub route: Option<String>,
+    /// The function literal registered for the tool with this name.
+    pub callback: Option<String>,
+    /// The `case "NAME":` clause of the tool dispatcher.
+    #[serde(rename = "case")]
+    pub case: Option<String>,
     /// The region may be absent from a release.
     #[serde(default)]
     pub optional: bool,
@@ -205,6 +210,11 @@ pub(super) struct RawPredicate {
     pub equals: Option<Spanned<toml::Value>>,
     pub absent: Option<Spanned<bool>>,
     pub present: Option<Spanned<bool>>,
+    /// An element test: `any-element = { starts-with = "-" }`.
+    pub any_element: Option<Box<Spanned<RawPredicate>>>,
+    pub every_element: Option<Box<Spanned<RawPredicate>>>,
+    /// A path inside the directories a configuration value names.
+    pub inside: Option<Spanned<String>>,
     pub all: Option<Vec<Spanned<RawPredicate>>>,
     pub any: Option<Vec<Spanned<RawPredicate>>>,
     pub not: Option<Box<Spanned<RawPredicate>>>,

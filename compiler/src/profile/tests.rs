@@ -137,3 +137,43 @@ fn inert_attributes_are_for_csharp_and_simple_names() {
         assert!(err.contains("key `source.inert-attributes`"), "{bad}: {err}");
     }
 }
+
+#[test]
+fn element_and_path_tests_load_and_are_checked_against_declared_types() {
+    use crate::rules::{Predicate, Test};
+    let rule = "[[rules]]\nwhen = { arg = \"target\", type = \"string\" }";
+    let ok = |when: &str, args: &str| {
+        let (_, text) = git_diff();
+        let text = text.replacen("context_lines = { type = \"integer\" }", &format!("context_lines = {{ type = \"integer\" }}\n{args}"), 1);
+        let text = text.replacen(rule, &format!("[[rules]]\nwhen = {when}\nthen = {{ reject = \"x\" }}\n\n{rule}"), 1);
+        Profile::parse(Path::new("bad.toml"), &text)
+    };
+    let files = "files = { type = \"array\" }";
+    let p = ok("{ arg = \"files\", any-element = { starts-with = \"-\" } }", files).expect("loads");
+    let found = p.rules.iter().any(|r| r.rule.when == Predicate::Arg { name: "files".into(), test: Test::AnyElement(Box::new(Test::StartsWith("-".into()))) });
+    assert!(found);
+    let p = ok("{ arg = \"target\", inside = \"config.allowed\" }", "").expect("loads");
+    assert!(p.rules.iter().any(|r| r.rule.when == Predicate::Arg { name: "target".into(), test: Test::Inside("config.allowed".into()) }));
+    let refused = |when: &str, args: &str| ok(when, args).expect_err("refused").to_string();
+    assert!(refused("{ arg = \"target\", any-element = { starts-with = \"-\" } }", "").contains("an element test on `target`, which is declared string"));
+    assert!(refused("{ arg = \"files\", starts-with = \"-\" }", files).contains("a string test on `files`, which is declared array"));
+    assert!(refused("{ arg = \"files\", every-element = { arg = \"x\", starts-with = \"-\" } }", files).contains("one test"));
+    assert!(refused("{ arg = \"files\", every-element = { } }", files).contains("one test"));
+    assert!(refused("{ arg = \"target\", inside = \"principal\" }", "").contains("is not `config.KEY`"));
+    assert!(refused("{ arg = \"context_lines\", inside = \"config.d\" }", "").contains("declared integer"));
+    assert!(refused("{ arg = \"files\", any-element = { matches = \"(\" } }", files).contains("any-element.matches"));
+}
+
+#[test]
+fn a_callback_region_outside_javascript_is_a_load_error() {
+    let err = error_of(&[("[regions.handler]\nfunction = \"git_diff\"", "[regions.handler]\ncallback = \"git_diff\"")]);
+    assert!(err.contains("key `regions.handler.callback`: the python frontend does not find registered callbacks (only javascript does)"), "{err}");
+    let err = error_of(&[("[regions.handler]\nfunction = \"git_diff\"", "[regions.handler]\nfunction = \"git_diff\"\ncallback = \"git_diff\"")]);
+    assert!(err.contains("one `callback`"), "{err}");
+}
+
+#[test]
+fn a_case_region_outside_javascript_is_a_load_error() {
+    let err = error_of(&[("[regions.handler]\nfunction = \"git_diff\"", "[regions.handler]\ncase = \"git_diff\"")]);
+    assert!(err.contains("key `regions.handler.case`: the python frontend does not find dispatcher cases (only javascript does)"), "{err}");
+}

@@ -35,13 +35,28 @@ impl<'a> CallShape<'a> for Cx<'_, 'a> {
     }
 
     fn check_arguments(&self, _call: Node<'a>, args: &[Node<'a>], patterns: &[ArgPattern]) -> Result<(), Escalation> {
-        if let Some(spread) = args.iter().find(|a| a.kind() == "spread_element") {
+        let splats = patterns.iter().any(|p| matches!(p.shape, ArgShape::Splat(_)));
+        if let Some(spread) = args.iter().find(|a| a.kind() == "spread_element")
+            && !splats
+        {
             return Err(self.site.mismatch(*spread, "a spread argument is outside the profile's shape".into()));
         }
         for a in args {
-            let name = bare(*a).text();
-            let followed = patterns.iter().any(|p| matches!(&p.shape, ArgShape::Var(n) | ArgShape::Param(n) if n == name));
-            if followed && bare(*a).kind() == "identifier" && self.names.count(name) > 1 {
+            // A spread value is followed like the value itself.
+            let (e, spread) = match spread_value(*a) {
+                Some(v) => (v, true),
+                None => (bare(*a), false),
+            };
+            let name = e.text();
+            let followed = patterns.iter().any(|p| {
+                let shape = match (&p.shape, spread) {
+                    (ArgShape::Splat(inner), true) => inner.as_ref(),
+                    (shape, false) => shape,
+                    _ => return false,
+                };
+                matches!(shape, ArgShape::Var(n) | ArgShape::Param(n) if n == name)
+            });
+            if followed && e.kind() == "identifier" && self.names.count(name) > 1 {
                 return Err(self
                     .site
                     .mismatch(*a, format!("`{name}` is assigned more than once, so the value reaching the call is not the one the profile follows")));
@@ -51,11 +66,38 @@ impl<'a> CallShape<'a> for Cx<'_, 'a> {
     }
 
     fn arg_matches(&self, arg: &Node<'a>, pattern: &ArgPattern) -> bool {
-        let arg = *arg;
+        self.shape_matches(*arg, &pattern.shape)
+    }
+
+    fn arg_text(&self, arg: &Node<'a>) -> String {
+        arg.compact_text()
+    }
+}
+
+/// The expression a spread argument (`...files`) spreads.
+fn spread_value(arg: Node<'_>) -> Option<Node<'_>> {
+    if arg.kind() != "spread_element" {
+        return None;
+    }
+    let mut inner = arg.named_children().filter(|c| c.kind() != "comment");
+    match (inner.next(), inner.next()) {
+        (Some(v), None) => Some(bare(v)),
+        _ => None,
+    }
+}
+
+impl<'a> Cx<'_, 'a> {
+    /// Whether one argument has the shape: a spread argument only a splat's,
+    /// whose inner shape the spread value must have.
+    fn shape_matches(&self, arg: Node<'a>, shape: &ArgShape) -> bool {
+        if arg.kind() == "spread_element" {
+            let ArgShape::Splat(inner) = shape else { return false };
+            return spread_value(arg).is_some_and(|v| self.shape_matches(v, inner));
+        }
         let e = bare(arg);
-        match &pattern.shape {
-            // Tool-argument flow is read by the Python frontend only so far.
-            ArgShape::Arg(_) => false,
+        match shape {
+            ArgShape::Splat(_) => false,
+            ArgShape::Arg(name) => self.tool_argument(e, name),
             ArgShape::Any => arg.kind() != "spread_element",
             // `param:#N` is the region's parameter at position N, whatever its name.
             ArgShape::Param(name) => {
@@ -78,12 +120,6 @@ impl<'a> CallShape<'a> for Cx<'_, 'a> {
         }
     }
 
-    fn arg_text(&self, arg: &Node<'a>) -> String {
-        arg.compact_text()
-    }
-}
-
-impl<'a> Cx<'_, 'a> {
     /// Whether the one binding of `name` is its declaration `name = CALLEE(…)`
     /// (a plain identifier, not a pattern), a call of exactly that callee;
     /// `CALLEE(WHAT)` also asks for exactly one argument that is `WHAT`
@@ -93,10 +129,7 @@ impl<'a> Cx<'_, 'a> {
             Some((c, rest)) => (c, rest.strip_suffix(')')),
             None => (callee, None),
         };
-        let Some(at) = self.names.only_site(name) else { return false };
-        let Some(site) = self.site.region.node.descendants().find(|n| n.byte_range().start == at && n.text() == name) else { return false };
-        let Some(declarator) = site.parent().filter(|p| p.kind() == "variable_declarator" && p.field_child("name") == Some(site)) else { return false };
-        let Some(value) = declarator.field_child("value").map(bare) else { return false };
+        let Some((_, value)) = self.declared_once(name) else { return false };
         if value.kind() != "call_expression" || self.names.resolve(identity(value)) != Identity::Path(callee.to_owned()) {
             return false;
         }
@@ -104,6 +137,56 @@ impl<'a> Cx<'_, 'a> {
             None => true,
             Some(what) => matches!(arguments(value).as_slice(), [one] if self.names.derive(*one, 0).as_deref() == Some(what)),
         }
+    }
+
+    /// The declarator and value of `name = VALUE` when that declaration (a
+    /// plain identifier, not a pattern) is the local's one binding in the region.
+    fn declared_once(&self, name: &str) -> Option<(Node<'a>, Node<'a>)> {
+        let at = self.names.only_site(name)?;
+        let site = self.site.region.node.descendants().find(|n| n.byte_range().start == at && n.text() == name)?;
+        let declarator = site.parent().filter(|p| p.kind() == "variable_declarator" && p.field_child("name") == Some(site))?;
+        Some((declarator, declarator.field_child("value").map(bare)?))
+    }
+
+    /// The tool's argument `name`, unchanged: `P.name` where the region is a
+    /// registered callback (the registration API hands it the call's
+    /// arguments as its first parameter) and `P`, that parameter, is a plain
+    /// identifier nothing in the region binds again; in a dispatcher case,
+    /// `A.name` for the request's arguments `A` ([`super::route::request_field`]).
+    fn tool_argument(&self, e: Node<'a>, name: &str) -> bool {
+        if e.kind() != "member_expression" {
+            return false;
+        }
+        let (Some(object), Some(property)) = (e.field_child("object").map(bare), e.field_child("property")) else { return false };
+        let region = self.site.region.node;
+        if region.kind() == "switch_case" {
+            // A dispatcher case: the request's `arguments`, read as `P.params.arguments` or a local destructured from `P.params`.
+            return super::route::case_registration(region).is_some()
+                && property.text() == name
+                && super::route::request_field(object, "arguments", super::route::owner(region), self.names);
+        }
+        if super::route::registration_of(region).is_none() {
+            return false;
+        }
+        let first = self.names.param_at(0);
+        object.kind() == "identifier" && first == Some(object.text()) && self.names.count(object.text()) == 0 && property.text() == name
+    }
+
+    /// A guard's test read through a local: `const denied = isDenied(p); if (denied) …`.
+    /// The local is bound once, by a declaration that is an earlier statement
+    /// of the block holding the `if` (so it runs first on every path to the
+    /// test), and its value holds the test as a condition would.
+    fn bound_test(&self, local: Node<'a>, want: &GuardTest<'_>) -> Option<Vec<Node<'a>>> {
+        if self.names.is_param(local.text()) {
+            return None;
+        }
+        let (declarator, value) = self.declared_once(local.text())?;
+        let declaration = declarator.parent().filter(|d| matches!(d.kind(), "lexical_declaration" | "variable_declaration"))?;
+        let guard = local.ancestors().find(|a| a.kind() == "if_statement")?;
+        // Declared before the `if` itself, in its block; every step back through
+        // a local moves strictly earlier in the file, so no chain of locals loops.
+        let earlier = declaration.parent() == guard.parent() && declaration.byte_range().end <= guard.byte_range().start;
+        earlier.then(|| self.test(value, want)).flatten()
     }
 
     /// Whether the one binding of the local `name` reads the property
@@ -251,6 +334,7 @@ impl<'a> Cx<'_, 'a> {
                     _ => None,
                 }
             }
+            "identifier" => self.bound_test(c, want),
             "unary_expression" if want.negated && c.field_child("operator").is_some_and(|o| o.text() == "!") => {
                 self.test(c.field_child("argument")?, &GuardTest { negated: false, ..*want })
             }
@@ -427,7 +511,7 @@ fn split_and<'a>(c: Node<'a>, out: &mut Vec<Node<'a>>) {
 
 /// How a statement leaves its function on every path ("return" or "throw"),
 /// if it does; with `returns`, a return must carry that string literal.
-fn exits(stmt: Node<'_>, returns: Option<&str>) -> Option<&'static str> {
+pub(super) fn exits(stmt: Node<'_>, returns: Option<&str>) -> Option<&'static str> {
     match stmt.kind() {
         "return_statement" => match returns {
             Some(r) if !stmt.descendants().any(|d| string_content(d).as_deref() == Some(r)) => None,

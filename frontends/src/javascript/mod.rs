@@ -15,6 +15,7 @@ mod bindings;
 mod facts;
 mod integrity;
 mod package;
+mod route;
 mod scope;
 mod syntax;
 
@@ -27,6 +28,7 @@ use crate::spec::{FactKind, FactSpec, RegionKind};
 use crate::ts::{Node, Syntax};
 
 use facts::{Cx, GuardTest};
+use route::{registered_callback, registration_of};
 use scope::Scope;
 use syntax::{constructor, identity, implicit, iterated_call, iterator_of};
 
@@ -58,22 +60,39 @@ impl Frontend for JavaScript {
                 .filter(|n| n.kind() == "variable_declarator" && n.field_child("name").is_some_and(|id| id.text() == name))
                 .filter(|n| n.ancestors().all(|a| !FUNCTIONS.contains(&a.kind()) && a.kind() != "class_body"))
                 .collect(),
+            RegionKind::Callback(tool) => syntax.root().descendants().filter_map(|n| registered_callback(n, tool)).collect(),
+            RegionKind::Case(tool) => syntax.root().descendants().filter_map(|n| route::tool_case(n, tool)).collect(),
             RegionKind::Literal(_) | RegionKind::Route(_) => Vec::new(),
         }
     }
 
     fn calls<'a>(&self, region: &Region<'a>) -> Vec<(Node<'a>, Identity)> {
         let scope = Scope::of(region);
-        region
-            .node
-            .descendants()
-            .filter_map(|n| match n.kind() {
+        // A registered callback or dispatcher runs as its registering call decides: that
+        // call is reviewed too. A dispatcher case runs with the handler's statements
+        // around the `switch`, and those are its code; other clauses are not.
+        let registration = registration_of(region.node).or_else(|| route::case_registration(region.node));
+        // What the registering call is handed besides the handler (a request schema) is reviewed too.
+        let handed = registration.into_iter().flat_map(|call| {
+            let args = syntax::arguments(call);
+            let n = args.len().saturating_sub(1);
+            args.into_iter().take(n).filter_map(|a| match scope.resolve(Identity::Path(syntax::dotted(syntax::bare(a))?)) {
+                Identity::Path(p) => Some((a, Identity::Path(format!("handed {p}")))),
+                other => Some((a, other)),
+            })
+        });
+        let code = route::owner(region.node);
+        registration
+            .map(|call| (call, scope.module_call(identity(call))))
+            .into_iter()
+            .chain(handed)
+            .chain(code.descendants().filter(|n| route::runs_for_case(region.node, *n)).filter_map(|n| match n.kind() {
                 "call_expression" => Some((n, scope.resolve(identity(n)))),
                 "new_expression" => Some((n, scope.resolve(constructor(n)))),
                 // The iterator's identity follows its call's: a shadowed callee stays unresolved.
                 "for_in_statement" if iterated_call(n).is_some() => iterated_call(n).map(|call| (n, iterator_of(scope.resolve(identity(call))))),
                 _ => implicit(n).map(|why| (n, Identity::Dynamic(why))),
-            })
+            }))
             .collect()
     }
 
@@ -82,7 +101,8 @@ impl Frontend for JavaScript {
     }
 
     fn check_program(&self, program: &Program<'_, '_>) -> Result<(), Escalation> {
-        integrity::check(program.trees, program.opaque, program.regions)
+        integrity::check(program.trees, program.opaque, program.regions)?;
+        route::check_unique(program.trees, program.regions)
     }
 
     fn extract<'a>(&self, region: &Region<'a>, spec: &FactSpec, found: &BTreeMap<String, Found<'a>>) -> Result<Option<Found<'a>>, Escalation> {

@@ -73,7 +73,9 @@ impl<'a> Scope<'a> {
                 _ => {}
             }
         }
-        Scope { region: region.node, locals: Bindings::of(region.node), declared, values, imports }
+        // A dispatcher case's names are its handler function's.
+        let owner = super::route::owner(region.node);
+        Scope { region: owner, locals: Bindings::of(owner), declared, values, imports }
     }
 
     /// A name as spelled is the reviewed one only when nothing nearer or
@@ -183,6 +185,38 @@ impl<'a> Scope<'a> {
                 matches!(ty.kind(), "type_identifier" | "nested_type_identifier").then(|| format!("{}#", ty.compact_text()))
             }
             _ => None,
+        }
+    }
+
+    /// The identity of a call made outside the region whose receiver is a
+    /// module-level name (a registration: `server.registerTool(…)`), spelled
+    /// by what the name is: a module-level `const` bound to `new C(…)`, C
+    /// resolved as a callee is (`new pkg:C().registerTool`). Any other
+    /// receiver (a `let`, a parameter, a local of an enclosing function, a
+    /// call's result) cannot be told apart from a look-alike: unresolved.
+    pub(super) fn module_call(&self, id: Identity) -> Identity {
+        let Identity::Path(path) = id else { return id };
+        let root = path.split(['.', '[', '(']).next().unwrap_or_default();
+        let unresolved = |why: &str| Identity::Unresolved(format!("{path}: `{root}` {why}"));
+        if root.len() == path.len() {
+            return unresolved("is called directly, not a method of a constructed object");
+        }
+        if self.is_local(root) {
+            return unresolved("is bound in the region");
+        }
+        let Some(value) = self.values.get(root).map(|v| bare(*v)) else { return unresolved("is not a module-level constant") };
+        let declaration = value.parent().and_then(|d| d.parent());
+        let constant = declaration.is_some_and(|d| d.kind() == "lexical_declaration" && d.children().next().is_some_and(|k| k.text() == "const"));
+        let module_level = declaration.and_then(|d| d.parent()).is_some_and(|p| matches!(p.kind(), "program" | "export_statement"));
+        if !constant || !module_level || value.kind() != "new_expression" {
+            return unresolved("is not a module-level `const` bound to `new C(…)`");
+        }
+        let Some(class) = value.field_child("constructor").map(bare).filter(|c| c.kind() == "identifier") else {
+            return unresolved("is constructed from something other than a name");
+        };
+        match self.resolve(Identity::Path(class.text().to_owned())) {
+            Identity::Path(c) => Identity::Path(format!("new {c}(){}", &path[root.len()..])),
+            other => other,
         }
     }
 

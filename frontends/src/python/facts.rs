@@ -18,8 +18,9 @@ use super::{format_template, identity, plain_string, route, surroundings};
 pub(super) type Cx<'r, 'a> = facts::Cx<'r, 'a, Scope<'a>>;
 
 /// A call's arguments are the nodes of its argument list: a generator,
-/// keyword, `*` or `**` argument is outside every shape, and a parameter
-/// the profile follows must not be rebound. A `matching` fact leaves such
+/// keyword or `**` argument is outside every shape, a `*` argument matches
+/// only a splat pattern (`*param:files`), and a parameter the profile
+/// follows must not be rebound. A `matching` fact leaves such
 /// calls out rather than escalating on them.
 impl<'a> CallShape<'a> for Cx<'_, 'a> {
     type Arg = Node<'a>;
@@ -39,7 +40,6 @@ impl<'a> CallShape<'a> for Cx<'_, 'a> {
         for a in &args {
             let what = match a.kind() {
                 "keyword_argument" => "a keyword argument",
-                "list_splat" => "a `*` argument",
                 "dictionary_splat" => "a `**` argument",
                 _ => continue,
             };
@@ -56,18 +56,7 @@ impl<'a> CallShape<'a> for Cx<'_, 'a> {
     }
 
     fn arg_matches(&self, arg: &Node<'a>, pattern: &ArgPattern) -> bool {
-        let arg = *arg;
-        match &pattern.shape {
-            ArgShape::Param(name) => arg.kind() == "identifier" && arg.text() == name && self.names.is_param(name) && self.names.rebinding(name).is_none(),
-            ArgShape::Var(name) => arg.kind() == "identifier" && arg.text() == name && !self.names.is_param(name) && self.names.bindings(name).len() == 1,
-            ArgShape::Arg(name) => self.tool_argument(arg, name),
-            ArgShape::Any => true,
-            ArgShape::Ref(path) => matches!(arg.kind(), "identifier" | "attribute") && arg.text().split_whitespace().collect::<String>() == *path,
-            ArgShape::Str(text) => plain_string(arg).as_deref() == Some(text.as_str()),
-            ArgShape::Format(template) => format_template(arg).as_deref() == Some(template.as_str()),
-            // A call's result is followed by the JavaScript frontend only so far.
-            ArgShape::Result(_) => false,
-        }
+        self.shape_matches(*arg, &pattern.shape)
     }
 
     fn arg_text(&self, arg: &Node<'a>) -> String {
@@ -80,13 +69,50 @@ impl<'a> CallShape<'a> for Cx<'_, 'a> {
 }
 
 impl<'a> Cx<'_, 'a> {
+    /// Whether one argument node has the shape: a `*` argument only a splat's,
+    /// whose inner shape its expression must have.
+    fn shape_matches(&self, arg: Node<'a>, shape: &ArgShape) -> bool {
+        if arg.kind() == "list_splat" {
+            let ArgShape::Splat(inner) = shape else { return false };
+            let mut exprs = arg.named_children().filter(|c| c.kind() != "comment");
+            return match (exprs.next(), exprs.next()) {
+                (Some(e), None) => self.shape_matches(e, inner),
+                _ => false,
+            };
+        }
+        match shape {
+            ArgShape::Splat(_) => false,
+            ArgShape::Param(name) => arg.kind() == "identifier" && arg.text() == name && self.names.is_param(name) && self.names.rebinding(name).is_none(),
+            ArgShape::Var(name) => arg.kind() == "identifier" && arg.text() == name && !self.names.is_param(name) && self.names.bindings(name).len() == 1,
+            ArgShape::Arg(name) => self.tool_argument(arg, name),
+            ArgShape::Any => true,
+            ArgShape::Ref(path) => matches!(arg.kind(), "identifier" | "attribute") && arg.text().split_whitespace().collect::<String>() == *path,
+            ArgShape::Str(text) => plain_string(arg).as_deref() == Some(text.as_str()),
+            ArgShape::Format(template) => format_template(arg).as_deref() == Some(template.as_str()),
+            // A call's result is followed by the JavaScript frontend only so far.
+            ArgShape::Result(_) => false,
+        }
+    }
+
     /// A parameter the profile expects to arrive unchanged must not be rebound
     /// anywhere in the region.
     pub(super) fn check_param_flow(&self, arg: Node<'a>, patterns: &[ArgPattern]) -> Result<(), Escalation> {
+        // A splatted parameter is followed like the parameter itself.
+        let (arg, splat) = match arg.kind() {
+            "list_splat" => match arg.named_children().find(|c| c.kind() != "comment") {
+                Some(inner) => (inner, true),
+                None => return Ok(()),
+            },
+            _ => (arg, false),
+        };
         if arg.kind() != "identifier" {
             return Ok(());
         }
-        let expected = patterns.iter().any(|p| matches!(&p.shape, ArgShape::Param(n) if n == arg.text()));
+        let expected = patterns.iter().any(|p| match (&p.shape, splat) {
+            (ArgShape::Param(n), false) => n == arg.text(),
+            (ArgShape::Splat(inner), true) => matches!(inner.as_ref(), ArgShape::Param(n) if n == arg.text()),
+            _ => false,
+        });
         if !expected {
             return Ok(());
         }
@@ -136,9 +162,11 @@ impl<'a> Cx<'_, 'a> {
         let Some(body) = self.site.region.node.field_child("body") else { return Ok(None) };
         let statements: Vec<Node<'a>> = body.named_children().filter(|s| s.kind() != "comment").collect();
         let Some(sink_index) = statements.iter().position(|s| s.contains(sink)) else { return Ok(None) };
-        for stmt in &statements[..sink_index] {
+        for (index, stmt) in statements[..sink_index].iter().enumerate() {
             if stmt.kind() == "if_statement" {
-                let test_ok = stmt.field_child("condition").is_some_and(|c| self.test_matches(c, callee, receiver, args, negated));
+                let test_ok = stmt.field_child("condition").is_some_and(|c| {
+                    self.test_matches(c, callee, receiver, args, negated) || self.bound_test_matches(c, &statements[..index], callee, receiver, args, negated)
+                });
                 let exit = stmt.field_child("consequence").and_then(block_exit);
                 if let (true, Some(exit)) = (test_ok, exit) {
                     let mut values = BTreeMap::new();
@@ -156,6 +184,50 @@ impl<'a> Cx<'_, 'a> {
             }
         }
         Ok(None)
+    }
+
+    /// A guard whose test is a local bound once to the reviewed call
+    /// (`ok = target.startswith("-")` then `if ok:`, or `if not ok:` for a
+    /// negated guard): the local is bound exactly once in the function, by a
+    /// plain assignment that is one of the statements `earlier` at the top
+    /// of the body (so it runs before the test on every path), and its value
+    /// is a call the guard's test would accept.
+    fn bound_test_matches(
+        &self,
+        test: Node<'a>,
+        earlier: &[Node<'a>],
+        callee: &str,
+        receiver: Option<&ArgPattern>,
+        args: &[ArgPattern],
+        negated: bool,
+    ) -> bool {
+        let mut test = test;
+        while test.kind() == "parenthesized_expression" {
+            match test.named_children().find(|c| c.kind() != "comment") {
+                Some(inner) => test = inner,
+                None => return false,
+            }
+        }
+        let local = match (test.kind(), negated) {
+            ("identifier", false) => test,
+            ("not_operator", true) => match test.field_child("argument") {
+                Some(inner) if inner.kind() == "identifier" => inner,
+                _ => return false,
+            },
+            _ => return false,
+        };
+        let name = local.text();
+        if self.names.is_param(name) {
+            return false;
+        }
+        let [super::binding::Binding { node, kind: super::binding::BindingKind::Value(value) }] = self.names.bindings(name) else { return false };
+        let assigned_at_top = earlier.iter().any(|stmt| {
+            stmt.kind() == "expression_statement"
+                && stmt.named_children().filter(|c| c.kind() != "comment").collect::<Vec<_>>().as_slice().first().is_some_and(|a| {
+                    a.kind() == "assignment" && a.field_child("left").is_some_and(|l| l.kind() == "identifier" && l.text() == name && *node == l)
+                })
+        });
+        assigned_at_top && value.kind() == "call" && self.test_matches(*value, callee, receiver, args, false)
     }
 
     pub(super) fn test_matches(&self, test: Node<'a>, callee: &str, receiver: Option<&ArgPattern>, args: &[ArgPattern], negated: bool) -> bool {

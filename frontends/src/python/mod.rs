@@ -34,7 +34,7 @@ impl Frontend for Python {
         let name = match kind {
             RegionKind::Function(name) => name,
             RegionKind::Route(tool) => return route::find(syntax, tool),
-            RegionKind::Literal(_) | RegionKind::Variable(_) => return Vec::new(),
+            RegionKind::Literal(_) | RegionKind::Variable(_) | RegionKind::Callback(_) | RegionKind::Case(_) => return Vec::new(),
         };
         syntax
             .root()
