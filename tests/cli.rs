@@ -611,3 +611,17 @@ fn profile_init_reads_each_language() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stdout.contains("\"ConnectorManager.getCurrentConnector().executeSQL\""), "{}", r.stdout);
 }
+
+#[test]
+fn debug_region_names_the_closest_call_when_a_fact_has_no_candidate() {
+    let tmp = tempfile::tempdir().unwrap();
+    let release = tmp.path().join("release");
+    copy_tree(&root().join("fixtures/git-diff/guarded"), &release);
+    let server = release.join("mcp_server_git/server.py");
+    let text = std::fs::read_to_string(&server).unwrap().replacen("repo.git.diff(", "repo.git.dif(", 1);
+    std::fs::write(&server, text).unwrap();
+    let r = fcd(&["debug", "region", "--profile", "profiles/git-diff", "--source", s(&release), "--region", "handler"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("  NEW git.Repo.git.dif "), "{}", r.stdout);
+    assert!(r.stdout.contains("candidates: call sites resolving to `git.Repo.git.diff`: none\n    did you mean `git.Repo.git.dif`?"), "{}", r.stdout);
+}
