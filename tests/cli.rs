@@ -563,3 +563,65 @@ fn profile_init_writes_a_starting_profile_that_loads() {
     assert_eq!(missing.code, 2);
     assert!(missing.stderr.contains("no_such"), "{}", missing.stderr);
 }
+
+#[test]
+fn profile_init_reads_each_language() {
+    // Go: the file's imports become [imports], so the package callees resolve.
+    let r = fcd(&[
+        "profile",
+        "init",
+        "--lang",
+        "go",
+        "--source",
+        "fixtures/github-create-repository/default-false",
+        "--function",
+        "CreateRepository",
+        "--tool",
+        "create_repository",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("[imports]\n") && r.stdout.contains("\"github.Ptr\""), "{}", r.stdout);
+    // C#: a closure check escalates, so the identities come from the parsed files, with why.
+    let r = fcd(&[
+        "profile",
+        "init",
+        "--lang",
+        "csharp",
+        "--source",
+        "fixtures/azure-redis-create/wired-default-false",
+        "--function",
+        "ResourceCreateCommand.ExecuteAsync",
+        "--tool",
+        "redis_create",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("# registration does not read the handler yet: ") && r.stdout.contains("\"_redisService.CreateResourceAsync\""), "{}", r.stdout);
+    let r = fcd(&[
+        "profile",
+        "init",
+        "--lang",
+        "javascript",
+        "--source",
+        "fixtures/dbhub-execute-sql/ts-access-policy",
+        "--function",
+        "createExecuteSqlToolHandler",
+        "--tool",
+        "execute_sql",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("\"ConnectorManager.getCurrentConnector().executeSQL\""), "{}", r.stdout);
+}
+
+#[test]
+fn debug_region_names_the_closest_call_when_a_fact_has_no_candidate() {
+    let tmp = tempfile::tempdir().unwrap();
+    let release = tmp.path().join("release");
+    copy_tree(&root().join("fixtures/git-diff/guarded"), &release);
+    let server = release.join("mcp_server_git/server.py");
+    let text = std::fs::read_to_string(&server).unwrap().replacen("repo.git.diff(", "repo.git.dif(", 1);
+    std::fs::write(&server, text).unwrap();
+    let r = fcd(&["debug", "region", "--profile", "profiles/git-diff", "--source", s(&release), "--region", "handler"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("  NEW git.Repo.git.dif "), "{}", r.stdout);
+    assert!(r.stdout.contains("candidates: call sites resolving to `git.Repo.git.diff`: none\n    did you mean `git.Repo.git.dif`?"), "{}", r.stdout);
+}

@@ -32,8 +32,9 @@ fn every_snapshot_belongs_to_an_existing_test_file() {
         assert!(root().join(source).exists(), "{} names a missing test file `{source}`", snap.display());
         let test_file = std::fs::read_to_string(root().join(source)).unwrap();
         let name = snap.file_stem().unwrap().to_string_lossy();
-        let stem = name.split_once("__").map_or(&*name, |(_, n)| n);
-        let test_name = stem.split('@').next().unwrap();
+        // `FILE__TEST[@SUFFIX]` for an integration test, `CRATE__MODULE__…__TEST` for a module's own tests.
+        let unsuffixed = name.split('@').next().unwrap();
+        let test_name = unsuffixed.rsplit_once("__").map_or(unsuffixed, |(_, n)| n);
         let base = test_name.trim_end_matches(|c: char| c != '_').trim_end_matches('_');
         assert!(test_file.contains(test_name) || test_file.contains(base), "{} is not produced by any test of {source}", snap.display());
     }

@@ -3,7 +3,8 @@
 //!
 //! The handler function is located as a region, its call sites are resolved
 //! and written as its inventory (unresolved and dynamic ones as comments, to
-//! review), the source glob names the one file that defines it, and every word a
+//! review; when registration cannot read the handler yet, why), the source
+//! glob names the one file that defines it, and every word a
 //! reviewer must sign off is a placeholder. The one rule answers UNKNOWN, so
 //! the profile certifies nothing until someone writes the rules. The text is
 //! loaded once before it is returned: init never writes a profile fcd refuses.
@@ -26,10 +27,18 @@ pub struct Init<'a> {
     pub id: &'a str,
 }
 
-/// Where the handler is defined: the one file of the release that defines
-/// `function`, found by parsing every file the language reads (build
-/// outputs and dependencies left out).
-fn handler_file(init: &Init<'_>) -> Result<String, InputError> {
+/// The handler as the frontend first sees it: the one file of the release
+/// that defines it and its call sites, resolved from the parsed files alone
+/// (none of the closure's checks run here).
+struct Located {
+    file: String,
+    /// Identity, file and line of each call site.
+    calls: Vec<(Identity, String, u32)>,
+}
+
+/// Parses every file the language reads (dependencies and hidden folders
+/// left out) and finds the one definition of `init.function`.
+fn locate(init: &Init<'_>) -> Result<Located, InputError> {
     let mut files = Vec::new();
     let walk = walkdir::WalkDir::new(init.source).sort_by_file_name().into_iter().filter_entry(|e| {
         let name = e.file_name().to_string_lossy();
@@ -47,19 +56,49 @@ fn handler_file(init: &Init<'_>) -> Result<String, InputError> {
             continue;
         }
         let bytes = std::fs::read(entry.path()).map_err(|e| InputError::new(entry.path(), format!("cannot read: {e}")))?;
-        if std::str::from_utf8(&bytes).is_ok_and(|t| t.contains(init.function)) {
-            files.push(fcd_frontends::SourceFile { path: relative, bytes });
+        files.push(fcd_frontends::SourceFile { path: relative, bytes });
+    }
+    // A file that does not parse holds no definition fcd could read.
+    let parsed: Vec<(&str, fcd_frontends::ts::Syntax)> =
+        files.iter().filter_map(|f| fcd_frontends::parse(init.lang.for_file(&f.path), f).ok().map(|s| (f.path.as_str(), s))).collect();
+    let trees: Vec<(&str, &fcd_frontends::ts::Syntax)> = parsed.iter().map(|(p, s)| (*p, s)).collect();
+    let frontend = init.lang.frontend();
+    let kind = fcd_frontends::RegionKind::Function(init.function.to_owned());
+    let hits: Vec<(&str, fcd_frontends::ts::Node<'_>)> =
+        trees.iter().flat_map(|(path, syntax)| frontend.find_regions(syntax, &kind).into_iter().map(move |node| (*path, node))).collect();
+    let (file, node) = match hits.as_slice() {
+        [] => return Err(InputError::new(init.source, format!("no function `{}` in the release", init.function))),
+        [one] => *one,
+        [(f, n), ..] => {
+            return Err(InputError::new(
+                init.source,
+                format!("{} definitions of `{}` (first at {f}:{}): one handler is one region", hits.len(), init.function, n.line()),
+            ));
+        }
+    };
+    let env = fcd_frontends::Env { tool: init.tool.to_owned(), ..fcd_frontends::Env::default() };
+    let region = fcd_frontends::Region { name: "handler", file, node, trees: &trees, env: &env };
+    let calls = frontend.calls(&region).into_iter().map(|(n, identity)| (identity, file.to_owned(), n.line())).collect();
+    Ok(Located { file: file.to_owned(), calls })
+}
+
+/// (Go) The packages the handler's file imports, by the name the source
+/// uses, each accepted at the exact path imported (`[imports]`).
+fn go_imports(init: &Init<'_>, file: &str) -> Result<Vec<(String, String)>, InputError> {
+    let path = init.source.join(file);
+    let bytes = std::fs::read(&path).map_err(|e| InputError::new(&path, format!("cannot read: {e}")))?;
+    let source = fcd_frontends::SourceFile { path: file.to_owned(), bytes };
+    let syntax = fcd_frontends::parse(Lang::Go, &source).map_err(|e| InputError::new(&path, e.to_string()))?;
+    let mut imports = Vec::new();
+    for spec in syntax.root().descendants().filter(|n| n.kind() == "import_spec") {
+        let Some(import) = spec.field_child("path").map(|p| p.text().trim_matches(['"', '`']).to_owned()) else { continue };
+        let name = spec.field_child("name").map_or_else(|| import.rsplit('/').next().unwrap_or(&import).to_owned(), |n| n.text().to_owned());
+        // A blank or dot import binds no name a callee is spelled with.
+        if name != "_" && name != "." && !imports.iter().any(|(n, _)| *n == name) {
+            imports.push((name, import));
         }
     }
-    let region = fcd_frontends::RegionSpec { name: "handler".into(), kind: fcd_frontends::RegionKind::Function(init.function.to_owned()), optional: false };
-    let env = fcd_frontends::Env { tool: init.tool.to_owned(), ..fcd_frontends::Env::default() };
-    let analysis = fcd_frontends::analyze_with(init.lang, &files, &[region], &[], &env)
-        .map_err(|e| InputError::new(init.source, format!("function `{}`: {e}", init.function)))?;
-    analysis
-        .regions
-        .first()
-        .map(|r| r.anchor.file.clone())
-        .ok_or_else(|| InputError::new(init.source, format!("no function `{}` in the release", init.function)))
+    Ok(imports)
 }
 
 fn quoted(items: &[String]) -> String {
@@ -67,7 +106,7 @@ fn quoted(items: &[String]) -> String {
 }
 
 /// The profile text; `callees` and `notes` fill the handler's inventory.
-fn text(init: &Init<'_>, files: &[String], callees: &[String], notes: &[String]) -> String {
+fn text(init: &Init<'_>, files: &[String], imports: &[(String, String)], callees: &[String], notes: &[String]) -> String {
     let mut t = String::new();
     let _ = writeln!(t, "# Starting profile for `{}`, written by `fcd profile init` from the release", init.tool);
     let _ = writeln!(t, "# source: every line is a proposal to review (profiles/README.md documents each key).");
@@ -81,10 +120,24 @@ fn text(init: &Init<'_>, files: &[String], callees: &[String], notes: &[String])
     let _ = writeln!(t, "unknown = \"TODO: when a call is UNKNOWN\"\ncompleteness = \"TODO: where the modelled effect ends\"");
     let _ = writeln!(t, "\n# TODO: the tool's arguments, e.g. name = {{ type = \"string\", required = true }}\n[arguments]");
     let _ = writeln!(t, "\n[source]\nfiles = [{}]", quoted(files));
+    if !imports.is_empty() {
+        let _ = writeln!(
+            t,
+            "\n# The packages the handler's file imports, at the exact paths imported\n# (a `*` within one segment accepts other versions).\n[imports]"
+        );
+        for (name, path) in imports {
+            let _ = writeln!(
+                t,
+                "{} = [{path:?}]",
+                if name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') { name.clone() } else { format!("{name:?}") }
+            );
+        }
+    }
     let _ = writeln!(t, "\n[regions.handler]\nfunction = {:?}", init.function);
     let _ = writeln!(t, "\n# Every call site of the handler as the frontend resolves it.\n[inventory.handler]");
     for n in notes {
-        let _ = writeln!(t, "# {n}");
+        // A note is a comment: one line, whatever the message holds.
+        let _ = writeln!(t, "# {}", n.replace(['\n', '\r'], " "));
     }
     let _ = writeln!(t, "callees = [{}]", quoted(callees));
     let _ = writeln!(t, "\n# TODO: facts (the sink call, guards, defaults) and rules; until then every call is UNKNOWN.");
@@ -94,29 +147,34 @@ fn text(init: &Init<'_>, files: &[String], callees: &[String], notes: &[String])
 
 /// The starting profile's text for `init`.
 pub fn starting_profile(init: &Init<'_>) -> Result<String, InputError> {
-    let files = vec![format!("**/{}", handler_file(init)?)];
+    let located = locate(init)?;
+    let imports = if init.lang == Lang::Go { go_imports(init, &located.file)? } else { Vec::new() };
+    let files = vec![format!("**/{}", located.file)];
     let name = Path::new("init.toml");
-    let first = Profile::parse(name, &text(init, &files, &[], &[]))?;
+    let first = Profile::parse(name, &text(init, &files, &imports, &[], &[]))?;
+    // The call sites as registration resolves them, through the closure the
+    // runtime loads; when that reading escalates, as the parsed files alone
+    // give them, with the escalation noted for the author.
     let view = inspect::view(&first, init.source, None, Some("handler"))?;
-    if let Some(e) = &view.closure {
-        return Err(InputError::new(init.source, format!("the release's closure escalates before the handler can be read: {e}")));
-    }
-    let region = match view.regions.first().map(|r| &r.located) {
-        Some(Ok(Some(report))) => report,
-        Some(Err(e)) => return Err(InputError::new(init.source, format!("function `{}`: {e}", init.function))),
-        _ => return Err(InputError::new(init.source, format!("no function `{}` in the release", init.function))),
+    let mut notes = Vec::new();
+    let calls: Vec<(Identity, String, u32)> = match (&view.closure, view.regions.first().map(|r| &r.located)) {
+        (None, Some(Ok(Some(report)))) => report.calls.iter().map(|c| (c.identity.clone(), c.anchor.file.clone(), c.anchor.line)).collect(),
+        (Some(e), _) | (None, Some(Err(e))) => {
+            notes.push(format!("registration does not read the handler yet: {e}"));
+            located.calls
+        }
+        _ => located.calls,
     };
     let mut callees = Vec::new();
-    let mut notes = Vec::new();
-    for call in &region.calls {
-        match &call.identity {
-            Identity::Path(p) if !callees.contains(p) => callees.push(p.clone()),
+    for (identity, file, line) in calls {
+        match identity {
+            Identity::Path(p) if !callees.contains(&p) => callees.push(p),
             Identity::Path(_) => {}
-            other => notes.push(format!("escalates as written: {other} at {}:{}", call.anchor.file, call.anchor.line)),
+            other => notes.push(format!("escalates as written: {other} at {file}:{line}")),
         }
     }
     callees.sort();
-    let text = text(init, &files, &callees, &notes);
+    let text = text(init, &files, &imports, &callees, &notes);
     Profile::parse(name, &text)?;
     Ok(text)
 }

@@ -36,6 +36,8 @@ pub struct FactView {
     pub callee: Option<String>,
     /// Call sites of its region whose identity is that callee (`file:line`).
     pub candidates: Vec<String>,
+    /// With no candidate: the region's call-site identity closest to the callee (a typo, a moved call).
+    pub closest: Option<String>,
     pub outcome: Result<Option<fcd_frontends::Fact>, Escalation>,
 }
 
@@ -140,7 +142,15 @@ pub fn view(profile: &Profile, source: &Path, shape: Option<&str>, only: Option<
                 .collect(),
             _ => Vec::new(),
         };
+        let closest = match (&callee, &sites) {
+            (Some(c), Some(report)) if candidates.is_empty() => {
+                let paths: Vec<&str> = report.calls.iter().filter_map(|s| if let Identity::Path(p) = &s.identity { Some(p.as_str()) } else { None }).collect();
+                crate::profile::diagnose::closest(c, paths).map(str::to_owned)
+            }
+            _ => None,
+        };
         view.facts.push(FactView {
+            closest,
             name: spec.name.clone(),
             kind: spec.kind.name().to_owned(),
             region: spec.region.clone(),
@@ -234,6 +244,9 @@ impl View {
             if let Some(c) = &f.callee {
                 let sites = if f.candidates.is_empty() { "none".to_owned() } else { f.candidates.join(", ") };
                 let _ = writeln!(t, "    candidates: call sites resolving to `{c}`: {sites}");
+                if let Some(near) = &f.closest {
+                    let _ = writeln!(t, "    did you mean `{near}`? (a call site of the region)");
+                }
             }
             match &f.outcome {
                 Ok(Some(found)) => {

@@ -369,9 +369,10 @@ mod tests {
         std::fs::write(profile.join(manifest::FILE), "[history.git]\nrepository = \"fixture/git-diff\"\ntags = '^v[0-9]'\n").unwrap();
         let other = tmp.path().join("profiles/unmirrored");
         std::fs::create_dir_all(&other).unwrap();
-        for file in ["profile.toml", "canonical.json"] {
-            std::fs::copy(root.join("profiles/git-diff").join(file), other.join(file)).unwrap();
-        }
+        // The same profile under another id: the directory names the profile.
+        let text = std::fs::read_to_string(root.join("profiles/git-diff/profile.toml")).unwrap();
+        std::fs::write(other.join("profile.toml"), text.replacen("id = \"git-diff\"", "id = \"unmirrored\"", 1)).unwrap();
+        std::fs::copy(root.join("profiles/git-diff/canonical.json"), other.join("canonical.json")).unwrap();
         std::fs::write(other.join(manifest::FILE), "[history.git]\nrepository = \"fixture/elsewhere\"\ntags = '.'\n").unwrap();
 
         let mirror = tmp.path().join("mirror.git");

@@ -62,7 +62,7 @@ pub(super) fn snippet(text: &str, offset: usize) -> String {
 /// The known name closest to `name` when it is close enough to be a typo:
 /// at most a third of its length in edits (at least one), and nearer than
 /// any other.
-pub(super) fn closest<'k>(name: &str, known: impl IntoIterator<Item = &'k str>) -> Option<&'k str> {
+pub(crate) fn closest<'k>(name: &str, known: impl IntoIterator<Item = &'k str>) -> Option<&'k str> {
     let limit = (name.chars().count() / 3).max(1);
     let mut best: Option<(usize, &str)> = None;
     for k in known {

@@ -11,7 +11,7 @@
 //! fact kinds: adding one never needs Rust. Every key is documented in
 //! `profiles/README.md`.
 
-mod diagnose;
+pub(crate) mod diagnose;
 mod facts;
 mod fields;
 #[cfg(test)]
