@@ -79,11 +79,14 @@ const SEPARATED: &str = "import git\n\ndef stage(repo: git.Repo, paths: list[str
 /// Registers `source` (the file `app.py`) under the profile.
 fn registered(source: &str) -> Registration {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("profile.toml"), PROFILE).unwrap();
+    // A profile's directory is named after its id.
+    let profile_dir = dir.path().join("stage");
+    std::fs::create_dir(&profile_dir).unwrap();
+    std::fs::write(profile_dir.join("profile.toml"), PROFILE).unwrap();
     let release = dir.path().join("release");
     std::fs::create_dir(&release).unwrap();
     std::fs::write(release.join("app.py"), source).unwrap();
-    let profile = Profile::load(&dir.path().join("profile.toml")).expect("the profile loads");
+    let profile = Profile::load(&profile_dir.join("profile.toml")).expect("the profile loads");
     register(&profile, &Request { source: release, release: Some("r".into()), artifact_digest: None, config: None }).expect("registers or escalates")
 }
 

@@ -100,7 +100,7 @@ fn fact_equals_takes_only_what_the_kind_emits() {
 
 #[test]
 fn every_kind_has_its_keys_from_serde() {
-    assert_eq!(keys_of("call"), Some(&["callee", "args", "matching"][..]));
+    assert_eq!(keys_of("call"), Some(&["callee", "args", "matching", "exhaustive"][..]));
     assert_eq!(keys_of("body"), Some(&["digests"][..]));
     for (kind, _) in FactKind::EMITS {
         assert!(keys_of(kind).is_some_and(|k| !k.is_empty()), "{kind}");
@@ -155,8 +155,11 @@ fn element_and_path_tests_load_and_are_checked_against_declared_types() {
     let p = ok("{ arg = \"target\", inside = \"config.allowed\" }", "").expect("loads");
     assert!(p.rules.iter().any(|r| r.rule.when == Predicate::Arg { name: "target".into(), test: Test::Inside("config.allowed".into()) }));
     let refused = |when: &str, args: &str| ok(when, args).expect_err("refused").to_string();
-    assert!(refused("{ arg = \"target\", any-element = { starts-with = \"-\" } }", "").contains("an element test on `target`, which is declared string"));
-    assert!(refused("{ arg = \"files\", starts-with = \"-\" }", files).contains("a string test on `files`, which is declared array"));
+    assert!(
+        refused("{ arg = \"target\", any-element = { starts-with = \"-\" } }", "")
+            .contains("argument `target` is declared string: an element test never holds on it")
+    );
+    assert!(refused("{ arg = \"files\", starts-with = \"-\" }", files).contains("argument `files` is declared array: a string test never holds on it"));
     assert!(refused("{ arg = \"files\", every-element = { arg = \"x\", starts-with = \"-\" } }", files).contains("one test"));
     assert!(refused("{ arg = \"files\", every-element = { } }", files).contains("one test"));
     assert!(refused("{ arg = \"target\", inside = \"principal\" }", "").contains("is not `config.KEY`"));
@@ -176,4 +179,14 @@ fn a_callback_region_outside_javascript_is_a_load_error() {
 fn a_case_region_outside_javascript_is_a_load_error() {
     let err = error_of(&[("[regions.handler]\nfunction = \"git_diff\"", "[regions.handler]\ncase = \"git_diff\"")]);
     assert!(err.contains("key `regions.handler.case`: the python frontend does not find dispatcher cases (only javascript does)"), "{err}");
+}
+
+#[test]
+fn a_splat_pattern_where_the_frontend_matches_none_is_a_load_error() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../profiles/github-create-repository");
+    let text = std::fs::read_to_string(dir.join("profile.toml")).unwrap();
+    let edited = text.replacen("args = [\"param:ctx\", \"var:organization\", \"var:repo\"]", "args = [\"param:ctx\", \"*var:repo\"]", 1);
+    assert_ne!(edited, text);
+    let err = Profile::parse(&dir.join("profile.toml"), &edited).expect_err("refused").to_string();
+    assert!(err.contains("the go frontend matches no splat argument (`*…`)"), "{err}");
 }
