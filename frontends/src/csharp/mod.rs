@@ -2,9 +2,10 @@
 //!
 //! Regions are methods, named `Class.Method` (or just `Method`), with a body;
 //! partial classes, file-scoped namespaces and attributes need nothing
-//! special. Callee identities are dotted tokens as written, generic arguments
-//! kept and normalized (`parseResult.GetValueOrDefault<bool>`), `a?.B` read as
-//! `a.B`; object creations are not callees, but calls on them are
+//! special. Callee identities are dotted tokens, generic arguments kept and
+//! normalized, `a?.B` read as `a.B`, the receiver spelled by what it is where
+//! one declaration says so (`ParseResult#GetValueOrDefault<bool>` for a
+//! parameter `ParseResult parseResult`; see `receiver`); object creations are not callees, but calls on them are
 //! (`new HttpClient().GetAsync`). Facts follow an option's wiring: registered,
 //! bound with a default, passed to the service, mapped to literals, placed in
 //! the deployment parameters, and the template's own value. String contents
@@ -24,6 +25,7 @@ mod option;
 mod plain;
 mod program;
 mod project;
+mod receiver;
 mod syntax;
 mod target;
 mod wiring;
