@@ -68,7 +68,10 @@ const OTHER_BINDERS: &[&str] = &[
     "let_clause",
     "join_clause",
     "join_into_clause",
-    "query_continuation",
+    // `into x` continues a query under a new name, an identifier of the query itself.
+    "query_expression",
+    "recursive_pattern",
+    "list_pattern",
 ];
 
 fn what_is(head: Node<'_>, depth: usize) -> Option<What> {
