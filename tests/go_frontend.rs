@@ -55,7 +55,7 @@ fn escalation(header: &str, body: &str) -> EscalationCode {
 fn dotted_tokens_and_generics_are_identities() {
     check(
         "\t\tv, err := OptionalParam[bool](args, \"p\")\n\t\tclient := deps.Client()\n\t\tclient.Repositories.Create(ctx, v)\n\t\ts := string(b)\n\t\tdeps.GetClient(ctx).Do()",
-        &["OptionalParam[bool]", "D#Client", "client.Repositories.Create", "string", "D#GetClient().Do", "D#GetClient"],
+        &["OptionalParam[bool]", "D#Client", "D#Client().Repositories.Create", "string", "D#GetClient().Do", "D#GetClient"],
     );
 }
 
@@ -72,7 +72,7 @@ fn comments_and_strings_create_no_callees() {
 
 #[test]
 fn only_the_outermost_literal_is_the_region() {
-    check("\t\tresp := deps.Do()\n\t\tdefer func() { _ = resp.Body.Close() }()", &["D#Do", "func()", "resp.Body.Close"]);
+    check("\t\tresp := deps.Do()\n\t\tdefer func() { _ = resp.Body.Close() }()", &["D#Do", "func()", "D#Do().Body.Close"]);
 }
 
 #[test]
@@ -171,4 +171,16 @@ fn a_parameter_bound_again_keeps_its_spelled_name() {
     // Another type under the same name is another identity.
     let src = "package x\n\nfunc F() T {\n\treturn New(func(ctx C, deps *Public, args A) error {\n\t\tdeps.GetClient(ctx)\n\t\treturn nil\n\t})\n}\n";
     assert_eq!(callees(src), ["Public#GetClient"]);
+}
+
+#[test]
+fn a_local_bound_once_by_a_call_is_that_result() {
+    let body = |names: &str, use_: &str| format!("\t\t{names} := deps.GetClient(ctx)\n\t\t{use_}.Repositories.Create(ctx)");
+    assert_eq!(callees(&source("", &body("client, err", "client"))), ["D#GetClient", "D#GetClient()@0.Repositories.Create"]);
+    assert_eq!(callees(&source("", &body("gh, err", "gh"))), ["D#GetClient", "D#GetClient()@0.Repositories.Create"], "renaming changes nothing");
+    // Another result of the same call is another object.
+    assert_eq!(callees(&source("", &body("err, client", "client"))), ["D#GetClient", "D#GetClient()@1.Repositories.Create"]);
+    // Bound twice: the name may hold either value.
+    let twice = "\t\tclient, err := deps.GetClient(ctx)\n\t\tclient, err = deps.Other(ctx)\n\t\tclient.Repositories.Create(ctx)";
+    assert!(callees(&source("", twice)).iter().any(|c| c == "client.Repositories.Create"), "{:?}", callees(&source("", twice)));
 }
