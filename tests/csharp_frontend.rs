@@ -30,8 +30,95 @@ fn check(body: &str, expected: &[&str]) {
 fn dotted_tokens_generics_and_conditional_access() {
     check(
         "        base.M(parseResult);\n        var b = parseResult.GetValueOrDefault<bool>(Defs.Flag.Name);\n        var n = modules?.Select(m => m.Name).ToArray();\n        new HttpClient().GetAsync(url);",
-        &["base.M", "parseResult.GetValueOrDefault<bool>", "modules.Select().ToArray", "modules.Select", "new HttpClient().GetAsync", "new HttpClient"],
+        &["base.M", "ParseResult#GetValueOrDefault<bool>", "modules.Select().ToArray", "modules.Select", "new HttpClient().GetAsync", "new HttpClient"],
     );
+}
+
+/// The identities of `C.M`'s calls in a whole source file.
+fn calls_of(src: &str) -> Vec<String> {
+    let analysis = analyze(Lang::CSharp, &[file(src)], &[region("C.M")], &[]).expect("analyzes");
+    analysis.regions[0]
+        .calls
+        .iter()
+        .map(|c| match &c.identity {
+            Identity::Path(p) => p.clone(),
+            Identity::Unresolved(t) => format!("?{t}"),
+            Identity::Dynamic(t) => format!("dynamic: {t}"),
+        })
+        .collect()
+}
+
+#[test]
+fn receivers_are_spelled_by_what_they_are() {
+    let src = "public class C(ISubscriptions subs)\n{\n    private readonly IRedis _redis = null!;\n    public async Task M(ParseResult parsed, string[]? mods, CommandContext context)\n    {\n        var located = context.GetService<IRedis>() ?? throw new E();\n        var made = new Tracker();\n        Response<Group> group = await Find();\n        await _redis.Create(mods.Select(x => x));\n        parsed.Read<bool>();\n        located.Create();\n        made.Add();\n        group.Value.Deploy();\n        subs.Get();\n    }\n}\n";
+    assert_eq!(
+        calls_of(src),
+        [
+            "CommandContext#GetService<IRedis>",
+            "new E",
+            "new Tracker",
+            "Find",
+            "IRedis#Create",
+            "string[]#Select",
+            "ParseResult#Read<bool>",
+            "CommandContext#GetService<IRedis>().Create",
+            "new Tracker().Add",
+            "Response<Group>#Value.Deploy",
+            "ISubscriptions#Get",
+        ]
+    );
+}
+
+#[test]
+fn renaming_a_receiver_changes_nothing() {
+    let named = |field: &str, param: &str, local: &str| {
+        format!(
+            "public class C\n{{\n    private readonly IRedis {field} = null!;\n    public void M(ParseResult {param})\n    {{\n        var {local} = {param}.Bind();\n        {field}.Create({local}.Flag);\n        {local}.Check();\n    }}\n}}\n"
+        )
+    };
+    let one = calls_of(&named("_redisService", "parseResult", "options"));
+    assert_eq!(one, ["ParseResult#Bind", "IRedis#Create", "ParseResult#Bind().Check"]);
+    assert_eq!(calls_of(&named("_cache", "input", "bound")), one);
+}
+
+#[test]
+fn a_receiver_fcd_cannot_pin_keeps_its_spelled_name() {
+    for (body, expected) in [
+        // Assigned again: the local may hold another object.
+        ("var r = Make(); r = Other(); r.Create();", "r.Create"),
+        // Declared twice in the member.
+        ("{ var r = Make(); } { var r = Other(); r.Create(); }", "r.Create"),
+        // Bound by a lambda around the call.
+        ("Run(r => r.Create());", "r.Create"),
+        // A value that is neither a call nor a creation.
+        ("var r = flag ? a : b; r.Create();", "r.Create"),
+        // Passed by reference: the callee may rebind it.
+        ("var r = Make(); Swap(ref r); r.Create();", "r.Create"),
+        // A pattern variable.
+        ("if (o is IRedis r) { r.Create(); }", "r.Create"),
+    ] {
+        let src = format!("public class C\n{{\n    public void M(object o, bool flag)\n    {{\n        {body}\n    }}\n}}\n");
+        let got = calls_of(&src);
+        assert!(got.iter().any(|c| c == expected), "{body}: {got:?}");
+        assert!(!got.iter().any(|c| c.contains('#') && c.ends_with("Create")), "{body}: {got:?}");
+    }
+    // A field that is not readonly may be set to another object anywhere in the class.
+    let src = "public class C\n{\n    private IRedis _redis = null!;\n    public void M() { _redis.Create(); }\n}\n";
+    assert_eq!(calls_of(src), ["_redis.Create"]);
+    // A type a using alias names is not the type the inventory means.
+    let src = "using Cmd = Evil.Command;\npublic class C\n{\n    public void M(Cmd command) { command.Options.Add(x); }\n}\n";
+    assert_eq!(calls_of(src), ["command.Options.Add"]);
+}
+
+#[test]
+fn another_object_under_the_same_name_changes_the_identity() {
+    let with = |value: &str| {
+        format!(
+            "public class C\n{{\n    public void M(CommandContext context)\n    {{\n        var service = {value};\n        service.Create();\n    }}\n}}\n"
+        )
+    };
+    assert_eq!(calls_of(&with("context.GetService<IRedis>()")).last().map(String::as_str), Some("CommandContext#GetService<IRedis>().Create"));
+    assert_eq!(calls_of(&with("new PublicRedis()")).last().map(String::as_str), Some("new PublicRedis().Create"));
 }
 
 #[test]

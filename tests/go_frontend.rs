@@ -55,7 +55,7 @@ fn escalation(header: &str, body: &str) -> EscalationCode {
 fn dotted_tokens_and_generics_are_identities() {
     check(
         "\t\tv, err := OptionalParam[bool](args, \"p\")\n\t\tclient := deps.Client()\n\t\tclient.Repositories.Create(ctx, v)\n\t\ts := string(b)\n\t\tdeps.GetClient(ctx).Do()",
-        &["OptionalParam[bool]", "deps.Client", "client.Repositories.Create", "string", "deps.GetClient().Do", "deps.GetClient"],
+        &["OptionalParam[bool]", "D#Client", "D#Client().Repositories.Create", "string", "D#GetClient().Do", "D#GetClient"],
     );
 }
 
@@ -72,7 +72,7 @@ fn comments_and_strings_create_no_callees() {
 
 #[test]
 fn only_the_outermost_literal_is_the_region() {
-    check("\t\tresp := deps.Do()\n\t\tdefer func() { _ = resp.Body.Close() }()", &["deps.Do", "func()", "resp.Body.Close"]);
+    check("\t\tresp := deps.Do()\n\t\tdefer func() { _ = resp.Body.Close() }()", &["D#Do", "func()", "D#Do().Body.Close"]);
 }
 
 #[test]
@@ -92,7 +92,7 @@ fn odd_go_does_not_panic() {
 
 #[test]
 fn defer_and_go_calls_are_call_sites() {
-    check("\t\tdefer deps.Close()\n\t\tgo deps.Run(ctx)", &["deps.Close", "deps.Run"]);
+    check("\t\tdefer deps.Close()\n\t\tgo deps.Run(ctx)", &["D#Close", "D#Run"]);
 }
 
 #[test]
@@ -145,11 +145,42 @@ fn shape_mismatchs_escalate() {
 #[test]
 fn a_nested_literal_parameter_is_a_method_receiver_not_a_function_value() {
     // Its declared type fixes what a method call through it reaches.
-    check("\t\tregister := func(s *Server) { s.AddTool(ctx) }\n\t\t_ = register", &["s.AddTool"]);
+    check("\t\tregister := func(s *Server) { s.AddTool(ctx) }\n\t\t_ = register", &["Server#AddTool"]);
     // Calling it directly calls whatever function value it holds.
     let called = callees(&source("", "\t\trun := func(f func()) { f() }\n\t\t_ = run"));
     assert!(called[0].starts_with("dynamic:"), "{called:?}");
     // A nested local bound to a value built here stays unresolved.
     let built = callees(&source("", "\t\tregister := func() { s := &Server{}; s.AddTool(ctx) }\n\t\t_ = register"));
     assert!(built[0].starts_with('?'), "{built:?}");
+}
+
+#[test]
+fn a_typed_parameter_is_spelled_by_its_type_whatever_its_name() {
+    let named = |name: &str| {
+        format!("package x\n\nfunc F() T {{\n\treturn New(func(ctx C, {name} *Deps, args A) error {{\n\t\t{name}.GetClient(ctx)\n\t\treturn nil\n\t}})\n}}\n")
+    };
+    assert_eq!(callees(&named("deps")), ["Deps#GetClient"]);
+    assert_eq!(callees(&named("d")), ["Deps#GetClient"], "renaming the parameter changes nothing");
+}
+
+#[test]
+fn a_parameter_bound_again_keeps_its_spelled_name() {
+    // Assigned in the region: the name may hold another object at the call.
+    let src = "package x\n\nfunc F() T {\n\treturn New(func(ctx C, deps *Deps, args A) error {\n\t\tdeps = other()\n\t\tdeps.GetClient(ctx)\n\t\treturn nil\n\t})\n}\n";
+    assert!(!callees(src).iter().any(|c| c == "Deps#GetClient"), "{:?}", callees(src));
+    // Another type under the same name is another identity.
+    let src = "package x\n\nfunc F() T {\n\treturn New(func(ctx C, deps *Public, args A) error {\n\t\tdeps.GetClient(ctx)\n\t\treturn nil\n\t})\n}\n";
+    assert_eq!(callees(src), ["Public#GetClient"]);
+}
+
+#[test]
+fn a_local_bound_once_by_a_call_is_that_result() {
+    let body = |names: &str, use_: &str| format!("\t\t{names} := deps.GetClient(ctx)\n\t\t{use_}.Repositories.Create(ctx)");
+    assert_eq!(callees(&source("", &body("client, err", "client"))), ["D#GetClient", "D#GetClient()@0.Repositories.Create"]);
+    assert_eq!(callees(&source("", &body("gh, err", "gh"))), ["D#GetClient", "D#GetClient()@0.Repositories.Create"], "renaming changes nothing");
+    // Another result of the same call is another object.
+    assert_eq!(callees(&source("", &body("err, client", "client"))), ["D#GetClient", "D#GetClient()@1.Repositories.Create"]);
+    // Bound twice: the name may hold either value.
+    let twice = "\t\tclient, err := deps.GetClient(ctx)\n\t\tclient, err = deps.Other(ctx)\n\t\tclient.Repositories.Create(ctx)";
+    assert!(callees(&source("", twice)).iter().any(|c| c == "client.Repositories.Create"), "{:?}", callees(&source("", twice)));
 }

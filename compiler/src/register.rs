@@ -256,6 +256,7 @@ fn describe(kind: &fcd_frontends::FactKind) -> String {
         fcd_frontends::FactKind::Guard { callee, .. } => format!("a guard testing `{callee}`"),
         fcd_frontends::FactKind::Default { argument, .. } => format!("how argument `{argument}` is read and defaulted"),
         fcd_frontends::FactKind::Field { field, .. } => format!("what the field `{field}` receives"),
+        fcd_frontends::FactKind::Option { property, argument, .. } => format!("the option `{argument}` bound to the property `{property}`"),
         fcd_frontends::FactKind::Pass { sink, from } => format!("`{from}`'s value passed to `{sink}`"),
         fcd_frontends::FactKind::Map { from } => format!("the mapping of the parameter `{from}` feeds"),
         fcd_frontends::FactKind::Key { key } => format!("the template value of `{key}`"),

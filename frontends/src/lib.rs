@@ -243,7 +243,13 @@ pub fn analyze_parsed(release: &Parsed<'_>, regions: &[RegionSpec], facts: &[Fac
     let mut order: Vec<&FactSpec> = facts.iter().collect();
     // Dependency levels: calls, defaults and keys first; then what refers to them.
     order.sort_by_key(|f| match f.kind {
-        FactKind::Call { .. } | FactKind::Default { .. } | FactKind::Key { .. } | FactKind::Table { .. } | FactKind::Exit { .. } | FactKind::Body { .. } => 0,
+        FactKind::Call { .. }
+        | FactKind::Default { .. }
+        | FactKind::Option { .. }
+        | FactKind::Key { .. }
+        | FactKind::Table { .. }
+        | FactKind::Exit { .. }
+        | FactKind::Body { .. } => 0,
         FactKind::Guard { .. } | FactKind::Pass { .. } => 1,
         FactKind::Map { .. } => 2,
         FactKind::Field { .. } => 3,

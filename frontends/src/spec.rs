@@ -247,8 +247,15 @@ pub enum FactKind {
     /// (In C#, the field is a member initializer anywhere in the region, and
     /// `wrap` names the nested initializer member holding the value.)
     Field { sink: Option<String>, arg: Option<usize>, field: String, wrap: Option<String>, from: String },
-    /// Where the variable of the default fact `from` is passed to the call fact `sink`:
-    /// its position or parameter name.
+    /// (C#) An option a framework binds from an attribute: the region's one
+    /// parameter whose type the closure declares with the auto-property
+    /// `property` of type `ty` (as written, `bool?`), carrying the attribute
+    /// `attribute` whose named arguments are all `inert` (no name, alias or
+    /// default of its own). Omitted, the option leaves the property unset.
+    Option { property: String, attribute: String, ty: String, argument: String, inert: Vec<String> },
+    /// Where the variable of the default or option fact `from` is passed to the
+    /// call fact `sink`: its position or parameter name, and what an omitted
+    /// argument is there (the default's value, or the literal of `from ?? LITERAL`).
     Pass { sink: String, from: String },
     /// The region's parameter that the pass fact `from` feeds is mapped to two
     /// literals by one conditional: `var V = P == true ? "A" : "B"`.
@@ -342,7 +349,8 @@ impl FactKind {
         ("guard", &["test", "exit", "before", "also_requires", "returns"]),
         ("default", &["argument", "variable", "helper", "default", "source"]),
         ("field", &["field", "source", "variable", "literal"]),
-        ("pass", &["variable", "index", "name"]),
+        ("option", &["argument", "parameter", "type", "property", "variable"]),
+        ("pass", &["variable", "index", "name", "default"]),
         ("map", &["parameter", "variable", "when_true", "when_false"]),
         ("key", &["key", "value"]),
         ("flow", &["through", "into"]),
@@ -363,6 +371,7 @@ impl FactKind {
             FactKind::Guard { .. } => "guard",
             FactKind::Default { .. } => "default",
             FactKind::Field { .. } => "field",
+            FactKind::Option { .. } => "option",
             FactKind::Pass { .. } => "pass",
             FactKind::Map { .. } => "map",
             FactKind::Key { .. } => "key",
@@ -388,7 +397,7 @@ mod tests {
     #[test]
     fn every_kind_declares_what_it_emits() {
         let names: Vec<&str> = FactKind::EMITS.iter().map(|(k, _)| *k).collect();
-        assert_eq!(names, ["call", "guard", "default", "field", "pass", "map", "key", "flow", "table", "exit", "body"]);
+        assert_eq!(names, ["call", "guard", "default", "field", "option", "pass", "map", "key", "flow", "table", "exit", "body"]);
         assert_eq!(FactKind::emits("table"), Some(&["row", "member", "present", "members"][..]));
         assert_eq!(FactKind::emits("nope"), None);
     }

@@ -4,8 +4,12 @@
 //! decides `publicNetworkAccess` and an explicit option is not consumed; on the
 //! wired shape the option is registered, bound (false unless its definition
 //! says otherwise), handed to the service, turned into "Enabled"/"Disabled"
-//! and put into the deployment parameters the template reads. The oracle looks
-//! for each of those token sequences and refuses any mixture of the two shapes.
+//! and put into the deployment parameters the template reads. On the
+//! attribute-options shape the framework binds an `[Option]` property that
+//! sets no name, alias or default of its own (so an omitted option leaves it
+//! null), and the command passes it as `options.X ?? LITERAL`: the literal is
+//! what an omitted option means. The oracle looks for each of those token
+//! sequences and refuses any mixture of the shapes.
 
 use std::path::Path;
 
@@ -85,7 +89,20 @@ fn understand(root: &Path) -> Result<Shape, String> {
         .collect::<Vec<_>>();
     let deployed = find(&tokens, &["PublicNetworkAccess", "=", "new", "(", ")", "{", "Value", "=", "*", "}"]);
 
+    let attribute = attribute_option(&tokens)?;
+    if let Some(fallback) = &attribute {
+        if registered != 0 || !bound.is_empty() || passed != 0 {
+            return Err("an attribute option beside a registered or bound one".into());
+        }
+        return wired_past_the_command(&tokens, template, &parameter, &mapped, &deployed).map(|()| Shape::Wired {
+            default_public: *fallback,
+            where_: format!("attribute-options shape; an omitted option falls back to public access {fallback}"),
+        });
+    }
     if registered == 0 && bound.is_empty() && passed == 0 {
+        if !matches!(template.as_str(), "Enabled" | "Disabled") {
+            return Err(format!("nothing wires the option, yet the template sets `{template}`"));
+        }
         return Ok(Shape::Legacy { template: template.clone(), where_: format!("legacy shape; the template sets publicNetworkAccess {template}") });
     }
     if registered != 1 || bound.len() != 1 || passed != 1 || mapped.len() != 1 || deployed.len() != 1 {
@@ -96,14 +113,7 @@ fn understand(root: &Path) -> Result<Shape, String> {
             deployed.len()
         ));
     }
-    if template != "[parameters('publicNetworkAccess')]" {
-        return Err(format!("the option is wired but the template hard-codes {template}"));
-    }
-    // The mapped variable must be what the deployment parameter receives.
-    let holder = mapped[0].checked_sub(2).filter(|&h| tokens[h + 1].is("=")).map(|h| tokens[h].text.clone());
-    if holder.as_deref() != Some(tokens[deployed[0] + 8].text.as_str()) {
-        return Err("the deployment parameter does not receive the mapped value".into());
-    }
+    wired_past_the_command(&tokens, template, &parameter, &mapped, &deployed)?;
     // An explicit default on the option definition overrides false.
     let factory = find(&tokens, &["DefaultValueFactory", "=", "*", "=>", "*"]);
     let default_public = match factory.as_slice() {
@@ -116,6 +126,62 @@ fn understand(root: &Path) -> Result<Shape, String> {
         _ => return Err("several default factories".into()),
     };
     Ok(Shape::Wired { default_public, where_: format!("wired shape; an omitted option means public access {default_public}") })
+}
+
+/// From the service on, both wired shapes are one: the parameter mapped once
+/// to "Enabled"/"Disabled", that value in the deployment parameter, the
+/// template reading the parameter.
+fn wired_past_the_command(tokens: &[Token], template: &str, parameter: &Option<String>, mapped: &[usize], deployed: &[usize]) -> Result<(), String> {
+    if parameter.is_none() || mapped.len() != 1 || deployed.len() != 1 {
+        return Err(format!("the service's wiring: passed to a parameter {}, mapped {}, deployed {}", parameter.is_some(), mapped.len(), deployed.len()));
+    }
+    if template != "[parameters('publicNetworkAccess')]" {
+        return Err(format!("the option is wired but the template hard-codes {template}"));
+    }
+    // The mapped variable must be what the deployment parameter receives.
+    let holder = mapped[0].checked_sub(2).filter(|&h| tokens[h + 1].is("=")).map(|h| tokens[h].text.clone());
+    if holder.as_deref() != Some(tokens[deployed[0] + 8].text.as_str()) {
+        return Err("the deployment parameter does not receive the mapped value".into());
+    }
+    Ok(())
+}
+
+/// The attribute-options shape: `[Option(Description = …)] public bool?
+/// PublicNetworkAccess { get; set; }` (nothing but a description in the
+/// attribute, no initializer) and one `X.PublicNetworkAccess ?? LITERAL`.
+/// `None` when there is no attributed option; its fallback otherwise.
+fn attribute_option(tokens: &[Token]) -> Result<Option<bool>, String> {
+    let declared = find(tokens, &["public", "bool", "?", "PublicNetworkAccess", "{", "get", ";", "set", ";", "}"]);
+    let attributed: Vec<usize> = declared.into_iter().filter(|&i| i > 0 && tokens[i - 1].is("]")).collect();
+    let [decl] = attributed.as_slice() else {
+        return match attributed.len() {
+            0 => Ok(None),
+            n => Err(format!("{n} attributed PublicNetworkAccess properties")),
+        };
+    };
+    // The attribute: back to its `[`, which must open `[Option(`.
+    let open = (0..*decl).rev().find(|&k| tokens[k].is("[")).ok_or("an attribute without `[`")?;
+    let attribute = words(&tokens[open..*decl]);
+    let paren = attribute.iter().position(|w| *w == "(").unwrap_or(attribute.len());
+    let spelled = attribute[1..paren].concat();
+    let simple = spelled.rsplit('.').next().unwrap_or_default();
+    if !matches!(simple, "Option" | "OptionAttribute") || paren == attribute.len() {
+        return Err(format!("PublicNetworkAccess carries `{}`, not one [Option(…)]", attribute.concat()));
+    }
+    if attribute.iter().any(|w| ["Name", "Aliases", "DefaultValue", "Hidden"].contains(w)) || attribute.iter().filter(|w| **w == "=").count() != 1 {
+        return Err(format!("the [Option] on PublicNetworkAccess sets more than its description: `{}`", attribute.concat()));
+    }
+    if tokens.get(decl + 10).is_some_and(|t| t.is("=")) {
+        return Err("PublicNetworkAccess has an initializer".into());
+    }
+    // The scanner reads `??` as two `?`.
+    let uses = find(tokens, &["*", ".", "PublicNetworkAccess", "?", "?", "*"]);
+    let [at] = uses.as_slice() else { return Err(format!("{} `X.PublicNetworkAccess ?? …` reads", uses.len())) };
+    match tokens[at + 5].text.as_str() {
+        "true" if !matches!(tokens.get(at + 6), Some(t) if t.is(".") || t.is("(")) => Ok(Some(true)),
+        "false" if !matches!(tokens.get(at + 6), Some(t) if t.is(".") || t.is("(")) => Ok(Some(false)),
+        other => Err(format!("PublicNetworkAccess falls back to `{other}`")),
+    }
 }
 
 /// Splits the tokens after an opening parenthesis at top-level commas, up to the closing one.
@@ -152,7 +218,11 @@ fn split_args(tokens: &[Token], open: usize) -> Vec<&[Token]> {
 fn passed_parameter(tokens: &[Token]) -> Option<String> {
     let call = find(tokens, &["_redisService", ".", "CreateResourceAsync", "("]);
     let [call] = call.as_slice() else { return None };
-    let index = split_args(tokens, call + 3).iter().position(|a| words(a).concat().trim_end_matches('!') == "options.PublicNetworkAccessEnabled")?;
+    let index = split_args(tokens, call + 3).iter().position(|a| {
+        let text = words(a).concat();
+        let (head, _) = text.split_once("??").unwrap_or((&text, ""));
+        text.trim_end_matches('!') == "options.PublicNetworkAccessEnabled" || head.ends_with(".PublicNetworkAccess")
+    })?;
     // The interface and the service both declare it; they must agree.
     let names: Vec<Option<String>> = find(tokens, &[">", "CreateResourceAsync", "("])
         .into_iter()

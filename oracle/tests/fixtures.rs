@@ -145,6 +145,16 @@ fn azure_shapes_and_mutations() {
         ("mutations/08_missing_deployment", wired),
         ("mutations/09_odd_csharp", wired),
         ("mutations/10_template_hard_codes_disabled", &[Safe, Unknown, Unknown]),
+        ("attributes-default-false", wired),
+        ("mutations/11_attr_twin_renamed_reordered_commented", wired),
+        ("mutations/12_attr_option_renamed_by_attribute", &[Cannot]),
+        ("mutations/13_attr_default_value_true", &[Cannot]),
+        ("mutations/14_attr_not_nullable", &[Cannot]),
+        ("mutations/15_attr_fallback_true", &[Unsafe, Safe, Unsafe]),
+        ("mutations/16_attr_property_initializer", &[Cannot]),
+        // `??=` is a second read of the option: the oracle refuses.
+        ("mutations/17_attr_written_before_the_sink", &[Cannot]),
+        ("mutations/22_attr_rename_reads_another_option", &[Cannot]),
     ];
     for (fixture, expected) in cases {
         check("azure-redis-create", fixture, expected);

@@ -39,6 +39,7 @@ enum RawFact {
     Guard(GuardFact),
     Default(DefaultFact),
     Field(FieldFact),
+    Option(OptionFact),
     Pass(PassFact),
     Map(MapFact),
     Key(KeyFact),
@@ -103,6 +104,18 @@ struct FieldFact {
 }
 
 #[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct OptionFact {
+    property: String,
+    attribute: String,
+    #[serde(rename = "type")]
+    ty: String,
+    argument: String,
+    #[serde(default)]
+    inert: Vec<String>,
+}
+
+#[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct PassFact {
     sink: String,
@@ -184,6 +197,7 @@ pub(super) fn keys_of(kind: &str) -> Option<&'static [&'static str]> {
         "guard" => fields::<GuardFact>(),
         "default" => fields::<DefaultFact>(),
         "field" => fields::<FieldFact>(),
+        "option" => fields::<OptionFact>(),
         "pass" => fields::<PassFact>(),
         "map" => fields::<MapFact>(),
         "key" => fields::<KeyFact>(),
@@ -481,9 +495,19 @@ impl Validator<'_> {
                 self.fact_of_kind(all, &f.from, &["default", "map"], at("from"), &format!("{key}.from"))?;
                 FactKind::Field { sink: f.sink, arg: f.arg, field: f.field, wrap: f.wrap, from: f.from }
             }
+            RawFact::Option(f) => {
+                let plain_name = |n: &str| !n.is_empty() && n.chars().all(|c| c.is_alphanumeric() || c == '_');
+                if !plain_name(&f.property) {
+                    return self.err(at("property"), &format!("{key}.property"), "a property name is letters, digits and `_`");
+                }
+                if !plain_name(&f.attribute) {
+                    return self.err(at("attribute"), &format!("{key}.attribute"), "an attribute is its simple name, letters, digits and `_`");
+                }
+                FactKind::Option { property: f.property, attribute: f.attribute, ty: f.ty, argument: f.argument, inert: f.inert }
+            }
             RawFact::Pass(f) => {
                 self.fact_of_kind(all, &f.sink, &["call"], at("sink"), &format!("{key}.sink"))?;
-                self.fact_of_kind(all, &f.from, &["default"], at("from"), &format!("{key}.from"))?;
+                self.fact_of_kind(all, &f.from, &["default", "option"], at("from"), &format!("{key}.from"))?;
                 FactKind::Pass { sink: f.sink, from: f.from }
             }
             RawFact::Map(f) => {

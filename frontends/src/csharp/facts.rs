@@ -225,8 +225,18 @@ impl<'a> Cx<'_, 'a> {
     /// Where the default's variable is passed to the sink call: position or name.
     pub(super) fn pass_fact(&self, sink: &Found<'a>, from: &Found<'a>) -> Result<Option<Found<'a>>, Escalation> {
         let Some(FactValue::Text(variable)) = from.fact.values.get("variable") else { return Ok(None) };
+        let option = from.fact.kind == "option";
         let args = arguments(sink.node);
-        let hits: Vec<(usize, &(Option<String>, Node<'a>))> = args.iter().enumerate().filter(|(_, a)| bare(a.1).compact_text() == *variable).collect();
+        // An option the framework leaves unset is read with a fallback: `options.X ?? LITERAL`.
+        let fallback = |e: Node<'a>| -> Option<Node<'a>> {
+            let e = bare(e);
+            let operator: String = e.children().filter(|x| !x.is_named()).map(|x| x.text()).collect();
+            (option && e.kind() == "binary_expression" && operator == "??" && e.field_child("left").is_some_and(|l| bare(l).compact_text() == *variable))
+                .then(|| e.field_child("right"))
+                .flatten()
+        };
+        let hits: Vec<(usize, &(Option<String>, Node<'a>))> =
+            args.iter().enumerate().filter(|(_, a)| bare(a.1).compact_text() == *variable || fallback(a.1).is_some()).collect();
         let (index, (name, node)) = match hits.as_slice() {
             [] => return Ok(None),
             [one] => *one,
@@ -235,12 +245,25 @@ impl<'a> Cx<'_, 'a> {
         if name.is_none() && args[..index].iter().any(|a| a.0.is_some()) {
             return Err(self.site.mismatch(*node, "a positional argument after named ones".into()));
         }
+        // What an omitted argument is at the sink: the default the binding gave,
+        // or the fallback's literal (an unset option is null, which no rule reads).
+        let default = match fallback(*node) {
+            Some(right) => match literal(bare(right)) {
+                Some(v) => Some(v),
+                None => return Err(self.site.mismatch(right, format!("`{variable}` falls back to `{}`, not a literal", right.compact_text()))),
+            },
+            None if option => None,
+            None => from.fact.values.get("default").cloned(),
+        };
         self.held_until_sink(variable, from)?;
         let mut values = BTreeMap::new();
         values.insert("variable".into(), FactValue::Text(variable.clone()));
         values.insert("index".into(), FactValue::Int(index as i64));
         if let Some(n) = name {
             values.insert("name".into(), FactValue::Text(n.clone()));
+        }
+        if let Some(d) = default {
+            values.insert("default".into(), d);
         }
         Ok(Some(self.site.fact(*node, values)))
     }
@@ -256,7 +279,19 @@ impl<'a> Cx<'_, 'a> {
         };
         let same_region = node.contains(from.node);
         let mut allowed: Vec<Node<'a>> = Vec::new();
-        if same_region {
+        if from.fact.kind == "option" {
+            // The options object is the region's own parameter, which the framework bound.
+            let parameter = node
+                .field_child("parameters")
+                .into_iter()
+                .flat_map(|l| l.named_children().filter(|p| p.kind() == "parameter").collect::<Vec<_>>())
+                .filter_map(|p| p.field_child("name"))
+                .find(|n| n.text() == root);
+            match parameter {
+                Some(p) => allowed.push(p),
+                None => return Err(self.site.mismatch(node, format!("`{root}`, which holds `{variable}`, is not a parameter of this region"))),
+            }
+        } else if same_region {
             allowed.extend(held::occurrences(node, root).into_iter().filter(|o| held::is_declared_name(*o)));
             allowed.extend(held::occurrences(from.node.parent().unwrap_or(from.node), root));
         } else if member.is_some() {

@@ -2,9 +2,10 @@
 //!
 //! Regions are methods, named `Class.Method` (or just `Method`), with a body;
 //! partial classes, file-scoped namespaces and attributes need nothing
-//! special. Callee identities are dotted tokens as written, generic arguments
-//! kept and normalized (`parseResult.GetValueOrDefault<bool>`), `a?.B` read as
-//! `a.B`; object creations are not callees, but calls on them are
+//! special. Callee identities are dotted tokens, generic arguments kept and
+//! normalized, `a?.B` read as `a.B`, the receiver spelled by what it is where
+//! one declaration says so (`ParseResult#GetValueOrDefault<bool>` for a
+//! parameter `ParseResult parseResult`; see `receiver`); object creations are not callees, but calls on them are
 //! (`new HttpClient().GetAsync`). Facts follow an option's wiring: registered,
 //! bound with a default, passed to the service, mapped to literals, placed in
 //! the deployment parameters, and the template's own value. String contents
@@ -20,9 +21,11 @@
 mod facts;
 mod held;
 mod json;
+mod option;
 mod plain;
 mod program;
 mod project;
+mod receiver;
 mod syntax;
 mod target;
 mod wiring;
@@ -94,6 +97,7 @@ impl Frontend for CSharp {
         match &spec.kind {
             FactKind::Call { callee, args, matching } => crate::facts::call_fact(&cx, &cx.site, callee, args.as_deref(), *matching),
             FactKind::Default { argument, helpers, definition, inert } => cx.default_fact(argument, helpers, definition.as_deref(), inert.as_deref()),
+            FactKind::Option { property, attribute, ty, argument, inert } => cx.option_fact(property, attribute, ty, argument, inert),
             FactKind::Pass { sink, from } => match (found.get(sink), found.get(from)) {
                 (Some(sink), Some(from)) => cx.pass_fact(sink, from),
                 _ => Ok(None),

@@ -128,7 +128,15 @@ fn base_type_names(class: Node<'_>) -> Vec<String> {
 /// Whether the spelling `path` of a call in `region` can bind to code fcd does not analyze.
 fn spelled(region: &Region<'_>, regions: &[Region<'_>], call: Node<'_>, path: &str) -> Result<(), Escalation> {
     let trees = region.trees;
-    let segs = segments(path);
+    // `T#rest`: the receiver is a value of the type T, spelled by what it is.
+    let (segs, typed) = match path.split_once('#') {
+        Some((ty, rest)) => {
+            let simple = ty.split('<').next().unwrap_or(ty);
+            let simple = simple.rsplit('.').next().unwrap_or(simple).to_owned();
+            (std::iter::once(simple).chain(segments(rest)).collect::<Vec<_>>(), true)
+        }
+        None => (segments(path), false),
+    };
     let class = class_of(region.node);
     let fail = |detail: String| Err(at(region.file, call, format!("`{path}`: {detail}")));
     if let Some(ty) = segs[0].strip_prefix("new ") {
@@ -142,7 +150,7 @@ fn spelled(region: &Region<'_>, regions: &[Region<'_>], call: Node<'_>, path: &s
         }
     }
     let root = segs[0].as_str();
-    let bare = segs.len() == 1 || root == "this";
+    let bare = !typed && (segs.len() == 1 || root == "this");
     for (file, syntax) in trees {
         for alias in syntax.root().descendants().filter(|n| n.kind() == "using_directive" && n.field_child("name").is_some()) {
             if name_of(alias) == Some(root) || (bare && name_of(alias) == segs.last().map(String::as_str)) {
@@ -150,7 +158,7 @@ fn spelled(region: &Region<'_>, regions: &[Region<'_>], call: Node<'_>, path: &s
             }
         }
     }
-    if root.starts_with(|c: char| c.is_uppercase()) && !segs[0].starts_with("new ") && segs.len() > 1 {
+    if !typed && root.starts_with(|c: char| c.is_uppercase()) && !segs[0].starts_with("new ") && segs.len() > 1 {
         if let Some(local) = super::held::occurrences(region.node, root).into_iter().find(|o| super::held::is_declared_name(*o)) {
             return fail(format!("a local `{root}` at line {} hides the type the callee names", local.line()));
         }

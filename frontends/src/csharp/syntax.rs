@@ -44,7 +44,8 @@ pub(super) fn dotted(n: Node<'_>) -> Option<String> {
     }
 }
 
-/// The identity of an invocation's callee.
+/// The identity of an invocation's callee, its receiver spelled by what it
+/// is where one declaration says so ([`super::receiver`]).
 pub(super) fn identity(call: Node<'_>) -> Identity {
     let Some(function) = call.field_child("function") else { return Identity::Dynamic("an invocation without a callee".into()) };
     match function.kind() {
@@ -52,7 +53,7 @@ pub(super) fn identity(call: Node<'_>) -> Identity {
         "invocation_expression" => Identity::Dynamic(format!("calls the result of `{}`", function.compact_text())),
         "identifier" | "generic_name" | "member_access_expression" | "conditional_access_expression" | "qualified_name" | "parenthesized_expression" => {
             match dotted(function) {
-                Some(path) => Identity::Path(path),
+                Some(path) => Identity::Path(super::receiver::spell(function, &path)),
                 None if function.kind() == "parenthesized_expression" => Identity::Dynamic(format!("calls `{}`", function.compact_text())),
                 None => Identity::Unresolved(function.compact_text()),
             }

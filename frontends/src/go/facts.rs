@@ -24,7 +24,7 @@ impl<'a> CallShape<'a> for Cx<'_, 'a> {
     type Arg = Node<'a>;
 
     fn callee(&self, node: Node<'a>) -> Option<Identity> {
-        is_call(node).then(|| identity(node))
+        is_call(node).then(|| super::typed(node, identity(node)))
     }
 
     fn arguments(&self, call: Node<'a>) -> Result<Vec<Node<'a>>, Escalation> {

@@ -10,6 +10,7 @@
 mod bindings;
 mod facts;
 mod loader;
+mod receiver;
 mod scope;
 mod surroundings;
 
@@ -51,7 +52,7 @@ impl Frontend for Go {
     /// call expression), with the identity its head resolves to by declaration.
     fn calls<'a>(&self, region: &Region<'a>) -> Vec<(Node<'a>, Identity)> {
         let scope = Scope::of(region);
-        region.node.descendants().filter(|n| is_call(*n)).map(|c| (c, scope.resolve(identity(c)))).collect()
+        region.node.descendants().filter(|n| is_call(*n)).map(|c| (c, typed(c, scope.resolve(identity(c))))).collect()
     }
 
     fn check_package(&self, files: &[SourceFile], trees: &[(&str, &Syntax)], _env: &Env) -> Result<(), Escalation> {
@@ -104,6 +105,15 @@ fn dotted(n: Node<'_>) -> Option<String> {
             type_like(index.text()).then(|| Some(format!("{}[{}]", dotted(n.field_child("operand")?)?, index.compact_text())))?
         }
         _ => None,
+    }
+}
+
+/// An accepted identity with its receiver spelled by its declared type when
+/// the head is a parameter bound once ([`receiver`]); anything else unchanged.
+pub(crate) fn typed(call: Node<'_>, identity: Identity) -> Identity {
+    match &identity {
+        Identity::Path(path) => receiver::typed(call, path).map_or(identity, Identity::Path),
+        _ => identity,
     }
 }
 
