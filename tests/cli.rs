@@ -595,7 +595,7 @@ fn profile_init_reads_each_language() {
         "redis_create",
     ]);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    assert!(r.stdout.contains("# registration does not read the handler yet: ") && r.stdout.contains("\"_redisService.CreateResourceAsync\""), "{}", r.stdout);
+    assert!(r.stdout.contains("# registration does not read the handler yet: ") && r.stdout.contains("\"IRedisService#CreateResourceAsync\""), "{}", r.stdout);
     let r = fcd(&[
         "profile",
         "init",

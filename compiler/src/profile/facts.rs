@@ -115,7 +115,7 @@ struct OptionFact {
     inert: Vec<String>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct PassFact {
     sink: String,
