@@ -255,6 +255,7 @@ impl Check<'_> {
         }
         if n.kind() == "call_expression" {
             self.define(n, trusted)?;
+            self.tool_registration(n)?;
         }
         if n.kind() == "identifier" && functions.contains(n.text()) {
             self.function_use(n)?;
@@ -393,6 +394,20 @@ impl Check<'_> {
         }
         Err(self
             .fail(n, format!("`{}`, a reviewed function, is used as a value (`{}`): a wrapper or stand-in may run instead", n.text(), parent.compact_text())))
+    }
+
+    /// A call registering the tool (its first argument the tool's name) with a
+    /// function written in place: what serves the tool is then that
+    /// function, which no region covers, not the reviewed handler.
+    fn tool_registration(&self, call: Node<'_>) -> Result<(), Escalation> {
+        let args = call.items("arguments");
+        let named = args.first().and_then(|a| super::syntax::string_content(*a)).is_some_and(|name| !self.tool.is_empty() && name == self.tool);
+        match args.last().map(|a| bare(*a)) {
+            Some(last) if named && args.len() > 1 && FUNCTIONS.contains(&last.kind()) => {
+                Err(self.fail(last, format!("the tool `{}` is registered with a function written in place, not the reviewed handler", self.tool)))
+            }
+            _ => Ok(()),
+        }
     }
 
     /// Whether `f` is the last argument of a call whose first argument is the
