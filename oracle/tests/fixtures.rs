@@ -260,3 +260,32 @@ fn git_diff_routes() {
         check("git-diff", fixture, expected);
     }
 }
+
+/// The legacy-single-reader shape (0.4): the older handler, its mode flag
+/// isReadOnlyMode(), and the SQLite connector's executeSQL, which decides what
+/// an admitted PRAGMA assignment does (all() refuses it: safe).
+#[test]
+fn dbhub_legacy_reader() {
+    let reader: &[Verdict] = &[Safe, Safe, Safe, Unknown];
+    let runs: &[Verdict] = &[Safe, Unsafe, Safe, Unknown];
+    let cases: &[(&str, &[Verdict])] = &[
+        ("ts-legacy-reader", reader),
+        ("legacy-reader/l01_locals_renamed", reader),
+        ("legacy-reader/l02_reordered_and_commented", reader),
+        // The connector runs what it is given: the oracle judges the write fcd escalates on.
+        ("legacy-reader/l10_connector_runs", runs),
+        ("legacy-reader/l11_connector_execs_first", runs),
+        ("legacy-reader/l12_subclass_overrides", &[Cannot]),
+        ("legacy-reader/l13_instance_method_replaced", &[Cannot]),
+        ("legacy-reader/l14_field_beside_method", &[Cannot]),
+        ("legacy-reader/l15_prototype_patched", &[Cannot]),
+        ("legacy-reader/l16_accessor_of_the_name", &[Cannot]),
+        ("legacy-reader/l17_mode_always_off", &[Cannot]),
+        // The same handler registered twice serves the same calls: judged like the fixture.
+        ("legacy-reader/l18_handler_registered_twice", reader),
+        ("legacy-reader/l19_handler_wrapped", &[Cannot]),
+    ];
+    for (fixture, expected) in cases {
+        check("dbhub-execute-sql", fixture, expected);
+    }
+}
