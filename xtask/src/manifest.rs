@@ -443,6 +443,20 @@ mod tests {
     }
 
     #[test]
+    fn listed_decisions_parse_and_are_checked() {
+        let release = |expect: &str| format!("[[release]]\nid = \"a\"\n{expect}\n[release.pypi]\npackage = \"p\"\nversion = \"1\"\nsha256 = \"{HEX}\"\n");
+        let r = check(&release("expect = { A = \"safe\", B = \"unknown\" }")).unwrap();
+        let want: std::collections::BTreeMap<String, String> = [("A", "safe"), ("B", "unknown")].iter().map(|(c, d)| ((*c).into(), (*d).into())).collect();
+        assert_eq!(r[0].expect, Expectation::Decisions(want));
+        let e = check(&release("expect = { A = \"fine\" }")).unwrap_err();
+        assert!(format!("{e:#}").contains("expect.A = `fine`"), "{e:#}");
+        let e = check(&release("regime = \"guarded\"\nexpect = { A = \"safe\" }")).unwrap_err();
+        assert!(format!("{e:#}").contains("exactly one of"), "{e:#}");
+        let e = check(&release("expect = {}")).unwrap_err();
+        assert!(format!("{e:#}").contains("names no call"), "{e:#}");
+    }
+
+    #[test]
     fn escalating_release_parses_its_code() {
         let r =
             check(&format!("[[release]]\nid = \"a\"\nescalate = \"region_missing\"\n[release.pypi]\npackage = \"p\"\nversion = \"1\"\nsha256 = \"{HEX}\"\n"))
