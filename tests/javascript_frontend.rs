@@ -401,3 +401,33 @@ fn a_case_region_whose_route_is_not_the_tool_name_escalates() {
     let other = DISPATCHED.replace("validatePath(input.path)", "validatePath(other.path)");
     assert!(write_file_case(&other).is_err());
 }
+
+/// `Class.method`: the plain method of a module-level class, with what could
+/// replace it elsewhere in the package escalating.
+#[test]
+fn class_methods_are_regions_and_what_replaces_them_escalates() {
+    let method = || RegionKind::Function("Store.run".into());
+    let class = "class Store {\n  id = 1;\n  run(text) {\n    return this.db.prepare(text).all();\n  }\n  stop() {}\n}\n";
+    let analysis = analyze_one("src/a.js", class, method()).expect("a plain method is a region");
+    let found: Vec<String> = analysis.regions[0].calls.iter().map(|c| format!("{:?}", c.identity)).collect();
+    assert_eq!(found, ["Path(\"this.db.prepare().all\")", "Path(\"this.db.prepare\")"]);
+    assert_eq!(analysis.regions[0].anchor.line, 3);
+
+    // Another class's method of that name, or a function, is not the region.
+    let other = "class Other {\n  run(text) { return text; }\n}\nfunction run() {}\n";
+    assert_eq!(analyze_one("src/a.js", other, method()).unwrap_err().code, EscalationCode::RegionMissing);
+
+    let escalates = |src: String, code: EscalationCode, says: &str| {
+        let err = analyze_one("src/a.js", &src, method()).unwrap_err();
+        assert_eq!(err.code, code, "{src}: {err:?}");
+        assert!(err.detail.contains(says), "{src}: {}", err.detail);
+        assert!(err.anchor.is_some(), "{src}");
+    };
+    escalates(class.replace("id = 1;", "run = () => 0;"), EscalationCode::RegionAmbiguous, "definitions");
+    escalates(class.replace("  run(text) {", "  get run() {\n    return () => 0;\n  }\n  runAll(text) {"), EscalationCode::ShapeMismatch, "accessor");
+    escalates(format!("{class}class Loud extends Store {{\n  run() {{ return 0; }}\n}}\n"), EscalationCode::ShapeMismatch, "extends `Store`");
+    escalates(format!("{class}const s = new Store();\ns.run = () => 0;\n"), EscalationCode::ShapeMismatch, "shadows the reviewed `Store.run`");
+    escalates(format!("{class}Reflect.set(new Store(), \"run\", () => 0);\n"), EscalationCode::ShapeMismatch, "names a reviewed method");
+    escalates(format!("{class}Store.prototype.run = () => 0;\n"), EscalationCode::ShapeMismatch, "prototype");
+    escalates(format!("{class}Store = class {{}};\n"), EscalationCode::ShapeMismatch, "is assigned");
+}

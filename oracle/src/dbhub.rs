@@ -8,7 +8,11 @@
 //! classifies the SQL itself. The guard's mode flag (or what the access
 //! policy is compiled from) must be the readonly setting of
 //! `getToolRegistry().getBuiltinToolConfig(…)`, followed through locals
-//! bound once, whatever their names.
+//! bound once, whatever their names; in the older handler (0.4 to 0.8)
+//! `isReadOnlyMode()`. Where the release has the SQLite connector class, its
+//! `executeSQL` decides what an admitted PRAGMA assignment does: one that
+//! only runs `prepare(…).all()` never runs it (better-sqlite3 refuses a
+//! statement that returns no rows), any other runs it.
 
 use std::path::Path;
 
@@ -20,13 +24,13 @@ use crate::files;
 use crate::lex::{Dialect, Token, scan};
 
 pub enum Shape {
-    Understood { pragma_allowed: bool, assignment_refused: bool, where_: String },
+    Understood { pragma_allowed: bool, assignment_refused: bool, reader_only: bool, where_: String },
     NotUnderstood(String),
 }
 
 pub fn read(root: &Path) -> Shape {
     match understand(root) {
-        Ok((pragma_allowed, assignment_refused, where_)) => Shape::Understood { pragma_allowed, assignment_refused, where_ },
+        Ok((pragma_allowed, assignment_refused, reader_only, where_)) => Shape::Understood { pragma_allowed, assignment_refused, reader_only, where_ },
         Err(why) => Shape::NotUnderstood(why),
     }
 }
@@ -38,24 +42,99 @@ fn bodies<'t>(tokens: &'t [Token], name: &str) -> Vec<&'t [Token]> {
         if !(tokens[i].is("function") && tokens[i + 1].is(name) && tokens[i + 2].is("(")) {
             continue;
         }
-        let Some(open) = (i + 2..tokens.len()).find(|&j| tokens[j].is("{")) else { continue };
-        let mut depth = 0;
-        for (j, t) in tokens.iter().enumerate().skip(open) {
-            if t.is("{") {
-                depth += 1;
-            } else if t.is("}") {
-                depth -= 1;
-                if depth == 0 {
-                    out.push(&tokens[open + 1..j]);
-                    break;
-                }
-            }
-        }
+        out.extend(body_after_parameters(tokens, i + 2));
     }
     out
 }
 
-fn understand(root: &Path) -> Result<(bool, bool, String), String> {
+/// The body `{…}` of a function whose parameter list opens at `open`: past
+/// the parameters (which may destructure, `({ sql })`) and a return type.
+fn body_after_parameters(tokens: &[Token], open: usize) -> Option<&[Token]> {
+    let close = closing(tokens, open)?;
+    let mut angle = 0i32;
+    let start = (close + 1..tokens.len()).find(|&j| {
+        let t = &tokens[j];
+        if t.is("<") {
+            angle += 1;
+        } else if t.is(">") {
+            angle -= 1;
+        }
+        angle == 0 && t.is("{") && !tokens[j - 1].is(":") && !tokens[j - 1].is("<") && !tokens[j - 1].is("|")
+    })?;
+    let end = braces_end(tokens, start)?;
+    Some(&tokens[start + 1..end])
+}
+
+/// The index of the `}` closing the `{` at `open`.
+fn braces_end(tokens: &[Token], open: usize) -> Option<usize> {
+    let mut depth = 0;
+    for (j, t) in tokens.iter().enumerate().skip(open) {
+        if t.is("{") {
+            depth += 1;
+        } else if t.is("}") {
+            depth -= 1;
+            if depth == 0 {
+                return Some(j);
+            }
+        }
+    }
+    None
+}
+
+/// How the SQLite connector's `executeSQL` method runs a statement.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Connector {
+    /// No `class SQLiteConnector` with the method: the envelope's assumption
+    /// that the connector runs the SQL it is given.
+    Assumed,
+    /// Only `prepare(…).all()`: better-sqlite3 throws before running a
+    /// statement that returns no rows.
+    ReaderOnly,
+    /// `run`, `exec` or anything else that runs any statement.
+    Runs,
+}
+
+/// The body of method `executeSQL` of `class SQLiteConnector`, read as tokens.
+fn connector(tokens: &[Token]) -> Result<Connector, String> {
+    let classes: Vec<usize> = (0..tokens.len().saturating_sub(1)).filter(|&i| tokens[i].is("class") && tokens[i + 1].is("SQLiteConnector")).collect();
+    let class = match classes.as_slice() {
+        [] => return Ok(Connector::Assumed),
+        [one] => *one,
+        _ => return Err(format!("{} SQLiteConnector classes", classes.len())),
+    };
+    if (0..tokens.len().saturating_sub(1)).any(|i| tokens[i].is("extends") && tokens[i + 1].is("SQLiteConnector")) {
+        return Err("a class extends SQLiteConnector: its override may run instead".into());
+    }
+    if (0..tokens.len().saturating_sub(2)).any(|i| tokens[i].is(".") && tokens[i + 1].is("executeSQL") && tokens[i + 2].is("=")) {
+        return Err("an executeSQL member is assigned somewhere".into());
+    }
+    let open = (class..tokens.len()).find(|&j| tokens[j].is("{")).ok_or("SQLiteConnector has no body")?;
+    let end = braces_end(tokens, open).ok_or("SQLiteConnector's body is not closed")?;
+    let body = &tokens[open + 1..end];
+    // Members at the class body's own depth named executeSQL.
+    let mut depth = 0;
+    let mut members = Vec::new();
+    for (i, t) in body.iter().enumerate() {
+        if t.is("{") {
+            depth += 1;
+        } else if t.is("}") {
+            depth -= 1;
+        } else if depth == 0 && t.is("executeSQL") {
+            members.push(i);
+        }
+    }
+    let [at] = members.as_slice() else { return Err(format!("SQLiteConnector has {} members named executeSQL", members.len())) };
+    if !body.get(at + 1).is_some_and(|t| t.is("(")) || (*at > 0 && (body[at - 1].is("get") || body[at - 1].is("set"))) {
+        return Err("SQLiteConnector's executeSQL is not a plain method".into());
+    }
+    let method = body_after_parameters(body, at + 1).ok_or("executeSQL has no body")?;
+    let calls = |name: &str| method.windows(3).any(|w| w[0].is(".") && w[1].is(name) && w[2].is("("));
+    let reader = calls("prepare") && calls("all");
+    let other = ["run", "exec", "iterate", "pluck", "raw", "get", "transaction", "pragma"].iter().any(|m| calls(m));
+    Ok(if reader && !other { Connector::ReaderOnly } else { Connector::Runs })
+}
+
+fn understand(root: &Path) -> Result<(bool, bool, bool, String), String> {
     let sources = files::find(root, &|p| {
         let in_dist = p.rsplit_once('/').is_some_and(|(d, f)| (d == "dist" || d.ends_with("/dist")) && f.ends_with(".js"));
         let in_src =
@@ -73,7 +152,9 @@ fn understand(root: &Path) -> Result<(bool, bool, String), String> {
         }
         match scan(&text, Dialect::JavaScript) {
             Ok(t) => tokens.extend(t),
-            Err(e) if text.contains("checkReadOnly") || text.contains("createExecuteSqlToolHandler") => return Err(format!("{name}: {e}")),
+            Err(e) if ["checkReadOnly", "createExecuteSqlToolHandler", "executeSqlToolHandler", "SQLiteConnector"].iter().any(|w| text.contains(w)) => {
+                return Err(format!("{name}: {e}"));
+            }
             Err(_) => {}
         }
     }
@@ -87,13 +168,34 @@ fn understand(root: &Path) -> Result<(bool, bool, String), String> {
         ([], [inline]) if looks_up(inline) => inline,
         _ => return Err(format!("{} checkReadOnly functions and no isReadOnlySQL that looks the first word up itself", checks.len())),
     };
-    let handlers = bodies(&tokens, "createExecuteSqlToolHandler");
-    let [handler] = handlers.as_slice() else { return Err(format!("{} createExecuteSqlToolHandler functions", handlers.len())) };
+    // The handler: the factory createExecuteSqlToolHandler, or (0.4 to 0.8) the
+    // handler executeSqlToolHandler itself, whose mode flag is isReadOnlyMode().
+    let factories = bodies(&tokens, "createExecuteSqlToolHandler");
+    let legacy = bodies(&tokens, "executeSqlToolHandler");
+    let (handler, is_legacy) = match (factories.as_slice(), legacy.as_slice()) {
+        ([one], []) => (*one, false),
+        ([], [one]) => (*one, true),
+        (f, l) => return Err(format!("{} createExecuteSqlToolHandler and {} executeSqlToolHandler functions", f.len(), l.len())),
+    };
+    let connector = connector(&tokens)?;
+    // A registration of the tool with a function written in place serves it with that function.
+    let inline_registration = (1..tokens.len()).any(|i| {
+        tokens[i].str_value() == Some("execute_sql")
+            && tokens[i - 1].is("(")
+            && closing(&tokens, i - 1).is_some_and(|end| tokens[i..end].iter().any(|t| t.is("=>") || t.is("function")))
+    });
+    if inline_registration {
+        return Err("execute_sql is registered with a function written in place".into());
+    }
+    if is_legacy && connector == Connector::Assumed {
+        return Err("an executeSqlToolHandler release without the SQLite connector's executeSQL method".into());
+    }
 
     // The SQLite row of the `allowedKeywords = { … }` table.
     let mut rows = Vec::new();
     let tables: Vec<(usize, usize)> = (0..tokens.len())
-        .filter(|&i| tokens[i].is("allowedKeywords"))
+        // A declaration, not an import or a use.
+        .filter(|&i| tokens[i].is("allowedKeywords") && i > 0 && ["const", "let", "var"].iter().any(|k| tokens[i - 1].is(k)))
         .filter_map(|i| {
             let eq = (i + 1..(i + 16).min(tokens.len())).find(|&j| tokens[j].is("="))?;
             tokens.get(eq + 1).filter(|t| t.is("{"))?;
@@ -135,7 +237,13 @@ fn understand(root: &Path) -> Result<(bool, bool, String), String> {
                 && (handler[i - 1].is("{") || handler[i - 1].is(","))
         })
         .map_or("sql", |i| handler[i + 2].text.as_str());
+    let legacy_guard = || at(&["!", "areAllStatementsReadOnly", "(", sql], 0).or_else(|| at(&["!", "isReadOnlySQL", "(", sql], 0));
     let guard = match at(&["!", "areAllStatementsReadOnly", "(", sql], 0) {
+        _ if is_legacy => {
+            let g = legacy_guard().ok_or("no `!areAllStatementsReadOnly(sql` or `!isReadOnlySQL(sql` in the handler")?;
+            legacy_mode_flag(&tokens, handler, g)?;
+            g
+        }
         Some(g) => {
             mode_flag(handler, g)?;
             g
@@ -167,12 +275,33 @@ fn understand(root: &Path) -> Result<(bool, bool, String), String> {
     Ok((
         pragma_allowed,
         assignment_refused,
+        connector == Connector::ReaderOnly,
         format!(
-            "pragma {}allowed on SQLite; assignment check {}",
+            "pragma {}allowed on SQLite; assignment check {}{}",
             if pragma_allowed { "" } else { "not " },
-            if assignment_refused { "present" } else { "absent" }
+            if assignment_refused { "present" } else { "absent" },
+            if connector == Connector::ReaderOnly { "; the SQLite connector runs a statement only through all()" } else { "" }
         ),
     ))
+}
+
+/// The legacy guard `if (isReadOnlyMode() && !CLASSIFIER(…))` (at `g`, the
+/// `!`), with isReadOnlyMode reading the readonly setting (the --readonly
+/// flag or the READONLY variable compared with "true").
+fn legacy_mode_flag(tokens: &[Token], handler: &[Token], g: usize) -> Result<(), String> {
+    let flag = ["if", "(", "isReadOnlyMode", "(", ")", "&&"];
+    let starts = g >= flag.len() && flag.iter().enumerate().all(|(k, p)| handler[g - flag.len() + k].is(p));
+    let call_end = closing(handler, g + 2).ok_or("an unclosed classifier call")?;
+    if !starts || !handler.get(call_end + 1).is_some_and(|t| t.is(")")) {
+        return Err("the guard is not `if (isReadOnlyMode() && !classifier(sql, …))`".into());
+    }
+    let body = one_body(tokens, "isReadOnlyMode")?;
+    let names = body.iter().any(|t| t.is("readonly")) && body.iter().any(|t| t.is("READONLY"));
+    let compares = (0..body.len().saturating_sub(2)).any(|i| strict_eq(body, i) && body[i + 2].str_value() == Some("true"));
+    if !(names && compares) {
+        return Err("isReadOnlyMode does not read the readonly flag and the READONLY variable".into());
+    }
+    Ok(())
 }
 
 /// The guard `if (FLAG && !areAllStatementsReadOnly(…))` (at `g`, the `!`):
@@ -511,8 +640,8 @@ fn classify(sql: &str) -> Statement {
 }
 
 pub fn verdict(shape: &Shape, args: &Map<String, Value>, ctx: &Context) -> (Verdict, String) {
-    let (pragma_allowed, assignment_refused, where_) = match shape {
-        Shape::Understood { pragma_allowed, assignment_refused, where_ } => (*pragma_allowed, *assignment_refused, where_.as_str()),
+    let (pragma_allowed, assignment_refused, reader_only, where_) = match shape {
+        Shape::Understood { pragma_allowed, assignment_refused, reader_only, where_ } => (*pragma_allowed, *assignment_refused, *reader_only, where_.as_str()),
         Shape::NotUnderstood(why) => return (Verdict::CannotJudge, why.clone()),
     };
     if ctx.config["readonly"] != Value::Bool(true) || ctx.config["connector"] != Value::String("sqlite".into()) {
@@ -531,6 +660,8 @@ pub fn verdict(shape: &Shape, args: &Map<String, Value>, ctx: &Context) -> (Verd
         Statement::PragmaAssign if !pragma_allowed || assignment_refused => {
             return (Verdict::Reject, format!("{where_}; the classifier refuses the assignment: READONLY_VIOLATION"));
         }
+        // better-sqlite3's all() throws before running a statement that returns no rows.
+        Statement::PragmaAssign if reader_only => read,
         Statement::PragmaAssign => Effect { op: "sql:mutate".into(), resource: ctx.destination.clone(), exposure: 0, mutation: true, write_scopes: vec![] },
     };
     let breaches = ctx.breaches(&[effect]);

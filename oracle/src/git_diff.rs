@@ -3,7 +3,8 @@
 //! From the envelope: `target` goes unchanged to `repo.git.diff(...)`; git
 //! reads a leading dash as an option, and `--output=PATH` writes PATH; a dash
 //! check that raises or returns first makes the handler refuse dash targets.
-//! The oracle reads the function by indentation and tokens.
+//! The oracle reads the function by indentation and tokens, and follows the
+//! tool name to it ([`crate::git_route`]).
 
 use std::path::Path;
 
@@ -28,6 +29,12 @@ pub fn read(root: &Path) -> Shape {
 }
 
 fn understand(root: &Path) -> Result<(bool, String), String> {
+    let (guarded, handler, route) = handler(root)?;
+    Ok((guarded, format!("{route}; {handler}")))
+}
+
+/// Whether the handler is guarded, where that was seen, and where the route is.
+fn handler(root: &Path) -> Result<(bool, String, String), String> {
     let found = files::find(root, &|p| p.ends_with("mcp_server_git/server.py"));
     let [(name, path)] = found.as_slice() else {
         return Err(format!("{} files named mcp_server_git/server.py", found.len()));
@@ -39,6 +46,8 @@ fn understand(root: &Path) -> Result<(bool, String), String> {
     let [def] = defs.as_slice() else {
         return Err(format!("{name}: {} definitions of git_diff", defs.len()));
     };
+    // The tool name must reach this function with the call's own target.
+    let route = crate::git_route::check(name, &tokens)?;
     let body = body_lines(&tokens, *def);
     if body.is_empty() {
         return Err(format!("{name}: git_diff has no body"));
@@ -49,7 +58,7 @@ fn understand(root: &Path) -> Result<(bool, String), String> {
         for (i, t) in line.iter().enumerate() {
             let rebinds = t.is("target")
                 && (line.get(i + 1).is_some_and(|n| ["=", ":=", "+=", "-="].iter().any(|op| n.is(op)))
-                    || (i > 0 && (line[i - 1].is("for") || line[i - 1].is("as") || line[i - 1].is("global"))));
+                    || (i > 0 && (line[i - 1].is("for") || line[i - 1].is("as") || line[i - 1].is("global") || line[i - 1].is("case"))));
             if rebinds {
                 return Err(format!("{name}:{}: target is rebound", t.line));
             }
@@ -72,16 +81,16 @@ fn understand(root: &Path) -> Result<(bool, String), String> {
             continue;
         }
         if line[0].is("return") || line[0].is("raise") {
-            return Ok((false, format!("{name}:{}: the function exits before any dash check", line[0].line)));
+            return Ok((false, format!("{name}:{}: the function exits before any dash check", line[0].line), route));
         }
         if line[0].is("if") && dash_test(line) {
             let exits = body.get(i + 1).is_some_and(|next| next[0].indent > body_indent && (next[0].is("raise") || next[0].is("return")));
             if exits {
-                return Ok((true, format!("{name}:{}: a dash check exits before git runs", line[0].line)));
+                return Ok((true, format!("{name}:{}: a dash check exits before git runs", line[0].line), route));
             }
         }
     }
-    Ok((false, format!("{name}:{}: target reaches git diff with no dash check before it", body[*sink][0].line)))
+    Ok((false, format!("{name}:{}: target reaches git diff with no dash check before it", body[*sink][0].line), route))
 }
 
 /// The logical lines of the function body that starts after token `def`.

@@ -16,6 +16,7 @@ mod azure;
 mod dbhub;
 mod files;
 mod git_diff;
+mod git_route;
 mod github;
 
 use std::path::Path;

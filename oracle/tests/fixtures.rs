@@ -235,3 +235,67 @@ fn an_unknown_profile_is_an_error() {
     let err = judge("nope", &root(), &canonical("git-diff")).unwrap_err();
     assert!(err.contains("git-diff"), "{err}");
 }
+
+/// The two routes of the tool name (a `match` case, a decorator
+/// registration): their twins judged like their bases, every changed route
+/// refused. Each refused case's truth differs from its base's, or fcd
+/// escalates it and the oracle cannot follow it either.
+#[test]
+fn git_diff_routes() {
+    let cases: &[(&str, &[Verdict])] = &[
+        ("flag-error", GUARDED),
+        ("mcp-server", GUARDED),
+        ("mcp-server/mcp_twin_renamed_locals", GUARDED),
+        ("mcp-server/mcp_twin_reordered_tools", GUARDED),
+        // The server object reached through a second name: not followed.
+        ("mcp-server/mcp_server_aliased", &[Cannot]),
+        ("mcp-server/mcp_wrapper_rewrites_target", &[Cannot]),
+        ("mcp-server/mcp_second_decorator", &[Cannot]),
+        ("mcp-server/mcp_argument_altered", &[Cannot]),
+        ("mcp-server/mcp_registration_names_swapped", &[Cannot]),
+        ("mcp-server/mcp_registration_name_computed", &[Cannot]),
+        ("mcp-server/mcp_added_by_method", &[Cannot]),
+        ("mcp-server/mcp_middleware_rewrites", &[Cannot]),
+        ("mcp-server/mcp_lock_rebound", &[Cannot]),
+        ("adversarial/surround_route_to_other_function", &[Cannot]),
+        ("adversarial/surround_earlier_case_captures", &[Cannot]),
+        ("adversarial/surround_second_dispatcher", &[Cannot]),
+        ("adversarial/surround_argument_swapped", &[Cannot]),
+        ("adversarial/held_argument_map_written", &[Cannot]),
+        ("adversarial/held_match_capture_rebinds", &[Cannot]),
+        ("adversarial/twin_renamed_local", GUARDED),
+        ("adversarial/twin_reformatted", GUARDED),
+    ];
+    for (fixture, expected) in cases {
+        check("git-diff", fixture, expected);
+    }
+}
+
+/// The legacy-single-reader shape (0.4): the older handler, its mode flag
+/// isReadOnlyMode(), and the SQLite connector's executeSQL, which decides what
+/// an admitted PRAGMA assignment does (all() refuses it: safe).
+#[test]
+fn dbhub_legacy_reader() {
+    let reader: &[Verdict] = &[Safe, Safe, Safe, Unknown];
+    let runs: &[Verdict] = &[Safe, Unsafe, Safe, Unknown];
+    let cases: &[(&str, &[Verdict])] = &[
+        ("ts-legacy-reader", reader),
+        ("legacy-reader/l01_locals_renamed", reader),
+        ("legacy-reader/l02_reordered_and_commented", reader),
+        // The connector runs what it is given: the oracle judges the write fcd escalates on.
+        ("legacy-reader/l10_connector_runs", runs),
+        ("legacy-reader/l11_connector_execs_first", runs),
+        ("legacy-reader/l12_subclass_overrides", &[Cannot]),
+        ("legacy-reader/l13_instance_method_replaced", &[Cannot]),
+        ("legacy-reader/l14_field_beside_method", &[Cannot]),
+        ("legacy-reader/l15_prototype_patched", &[Cannot]),
+        ("legacy-reader/l16_accessor_of_the_name", &[Cannot]),
+        ("legacy-reader/l17_mode_always_off", &[Cannot]),
+        // The same handler registered twice serves the same calls: judged like the fixture.
+        ("legacy-reader/l18_handler_registered_twice", reader),
+        ("legacy-reader/l19_handler_wrapped", &[Cannot]),
+    ];
+    for (fixture, expected) in cases {
+        check("dbhub-execute-sql", fixture, expected);
+    }
+}

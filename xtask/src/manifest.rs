@@ -6,6 +6,8 @@
 //! id = "mcp-server-git-2025.9.25"   # names the cache entries and the registered release
 //! regime = "unguarded"              # key into canonical.json's per-call `expect`
 //! # escalate = "region_missing"     # instead of `regime`: registration must escalate with this code
+//! # expect = { A = "safe", B = "safe" } # instead: each canonical call's decision, for a
+//! #                                   # reviewed release no canonical regime describes
 //! [release.pypi]                    # exactly one source table: pypi, npm or git
 //! package = "mcp-server-git"
 //! version = "2025.9.25"
@@ -191,6 +193,7 @@ struct RawRelease {
     regime: Option<String>,
     /// Instead of `regime`: registration must escalate with this code.
     escalate: Option<EscalationCode>,
+    expect: Option<std::collections::BTreeMap<String, String>>,
     pypi: Option<PypiSource>,
     npm: Option<NpmSource>,
     git: Option<GitSource>,
@@ -294,6 +297,9 @@ pub enum Expectation {
     Regime(String),
     /// An escalation with this code.
     Escalate(EscalationCode),
+    /// A summary with exactly these decisions, call by call (a reviewed
+    /// representative whose decisions no canonical regime lists).
+    Decisions(std::collections::BTreeMap<String, String>),
     /// A release named on the command line: nobody has reviewed what it should give.
     Unreviewed,
 }
@@ -303,6 +309,7 @@ impl std::fmt::Display for Expectation {
         match self {
             Expectation::Regime(r) => write!(f, "regime {r}"),
             Expectation::Escalate(c) => write!(f, "escalate {c}"),
+            Expectation::Decisions(d) => write!(f, "decisions {}", d.iter().map(|(c, v)| format!("{c}={v}")).collect::<Vec<_>>().join(", ")),
             Expectation::Unreviewed => f.write_str("unreviewed"),
         }
     }
@@ -355,15 +362,27 @@ fn parse(path: &Path, text: &str, regimes: &[String]) -> Result<Vec<Release>> {
 fn validate(raw: RawRelease, regimes: &[String]) -> Result<Release> {
     let id = raw.id;
     check_id(&id)?;
-    let expect = match (raw.regime, raw.escalate) {
-        (Some(regime), None) => {
+    let expect = match (raw.regime, raw.escalate, raw.expect) {
+        (None, None, Some(decisions)) => {
+            const DECISIONS: &[&str] = &["safe", "unsafe", "reject", "unknown"];
+            if let Some((call, d)) = decisions.iter().find(|(_, d)| !DECISIONS.contains(&d.as_str())) {
+                bail!("release `{id}`: expect.{call} = `{d}` is not one of {}", DECISIONS.join(", "));
+            }
+            if decisions.is_empty() {
+                bail!("release `{id}`: `expect` names no call");
+            }
+            Expectation::Decisions(decisions)
+        }
+        (Some(regime), None, None) => {
             if !regimes.contains(&regime) {
                 bail!("release `{id}`: regime `{regime}` is not one of canonical.json's regimes ({})", regimes.join(", "));
             }
             Expectation::Regime(regime)
         }
-        (None, Some(code)) => Expectation::Escalate(code),
-        _ => bail!("release `{id}`: give exactly one of `regime` (it registers) and `escalate` (it must escalate)"),
+        (None, Some(code), None) => Expectation::Escalate(code),
+        _ => {
+            bail!("release `{id}`: give exactly one of `regime` (it registers), `expect` (it registers with these decisions) and `escalate` (it must escalate)")
+        }
     };
     let local = match (raw.dir, raw.case) {
         (Some(_), Some(_)) => bail!("release `{id}`: give exactly one source table, not both [release.dir] and [release.case]"),
@@ -449,6 +468,20 @@ mod tests {
             check(&format!("[[release]]\nid = \"a-1\"\nregime = \"guarded\"\n[release.pypi]\npackage = \"p\"\nversion = \"1\"\nsha256 = \"{HEX}\"\n")).unwrap();
         assert_eq!(r[0].expect, Expectation::Regime("guarded".into()));
         assert!(matches!(r[0].source, Source::Pypi(_)));
+    }
+
+    #[test]
+    fn listed_decisions_parse_and_are_checked() {
+        let release = |expect: &str| format!("[[release]]\nid = \"a\"\n{expect}\n[release.pypi]\npackage = \"p\"\nversion = \"1\"\nsha256 = \"{HEX}\"\n");
+        let r = check(&release("expect = { A = \"safe\", B = \"unknown\" }")).unwrap();
+        let want: std::collections::BTreeMap<String, String> = [("A", "safe"), ("B", "unknown")].iter().map(|(c, d)| ((*c).into(), (*d).into())).collect();
+        assert_eq!(r[0].expect, Expectation::Decisions(want));
+        let e = check(&release("expect = { A = \"fine\" }")).unwrap_err();
+        assert!(format!("{e:#}").contains("expect.A = `fine`"), "{e:#}");
+        let e = check(&release("regime = \"guarded\"\nexpect = { A = \"safe\" }")).unwrap_err();
+        assert!(format!("{e:#}").contains("exactly one of"), "{e:#}");
+        let e = check(&release("expect = {}")).unwrap_err();
+        assert!(format!("{e:#}").contains("names no call"), "{e:#}");
     }
 
     #[test]

@@ -309,11 +309,17 @@ fn check_release(job: &mut Job<'_>, plan: &Plan, release: &Release, art: &fetch:
     o.problems.extend(review(&release.expect, &registration, previous.as_ref(), accepted.as_deref(), accepted_now));
     job.registry.record_outcome(&plan.name, &release.id, &now).map_err(|e| anyhow::anyhow!("{e}"))?;
     o.registration = Some(registration);
-    let regime = match &release.expect {
-        Expectation::Regime(r) => Some(r.as_str()),
-        Expectation::Unreviewed => None,
+    let (regime, decisions) = match &release.expect {
+        Expectation::Regime(r) => (Some(r.as_str()), None),
+        Expectation::Decisions(d) => (None, Some(d)),
+        Expectation::Unreviewed => (None, None),
         Expectation::Escalate(_) => return Ok(()),
     };
+    if let Some(d) = decisions
+        && let Some(extra) = d.keys().find(|c| !canonical.calls.contains_key(*c))
+    {
+        o.problems.push(format!("releases.toml expects a decision for call {extra}, which canonical.json does not have"));
+    }
     if !registered {
         return Ok(());
     }
@@ -341,7 +347,10 @@ fn check_release(job: &mut Job<'_>, plan: &Plan, release: &Release, art: &fetch:
     }
     let work = tempfile::tempdir().context("cannot create a directory for the canonical calls")?;
     for (name, call) in &canonical.calls {
-        let expected = regime.and_then(|r| call.expect.get(r)).map(|v| v.as_str().to_owned());
+        let expected = match decisions {
+            Some(d) => d.get(name).cloned(),
+            None => regime.and_then(|r| call.expect.get(r)).map(|v| v.as_str().to_owned()),
+        };
         match certify(fcd, canonical, name, summary, work.path()) {
             Ok((decision, why)) => {
                 if let Some(regime) = regime
@@ -351,6 +360,9 @@ fn check_release(job: &mut Job<'_>, plan: &Plan, release: &Release, art: &fetch:
                         "call {name}: decision {decision}, canonical.json expects {} for regime {regime}",
                         expected.as_deref().unwrap_or("nothing")
                     ));
+                }
+                if decisions.is_some() && expected.as_deref() != Some(decision.as_str()) {
+                    o.problems.push(format!("call {name}: decision {decision}, releases.toml expects {}", expected.as_deref().unwrap_or("nothing")));
                 }
                 o.decisions.push(CallDecision { call: name.clone(), decision, why, expected });
             }
@@ -386,7 +398,11 @@ fn review(
 
 fn escalation_problems(expect: &Expectation, got: &Registration) -> Option<String> {
     match (expect, got) {
-        (Expectation::Regime(_), Registration::Registered { .. }) => None,
+        (Expectation::Regime(_) | Expectation::Decisions(_), Registration::Registered { .. }) => None,
+        (Expectation::Decisions(d), Registration::Escalated { code, detail, .. }) => Some(format!(
+            "unexpected escalation {code} (expected to register with {}): {detail}",
+            d.iter().map(|(c, v)| format!("{c}={v}")).collect::<Vec<_>>().join(", ")
+        )),
         (Expectation::Regime(r), Registration::Escalated { code, detail, .. }) => {
             Some(format!("unexpected escalation {code} (expected to register as regime {r}): {detail}"))
         }

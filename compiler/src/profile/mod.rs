@@ -136,8 +136,9 @@ impl Profile {
                 None => InputError::new(file, message),
             }
         })?;
-        let v = Validator { file, text, errors: RefCell::new(Vec::new()) };
         let shapes = std::mem::take(&mut raw.shapes);
+        let shape_facts = raw.facts.keys().chain(shapes.values().flat_map(|s| s.get_ref().facts.keys())).cloned().collect();
+        let v = Validator { file, text, errors: RefCell::new(Vec::new()), shape_facts };
         let base = raw.profile.shape.as_ref().map_or_else(|| "default".to_owned(), |s| s.get_ref().clone());
         if shapes.is_empty()
             && let Some(s) = &raw.profile.shape
@@ -216,6 +217,9 @@ struct Validator<'a> {
     file: &'a Path,
     text: &'a str,
     errors: RefCell<Vec<InputError>>,
+    /// Every fact name of every shape: a rule may require a fact only some
+    /// shapes define (it does not apply in the others).
+    shape_facts: BTreeSet<String>,
 }
 
 /// A byte range of the profile text, for error positions.

@@ -43,7 +43,7 @@ impl Validator<'_> {
     ) -> Option<RuleTemplate> {
         let r = rule.get_ref();
         let key = format!("rules[{index}]");
-        let facts: BTreeSet<&str> = kinds.keys().copied().collect();
+        let facts: BTreeSet<&str> = kinds.keys().copied().chain(self.shape_facts.iter().map(String::as_str)).collect();
         let before = self.errors.borrow().len();
         for (which, list) in [("requires", &r.requires), ("unless", &r.unless)] {
             for f in list.iter().filter(|f| !facts.contains(f.get_ref().as_str())) {

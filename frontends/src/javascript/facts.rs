@@ -112,7 +112,11 @@ impl<'a> Cx<'_, 'a> {
             }
             // The local's own name is free (a bundler renames `sql` to `sql2`): what
             // counts is the argument object's property it is read from.
-            ArgShape::Var(name) => e.kind() == "identifier" && self.names.count(e.text()) == 1 && self.bound_from_argument(e.text(), name, e),
+            ArgShape::Var(name) => {
+                e.kind() == "identifier"
+                    && ((self.names.count(e.text()) == 1 && self.bound_from_argument(e.text(), name, e))
+                        || (self.names.count(e.text()) == 0 && self.names.is_param(e.text()) && self.region_destructures(e.text(), name, e)))
+            }
             ArgShape::Ref(path) => dotted(e).as_deref() == Some(path.as_str()),
             ArgShape::Str(text) => string_content(e).as_deref() == Some(text.as_str()),
             ArgShape::Format(_) => false,
@@ -192,10 +196,14 @@ impl<'a> Cx<'_, 'a> {
     /// Whether the one binding of the local `name` reads the property
     /// `property` of the argument object of the function that uses it:
     /// `const { property } = P`, `const { property: name } = P` or
-    /// `const name = P.property`, P a parameter of that function bound nowhere else.
+    /// `const name = P.property`, P a parameter of that function bound nowhere
+    /// else; or the function's parameter is the pattern `{ property }` itself.
     pub(super) fn bound_from_argument(&self, name: &str, property: &str, used: Node<'a>) -> bool {
         let Some(at) = self.names.only_site(name) else { return false };
         let Some(site) = self.site.region.node.descendants().find(|n| n.byte_range().start == at && n.text() == name) else { return false };
+        if let Some(function) = destructured_parameter(site, name, property) {
+            return function.contains(used) && used.ancestors().find(|a| FUNCTIONS.contains(&a.kind())) == Some(function);
+        }
         let Some(declarator) = site.ancestors().find(|a| a.kind() == "variable_declarator") else { return false };
         let Some(value) = declarator.field_child("value").map(bare) else { return false };
         let parent = site.parent();
@@ -223,6 +231,18 @@ impl<'a> Cx<'_, 'a> {
         let is_param = params.iter().any(|p| p.text() == object.text());
         let bound_once = if function == self.site.region.node { self.names.count(object.text()) == 0 } else { self.names.count(object.text()) == 1 };
         is_param && bound_once && function.contains(used) && used.ancestors().find(|a| FUNCTIONS.contains(&a.kind())) == Some(function)
+    }
+
+    /// Whether the region's own parameter list binds `name` only as the
+    /// shorthand `{ property }` of one parameter (`function f({ sql }, …)`),
+    /// never rebound inside, and `used` is in the region's own body.
+    fn region_destructures(&self, name: &str, property: &str, used: Node<'a>) -> bool {
+        let region = self.site.region.node;
+        let Some(params) = region.field_child("parameters") else { return false };
+        let sites: Vec<Node<'a>> =
+            params.descendants().filter(|n| n.text() == name && matches!(n.kind(), "identifier" | "shorthand_property_identifier_pattern")).collect();
+        let [site] = sites.as_slice() else { return false };
+        destructured_parameter(*site, name, property) == Some(region) && used.ancestors().find(|a| FUNCTIONS.contains(&a.kind())) == Some(region)
     }
 
     /// An `if` that runs before the sink on every path to it (an earlier
@@ -527,4 +547,17 @@ pub(super) fn exits(stmt: Node<'_>, returns: Option<&str>) -> Option<&'static st
         }
         _ => None,
     }
+}
+
+/// The function whose parameter is the object pattern `{ property }` binding
+/// `site` (shorthand, not nested: `function f({ sql }, …)`), when it is one.
+fn destructured_parameter<'a>(site: Node<'a>, name: &str, property: &str) -> Option<Node<'a>> {
+    let pattern = site.parent().filter(|p| p.kind() == "object_pattern" && name == property)?;
+    let mut up = pattern.parent()?;
+    // TypeScript wraps a parameter (`{ sql }: T`) in a required or optional parameter.
+    if matches!(up.kind(), "required_parameter" | "optional_parameter") && up.field_child("pattern") == Some(pattern) {
+        up = up.parent()?;
+    }
+    let function = up.parent().filter(|f| up.kind() == "formal_parameters" && FUNCTIONS.contains(&f.kind()))?;
+    Some(function)
 }

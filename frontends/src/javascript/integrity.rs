@@ -8,8 +8,11 @@
 //! reads every file the package loads and escalates, with file and line, on
 //! any such statement, so the facts read in the regions are the ones that run.
 //!
-//! The trusted names are the regions' names, the plain callees of every
-//! region and the module-level roots of their dotted callees.
+//! The trusted names are the regions' names (a class-method region's class),
+//! the plain callees of every region and the module-level roots of their
+//! dotted callees. A reviewed method is also guarded against what replaces a
+//! method: a subclass, a member of its name written on any object, an
+//! accessor or field of that name.
 
 use std::collections::BTreeSet;
 
@@ -54,6 +57,11 @@ const FORBIDDEN: &[&str] = &["__proto__", "setPrototypeOf", "__defineGetter__", 
 
 struct Check<'t> {
     file: &'t str,
+    /// The MCP tool name the profile reviews: a reviewed function may be
+    /// handed, as the last argument, to the one call that registers it.
+    tool: &'t str,
+    /// Where a reviewed function was registered under the tool's name.
+    registered: std::cell::RefCell<Vec<(String, u32)>>,
 }
 
 impl Check<'_> {
@@ -65,10 +73,12 @@ impl Check<'_> {
 /// Checks every loaded file against what the located regions trust.
 pub fn check(trees: &[(&str, &Syntax)], opaque: &[(&str, &str)], regions: &[Region<'_>]) -> Result<(), Escalation> {
     let functions: BTreeSet<String> =
-        regions.iter().filter(|r| r.node.kind() != "variable_declarator" || is_function(r.node)).filter_map(|r| name(r.node)).collect();
+        regions.iter().filter(|r| !in_class(r.node) && (r.node.kind() != "variable_declarator" || is_function(r.node))).filter_map(|r| name(r.node)).collect();
     let tables: BTreeSet<String> =
         regions.iter().filter(|r| r.node.kind() == "variable_declarator" && !is_function(r.node)).filter_map(|r| name(r.node)).collect();
+    let methods = class_methods(regions)?;
     let mut trusted: BTreeSet<String> = functions.iter().chain(&tables).cloned().collect();
+    trusted.extend(methods.iter().map(|(class, _)| class.clone()));
     for r in regions {
         let locals = super::bindings::Bindings::of(r.node);
         for call in r.node.descendants().filter(|n| n.kind() == "call_expression") {
@@ -84,14 +94,25 @@ pub fn check(trees: &[(&str, &Syntax)], opaque: &[(&str, &str)], regions: &[Regi
         opaque_file(file, text, &trusted)?;
     }
     let mut declared: std::collections::BTreeMap<String, Vec<(String, u32)>> = Default::default();
+    let tool = regions.first().map_or("", |r| r.env.tool.as_str());
+    let registered = std::cell::RefCell::new(Vec::new());
     for (file, syntax) in trees {
-        let c = Check { file };
+        let c = Check { file, tool, registered: std::cell::RefCell::new(std::mem::take(&mut *registered.borrow_mut())) };
         for n in syntax.root().descendants() {
             c.node(n, &trusted, &functions, &tables, regions)?;
+            c.method_surroundings(n, &methods)?;
             for bound in module_bindings(n).into_iter().filter(|b| trusted.contains(b.text())) {
                 declared.entry(bound.text().to_owned()).or_default().push((file.to_string(), bound.line()));
             }
         }
+        *registered.borrow_mut() = c.registered.take();
+    }
+    if let [_, (file, line), ..] = registered.borrow().as_slice() {
+        return Err(Escalation::new(
+            EscalationCode::ShapeMismatch,
+            format!("the tool `{tool}` is registered with a reviewed function more than once: which registration serves it is not what was reviewed"),
+            Some(Anchor::at_line(file, *line)),
+        ));
     }
     for (name, sites) in &declared {
         let allowed = if BUILTINS.contains(&name.as_str()) { 0 } else { 1 };
@@ -134,6 +155,32 @@ fn opaque_file(file: &str, text: &str, trusted: &BTreeSet<String>) -> Result<(),
         }
     }
     Ok(())
+}
+
+/// Whether a region is a member of a class body (a `Class.method` region).
+fn in_class(n: Node<'_>) -> bool {
+    n.parent().is_some_and(|p| p.kind() == "class_body")
+}
+
+/// The `(Class, method)` of every class-method region, each checked to be a
+/// plain method: an accessor or a field of that name runs differently from
+/// the body a reviewer reads as the method's.
+fn class_methods(regions: &[Region<'_>]) -> Result<Vec<(String, String)>, Escalation> {
+    let mut out = Vec::new();
+    for r in regions.iter().filter(|r| in_class(r.node)) {
+        let fail = |detail: String| Err(Escalation::new(EscalationCode::ShapeMismatch, detail, Some(Anchor::at_line(r.file, r.node.line()))));
+        let method = super::class_member_name(r.node).unwrap_or_default();
+        if r.node.kind() != "method_definition" {
+            return fail(format!("`{method}` is a class field, not a method: the reviewed region is a method body"));
+        }
+        let before_name = r.node.children().take_while(|c| Some(*c) != r.node.field_child("name")).map(|c| c.text().to_owned()).collect::<Vec<_>>();
+        if before_name.iter().any(|t| t == "get" || t == "set" || t == "*") {
+            return fail(format!("`{method}` is an accessor or a generator, not a plain method"));
+        }
+        let class = r.node.parent().and_then(|b| b.parent()).and_then(|c| c.field_child("name")).map(|n| n.text().to_owned()).unwrap_or_default();
+        out.push((class, method));
+    }
+    Ok(out)
 }
 
 fn is_function(n: Node<'_>) -> bool {
@@ -208,6 +255,7 @@ impl Check<'_> {
         }
         if n.kind() == "call_expression" {
             self.define(n, trusted)?;
+            self.tool_registration(n)?;
         }
         if n.kind() == "identifier" && functions.contains(n.text()) {
             self.function_use(n)?;
@@ -256,6 +304,49 @@ impl Check<'_> {
         Ok(())
     }
 
+    /// What could replace a reviewed method of a class: a subclass (its
+    /// override may be what runs), a write to a member of the method's name
+    /// on any object (an instance's own property shadows the prototype's),
+    /// or `defineProperty` with that name.
+    fn method_surroundings(&self, n: Node<'_>, methods: &[(String, String)]) -> Result<(), Escalation> {
+        if methods.is_empty() {
+            return Ok(());
+        }
+        match n.kind() {
+            "class_heritage" => {
+                if let Some((class, _)) = methods.iter().find(|(class, _)| n.descendants().any(|i| i.kind() == "identifier" && i.text() == class)) {
+                    return Err(self.fail(n, format!("a class extends `{class}`, whose reviewed method a subclass may override")));
+                }
+            }
+            "assignment_expression" | "augmented_assignment_expression" => {
+                let written = n.field_child("left").map(bare).filter(|l| l.kind() == "member_expression").and_then(|l| l.field_child("property"));
+                if let Some(p) = written
+                    && let Some((class, method)) = methods.iter().find(|(_, m)| m == p.text())
+                {
+                    return Err(self.fail(n, format!("writes a member `{}`: an object's own `{method}` shadows the reviewed `{class}.{method}`", p.text())));
+                }
+            }
+            "call_expression" => {
+                let callee = n.field_child("function").and_then(dotted).unwrap_or_default();
+                let method = callee.rsplit('.').next().unwrap_or_default();
+                if matches!(method, "defineProperty" | "defineProperties" | "assign" | "set") {
+                    let args = n.items("arguments");
+                    let named = args.iter().any(|a| {
+                        let text = super::syntax::string_content(bare(*a));
+                        methods
+                            .iter()
+                            .any(|(_, m)| text.as_deref() == Some(m.as_str()) || a.descendants().any(|d| d.kind() == "property_identifier" && d.text() == m))
+                    });
+                    if named {
+                        return Err(self.fail(n, format!("`{callee}` names a reviewed method: it may replace it on an object")));
+                    }
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
     /// `X.prototype` may be read through (`X.prototype.m`) or compared, nothing else.
     fn prototype(&self, n: Node<'_>) -> Result<(), Escalation> {
         let Some(parent) = n.parent() else { return Ok(()) };
@@ -286,7 +377,8 @@ impl Check<'_> {
         Ok(())
     }
 
-    /// A reviewed function may be called or imported by name, never taken as a value.
+    /// A reviewed function may be called or imported by name, or handed to
+    /// the one registration of the tool, never otherwise taken as a value.
     fn function_use(&self, n: Node<'_>) -> Result<(), Escalation> {
         let Some(parent) = n.parent() else { return Ok(()) };
         let ok = match parent.kind() {
@@ -294,6 +386,7 @@ impl Check<'_> {
             "function_declaration" | "generator_function_declaration" => true,
             "variable_declarator" => parent.field_child("name") == Some(n),
             "import_specifier" | "export_specifier" | "import_clause" => true,
+            "arguments" => self.registers_tool(parent, n),
             _ => false,
         };
         if ok {
@@ -301,6 +394,35 @@ impl Check<'_> {
         }
         Err(self
             .fail(n, format!("`{}`, a reviewed function, is used as a value (`{}`): a wrapper or stand-in may run instead", n.text(), parent.compact_text())))
+    }
+
+    /// A call registering the tool (its first argument the tool's name) with a
+    /// function written in place: what serves the tool is then that
+    /// function, which no region covers, not the reviewed handler.
+    fn tool_registration(&self, call: Node<'_>) -> Result<(), Escalation> {
+        let args = call.items("arguments");
+        let named = args.first().and_then(|a| super::syntax::string_content(*a)).is_some_and(|name| !self.tool.is_empty() && name == self.tool);
+        match args.last().map(|a| bare(*a)) {
+            Some(last) if named && args.len() > 1 && FUNCTIONS.contains(&last.kind()) => {
+                Err(self.fail(last, format!("the tool `{}` is registered with a function written in place, not the reviewed handler", self.tool)))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Whether `f` is the last argument of a call whose first argument is the
+    /// tool's name as a string literal (`server.tool("execute_sql", …, f)`):
+    /// the registration of the tool with the reviewed function, recorded so
+    /// that a second one escalates.
+    fn registers_tool(&self, arguments: Node<'_>, f: Node<'_>) -> bool {
+        let Some(call) = arguments.parent().filter(|c| c.kind() == "call_expression") else { return false };
+        let args = call.items("arguments");
+        let named = args.first().and_then(|a| super::syntax::string_content(*a)).is_some_and(|name| !self.tool.is_empty() && name == self.tool);
+        if named && args.len() > 1 && args.last() == Some(&f) {
+            self.registered.borrow_mut().push((self.file.to_owned(), f.line()));
+            return true;
+        }
+        false
     }
 
     /// A reviewed table may only be read: `T[k]` / `T.row`, then a reading

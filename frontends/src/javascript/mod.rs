@@ -4,7 +4,8 @@
 //! and the TypeScript source of a git tag: the node kinds that matter are
 //! shared, and TypeScript-only wrappers (`x as T`, `x!`, `satisfies`) are
 //! looked through. Regions are function declarations (or functions bound to a
-//! `const`) and module-level variables holding data tables. Callee identities
+//! `const`), methods of a module-level class (`Class.method`) and
+//! module-level variables holding data tables. Callee identities
 //! are dotted tokens, `a?.b` read as `a.b`, `m[k].f` as `m[].f`, with a
 //! receiver spelled by what it is where its one binding says so (a local
 //! bound once by its declaration stands for its value, a typed parameter for
@@ -30,7 +31,7 @@ use crate::ts::{Node, Syntax};
 use facts::{Cx, GuardTest};
 use route::{registered_callback, registration_of};
 use scope::Scope;
-use syntax::{constructor, identity, implicit, iterated_call, iterator_of};
+use syntax::{constructor, identity, implicit, iterated_call, iterator_of, string_content};
 
 /// The JavaScript/TypeScript frontend.
 pub struct JavaScript;
@@ -38,9 +39,35 @@ pub struct JavaScript;
 pub(super) const FUNCTIONS: &[&str] =
     &["function_declaration", "generator_function_declaration", "function_expression", "arrow_function", "function", "method_definition"];
 
+/// The methods `Class.method` names: each `method` member with a body of each
+/// module-level `class Class` (several, or a field of that name beside the
+/// method, make the region ambiguous: which one runs is not what was read).
+fn class_methods<'a>(syntax: &'a Syntax, name: &str) -> Vec<Node<'a>> {
+    let Some((class, method)) = name.split_once('.') else { return Vec::new() };
+    syntax
+        .root()
+        .descendants()
+        .filter(|n| n.kind() == "class_declaration" && n.field_child("name").is_some_and(|id| id.text() == class))
+        .filter_map(|c| c.field_child("body"))
+        .flat_map(|body| body.named_children().filter(|m| class_member_name(*m).as_deref() == Some(method)).collect::<Vec<_>>())
+        .collect()
+}
+
+/// The name of a class member: a method, accessor or field.
+pub(super) fn class_member_name(member: Node<'_>) -> Option<String> {
+    let name = match member.kind() {
+        "method_definition" | "abstract_method_signature" | "method_signature" => member.field_child("name"),
+        "field_definition" => member.field_child("property"),
+        "public_field_definition" => member.field_child("name"),
+        _ => None,
+    }?;
+    Some(string_content(name).unwrap_or_else(|| name.text().to_owned()))
+}
+
 impl Frontend for JavaScript {
     fn find_regions<'a>(&self, syntax: &'a Syntax, kind: &RegionKind) -> Vec<Node<'a>> {
         match kind {
+            RegionKind::Function(name) if name.contains('.') => class_methods(syntax, name),
             RegionKind::Function(name) => syntax
                 .root()
                 .descendants()

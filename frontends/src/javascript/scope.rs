@@ -274,15 +274,16 @@ impl Scope<'_> {
         })
     }
 
-    /// A call, a member read, or one of them with a fallback (`a[k] ?? b`)
-    /// that is a builtin value: a literal, an array, a regex, or a module
-    /// constant holding one (`mutatingPattern = new RegExp(…)`).
+    /// A call, a member read, or one of them with fallbacks (`a[k] || a.d ?? b`)
+    /// that are such reads or a builtin value: a literal, an array, a regex,
+    /// or a module constant holding one (`mutatingPattern = new RegExp(…)`).
     fn reviewed_origin(&self, v: Node<'_>) -> bool {
         let v = bare(v);
         match v.kind() {
             "call_expression" | "member_expression" | "subscript_expression" => true,
             "binary_expression" if v.field_child("operator").is_some_and(|o| matches!(o.text(), "||" | "??")) => {
-                v.field_child("left").is_some_and(|l| self.reviewed_origin(l)) && v.field_child("right").is_some_and(|r| self.builtin_value(r))
+                v.field_child("left").is_some_and(|l| self.reviewed_origin(l))
+                    && v.field_child("right").is_some_and(|r| self.builtin_value(r) || self.reviewed_origin(r))
             }
             _ => false,
         }
