@@ -115,6 +115,21 @@ function changes(before, after) {
 let connection = null;
 let executed = [];
 
+// A release's own connector reaches better-sqlite3 directly (the driver's
+// bare import resolves to this package, the same module): while a handler
+// runs, what any other connection prepares or executes reached the database.
+let running = false;
+const prepareOriginal = Database.prototype.prepare;
+const execOriginal = Database.prototype.exec;
+Database.prototype.prepare = function (sql, ...rest) {
+  if (running && this !== connection) arrayPush(executed, sql);
+  return prepareOriginal.call(this, sql, ...rest);
+};
+Database.prototype.exec = function (sql, ...rest) {
+  if (running && this !== connection) arrayPush(executed, sql);
+  return execOriginal.call(this, sql, ...rest);
+};
+
 function connector() {
   const conn = connection;
   return {
@@ -295,6 +310,10 @@ function transpile() {
 }
 
 const handlers = [];
+// Connector managers the release exports itself (older releases keep their own
+// connector objects, opened by the server's start-up): each call opens the
+// current connector on the scratch database and closes it afterwards.
+const managers = [];
 const server = {
   registerTool(name, ...rest) {
     if (name === "execute_sql" && typeof rest[rest.length - 1] === "function") arrayPush(handlers, rest[rest.length - 1]);
@@ -323,6 +342,8 @@ async function load() {
     try {
       const module = await within(STEP_MS, import(pathToFileURL(file).href), `import of ${rel}`);
       for (const name of keys(module)) {
+        const value = module[name];
+        if (value && typeof value === "object" && typeof value.getCurrentConnector === "function") arrayPush(managers, value);
         if (typeof module[name] !== "function") continue;
         try {
           await within(STEP_MS, PromiseOriginal.resolve(module[name](server, "default")), `${rel}: ${name}(server)`);
@@ -332,6 +353,23 @@ async function load() {
       }
     } catch (e) {
       arrayPush(problems, `${rel}: ${e?.message ?? e}`);
+    }
+  }
+  // The release's own connector managers, wherever the loaded code keeps them:
+  // a module already loaded is the same instance when imported again.
+  if (transpiled) {
+    for (const file of typescriptFiles(root)) {
+      const js = file.replace(/\.ts$/, ".js").replace(/\.mts$/, ".mjs");
+      if (!existsSync(js) || !readFileSync(file, "utf8").includes("getCurrentConnector")) continue;
+      try {
+        const module = await within(STEP_MS, import(pathToFileURL(js).href), `import of ${js}`);
+        for (const name of keys(module)) {
+          const value = module[name];
+          if (value && typeof value === "object" && typeof value.getCurrentConnector === "function" && !managers.includes(value)) arrayPush(managers, value);
+        }
+      } catch (e) {
+        arrayPush(problems, `${js}: ${e?.message ?? e}`);
+      }
     }
   }
   return problems;
@@ -358,10 +396,25 @@ for (const name of keys(calls)) {
     const start = state();
     connection = new Database(db);
     executed = [];
+    const opened = [];
     try {
+      for (const manager of managers) {
+        const own = manager.getCurrentConnector();
+        if (own && typeof own.connect === "function") {
+          await within(STEP_MS, PromiseOriginal.resolve(own.connect(db)), "the release's connector");
+          arrayPush(opened, own);
+        }
+      }
+      running = true;
       arrayPush(result.returned, await within(STEP_MS, PromiseOriginal.resolve(handler(calls[name], {})), "the handler"));
     } catch (e) {
       result.error = String(e?.stack ?? e).slice(0, 500);
+    }
+    running = false;
+    for (const own of opened) {
+      try {
+        await PromiseOriginal.resolve(own.disconnect?.());
+      } catch {}
     }
     // Work the handler left running gets a moment, then the connection closes.
     await new PromiseOriginal((done) => setTimeoutOriginal(done, 50));
