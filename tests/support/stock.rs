@@ -31,8 +31,10 @@ pub struct GitRelease {
     pub program: PathBuf,
 }
 
+/// The workspace root (this file is also compiled into xtask, one level down).
 fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    if here.join("profiles").is_dir() { here } else { here.parent().map(Path::to_path_buf).unwrap_or(here) }
 }
 
 /// The scratch directory the stock servers are installed into.
