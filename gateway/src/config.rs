@@ -127,3 +127,55 @@ impl Config {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"runtime = "sqlite:rt.sqlite"
+registry = "registry.sqlite"
+principal = "user:alice"
+contract = "contract.json"
+tools = ["git_diff"]
+
+[[epoch]]
+id = "sha256:one"
+command = ["server", "--flag"]
+installed = { root = "site", strip = "src/" }
+"#;
+
+    fn load(text: &str) -> Result<Config, InputError> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("gateway.toml");
+        std::fs::write(&path, text).unwrap();
+        Config::load(&path).map(|mut c| {
+            // Paths are resolved against the file's directory; strip it to compare.
+            c.registry = c.registry.strip_prefix(dir.path()).unwrap().to_owned();
+            c.epochs[0].installed.root = c.epochs[0].installed.root.strip_prefix(dir.path()).unwrap().to_owned();
+            c
+        })
+    }
+
+    #[test]
+    fn a_configuration_reads_with_its_paths_resolved() {
+        let c = load(GOOD).unwrap();
+        assert_eq!(c.registry, Path::new("registry.sqlite"));
+        assert_eq!(c.epochs[0].installed.root, Path::new("site"));
+        assert_eq!(c.formation_ttl, 300);
+        assert!(c.epochs[0].config_file.is_none());
+    }
+
+    #[test]
+    fn unknown_keys_and_empty_lists_are_refused_with_their_place() {
+        let e = load(&GOOD.replace("tools =", "tool_list =")).unwrap_err().to_string();
+        assert!(e.contains("tool_list") && e.contains("gateway.toml"), "{e}");
+        let e = load(&GOOD.replace(r#"tools = ["git_diff"]"#, "tools = []")).unwrap_err().to_string();
+        assert!(e.contains("names no tool"), "{e}");
+        let e = load(&GOOD.replace(r#"command = ["server", "--flag"]"#, "command = []")).unwrap_err().to_string();
+        assert!(e.contains("`command` is empty"), "{e}");
+        let twice = format!("{GOOD}\n[[epoch]]\nid = \"sha256:one\"\ncommand = [\"x\"]\ninstalled = {{ root = \"r\" }}\n");
+        assert!(load(&twice).unwrap_err().to_string().contains("given twice"));
+        let e = load(&GOOD.replace("installed = { root = \"site\", strip = \"src/\" }", "installed = { root = \"site\", strip = \"src/\", extra = 1 }"));
+        assert!(e.is_err());
+    }
+}
