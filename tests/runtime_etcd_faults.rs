@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use ed25519_dalek::{Signer, SigningKey};
-use fcd::runtime::{EvidenceKind, LeaseState, RefusalCode, Runtime, State, StoreSpec};
+use fcd::runtime::{LeaseState, RefusalCode, Runtime, State, StoreSpec};
 
 const FCD: &str = env!("CARGO_BIN_EXE_fcd");
 const SOURCE: &str = "v14";
@@ -46,7 +46,7 @@ fn world(test: &str) -> Option<(etcd::Cluster, StoreSpec, i64, SigningKey)> {
     rt.set_resolver(&resolver.verifying_key()).unwrap();
     rt.register_epoch(SOURCE, "create_repository", "sha256:a14", "sha256:c14", "sha256:s14").unwrap();
     rt.register_epoch(SUCCESSOR, "create_repository", "sha256:a13", "sha256:c13", "sha256:s13").unwrap();
-    let cert = rt.add_evidence(EvidenceKind::Certificate, "create_repository", Some("sha256:args"), SOURCE, SUCCESSOR, 0, u64::MAX / 4).unwrap();
+    let cert = rt.add_unverified_certificate("create_repository", "sha256:args", "user:alice", SOURCE, SUCCESSOR, 0, u64::MAX / 4).unwrap();
     let formation = rt.form("snap", "create_repository", "sha256:args", "user:alice", SOURCE, Some(cert), now(), 3600).unwrap();
     Some((cluster, spec, formation, resolver))
 }

@@ -135,7 +135,7 @@ fn policies_compared_on_a_retiring_release() {
         let input = CallInput::new(c.clone(), "canonical.json");
         let d = decide(&check_call(&w.v13.summary, &input).unwrap(), &w.canonical.env, &w.canonical.contract);
         if d.decision == Verdict::Safe {
-            let id = w.rt.add_evidence(EvidenceKind::Certificate, &c.tool, Some(&args_digest(&c)), &w.v14.epoch, &w.v13.epoch, 0, NOW + 86_400).unwrap();
+            let id = w.rt.add_unverified_certificate(&c.tool, &args_digest(&c), "user:alice", &w.v14.epoch, &w.v13.epoch, 0, NOW + 86_400).unwrap();
             certificates.insert(name, id);
         }
     }
@@ -155,7 +155,7 @@ fn successor_timing_and_the_final_hop() {
 
     // A formation made before the certificate existed captures nothing ...
     let old = w.rt.form("snapshot-1", &c.tool, &digest, "user:alice", &w.v14.epoch, None, NOW, 3600).unwrap();
-    let cert = w.rt.add_evidence(EvidenceKind::Certificate, &c.tool, Some(&digest), &w.v14.epoch, &w.v13.epoch, 0, NOW + 86_400).unwrap();
+    let cert = w.rt.add_unverified_certificate(&c.tool, &digest, "user:alice", &w.v14.epoch, &w.v13.epoch, 0, NOW + 86_400).unwrap();
     // ... and one made after it captures the certificate.
     let fresh = w.rt.form("snapshot-2", &c.tool, &digest, "user:alice", &w.v14.epoch, Some(cert), NOW + 1, 3600).unwrap();
     retire(&mut w);

@@ -149,9 +149,13 @@ fn run(ops: Vec<Op>, stores: &Stores<'_>) -> Result<Stats, TestCaseError> {
     for op in ops {
         match op {
             Op::Evidence { certificate, target, args } => {
-                let kind = if certificate { EvidenceKind::Certificate } else { EvidenceKind::Edge };
                 let args = format!("args-{args}");
-                if let Ok(id) = rt.add_evidence(kind, "tool", certificate.then_some(args.as_str()), "e0", EPOCHS[target], now, now + 600) {
+                let added = if certificate {
+                    rt.add_unverified_certificate("tool", &args, "user:alice", "e0", EPOCHS[target], now, now + 600)
+                } else {
+                    rt.add_evidence(EvidenceKind::Edge, "tool", None, "e0", EPOCHS[target], now, now + 600)
+                };
+                if let Ok(id) = added {
                     given.evidence.push(id);
                 }
             }
@@ -322,7 +326,7 @@ fn draining_then_successor(stores: &Stores<'_>) {
         let (a, c) = digests(e);
         rt.register_epoch(e, "tool", &a, &c, "s").unwrap();
     }
-    let cert = rt.add_evidence(EvidenceKind::Certificate, "tool", Some("args-0"), "e0", "e1", 0, 10_000).unwrap();
+    let cert = rt.add_unverified_certificate("tool", "args-0", "user:alice", "e0", "e1", 0, 10_000).unwrap();
     let [f, g, h] = ["snap-1", "snap-2", "snap-3"].map(|snap| rt.form(snap, "tool", "args-0", "user:alice", "e0", Some(cert), 100, 900).unwrap());
     let first = rt.admit(f, 100).unwrap();
     assert_eq!(first.epoch, "e0");

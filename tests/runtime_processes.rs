@@ -13,7 +13,7 @@ mod support;
 
 use std::process::{Command, Stdio};
 
-use fcd::runtime::{EvidenceKind, Runtime, StoreSpec};
+use fcd::runtime::{Runtime, StoreSpec};
 
 const FCD: &str = env!("CARGO_BIN_EXE_fcd");
 
@@ -32,7 +32,7 @@ fn setup(store: &str, n: usize) -> Vec<i64> {
     let mut rt = open(store);
     rt.register_epoch("v14", "create_repository", "sha256:a14", "sha256:c14", "sha256:s14").unwrap();
     rt.register_epoch("v13", "create_repository", "sha256:a13", "sha256:c13", "sha256:s13").unwrap();
-    let cert = rt.add_evidence(EvidenceKind::Certificate, "create_repository", Some("sha256:args"), "v14", "v13", 0, u64::MAX / 4).unwrap();
+    let cert = rt.add_unverified_certificate("create_repository", "sha256:args", "user:alice", "v14", "v13", 0, u64::MAX / 4).unwrap();
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
     (0..n).map(|i| rt.form(&format!("snap-{i}"), "create_repository", "sha256:args", "user:alice", "v14", Some(cert), now, 3600).unwrap()).collect()
 }

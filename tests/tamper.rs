@@ -119,7 +119,7 @@ fn every_flipped_byte_of_a_certificate_is_refused() {
     assert_eq!(decision.decision, Verdict::Safe, "call A is safe on the guarded release");
     let now = 1_800_000_000;
     let safe = decision.certifiable().expect("a safe decision can be certified");
-    let issue = fcd::cert::Issue { call, env: &canonical.env, contract: &canonical.contract, decision: safe, now, valid_for: 3_600 };
+    let issue = fcd::cert::Issue { call, env: &canonical.env, contract: &canonical.contract, decision: safe, now, valid_for: 3_600, source: None };
     let envelope = fcd::cert::issue(&issue, &key);
     // The bytes `fcd certify --out` writes: canonical JSON and a newline.
     let mut bytes = fcd::canon::to_canonical(&envelope);

@@ -70,9 +70,13 @@ fn the_crate_graph_draws_the_pipeline() {
         ("fcd-frontends", &["toml ", "fcd v", "fcd-verify ", "fcd-runtime ", "ed25519", "rusqlite"]),
         // Checking a certificate or admitting a call never builds a parser.
         ("fcd-verify", &["tree-sitter", "fcd-frontends ", "fcd-compiler ", "fcd-runtime ", "fcd v", "toml ", "rusqlite"]),
-        ("fcd-runtime", &["tree-sitter", "fcd-frontends ", "fcd-compiler ", "fcd-verify ", "fcd-lifecycle ", "fcd v", "toml "]),
-        // The lifecycle model and history check sit on the runtime's decisions only: no parser, no compiler, no verifier.
-        ("fcd-lifecycle", &["tree-sitter", "fcd-frontends ", "fcd-compiler ", "fcd-verify ", "fcd v", "toml "]),
+        // The runtime checks certificates with the one verifier (fcd-verify), which builds no parser.
+        ("fcd-runtime", &["tree-sitter", "fcd-frontends ", "fcd-compiler ", "fcd-lifecycle ", "fcd v", "toml "]),
+        // The lifecycle model and history check sit on the runtime's decisions only: no parser, no compiler
+        // (and no verifier of their own: see the direct dependencies below).
+        ("fcd-lifecycle", &["tree-sitter", "fcd-frontends ", "fcd-compiler ", "fcd v", "toml "]),
+        // The gateway admits and forwards; it never builds a parser or the compiler.
+        ("fcd-gateway", &["tree-sitter", "fcd-frontends ", "fcd-compiler ", "fcd-lifecycle ", "fcd v"]),
         // The compiler signs nothing and admits nothing.
         ("fcd-compiler", &["fcd-verify ", "fcd-runtime ", "fcd v", "ed25519", "rusqlite"]),
         // The oracle is independent of everything of ours.
@@ -88,6 +92,22 @@ fn the_crate_graph_draws_the_pipeline() {
         }
     }
     assert!(dependencies("fcd-frontends").lines().any(|l| l.starts_with("tree-sitter ")), "the check sees tree-sitter where it is");
+    // The lifecycle reaches the verifier only through the runtime, never directly.
+    let direct = direct_dependencies("fcd-lifecycle");
+    assert!(direct.lines().any(|l| l.starts_with("fcd-runtime ")), "the check reads lifecycle's direct dependencies:\n{direct}");
+    assert!(!direct.lines().any(|l| l.starts_with("fcd-verify ")), "fcd-lifecycle depends on fcd-verify directly:\n{direct}");
+}
+
+/// The direct normal dependencies of one workspace crate.
+fn direct_dependencies(krate: &str) -> String {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = std::process::Command::new(cargo)
+        .args(["tree", "--offline", "-p", krate, "-e", "normal", "--prefix", "none", "--depth", "1"])
+        .current_dir(root())
+        .output()
+        .expect("cargo tree runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// The top-level modules of a crate that each top-level module names through
@@ -121,7 +141,19 @@ fn module_graph(src: &std::path::Path) -> std::collections::BTreeMap<String, std
 #[test]
 fn no_import_cycles_between_modules() {
     // A module that imports one that imports it back has no place in the pipeline's order.
-    for krate in ["src", "model/src", "frontends/src", "compiler/src", "verify/src", "runtime/src", "lifecycle/src", "edits/src", "oracle/src", "xtask/src"] {
+    for krate in [
+        "src",
+        "model/src",
+        "frontends/src",
+        "compiler/src",
+        "verify/src",
+        "runtime/src",
+        "lifecycle/src",
+        "gateway/src",
+        "edits/src",
+        "oracle/src",
+        "xtask/src",
+    ] {
         let graph = module_graph(&root().join(krate));
         assert!(!graph.is_empty() || krate == "edits/src" || krate == "model/src", "{krate}: the check read no imports");
         // Depth-first search for a path from a module back to itself.

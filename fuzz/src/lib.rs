@@ -180,7 +180,7 @@ fn judge(summary: &Summary, call: &Call, env: &Env, contract: &Contract) {
         return;
     };
     let key = key();
-    let issue = fcd::cert::Issue { call, env, contract, decision: safe, now: NOW, valid_for: 300 };
+    let issue = fcd::cert::Issue { call, env, contract, decision: safe, now: NOW, valid_for: 300, source: None };
     let envelope = fcd::cert::issue(&issue, &key);
     let bytes = fcd::canon::to_canonical(&envelope);
     if let Err(e) = fcd::cert::verify(&bytes, &key.verifying_key(), NOW) {

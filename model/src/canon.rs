@@ -16,6 +16,18 @@ pub fn to_canonical<T: Serialize>(value: &T) -> Vec<u8> {
     serde_json_canonicalizer::to_vec(value).unwrap_or_default()
 }
 
+/// Canonical JSON bytes of a value that may not serialize (a value read from
+/// outside, such as a client's tool arguments): the failure is an error,
+/// never an empty document.
+pub fn try_canonical<T: Serialize>(value: &T) -> Result<Vec<u8>, String> {
+    serde_json_canonicalizer::to_vec(value).map_err(|e| format!("cannot be written as canonical JSON: {e}"))
+}
+
+/// `sha256:HEX` of the canonical JSON of a value that may not serialize.
+pub fn try_digest<T: Serialize>(value: &T) -> Result<String, String> {
+    Ok(sha256(&try_canonical(value)?))
+}
+
 /// `sha256:HEX` of raw bytes.
 pub fn sha256(bytes: &[u8]) -> String {
     format!("sha256:{}", hex(&Sha256::digest(bytes)))

@@ -62,6 +62,15 @@ pub struct ReleaseStatus {
     pub code: Option<String>,
 }
 
+/// One stored epoch as read back, before any check.
+struct StoredEpoch {
+    id: String,
+    release: String,
+    manifest: String,
+    digest: String,
+    bytes: Option<Vec<u8>>,
+}
+
 pub struct Registry {
     db: Connection,
     path: std::path::PathBuf,
@@ -161,51 +170,82 @@ impl Registry {
             .db
             .prepare("SELECT e.epoch_id, e.release, e.manifest, e.summary_digest, s.bytes FROM epochs e LEFT JOIN summaries s USING (summary_digest)")
             .map_err(|e| self.err(e))?;
-        type Row = (String, String, String, String, Option<Vec<u8>>);
-        let rows: Vec<Row> = stmt
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))
+        let rows: Vec<StoredEpoch> = stmt
+            .query_map([], |r| Ok(StoredEpoch { id: r.get(0)?, release: r.get(1)?, manifest: r.get(2)?, digest: r.get(3)?, bytes: r.get(4)? }))
             .map_err(|e| self.err(e))?
             .collect::<Result<_, _>>()
             .map_err(|e| self.err(e))?;
         let mut problems = Vec::new();
-        for (id, release, manifest_text, digest, bytes) in rows {
-            let Some(bytes) = bytes else {
-                problems.push(format!("{release}: epoch {id} has no stored summary"));
-                continue;
-            };
-            let summary: Summary = match serde_json::from_slice(&bytes) {
-                Ok(s) => s,
-                Err(e) => {
-                    problems.push(format!("{release}: the stored summary does not read: {e}"));
-                    continue;
-                }
-            };
-            let broken = summary.integrity_problems();
-            if !broken.is_empty() {
-                problems.push(format!("{release}: the stored summary was altered ({} do not match)", broken.join(", ")));
-            }
-            if summary.summary_digest != digest {
-                problems.push(format!("{release}: the stored summary is {}, the epoch admitted {digest}", summary.summary_digest));
-            }
-            if canon::sha256(&bytes) != canon::sha256(&summary.to_canonical()) {
-                problems.push(format!("{release}: the stored summary is not in canonical form"));
-            }
-            let expected = String::from_utf8(canon::to_canonical(&manifest(&summary))).unwrap_or_default();
-            if manifest_text != expected {
-                problems.push(format!("{release}: the manifest no longer matches the summary's digests"));
-            }
-            if epoch_id(&summary) != id {
-                problems.push(format!("{release}: epoch id {id} is not the digest of its manifest"));
-            }
-            let regenerated: i64 = self
-                .db
-                .query_row("SELECT COUNT(*) FROM regenerations WHERE summary_digest = ?1 AND regenerated_digest = ?1", params![digest], |r| r.get(0))
-                .map_err(|e| self.err(e))?;
-            if regenerated == 0 {
-                problems.push(format!("{release}: no second-process regeneration reproduced {digest}"));
-            }
+        for row in rows {
+            problems.extend(self.check(row)?.1);
         }
         Ok(problems)
+    }
+
+    /// The summary of admitted epoch `epoch_id` (by its exact id), only if
+    /// every check of [`Registry::verify`] holds for it: its summary reads,
+    /// is intact and canonical, its manifest matches it, the id is the
+    /// manifest's digest, and a second process regenerated it. `Ok(None)`
+    /// when no such epoch was admitted; the problems when it is not intact.
+    pub fn admitted(&self, epoch_id: &str) -> Result<Result<Option<Summary>, Vec<String>>, InputError> {
+        let row: Option<StoredEpoch> = self
+            .db
+            .query_row(
+                "SELECT e.epoch_id, e.release, e.manifest, e.summary_digest, s.bytes FROM epochs e LEFT JOIN summaries s USING (summary_digest)
+                 WHERE e.epoch_id = ?1",
+                params![epoch_id],
+                |r| Ok(StoredEpoch { id: r.get(0)?, release: r.get(1)?, manifest: r.get(2)?, digest: r.get(3)?, bytes: r.get(4)? }),
+            )
+            .optional()
+            .map_err(|e| self.err(e))?;
+        let Some(row) = row else { return Ok(Ok(None)) };
+        let (summary, problems) = self.check(row)?;
+        Ok(match (summary, problems.is_empty()) {
+            (Some(s), true) => Ok(Some(s)),
+            _ => Err(problems),
+        })
+    }
+
+    /// The summary of a stored epoch (when it reads) and every way it is not what was admitted.
+    fn check(&self, row: StoredEpoch) -> Result<(Option<Summary>, Vec<String>), InputError> {
+        let StoredEpoch { id, release, manifest: manifest_text, digest, bytes } = row;
+        let mut problems = Vec::new();
+        let Some(bytes) = bytes else {
+            problems.push(format!("{release}: epoch {id} has no stored summary"));
+            return Ok((None, problems));
+        };
+        let summary: Summary = match serde_json::from_slice(&bytes) {
+            Ok(s) => s,
+            Err(e) => {
+                problems.push(format!("{release}: the stored summary does not read: {e}"));
+                return Ok((None, problems));
+            }
+        };
+        let broken = summary.integrity_problems();
+        if !broken.is_empty() {
+            problems.push(format!("{release}: the stored summary was altered ({} do not match)", broken.join(", ")));
+        }
+        if summary.summary_digest != digest {
+            problems.push(format!("{release}: the stored summary is {}, the epoch admitted {digest}", summary.summary_digest));
+        }
+        if canon::sha256(&bytes) != canon::sha256(&summary.to_canonical()) {
+            problems.push(format!("{release}: the stored summary is not in canonical form"));
+        }
+        let expected = String::from_utf8(canon::to_canonical(&manifest(&summary))).unwrap_or_default();
+        if manifest_text != expected {
+            problems.push(format!("{release}: the manifest no longer matches the summary's digests"));
+        }
+        if epoch_id(&summary) != id {
+            problems.push(format!("{release}: epoch id {id} is not the digest of its manifest"));
+        }
+        let regenerated: i64 = self
+            .db
+            .query_row("SELECT COUNT(*) FROM regenerations WHERE summary_digest = ?1 AND regenerated_digest = ?1", params![digest], |r| r.get(0))
+            .map_err(|e| self.err(e))?;
+        if regenerated == 0 {
+            problems.push(format!("{release}: no second-process regeneration reproduced {digest}"));
+        }
+        Ok((Some(summary), problems))
     }
 
     /// What the job saw last time for this release.

@@ -33,6 +33,10 @@ mod token;
 use std::path::Path;
 
 use ed25519_dalek::VerifyingKey;
+use fcd_verify::cert;
+
+use crate::registry::Registry;
+use crate::summary::Summary;
 
 pub use events::{AuditEvent, AuditRecord};
 pub use evidence::EvidenceKind;
@@ -42,6 +46,7 @@ pub use resolution::resolution_message;
 pub use state::{EPOCH_TRANSITIONS, LEASE_TRANSITIONS, LeaseState, State};
 pub use store::{AuditEntry, StoreSpec};
 
+use refusal::refuse;
 use store::{Decision, View};
 
 pub struct Runtime {
@@ -84,7 +89,25 @@ impl Runtime {
         value.ok_or_else(|| StorageError::new("the store committed a decision it never ran").into())
     }
 
-    /// Registers an epoch (ADVERTISED). Registering it again is a no-op.
+    /// Registers admitted registry epoch `epoch_id` (ADVERTISED), from its
+    /// stored manifest and summary, only if the registry's checks hold for it
+    /// ([`Registry::admitted`]): its tool, artifact, configuration and summary
+    /// digests are the summary's own, never given beside it. Returns the summary.
+    pub fn register_admitted(&mut self, registry: &Registry, epoch_id: &str) -> Result<Summary, Refusal> {
+        let summary = match registry.admitted(epoch_id) {
+            Err(e) => return Err(StorageError::new(format!("the registry: {e}")).into()),
+            Ok(Err(problems)) => return refuse(RefusalCode::NotAdmitted, format!("epoch {epoch_id} does not verify: {}", problems.join("; "))),
+            Ok(Ok(None)) => return refuse(RefusalCode::NotAdmitted, format!("no admitted epoch {epoch_id} in the registry")),
+            Ok(Ok(Some(summary))) => summary,
+        };
+        let artifact = cert::subject_digest(summary.artifact_digest.as_deref(), &summary.source.digest);
+        self.register_epoch(epoch_id, &summary.tool, artifact, &summary.config_digest, &summary.summary_digest)?;
+        Ok(summary)
+    }
+
+    /// Registers an epoch (ADVERTISED) from digests given as they are. Registering it again is a no-op.
+    /// A deployment registers epochs with [`Runtime::register_admitted`]; this is for tests and
+    /// for stores fed by hand (`fcd runtime register-epoch`).
     pub fn register_epoch(&mut self, epoch: &str, tool: &str, artifact: &str, config: &str, summary: &str) -> Result<(), Refusal> {
         self.decide(|view| Ok(((), epoch::register(view, epoch, tool, artifact, config, summary)?)))
     }
@@ -95,7 +118,9 @@ impl Runtime {
         self.decide(|view| Ok(((), epoch::transition(view, epoch, to)?)))
     }
 
-    /// Records compatibility evidence from `source` to `target`; returns its id.
+    /// Records a signed manual edge (every call of `tool`) from `source` to
+    /// `target`; returns its id. A certificate is not recorded here: its
+    /// evidence is its envelope ([`Runtime::add_certificate`]).
     #[allow(clippy::too_many_arguments)] // reason: the evidence record is this flat list of fields
     pub fn add_evidence(
         &mut self,
@@ -107,8 +132,27 @@ impl Runtime {
         valid_from: u64,
         valid_until: u64,
     ) -> Result<i64, Refusal> {
-        let e = evidence::NewEvidence { kind, tool, args_digest, source, target, valid_from, valid_until };
+        if kind == EvidenceKind::Certificate {
+            return refuse(RefusalCode::BadEvidence, "a certificate is evidence only as its signed DSSE envelope (add_certificate)");
+        }
+        let e = evidence::NewEvidence { kind, tool, args_digest, principal: None, source, target, valid_from, valid_until };
         self.decide(|view| evidence::add(view, &e))
+    }
+
+    /// Records a certificate from its DSSE envelope as evidence from `source`
+    /// to `target`; returns its id. The envelope must verify at `now` under
+    /// one of `issuers` (signature, issuer, validity interval), and its
+    /// statement must name `target`'s tool, artifact, summary and
+    /// configuration, `source`'s artifact and summary, and `contract` (the
+    /// digest of the contract calls are formed under). The call it is for
+    /// (tool, arguments digest, principal) and its window are the statement's.
+    pub fn add_certificate(&mut self, envelope: &[u8], issuers: &[VerifyingKey], source: &str, target: &str, contract: &str, now: u64) -> Result<i64, Refusal> {
+        let statement = cert::verify_by(envelope, issuers, now).map_err(|r| {
+            let code = if cert::is_time_refusal(&r) { RefusalCode::Expired } else { RefusalCode::UntrustedCertificate };
+            Refusal { code, detail: r.0 }
+        })?;
+        let want = evidence::CertificateFor { source, target, contract };
+        self.decide(|view| evidence::certificate(view, &statement, &want))
     }
 
     /// Forms a call: binds the snapshot, tool, arguments and principal to the

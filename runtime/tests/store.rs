@@ -37,7 +37,7 @@ fn an_unknown_epoch_state_is_a_storage_failure_not_stale() {
 #[test]
 fn an_unknown_lease_state_or_evidence_kind_is_a_storage_failure() {
     let (_dir, path, mut rt) = store();
-    let ev = rt.add_evidence(EvidenceKind::Certificate, "tool", Some("args"), "e0", "e1", 0, 10_000).unwrap();
+    let ev = rt.add_evidence(EvidenceKind::Edge, "tool", None, "e0", "e1", 0, 10_000).unwrap();
     let f = rt.form("snap", "tool", "args", "user:alice", "e0", None, 100, 900).unwrap();
     let lease = rt.admit(f, 101).unwrap();
     poke(&path, "UPDATE leases SET state = 'lost'");

@@ -18,6 +18,10 @@ pub struct CertifyArgs {
     /// The target release's summary.
     #[arg(long)]
     summary: PathBuf,
+    /// For compatibility evidence: the summary of the release the call was
+    /// formed against; the certificate then names it as its source.
+    #[arg(long)]
+    source_summary: Option<PathBuf>,
     /// The formed call: {"tool": …, "arguments": {…}}.
     #[arg(long, required_unless_present = "canonical", conflicts_with = "canonical")]
     call: Option<PathBuf>,
@@ -75,6 +79,7 @@ fn anonymous() -> Env {
 
 pub fn certify(a: CertifyArgs, io: &mut Io<'_>) -> Result<Status, InputError> {
     let summary = Summary::load(&a.summary)?;
+    let source = a.source_summary.as_deref().map(Summary::load).transpose()?;
     let canonical = a.canonical.as_deref().map(Canonical::load).transpose()?;
     let input = match (&canonical, &a.call_id, &a.call) {
         (Some(c), Some(id), _) => c.input(id).ok_or_else(|| {
@@ -102,7 +107,7 @@ pub fn certify(a: CertifyArgs, io: &mut Io<'_>) -> Result<Status, InputError> {
     let decision = decide(&call, &env, &contract);
     let now = unix_now(a.now);
     let certificate = key.as_ref().zip(decision.certifiable()).map(|(k, safe)| {
-        let issue = Issue { call, env: &env, contract: &contract, decision: safe, now, valid_for: a.valid_for };
+        let issue = Issue { call, env: &env, contract: &contract, decision: safe, now, valid_for: a.valid_for, source: source.as_ref() };
         cert::issue(&issue, k)
     });
     if let (Some(env), Some(out)) = (&certificate, &a.out) {

@@ -83,7 +83,7 @@ pub fn run(format: Format, io: &mut Io<'_>) -> Result<Status, InputError> {
             let call = check_call(&summary, &input)?;
             let d = decide(&call, &canonical.env, &canonical.contract);
             let certificate = d.certifiable().map(|safe| {
-                let issue = Issue { call, env: &canonical.env, contract: &canonical.contract, decision: safe, now, valid_for: 300 };
+                let issue = Issue { call, env: &canonical.env, contract: &canonical.contract, decision: safe, now, valid_for: 300, source: None };
                 cert::issue(&issue, &key)
             });
             let verified = certificate.as_ref().map(|env| cert::verify(&crate::canon::to_canonical(env), &verifying, now).is_ok());

@@ -9,6 +9,7 @@ mod audit;
 mod certify;
 mod debug;
 mod demo;
+mod gateway;
 mod keygen;
 mod profile;
 mod register;
@@ -80,6 +81,9 @@ enum Command {
     /// Recorded histories: check a runtime store's audit log against the lifecycle's safety properties.
     #[command(subcommand)]
     Audit(audit::AuditCommand),
+    /// The MCP gateway: stock servers behind formation, admission and the final-hop fence.
+    #[command(subcommand)]
+    Gateway(gateway::GatewayCommand),
     /// The registry of admitted epochs: list, show, verify.
     #[command(subcommand)]
     Registry(registry::RegistryCommand),
@@ -129,6 +133,7 @@ where
         Command::Registry(c) => registry::run(c, &mut io),
         Command::Runtime(c) => runtime::run(c, &mut io),
         Command::Audit(c) => audit::run(c, &mut io),
+        Command::Gateway(c) => gateway::run(c, &mut io),
         Command::Debug(c) => debug::run(c, &mut io),
     };
     match result {

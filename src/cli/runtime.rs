@@ -64,12 +64,12 @@ pub enum RuntimeCommand {
         #[arg(long, value_parser = ["advertise", "hide", "drain", "retire"])]
         to: String,
     },
-    /// Records a certificate (one call) or a manual edge (every call of a tool) from source to target.
+    /// Records a signed manual edge (every call of a tool) from source to target.
     Evidence {
         #[command(flatten)]
         store: StoreArgs,
-        /// certificate (one call, by its args digest) or edge (every call of the tool).
-        #[arg(long, value_parser = ["certificate", "edge"])]
+        /// Only `edge` (every call of the tool): a certificate is recorded from its signed envelope with `fcd runtime certificate`.
+        #[arg(long, value_parser = ["edge"])]
         kind: String,
         /// The MCP tool the evidence is for.
         #[arg(long)]
@@ -89,6 +89,28 @@ pub enum RuntimeCommand {
         /// End of validity, Unix seconds (inclusive).
         #[arg(long, default_value_t = u64::MAX / 2)]
         valid_until: u64,
+    },
+    /// Records a certificate (one call) from source to target, from its DSSE
+    /// envelope: it must verify under one of the issuer keys at `--now` and
+    /// name both epochs' artifacts and summaries and the contract.
+    Certificate {
+        #[command(flatten)]
+        store: StoreArgs,
+        /// The certificate (`fcd certify --key … --source-summary …` output's envelope).
+        #[arg(long, value_name = "FILE")]
+        envelope: PathBuf,
+        /// A trusted issuer's public key (PEM); give it once per key.
+        #[arg(long = "issuer", value_name = "PUBKEY", required = true)]
+        issuers: Vec<PathBuf>,
+        #[arg(long)]
+        source: String,
+        #[arg(long)]
+        target: String,
+        /// The contract calls are formed under (JSON); the certificate must name its digest.
+        #[arg(long, value_name = "FILE")]
+        contract: PathBuf,
+        #[arg(long)]
+        now: Option<u64>,
     },
     /// Forms a call against its exact source epoch, capturing at most one successor.
     Form {
@@ -295,9 +317,15 @@ pub fn run(c: RuntimeCommand, io: &mut Io<'_>) -> Result<Status, InputError> {
             };
             open(&store)?.transition(&epoch, state).map(|()| json!({"epoch": epoch, "state": state.as_str()}))
         }
-        RuntimeCommand::Evidence { store, kind, tool, args_digest, source, target, valid_from, valid_until } => {
-            let kind = if kind == "certificate" { EvidenceKind::Certificate } else { EvidenceKind::Edge };
-            open(&store)?.add_evidence(kind, &tool, args_digest.as_deref(), &source, &target, valid_from, valid_until).map(|id| json!({"evidence": id}))
+        RuntimeCommand::Evidence { store, kind: _, tool, args_digest, source, target, valid_from, valid_until } => open(&store)?
+            .add_evidence(EvidenceKind::Edge, &tool, args_digest.as_deref(), &source, &target, valid_from, valid_until)
+            .map(|id| json!({"evidence": id})),
+        RuntimeCommand::Certificate { store, envelope, issuers, source, target, contract, now } => {
+            let bytes = std::fs::read(&envelope).map_err(|e| InputError::new(&envelope, format!("cannot read: {e}")))?;
+            let keys = issuers.iter().map(|p| crate::cert::load_verifying_key(p)).collect::<Result<Vec<_>, _>>()?;
+            let contract: crate::certify::Contract = crate::certify::read_input(&contract)?;
+            let digest = crate::canon::digest(&contract);
+            open(&store)?.add_certificate(&bytes, &keys, &source, &target, &digest, unix_now(now)).map(|id| json!({"evidence": id}))
         }
         RuntimeCommand::Form { store, snapshot, tool, args_digest, principal, source, successor_evidence, ttl, now } => {
             open(&store)?.form(&snapshot, &tool, &args_digest, &principal, &source, successor_evidence, unix_now(now), ttl).map(|id| json!({"formation": id}))

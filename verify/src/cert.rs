@@ -90,6 +90,28 @@ pub struct CallCertificate {
     pub valid_until: u64,
     /// Key id of the issuer.
     pub issuer: String,
+    /// For compatibility evidence, the release the call was formed against:
+    /// the certificate then says the call keeps its meaning from that source
+    /// to this release, and the runtime accepts it only between these two.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<SourceRelease>,
+}
+
+/// The source release a migration certificate names, by its digests.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SourceRelease {
+    pub release: String,
+    pub artifact_digest: Option<String>,
+    pub source_digest: String,
+    pub summary_digest: String,
+}
+
+/// What names a release's artifact: the registry's artifact digest when it
+/// published one, else the digest of its source closure. The certificate's
+/// subject, and the artifact a runtime epoch of the release is registered with.
+pub fn subject_digest<'a>(artifact_digest: Option<&'a str>, source_digest: &'a str) -> &'a str {
+    artifact_digest.unwrap_or(source_digest)
 }
 
 /// Why a certificate is not accepted.
@@ -133,6 +155,31 @@ pub fn sign(statement: &Statement, key: &SigningKey) -> Envelope {
 
 /// Verifies an envelope file's bytes with a public key at time `now`.
 pub fn verify(bytes: &[u8], key: &VerifyingKey, now: u64) -> Result<Statement, Refusal> {
+    verify_by(bytes, std::slice::from_ref(key), now)
+}
+
+/// Verifies an envelope file's bytes at time `now`: it must be signed by one
+/// of `issuers`, and the issuer it names must be that key.
+pub fn verify_by(bytes: &[u8], issuers: &[VerifyingKey], now: u64) -> Result<Statement, Refusal> {
+    let statement = signed_statement(bytes, issuers)?;
+    let p = &statement.predicate;
+    if now < p.valid_from {
+        return Err(Refusal(format!("not valid before {} (now {now})", p.valid_from)));
+    }
+    if now > p.valid_until {
+        return Err(Refusal(format!("expired at {} (now {now})", p.valid_until)));
+    }
+    Ok(statement)
+}
+
+/// Whether a refusal of [`verify_by`] is about time (the certificate is
+/// authentic but not valid now) rather than about who signed what.
+pub fn is_time_refusal(r: &Refusal) -> bool {
+    r.0.starts_with("expired at ") || r.0.starts_with("not valid before ")
+}
+
+/// The statement of an envelope signed by one of `issuers`, in its issued form.
+fn signed_statement(bytes: &[u8], issuers: &[VerifyingKey]) -> Result<Statement, Refusal> {
     let refuse = |m: &str| Refusal(m.to_owned());
     let envelope: Envelope = serde_json::from_slice(bytes).map_err(|e| Refusal(format!("not a DSSE envelope: {e}")))?;
     let trimmed = bytes.strip_suffix(b"\n").unwrap_or(bytes);
@@ -143,32 +190,29 @@ pub fn verify(bytes: &[u8], key: &VerifyingKey, now: u64) -> Result<Statement, R
         return Err(Refusal(format!("payload type `{}` is not `{PAYLOAD_TYPE}`", envelope.payload_type)));
     }
     let payload = B64.decode(&envelope.payload).map_err(|_| refuse("the payload is not base64"))?;
-    let id = key_id(key);
-    let signed = envelope.signatures.iter().filter(|s| s.keyid == id).any(|s| {
-        B64.decode(&s.sig)
-            .ok()
-            .and_then(|raw| Signature::from_slice(&raw).ok())
-            .is_some_and(|sig| key.verify_strict(&pae(PAYLOAD_TYPE, &payload), &sig).is_ok())
+    let signer = issuers.iter().find(|key| {
+        let id = key_id(key);
+        envelope.signatures.iter().filter(|s| s.keyid == id).any(|s| {
+            B64.decode(&s.sig)
+                .ok()
+                .and_then(|raw| Signature::from_slice(&raw).ok())
+                .is_some_and(|sig| key.verify_strict(&pae(PAYLOAD_TYPE, &payload), &sig).is_ok())
+        })
     });
-    if !signed {
-        return Err(Refusal(format!("no signature by key {id} verifies: wrong key or altered certificate")));
-    }
+    let Some(signer) = signer else {
+        let ids: Vec<String> = issuers.iter().map(key_id).collect();
+        return Err(Refusal(format!("no signature by a trusted key ({}) verifies: wrong key or altered certificate", ids.join(", "))));
+    };
     let statement: Statement = serde_json::from_slice(&payload).map_err(|e| Refusal(format!("the statement is malformed: {e}")))?;
     if statement.statement_type != STATEMENT_TYPE || statement.predicate_type != PREDICATE_TYPE {
         return Err(refuse("not an fcd call certificate (statement or predicate type)"));
     }
     let p = &statement.predicate;
-    if p.issuer != id {
+    if p.issuer != key_id(signer) {
         return Err(refuse("the issuer named inside the certificate is not the signing key"));
     }
     if p.decision != "safe" {
         return Err(refuse("a certificate only ever certifies a safe decision"));
-    }
-    if now < p.valid_from {
-        return Err(Refusal(format!("not valid before {} (now {now})", p.valid_from)));
-    }
-    if now > p.valid_until {
-        return Err(Refusal(format!("expired at {} (now {now})", p.valid_until)));
     }
     Ok(statement)
 }
@@ -239,14 +283,17 @@ pub struct Issue<'a> {
     /// Unix seconds.
     pub now: u64,
     pub valid_for: u64,
+    /// For compatibility evidence: the summary of the release the call was
+    /// formed against (the certificate then names it as its source).
+    pub source: Option<&'a crate::summary::Summary>,
 }
 
 /// Issues a signed certificate. Only a safe decision can be given
 /// ([`crate::certify::Decision::certifiable`]), so there is nothing to refuse here.
 pub fn issue(i: &Issue<'_>, key: &SigningKey) -> Envelope {
     let (summary, call) = (i.call.summary(), i.call.call());
-    let subject_digest = summary.artifact_digest.as_deref().unwrap_or(&summary.source.digest);
-    let hex = subject_digest.strip_prefix("sha256:").unwrap_or(subject_digest).to_owned();
+    let subject = subject_digest(summary.artifact_digest.as_deref(), &summary.source.digest);
+    let hex = subject.strip_prefix("sha256:").unwrap_or(subject).to_owned();
     let statement = Statement {
         statement_type: STATEMENT_TYPE.into(),
         subject: vec![Subject { name: format!("{}@{}", summary.tool, summary.release), digest: BTreeMap::from([("sha256".to_owned(), hex)]) }],
@@ -269,6 +316,12 @@ pub fn issue(i: &Issue<'_>, key: &SigningKey) -> Envelope {
             valid_from: i.now,
             valid_until: i.now.saturating_add(i.valid_for).min(MAX_VALID_UNTIL),
             issuer: key_id(&key.verifying_key()),
+            source: i.source.map(|s| SourceRelease {
+                release: s.release.clone(),
+                artifact_digest: s.artifact_digest.clone(),
+                source_digest: s.source.digest.clone(),
+                summary_digest: s.summary_digest.clone(),
+            }),
         },
     };
     sign(&statement, key)

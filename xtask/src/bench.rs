@@ -187,7 +187,7 @@ fn certify_rows(summaries: &[(String, Box<Summary>)], canonical: &Canonical, can
             let stats = measure(warmup, iterations, || {
                 let d = decide(&call, env, contract);
                 let safe = d.certifiable().expect("the decision was safe above");
-                let issue = Issue { call, env, contract, decision: safe, now, valid_for: 300 };
+                let issue = Issue { call, env, contract, decision: safe, now, valid_for: 300, source: None };
                 cert::issue(&issue, &key)
             });
             rows.push(Row { operation: format!("decide+sign {label} {name}"), stats, target: Target::DecideSign });

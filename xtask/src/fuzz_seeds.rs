@@ -133,7 +133,15 @@ pub fn run(root: &Path) -> Result<bool> {
                 let Ok(call) = check_call(&summary, &input) else { continue };
                 let decision = decide(&call, &canonical.env, &canonical.contract);
                 let Some(safe) = decision.certifiable() else { continue };
-                let issue = fcd::cert::Issue { call, env: &canonical.env, contract: &canonical.contract, decision: safe, now: NOW - 60, valid_for: 3_600 };
+                let issue = fcd::cert::Issue {
+                    call,
+                    env: &canonical.env,
+                    contract: &canonical.contract,
+                    decision: safe,
+                    now: NOW - 60,
+                    valid_for: 3_600,
+                    source: None,
+                };
                 let envelope = fcd::cert::issue(&issue, &key);
                 let mut bytes = fcd::canon::to_canonical(&envelope);
                 bytes.push(b'\n');

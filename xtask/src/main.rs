@@ -8,6 +8,7 @@
 
 mod bench;
 mod bench_etcd;
+mod bench_gateway;
 mod bench_runtime;
 #[path = "../../tests/support/etcd.rs"]
 #[allow(dead_code)] // reason: the bench starts and stops the cluster; the fault controls are the tests'
@@ -21,6 +22,9 @@ mod progress;
 mod releases;
 mod sarif;
 mod schemas;
+#[path = "../../tests/support/stock.rs"]
+#[allow(dead_code)] // reason: the bench installs one release; the tests read every field
+mod stock;
 mod triage;
 mod versions;
 
@@ -59,6 +63,18 @@ enum Command {
         /// Seconds each etcd measurement runs.
         #[arg(long, default_value_t = 3.0)]
         seconds: f64,
+    },
+    /// Times a safe git_diff call through `fcd gateway serve` against the same call sent
+    /// directly to the same stock server (mcp-server-git from PyPI, the official MCP
+    /// Python client), in one run: p50 and p95 of each.
+    BenchGateway {
+        /// Timed calls on each path.
+        #[arg(long, default_value_t = 300)]
+        calls: usize,
+        /// Where the runtime's SQLite store goes (default: under target/, on the workspace's
+        /// disk); a RAM disk such as /dev/shm separates the commits' fsyncs from the rest.
+        #[arg(long, value_name = "DIR")]
+        runtime_dir: Option<std::path::PathBuf>,
     },
     /// Writes the fuzz targets' seed corpora to fuzz/corpus/ (fixtures and their
     /// mutations, profiles, canonical calls, real summaries, certificates and lease tokens).
@@ -185,6 +201,7 @@ fn main() -> ExitCode {
             "sqlite" => bench_runtime::run(operations),
             etcd => bench_etcd::run(etcd, seconds),
         },
+        Command::BenchGateway { calls, runtime_dir } => bench_gateway::run(calls, workspace_root(), runtime_dir.as_deref()),
         Command::FuzzSeeds => fuzz_seeds::run(workspace_root()),
         Command::Schemas => schemas::run(workspace_root()),
     };

@@ -46,7 +46,7 @@ pub(crate) fn check(view: &mut dyn View, key: &[u8], hop: &Hop<'_>, now: u64) ->
     let (artifact, config, generation) = (&epoch.artifact, &epoch.config, lease.generation);
     let binding = Binding { id, nonce: &lease.nonce, epoch: &lease.epoch, artifact, config, generation };
     let hop_facts = HopFacts {
-        token_verifies: lease.nonce == nonce && token::mac(key, &binding) == mac,
+        token_verifies: lease.nonce == nonce && token::verifies(key, &binding, &mac)?,
         used: lease.used,
         generation_matches: hop.generation == generation,
         artifact_matches: hop.artifact == artifact,

@@ -57,8 +57,9 @@ fn capture(view: &mut dyn View, call: &Call<'_>, id: i64, now: u64) -> Result<St
     let Some(ev) = view.evidence(id)? else {
         return refuse(RefusalCode::NotCaptured, format!("evidence {id} does not exist at formation"));
     };
-    let for_this_call =
-        ev.tool == call.tool && ev.source == call.source && (ev.kind != EvidenceKind::Certificate || ev.args_digest.as_deref() == Some(call.args_digest));
+    // A certificate is for one call: its arguments and its principal.
+    let this_call = || ev.args_digest.as_deref() == Some(call.args_digest) && ev.principal.as_deref() == Some(call.principal);
+    let for_this_call = ev.tool == call.tool && ev.source == call.source && (ev.kind != EvidenceKind::Certificate || this_call());
     let facts = EvidenceFacts { revoked: ev.revoked, valid_from: ev.valid_from, valid_until: ev.valid_until, for_this_call };
     if let Err(r) = decision::capture(&facts, now as i64) {
         let detail = match r {

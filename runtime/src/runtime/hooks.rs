@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use super::refusal::Refusal;
-use super::{Lease, Runtime, lease};
+use super::{EvidenceKind, Lease, Runtime, evidence, lease};
 
 impl Runtime {
     /// Admission that sleeps inside its decision before committing: for the crash test.
@@ -18,5 +18,31 @@ impl Runtime {
             std::thread::sleep(stall);
             Ok(decided)
         })
+    }
+
+    /// Records certificate evidence for one call (tool, arguments digest,
+    /// principal) from its fields, unsigned: for tests only.
+    #[allow(clippy::too_many_arguments)] // reason: the evidence record is this flat list of fields
+    pub fn add_unverified_certificate(
+        &mut self,
+        tool: &str,
+        args_digest: &str,
+        principal: &str,
+        source: &str,
+        target: &str,
+        valid_from: u64,
+        valid_until: u64,
+    ) -> Result<i64, Refusal> {
+        let e = evidence::NewEvidence {
+            kind: EvidenceKind::Certificate,
+            tool,
+            args_digest: Some(args_digest),
+            principal: Some(principal),
+            source,
+            target,
+            valid_from,
+            valid_until,
+        };
+        self.decide(|view| evidence::add(view, &e))
     }
 }

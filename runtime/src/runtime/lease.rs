@@ -49,7 +49,7 @@ pub(crate) fn admit(view: &mut dyn View, key: &[u8], id: i64, now: u64) -> Resul
     let nonce = store::nonce()?;
     let generation = target.generation;
     let binding = Binding { id: lease, nonce: &nonce, epoch: &target.id, artifact: &target.artifact, config: &target.config, generation };
-    let token = token::mint(key, &binding);
+    let token = token::mint(key, &binding)?;
     let audit = json!({"op": "admit", "formation": id, "epoch": target.id, "lease": lease, "generation": generation, "now": now});
     let record = LeaseRecord { id: lease, formation: id, epoch: target.id.clone(), generation, nonce, state: LeaseState::Admitted, used: false };
     // The formation records its latest lease: on etcd, two admissions of one formation both read and write its key, so one of them retries.

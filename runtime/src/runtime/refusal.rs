@@ -64,6 +64,14 @@ pub enum RefusalCode {
     FinalHopConfigMismatch,
     LeaseNotAdmitted,
     AuditBroken,
+    /// A certificate's envelope is not signed by a trusted issuer, or is not
+    /// a well-formed fcd certificate in its issued form (forged or altered).
+    UntrustedCertificate,
+    /// A verified certificate names another tool, release, configuration,
+    /// source or contract than the epochs and contract it was given for.
+    CertificateMismatch,
+    /// An epoch is not in the registry, or its stored manifest and summary do not verify.
+    NotAdmitted,
 }
 
 impl RefusalCode {
@@ -96,6 +104,9 @@ impl RefusalCode {
             RefusalCode::FinalHopConfigMismatch => "final_hop_config_mismatch",
             RefusalCode::LeaseNotAdmitted => "lease_not_admitted",
             RefusalCode::AuditBroken => "audit_broken",
+            RefusalCode::UntrustedCertificate => "untrusted_certificate",
+            RefusalCode::CertificateMismatch => "certificate_mismatch",
+            RefusalCode::NotAdmitted => "not_admitted",
         }
     }
 }

@@ -43,6 +43,8 @@ pub(crate) struct EvidenceRecord {
     pub kind: EvidenceKind,
     pub tool: String,
     pub args_digest: Option<String>,
+    /// The principal a certificate was issued for (a certificate is for one call).
+    pub principal: Option<String>,
     pub source: String,
     pub target: String,
     pub valid_from: i64,

@@ -6,6 +6,7 @@
 use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
 
+use super::refusal::StorageError;
 use crate::canon;
 
 type HmacSha256 = Hmac<Sha256>;
@@ -20,16 +21,31 @@ pub(crate) struct Binding<'a> {
     pub generation: i64,
 }
 
-/// The MAC of a binding under `key`.
-pub(crate) fn mac(key: &[u8], b: &Binding<'_>) -> String {
-    let Ok(mut mac) = <HmacSha256 as KeyInit>::new_from_slice(key) else { return String::new() };
+/// The MAC state of a binding under `key`; a key HMAC cannot take is a storage error.
+fn keyed(key: &[u8], b: &Binding<'_>) -> Result<HmacSha256, StorageError> {
+    let mut mac = <HmacSha256 as KeyInit>::new_from_slice(key).map_err(|e| StorageError::new(format!("the store's token key is unusable: {e}")))?;
     mac.update(format!("fcd-lease|{}|{}|{}|{}|{}|{}", b.id, b.nonce, b.epoch, b.artifact, b.config, b.generation).as_bytes());
-    canon::hex(&mac.finalize().into_bytes())
+    Ok(mac)
 }
 
 /// The token of a binding: `ID.NONCE.MAC`.
-pub(crate) fn mint(key: &[u8], b: &Binding<'_>) -> String {
-    format!("{}.{}.{}", b.id, b.nonce, mac(key, b))
+pub(crate) fn mint(key: &[u8], b: &Binding<'_>) -> Result<String, StorageError> {
+    Ok(format!("{}.{}.{}", b.id, b.nonce, canon::hex(&keyed(key, b)?.finalize().into_bytes())))
+}
+
+/// Whether `mac` (hex, as in a token) is the binding's MAC, compared in
+/// constant time; a MAC that is not lowercase hex of the right length is not.
+pub(crate) fn verifies(key: &[u8], b: &Binding<'_>, mac: &str) -> Result<bool, StorageError> {
+    let Some(raw) = unhex(mac) else { return Ok(false) };
+    Ok(keyed(key, b)?.verify_slice(&raw).is_ok())
+}
+
+/// Lowercase hex to bytes, in the one spelling [`canon::hex`] writes.
+fn unhex(text: &str) -> Option<Vec<u8>> {
+    if !text.len().is_multiple_of(2) || !text.bytes().all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(&c)) {
+        return None;
+    }
+    (0..text.len()).step_by(2).map(|i| u8::from_str_radix(&text[i..i + 2], 16).ok()).collect()
 }
 
 /// Splits `ID.NONCE.MAC`. The id must be written exactly as the runtime
@@ -55,5 +71,17 @@ mod tests {
         assert_eq!(parse("042.n.m"), None);
         assert_eq!(parse("+42.n.m"), None);
         assert_eq!(parse("42.n"), None);
+    }
+
+    #[test]
+    fn a_mac_verifies_only_in_its_own_spelling() {
+        let b = Binding { id: 1, nonce: "n", epoch: "e", artifact: "a", config: "c", generation: 1 };
+        let token = mint(b"key", &b).unwrap();
+        let mac = token.rsplit('.').next().unwrap();
+        assert!(verifies(b"key", &b, mac).unwrap());
+        assert!(!verifies(b"other", &b, mac).unwrap());
+        assert!(!verifies(b"key", &b, &mac.to_uppercase()).unwrap());
+        assert!(!verifies(b"key", &b, &mac[..62]).unwrap());
+        assert!(!verifies(b"key", &Binding { generation: 2, ..b }, mac).unwrap());
     }
 }

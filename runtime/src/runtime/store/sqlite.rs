@@ -19,7 +19,7 @@ const DDL: &str = "CREATE TABLE IF NOT EXISTS secrets (name TEXT PRIMARY KEY, va
          epoch_id TEXT PRIMARY KEY, tool TEXT NOT NULL, artifact_digest TEXT NOT NULL, config_digest TEXT NOT NULL,
          summary_digest TEXT NOT NULL, state TEXT NOT NULL, revision INTEGER NOT NULL, drained_seq INTEGER, stale_seq INTEGER);
      CREATE TABLE IF NOT EXISTS evidence (
-         id INTEGER PRIMARY KEY, kind TEXT NOT NULL, tool TEXT NOT NULL, args_digest TEXT,
+         id INTEGER PRIMARY KEY, kind TEXT NOT NULL, tool TEXT NOT NULL, args_digest TEXT, principal TEXT,
          source_epoch TEXT NOT NULL, target_epoch TEXT NOT NULL, valid_from INTEGER NOT NULL, valid_until INTEGER NOT NULL,
          seq INTEGER NOT NULL, revoked INTEGER NOT NULL DEFAULT 0);
      CREATE TABLE IF NOT EXISTS formations (
@@ -46,6 +46,7 @@ impl SqliteStore {
         conn.busy_timeout(std::time::Duration::from_secs(30))?;
         conn.execute_batch(DDL)?;
         add_latest_lease(&conn)?;
+        add_column(&conn, "evidence", "principal", "TEXT")?;
         Ok(SqliteStore { conn })
     }
 }
@@ -62,6 +63,20 @@ fn add_latest_lease(conn: &Connection) -> Result<(), StorageError> {
                 "ALTER TABLE formations ADD COLUMN latest_lease INTEGER;
                  UPDATE formations SET latest_lease = (SELECT MAX(id) FROM leases WHERE leases.formation = formations.id);",
             )?;
+        }
+        tx.commit()?;
+    }
+    Ok(())
+}
+
+/// A store made before a table had `column` gets it (empty in the old rows).
+fn add_column(conn: &Connection, table: &str, column: &str, ty: &str) -> Result<(), StorageError> {
+    let has = |c: &Connection| c.query_row(&format!("SELECT COUNT(*) FROM pragma_table_info('{table}') WHERE name = ?1"), [column], |r| r.get::<_, i64>(0));
+    if has(conn)? == 0 {
+        // Checked again under the write lock: another process may have added it meanwhile.
+        let tx = rusqlite::Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
+        if has(&tx)? == 0 {
+            tx.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} {ty};"))?;
         }
         tx.commit()?;
     }
@@ -94,17 +109,18 @@ impl View for SqliteView<'_> {
     }
 
     fn evidence(&mut self, id: i64) -> Result<Option<EvidenceRecord>, StorageError> {
-        type Row = (String, String, Option<String>, String, String, i64, i64, i64);
+        type Row = (String, String, Option<String>, Option<String>, String, String, i64, i64, i64);
         let row: Option<Row> = self
             .conn
             .query_row(
-                "SELECT kind, tool, args_digest, source_epoch, target_epoch, valid_from, valid_until, revoked FROM evidence WHERE id = ?1",
+                "SELECT kind, tool, args_digest, principal, source_epoch, target_epoch, valid_from, valid_until, revoked FROM evidence WHERE id = ?1",
                 params![id],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?, r.get(7)?)),
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?, r.get(7)?, r.get(8)?)),
             )
             .optional()?;
-        let Some((kind, tool, args_digest, source, target, valid_from, valid_until, revoked)) = row else { return Ok(None) };
-        Ok(Some(EvidenceRecord { id, kind: EvidenceKind::parse(&kind)?, tool, args_digest, source, target, valid_from, valid_until, revoked: revoked != 0 }))
+        let Some((kind, tool, args_digest, principal, source, target, valid_from, valid_until, revoked)) = row else { return Ok(None) };
+        let kind = EvidenceKind::parse(&kind)?;
+        Ok(Some(EvidenceRecord { id, kind, tool, args_digest, principal, source, target, valid_from, valid_until, revoked: revoked != 0 }))
     }
 
     fn formation(&mut self, id: i64) -> Result<Option<FormationRecord>, StorageError> {
@@ -213,8 +229,9 @@ fn apply(tx: &Connection, write: &Write, seq: i64) -> Result<(), StorageError> {
         }
         Write::NewEvidence(e) => {
             tx.execute(
-                "INSERT INTO evidence (id, kind, tool, args_digest, source_epoch, target_epoch, valid_from, valid_until, seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-                params![e.id, e.kind.as_str(), e.tool, e.args_digest, e.source, e.target, e.valid_from, e.valid_until, seq],
+                "INSERT INTO evidence (id, kind, tool, args_digest, principal, source_epoch, target_epoch, valid_from, valid_until, seq)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                params![e.id, e.kind.as_str(), e.tool, e.args_digest, e.principal, e.source, e.target, e.valid_from, e.valid_until, seq],
             )?;
         }
         Write::NewFormation(f) => {

@@ -1,0 +1,59 @@
+//! What is about to run, measured at the final hop: the installed files of
+//! the release (every file of the admitted summary's source closure that the
+//! installation holds, read again and hashed) and the server's own
+//! configuration file (parsed and digested as canonical JSON).
+//!
+//! The runtime's fence compares what is measured here with the epoch's
+//! registered artifact and configuration. When every installed file has the
+//! digest the summary recorded, the installation is the registered release
+//! and its artifact digest is the summary's; when any differs (or is
+//! missing), the measurement is the digest of what is really installed,
+//! which no epoch was registered with, so the fence refuses it.
+
+use std::path::Path;
+
+use fcd_model::canon;
+use fcd_model::summary::{Closure, Summary};
+use fcd_verify::cert;
+
+use crate::config::Installed;
+
+/// The artifact digest of the installation at `installed`, as the fence
+/// must see it for `summary`'s release; an error when the closure maps to no
+/// installed file at all (a configuration that measures nothing).
+pub fn artifact(summary: &Summary, installed: &Installed) -> Result<String, String> {
+    let mut measured = Vec::new();
+    let mut intact = true;
+    for f in &summary.source.files {
+        let Some(rel) = f.path.strip_prefix(installed.strip.as_str()) else { continue };
+        let path = installed.root.join(rel);
+        let bytes = match std::fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                // A file under the installed prefix that is gone is a changed installation.
+                intact = false;
+                measured.push((f.path.clone(), Vec::new()));
+                continue;
+            }
+            Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+        };
+        intact &= canon::sha256(&bytes) == f.digest;
+        measured.push((f.path.clone(), bytes));
+    }
+    if measured.is_empty() {
+        return Err(format!("no file of the release's source closure is installed under {} (strip `{}`)", installed.root.display(), installed.strip));
+    }
+    if intact {
+        return Ok(cert::subject_digest(summary.artifact_digest.as_deref(), &summary.source.digest).to_owned());
+    }
+    Ok(format!("measured:{}", Closure::of(measured.iter().map(|(p, b)| (p.as_str(), b.as_slice()))).digest))
+}
+
+/// The digest of the server's configuration: its file parsed as JSON, in
+/// canonical form; `{}` for a server that reads no configuration file.
+pub fn config(file: Option<&Path>) -> Result<String, String> {
+    let Some(file) = file else { return canon::try_digest(&serde_json::json!({})) };
+    let bytes = std::fs::read(file).map_err(|e| format!("cannot read the server's configuration {}: {e}", file.display()))?;
+    let value: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| format!("the server's configuration {} is not JSON: {e}", file.display()))?;
+    canon::try_digest(&value)
+}

@@ -1,0 +1,56 @@
+"""Drives one MCP server over stdio with the official MCP Python SDK, as an
+agent's client would: initialize, list the tools, then make the calls given.
+
+Usage: python mcp_client.py PLAN.json
+PLAN: {"command": [...], "env": {...}, "calls": [{"tool": ..., "arguments": {...}}],
+       "repeat": N (optional: time every call N times, for the benchmark)}
+Prints one JSON object: {"tools": [names], "results": [{"error": bool, "text": str,
+"structured": any}], "micros": [per-call wall time, only with repeat]}.
+"""
+
+import asyncio
+import json
+import sys
+import time
+
+from mcp import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+
+def summarize(result):
+    texts = [getattr(block, "text", "") for block in result.content]
+    return {
+        "error": bool(getattr(result, "is_error", False)),
+        "text": "\n".join(texts),
+        "structured": getattr(result, "structured_content", None),
+    }
+
+
+async def drive(plan):
+    params = StdioServerParameters(command=plan["command"][0], args=plan["command"][1:], env=plan.get("env"))
+    out = {"tools": [], "results": [], "micros": []}
+    async with stdio_client(params) as (reader, writer):
+        async with ClientSession(reader, writer) as session:
+            await session.initialize()
+            listed = await session.list_tools()
+            out["tools"] = [t.name for t in listed.tools]
+            repeat = plan.get("repeat")
+            for call in plan["calls"]:
+                if repeat:
+                    for _ in range(repeat):
+                        began = time.perf_counter_ns()
+                        await session.call_tool(call["tool"], call["arguments"])
+                        out["micros"].append((time.perf_counter_ns() - began) / 1000.0)
+                else:
+                    out["results"].append(summarize(await session.call_tool(call["tool"], call["arguments"])))
+    return out
+
+
+def main():
+    with open(sys.argv[1], encoding="utf-8") as handle:
+        plan = json.load(handle)
+    print(json.dumps(asyncio.run(drive(plan))))
+
+
+if __name__ == "__main__":
+    main()
