@@ -102,13 +102,16 @@ pub enum RuntimeCommand {
         /// A trusted issuer's public key (PEM); give it once per key.
         #[arg(long = "issuer", value_name = "PUBKEY", required = true)]
         issuers: Vec<PathBuf>,
+        /// The source epoch the certificate moves calls from (its id); the certificate must name its artifact and summary.
         #[arg(long)]
         source: String,
+        /// The target epoch it certifies the call on (its id); the certificate must name its tool, artifact, summary and configuration.
         #[arg(long)]
         target: String,
         /// The contract calls are formed under (JSON); the certificate must name its digest.
         #[arg(long, value_name = "FILE")]
         contract: PathBuf,
+        /// The time the validity interval is checked at (Unix seconds; default: now).
         #[arg(long)]
         now: Option<u64>,
     },
