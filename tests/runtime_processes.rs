@@ -82,7 +82,10 @@ fn race(store: impl Fn(usize) -> (String, Option<tempfile::TempDir>)) {
                 Command::new(FCD)
                     .args(["runtime", "stress"])
                     .args(&args)
-                    .args(["--count", PASSES, "--store", db])
+                    // A lease held a millisecond between its fence pass and completion keeps
+                    // the workers busy past the drain even on a loaded machine, so that both
+                    // sides of the retirement see work.
+                    .args(["--count", PASSES, "--hold-ms", "1", "--store", db])
                     .stdout(Stdio::piped())
                     .stderr(Stdio::piped())
                     .spawn()
