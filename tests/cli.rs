@@ -564,50 +564,22 @@ fn profile_init_writes_a_starting_profile_that_loads() {
     assert!(missing.stderr.contains("no_such"), "{}", missing.stderr);
 }
 
+/// `fcd profile init` for one language, source, function and tool, printing the profile.
+fn init(lang: &str, source: &str, function: &str, tool: &str) -> Run {
+    fcd(&["profile", "init", "--lang", lang, "--source", source, "--function", function, "--tool", tool])
+}
+
 #[test]
 fn profile_init_reads_each_language() {
     // Go: the file's imports become [imports], so the package callees resolve.
-    let r = fcd(&[
-        "profile",
-        "init",
-        "--lang",
-        "go",
-        "--source",
-        "fixtures/github-create-repository/default-false",
-        "--function",
-        "CreateRepository",
-        "--tool",
-        "create_repository",
-    ]);
+    let r = init("go", "fixtures/github-create-repository/default-false", "CreateRepository", "create_repository");
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stdout.contains("[imports]\n") && r.stdout.contains("\"github.Ptr\""), "{}", r.stdout);
     // C#: a closure check escalates, so the identities come from the parsed files, with why.
-    let r = fcd(&[
-        "profile",
-        "init",
-        "--lang",
-        "csharp",
-        "--source",
-        "fixtures/azure-redis-create/wired-default-false",
-        "--function",
-        "ResourceCreateCommand.ExecuteAsync",
-        "--tool",
-        "redis_create",
-    ]);
+    let r = init("csharp", "fixtures/azure-redis-create/wired-default-false", "ResourceCreateCommand.ExecuteAsync", "redis_create");
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stdout.contains("# registration does not read the handler yet: ") && r.stdout.contains("\"IRedisService#CreateResourceAsync\""), "{}", r.stdout);
-    let r = fcd(&[
-        "profile",
-        "init",
-        "--lang",
-        "javascript",
-        "--source",
-        "fixtures/dbhub-execute-sql/ts-access-policy",
-        "--function",
-        "createExecuteSqlToolHandler",
-        "--tool",
-        "execute_sql",
-    ]);
+    let r = init("javascript", "fixtures/dbhub-execute-sql/ts-access-policy", "createExecuteSqlToolHandler", "execute_sql");
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stdout.contains("\"ConnectorManager.getCurrentConnector().executeSQL\""), "{}", r.stdout);
 }

@@ -55,42 +55,13 @@ pub(super) fn check_unique(trees: &[(&str, &Syntax)], regions: &[Region<'_>]) ->
         }
         let Some(call) = registration_of(region.node) else { continue };
         let Some(tool) = arguments(call).first().and_then(|a| string_content(*a)) else { continue };
-        let method = method_name(call);
-        let ambiguous = |file: &str, at: Node<'_>, why: String| {
-            Err(Escalation::new(
-                EscalationCode::RegionAmbiguous,
-                format!("region `{}`: {why}", region.name),
-                Some(Anchor::new(file, at.line(), at.end_line(), at.text())),
-            ))
+        let method = method_name(call).unwrap_or_default();
+        // Another registration under a computed name could be this tool's.
+        let computed = |n: Node<'_>| {
+            let literal = arguments(n).first().is_some_and(|a| string_content(*a).is_some());
+            (!literal).then(|| format!("`{method}` registers a tool whose name is not a plain string literal; it could be `{tool}`"))
         };
-        let mut named = 0;
-        for (file, syntax) in trees {
-            for n in syntax.root().descendants() {
-                if matches!(n.kind(), "string" | "template_string") && string_content(n).as_deref() == Some(tool.as_str()) {
-                    named += 1;
-                    if !call.contains(n) {
-                        return ambiguous(
-                            file,
-                            n,
-                            format!("the tool name `{tool}` is written again here; a registered callback is reviewed only when nothing else can name its tool"),
-                        );
-                    }
-                }
-                if n.kind() == "call_expression" && n != call && method.is_some() && method_name(n) == method {
-                    let literal = arguments(n).first().is_some_and(|a| string_content(*a).is_some());
-                    if !literal {
-                        return ambiguous(
-                            file,
-                            n,
-                            format!("`{}` registers a tool whose name is not a plain string literal; it could be `{tool}`", method.unwrap_or_default()),
-                        );
-                    }
-                }
-            }
-        }
-        if named != 1 {
-            return ambiguous(region.file, call, format!("the tool name `{tool}` is written {named} times"));
-        }
+        registered_once(trees, region, call, &tool, &computed)?;
     }
     Ok(())
 }
@@ -152,12 +123,11 @@ pub(super) fn runs_for_case(region: Node<'_>, n: Node<'_>) -> bool {
 
 /// `P.params` where P is the handler's first parameter, a plain identifier
 /// nothing in the handler binds again: the request the dispatcher was handed.
-fn request_params(e: Node<'_>, handler: Node<'_>, names: &Bindings) -> bool {
+fn request_params(e: Node<'_>, names: &Bindings) -> bool {
     let e = bare(e);
     e.kind() == "member_expression"
         && e.field_child("property").is_some_and(|p| p.text() == "params")
         && e.field_child("object").map(bare).is_some_and(|o| o.kind() == "identifier" && names.param_at(0) == Some(o.text()) && names.count(o.text()) == 0)
-        && handler.kind() != "switch_case"
 }
 
 /// Whether `e` is the request's field `field` (`name`, `arguments`) in the
@@ -167,7 +137,7 @@ pub(super) fn request_field(e: Node<'_>, field: &str, handler: Node<'_>, names: 
     let e = bare(e);
     match e.kind() {
         "member_expression" => {
-            e.field_child("property").is_some_and(|p| p.text() == field) && e.field_child("object").is_some_and(|o| request_params(o, handler, names))
+            e.field_child("property").is_some_and(|p| p.text() == field) && e.field_child("object").is_some_and(|o| request_params(o, names))
         }
         "identifier" => {
             let Some(at) = names.only_site(e.text()) else { return false };
@@ -180,7 +150,7 @@ pub(super) fn request_field(e: Node<'_>, field: &str, handler: Node<'_>, names: 
             };
             let object = if pattern.kind() == "pair_pattern" { pattern.parent() } else { Some(pattern) };
             let declarator = object.filter(|o| o.kind() == "object_pattern").and_then(|o| o.parent()).filter(|d| d.kind() == "variable_declarator");
-            field_ok && declarator.and_then(|d| d.field_child("value")).is_some_and(|v| request_params(v, handler, names))
+            field_ok && declarator.and_then(|d| d.field_child("value")).is_some_and(|v| request_params(v, names))
         }
         _ => false,
     }
@@ -216,34 +186,56 @@ pub(super) fn check_case(trees: &[(&str, &Syntax)], region: &Region<'_>) -> Resu
         return mismatch(region.node, "the case does not return or throw on every path, so it falls through into the next clause".into());
     }
     let tool = region.node.field_child("value").and_then(string_content).unwrap_or_default();
-    let method = method_name(d.registration);
-    let schema = arguments(d.registration).first().map(|a| bare(*a).compact_text());
+    let schema = arguments(d.registration).first().map(|a| bare(*a).compact_text()).unwrap_or_default();
+    // A second handler for the same request schema replaces the reviewed one.
+    let same_schema = |n: Node<'_>| {
+        (arguments(n).first().map(|a| bare(*a).compact_text()).as_deref() == Some(schema.as_str()))
+            .then(|| format!("a second handler is registered for `{schema}`; it could replace the reviewed one"))
+    };
+    registered_once(trees, region, d.registration, &tool, &same_schema)
+}
+
+/// The tool is registered once, as written: its name is a plain string
+/// literal exactly once in the analysed files (inside `registration`;
+/// comments are not strings and never count), and no other call of the
+/// registering method (by its final name, whatever the receiver) is a
+/// `rival` that could register the same tool. Else `region_ambiguous`.
+fn registered_once(
+    trees: &[(&str, &Syntax)],
+    region: &Region<'_>,
+    registration: Node<'_>,
+    tool: &str,
+    rival: &dyn Fn(Node<'_>) -> Option<String>,
+) -> Result<(), Escalation> {
+    let ambiguous = |file: &str, at: Node<'_>, why: String| {
+        Err(Escalation::new(
+            EscalationCode::RegionAmbiguous,
+            format!("region `{}`: {why}", region.name),
+            Some(Anchor::new(file, at.line(), at.end_line(), at.text())),
+        ))
+    };
+    let method = method_name(registration);
     let mut named = 0;
     for (file, syntax) in trees {
         for n in syntax.root().descendants() {
-            if matches!(n.kind(), "string" | "template_string") && string_content(n).as_deref() == Some(tool.as_str()) {
+            if matches!(n.kind(), "string" | "template_string") && string_content(n).as_deref() == Some(tool) {
                 named += 1;
+                if !registration.contains(n) {
+                    return ambiguous(
+                        file,
+                        n,
+                        format!("the tool name `{tool}` is written again here; a region is reviewed only when nothing else can name its tool"),
+                    );
+                }
             }
-            let same_registration = n.kind() == "call_expression" && n != d.registration && method.is_some() && method_name(n) == method;
-            if same_registration && arguments(n).first().map(|a| bare(*a).compact_text()) == schema {
-                let anchor = Anchor::new(file, n.line(), n.end_line(), n.text());
-                return Err(Escalation::new(
-                    EscalationCode::RegionAmbiguous,
-                    format!("region `{}`: a second handler is registered for `{}`; it could replace the reviewed one", region.name, schema.unwrap_or_default()),
-                    Some(anchor),
-                ));
+            let same_method = n.kind() == "call_expression" && n != registration && method.is_some() && method_name(n) == method;
+            if let Some(why) = rival(n).filter(|_| same_method) {
+                return ambiguous(file, n, why);
             }
         }
     }
     if named != 1 {
-        return Err(Escalation::new(
-            EscalationCode::RegionAmbiguous,
-            format!(
-                "region `{}`: the tool name `{tool}` is written {named} times; a dispatcher case is reviewed only when nothing else can name its tool",
-                region.name
-            ),
-            Some(region.anchor(region.node)),
-        ));
+        return ambiguous(region.file, registration, format!("the tool name `{tool}` is written {named} times"));
     }
     Ok(())
 }
