@@ -71,6 +71,11 @@ pub struct Handoff {
     /// Calls the literal may be passed to directly, as an argument of the
     /// call the constructor returns (`NewTool`).
     pub via: Vec<String>,
+    /// Result types of a handler factory: with `via`, the literal handed over
+    /// may instead be a factory `func(deps T) R { return HANDLER }` whose
+    /// declared result type is one of these (`mcp.ToolHandlerFor`, type
+    /// arguments aside); the handler is the literal it returns.
+    pub factory: Vec<String>,
     /// Calls the literal may be returned beside: the constructor's body is
     /// the one statement `return CALL(…), func(…) {…}` (`mcp.NewTool`).
     pub beside: Vec<String>,

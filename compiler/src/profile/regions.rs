@@ -57,6 +57,7 @@ impl Validator<'_> {
             let list = |v: &Option<Vec<String>>| v.clone().unwrap_or_default();
             let handoff = Handoff {
                 via: list(&r.via),
+                factory: list(&r.factory),
                 beside: list(&r.beside),
                 converted_by: list(&r.converted_by),
                 wrapped_by: list(&r.wrapped_by),
@@ -109,15 +110,25 @@ impl Validator<'_> {
     }
 }
 
-/// What is wrong with a region's handoff keys (`via`, `beside`,
+/// What is wrong with a region's handoff keys (`via`, `factory`, `beside`,
 /// `converted-by`, `wrapped-by`, `registered-by`): the key and why.
 fn handoff_problem(r: &RawRegion, kind: &RegionKind) -> Option<(&'static str, &'static str)> {
-    let keys = [("via", &r.via), ("beside", &r.beside), ("converted-by", &r.converted_by), ("wrapped-by", &r.wrapped_by), ("registered-by", &r.registered_by)];
+    let keys = [
+        ("via", &r.via),
+        ("factory", &r.factory),
+        ("beside", &r.beside),
+        ("converted-by", &r.converted_by),
+        ("wrapped-by", &r.wrapped_by),
+        ("registered-by", &r.registered_by),
+    ];
     if let Some((key, _)) = keys.iter().find(|(_, v)| v.as_ref().is_some_and(|v| !matches!(kind, RegionKind::Literal(_)) || v.is_empty())) {
         return Some((
             key,
-            "`via`, `beside`, `converted-by`, `wrapped-by` and `registered-by` are non-empty lists of calls, for a handler literal (`literal = true`)",
+            "`via`, `factory`, `beside`, `converted-by`, `wrapped-by` and `registered-by` are non-empty lists of calls or types, for a handler literal (`literal = true`)",
         ));
+    }
+    if r.factory.is_some() && r.via.is_none() {
+        return Some(("factory", "`factory` goes with `via`: the factory literal is what is passed to the call"));
     }
     if r.via.is_some() && r.beside.is_some() {
         return Some(("beside", "a handler literal is passed `via` a call or returned `beside` one, not both"));

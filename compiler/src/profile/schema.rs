@@ -167,6 +167,8 @@ pub(super) struct RawRegion {
     #[serde(default)]
     pub optional: bool,
     pub via: Option<Vec<String>>,
+    /// (Go, with `via`) result types of a handler factory literal handed over instead of the handler.
+    pub factory: Option<Vec<String>>,
     pub beside: Option<Vec<String>>,
     #[serde(rename = "converted-by")]
     pub converted_by: Option<Vec<String>>,

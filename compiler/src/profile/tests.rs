@@ -118,6 +118,8 @@ fn handoff_keys_belong_to_a_handler_literal_and_go_together() {
         ("literal = true\nconverted-by = [\"mcp.ToolHandlerFor\"]\n", "regions.handler.converted-by"),
         ("literal = true\nwrapped-by = [\"toolsets.NewServerTool\"]\n", "regions.handler.wrapped-by"),
         ("literal = true\nvia = [\"NewTool\"]\nbeside = [\"mcp.NewTool\"]\n", "regions.handler.beside"),
+        ("literal = true\nfactory = [\"mcp.ToolHandlerFor\"]\n", "regions.handler.factory"),
+        ("factory = [\"mcp.ToolHandlerFor\"]\nvia = [\"NewTool\"]\n", "regions.handler.via"),
     ] {
         let err = error_of(&[(region, &format!("{region}{added}"))]);
         assert!(err.contains(&format!("key `{key}`")), "{added}: {err}");

@@ -1,7 +1,11 @@
 //! The Go frontend (tree-sitter-go).
 //!
 //! Regions are function declarations by name, or the outermost function
-//! literal inside one (the handler closure a tool constructor receives).
+//! literal inside one (the handler closure a tool constructor receives). An
+//! outermost literal whose whole body is `return func(…) {…}` is a handler
+//! factory (`func(deps T) R { return HANDLER }`): the region is the handler it
+//! returns, and [`surroundings`] accepts that only where the profile reviews
+//! the factory (`factory`).
 //! Callee identities are dotted tokens as written (`client.Repositories.Create`),
 //! with generic instantiations kept and normalized (`OptionalParam[bool]`).
 //! Go's grammar cannot tell `F[T](x)` (an instantiation) from `m[k](x)` (a
@@ -44,6 +48,7 @@ impl Frontend for Go {
                 .flat_map(|f| {
                     f.descendants().filter(move |n| n.kind() == "func_literal" && n.ancestors().take_while(|a| *a != f).all(|a| a.kind() != "func_literal"))
                 })
+                .map(|literal| factory_product(literal).unwrap_or(literal))
                 .collect(),
         }
     }
@@ -145,6 +150,40 @@ pub(crate) fn identity(call: Node<'_>) -> Identity {
 /// The statement holding a node, for messages.
 fn enclosing_statement(n: Node<'_>) -> Node<'_> {
     std::iter::once(n).chain(n.ancestors()).find(|a| a.kind().ends_with("_statement") || a.kind() == "short_var_declaration").unwrap_or(n)
+}
+
+/// A function's statements, comments left out (the body's own statement list unwrapped).
+fn statements(function: Node<'_>) -> Vec<Node<'_>> {
+    let mut statements: Vec<Node<'_>> =
+        function.field_child("body").map(|b| b.named_children().filter(|c| c.kind() != "comment").collect()).unwrap_or_default();
+    if let [list] = statements.as_slice()
+        && list.kind() == "statement_list"
+    {
+        statements = list.named_children().filter(|c| c.kind() != "comment").collect();
+    }
+    statements
+}
+
+/// The operands of a `return` statement, comments left out.
+fn returned(ret: Node<'_>) -> Vec<Node<'_>> {
+    ret.named_children()
+        .filter(|c| c.kind() != "comment")
+        .flat_map(|c| if c.kind() == "expression_list" { c.named_children().filter(|o| o.kind() != "comment").collect() } else { vec![c] })
+        .collect()
+}
+
+/// The literal a function literal makes when its one statement is `return
+/// func(…) {…}`: the handler of a factory. `None` for any other body.
+pub(crate) fn factory_product(literal: Node<'_>) -> Option<Node<'_>> {
+    let body = statements(literal);
+    let [ret] = body.as_slice() else { return None };
+    if ret.kind() != "return_statement" {
+        return None;
+    }
+    match returned(*ret).as_slice() {
+        [product] if product.kind() == "func_literal" => Some(*product),
+        _ => None,
+    }
 }
 
 /// A call's arguments, comments left out.

@@ -231,11 +231,13 @@ impl<'r, 'a> Scope<'r, 'a> {
         }
     }
 
-    /// Whether a binding site is a parameter of the region or of its enclosing function.
+    /// Whether a binding site is a parameter of the region or of a function
+    /// around it (the enclosing function, a handler factory): a name the
+    /// region sees, fixed before it runs.
     fn outer_param(&self, site: Node<'a>) -> bool {
         let owner = site.ancestors().find(|a| matches!(a.kind(), "func_literal" | "function_declaration" | "method_declaration"));
         let is_param = site.parent().is_some_and(|p| matches!(p.kind(), "parameter_declaration" | "variadic_parameter_declaration"));
-        is_param && owner.is_some_and(|o| o == self.region.node || o == enclosing(self.region.node))
+        is_param && owner.is_some_and(|o| o == self.region.node || o.contains(self.region.node))
     }
 
     fn package_level(&self, head: &str, bare: bool, decls: &[Decl<'a>], spelled: Identity) -> Identity {

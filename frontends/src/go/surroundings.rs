@@ -117,7 +117,9 @@ fn tool_name(region: &Region<'_>) -> Result<(), Escalation> {
 /// to the constructor call the enclosing function returns (`via`), or
 /// returned beside one as the function's one statement (`beside`).
 fn via(region: &Region<'_>) -> Result<(), Escalation> {
-    let Some(handoff) = region.env.handoff.get(region.name) else { return Ok(()) };
+    let handoff = region.env.handoff.get(region.name);
+    let handed = factory(region, handoff)?;
+    let Some(handoff) = handoff else { return Ok(()) };
     if !handoff.beside.is_empty() {
         return beside(region, handoff);
     }
@@ -125,9 +127,9 @@ fn via(region: &Region<'_>) -> Result<(), Escalation> {
     if accepted.is_empty() {
         return Ok(());
     }
-    let call = region.node.parent().filter(|p| p.kind() == "argument_list").and_then(|l| l.parent()).filter(|c| c.kind() == "call_expression");
+    let call = handed.parent().filter(|p| p.kind() == "argument_list").and_then(|l| l.parent()).filter(|c| c.kind() == "call_expression");
     let Some(call) = call else {
-        return Err(at(region.file, region.node, "the handler literal is not passed directly as an argument of a call".into()));
+        return Err(at(region.file, handed, "the handler literal is not passed directly as an argument of a call".into()));
     };
     let returned = call.parent().filter(|p| p.kind() == "expression_list").and_then(|l| l.parent()).is_some_and(|r| r.kind() == "return_statement")
         || call.parent().is_some_and(|r| r.kind() == "return_statement");
@@ -143,6 +145,48 @@ fn via(region: &Region<'_>) -> Result<(), Escalation> {
         ));
     }
     Ok(())
+}
+
+/// What is handed to the constructor call: the region's literal, or the
+/// factory literal that returns it when the profile reviews the factory's
+/// result type (`factory`, with `via`). A factory the profile does not
+/// review, or one with a result type it does not list, escalates: the code
+/// that turns the factory into a handler is not what the reviewer read; and
+/// where the profile reviews a factory, a literal handed over without one
+/// escalates too (that is another shape).
+fn factory<'a>(region: &Region<'a>, handoff: Option<&crate::lang::Handoff>) -> Result<Node<'a>, Escalation> {
+    let accepted = handoff.map(|h| h.factory.as_slice()).unwrap_or_default();
+    let outer = region.node.ancestors().find(|a| a.kind() == "func_literal");
+    let Some(outer) = outer.filter(|o| super::factory_product(*o) == Some(region.node)) else {
+        return match accepted {
+            [] => Ok(region.node),
+            _ => Err(at(region.file, region.node, format!("the handler literal is handed over itself, not returned by a factory of {accepted:?}"))),
+        };
+    };
+    let result = outer.field_child("result").map(|r| r.compact_text()).unwrap_or_default();
+    if accepted.is_empty() || handoff.is_some_and(|h| h.via.is_empty()) {
+        return Err(at(
+            region.file,
+            outer,
+            format!("the handler literal is returned by a factory literal (result `{result}`) that the profile does not review (`factory`, with `via`)"),
+        ));
+    }
+    if !reviewed_call(accepted, &result) {
+        return Err(at(region.file, outer, format!("the handler factory's result type `{result}` is not one of {accepted:?}")));
+    }
+    // The result type's package, as the file imports it.
+    if let Some((package, _)) = result.split_once('.') {
+        let root = outer.ancestors().last().unwrap_or(outer);
+        let imports = scope::imports(root);
+        if !imports.get(package).is_some_and(|(p, _)| region.env.accepts_import(package, p)) {
+            return Err(at(
+                region.file,
+                outer,
+                format!("the handler factory's result type `{result}`: `{package}` is not imported from a path [imports] accepts"),
+            ));
+        }
+    }
+    Ok(outer)
 }
 
 /// A call's callee as spelled, for matching against the profile's lists.
@@ -170,13 +214,7 @@ fn beside(region: &Region<'_>, handoff: &crate::lang::Handoff) -> Result<(), Esc
     let accepted = &handoff.beside;
     let fail = |n: Node<'_>, why: &str| Err(at(region.file, n, format!("the handler literal is not returned beside a call of {accepted:?}: {why}")));
     let enclosing = scope::enclosing(region.node);
-    let mut statements: Vec<Node<'_>> =
-        enclosing.field_child("body").map(|b| b.named_children().filter(|c| c.kind() != "comment").collect()).unwrap_or_default();
-    if let [list] = statements.as_slice()
-        && list.kind() == "statement_list"
-    {
-        statements = list.named_children().filter(|c| c.kind() != "comment").collect();
-    }
+    let statements = super::statements(enclosing);
     let Some((ret, declarations)) = statements.split_last().filter(|(r, _)| r.kind() == "return_statement") else {
         return fail(enclosing, "the constructor does not end in a return");
     };
@@ -191,11 +229,7 @@ fn beside(region: &Region<'_>, handoff: &crate::lang::Handoff) -> Result<(), Esc
             _ => return fail(*d, "the constructor has other statements than `NAME := VALUE` bindings and that return"),
         }
     }
-    let operands: Vec<Node<'_>> = ret
-        .named_children()
-        .filter(|c| c.kind() == "expression_list")
-        .flat_map(|l| l.named_children().filter(|c| c.kind() != "comment").collect::<Vec<_>>())
-        .collect();
+    let operands = super::returned(*ret);
     let [tool, handler] = operands.as_slice() else {
         return fail(*ret, "the return is not exactly the tool and the handler, in that order");
     };
