@@ -76,10 +76,19 @@ fn facts_and_canonical_decisions_of_every_regime() {
 }
 
 /// The registration outcome of every case declared in a profile's
-/// `tests/mutations.toml` (a base fixture and its declared edits).
+/// `tests/mutations.toml` (a base fixture and its declared edits); every
+/// profile under profiles/ must declare some.
 #[test]
 fn every_mutation() {
-    for profile in ["azure-redis-create", "dbhub-execute-sql", "git-diff", "github-create-repository"] {
+    let mut profiles: Vec<String> = std::fs::read_dir(root().join("profiles"))
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join("profile.toml").exists())
+        .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .collect();
+    profiles.sort();
+    assert!(profiles.len() >= 4, "the profiles directory holds the reviewed profiles: {profiles:?}");
+    for profile in &profiles {
         let cases = fcd::profile_test::load_cases(&root().join("profiles").join(profile)).unwrap();
         let mutations: Vec<_> = cases.iter().filter(|c| c.file.ends_with("mutations.toml")).collect();
         assert!(!mutations.is_empty(), "{profile} declares no mutation");
