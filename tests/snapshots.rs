@@ -58,6 +58,7 @@ const REGIMES: &[(&str, &str, Option<&str>, &str)] = &[
     ("git-diff", "guarded", None, "decisions_guarded"),
     ("github-create-repository", "default-false", Some("github_facts_default-false"), "github_decisions_default-false"),
     ("github-create-repository", "default-true", Some("github_facts_default-true"), "github_decisions_default-true"),
+    ("github-create-gist", "secret-default", Some("gist_facts_secret-default"), "gist_decisions_secret-default"),
     ("azure-redis-create", "legacy-enabled", Some("azure_facts_legacy-enabled"), "azure_decisions_legacy-enabled"),
     ("azure-redis-create", "wired-default-false", Some("azure_facts_wired-default-false"), "azure_decisions_wired-default-false"),
     ("dbhub-execute-sql", "bundle-assignment-allowed", Some("dbhub_facts_bundle-assignment-allowed"), "dbhub_decisions_bundle-assignment-allowed"),
