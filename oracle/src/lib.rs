@@ -15,6 +15,7 @@ pub mod lex;
 mod azure;
 mod dbhub;
 mod files;
+mod gist;
 mod git_diff;
 mod git_route;
 mod github;
@@ -60,7 +61,7 @@ pub struct Judgement {
 type Model = dyn Fn(&serde_json::Map<String, Value>) -> (Verdict, String);
 
 /// The profiles the oracle can judge.
-pub const PROFILES: &[&str] = &["git-diff", "github-create-repository", "azure-redis-create", "dbhub-execute-sql"];
+pub const PROFILES: &[&str] = &["git-diff", "github-create-repository", "github-create-gist", "azure-redis-create", "dbhub-execute-sql"];
 
 /// Judges every call of a canonical-calls document (`../shared/canonical/<profile>.json`)
 /// against the release rooted at `root`.
@@ -75,6 +76,10 @@ pub fn judge(profile: &str, root: &Path, canonical: &Value) -> Result<Vec<Judgem
         "github-create-repository" => {
             let shape = github::read(root);
             Box::new(move |args| github::verdict(&shape, args, &ctx))
+        }
+        "github-create-gist" => {
+            let shape = gist::read(root);
+            Box::new(move |args| gist::verdict(&shape, args, &ctx))
         }
         "azure-redis-create" => {
             let shape = azure::read(root);

@@ -119,9 +119,41 @@ fn github_regimes_and_mutations() {
         ("mutations/12_dynamic_callee", default_true),
         // An unclosed brace: the function's body never ends.
         ("mutations/13_parse_error", &[Cannot]),
+        ("factory", default_false),
+        ("mutations/14_factory_parameter_renamed", default_false),
+        // The oracle reads the handler's flow inside CreateRepository: what the factory does
+        // before it returns the handler, its declared result and its wrapper are the
+        // compiler's surroundings checks (15, 16, 18, 19), as the request parameter
+        // named like the dependencies is the inventory's (17).
+        ("mutations/15_factory_rebinds_dependencies", default_false),
+        ("mutations/16_factory_result_unreviewed", default_false),
+        ("mutations/17_handler_parameter_takes_the_name", default_false),
+        ("mutations/18_factory_wrapped", default_false),
+        ("mutations/19_factory_of_a_factory", default_false),
     ];
     for (fixture, expected) in cases {
         check("github-create-repository", fixture, expected);
+    }
+}
+
+#[test]
+fn gist_regime_and_mutations() {
+    let secret: &[Verdict] = &[Safe, Unsafe, Safe];
+    let cases: &[(&str, &[Verdict])] = &[
+        ("secret-default", secret),
+        ("mutations/01_locals_renamed_and_reordered", secret),
+        // Public hard-coded true: every gist is public, whatever the call says.
+        ("mutations/02_public_hard_coded", &[Unsafe, Unsafe, Unsafe]),
+        // The compiler escalates the unreviewed helper; the oracle reads its literal default.
+        ("mutations/03_default_flipped", &[Unsafe, Unsafe, Safe]),
+        ("mutations/04_flag_negated", &[Cannot]),
+        ("mutations/05_gist_changed_before_create", &[Cannot]),
+        ("mutations/06_second_create", &[Cannot]),
+        // Which client the dependencies give is the inventory's business, not the oracle's: it judges the flow.
+        ("mutations/07_client_of_another_type", secret),
+    ];
+    for (fixture, expected) in cases {
+        check("github-create-gist", fixture, expected);
     }
 }
 
