@@ -63,11 +63,13 @@ fn module_level_variables_are_regions() {
 }
 
 #[test]
-fn iterating_a_calls_result_calls_its_iterator_anything_else_is_dynamic() {
+fn iterating_a_calls_result_or_a_name_calls_its_iterator_anything_else_is_dynamic() {
     assert_eq!(callees("a.js", "  for (const s of split(sql)) check(s);"), ["split()[Symbol.iterator]", "split", "check"]);
     assert_eq!(callees("a.ts", "  for (const s of opts.parts(sql)) {}"), ["opts.parts()[Symbol.iterator]", "opts.parts"]);
-    let local = callees("a.js", "  const parts = split(sql);\n  for (const s of parts) {}");
-    assert!(local.iter().any(|c| c.starts_with("dynamic: `for … of`")), "{local:?}");
+    // A local bound once to a call is that call's result.
+    assert_eq!(callees("a.js", "  const parts = split(sql);\n  for (const s of parts) {}"), ["split", "split()[Symbol.iterator]"]);
+    let computed = callees("a.js", "  for (const s of (sql ? opts.a : opts.b)) {}");
+    assert!(computed.iter().any(|c| c.starts_with("dynamic: `for … of`")), "{computed:?}");
     let awaited = callees("a.js", "  async function g() { for await (const s of split(sql)) {} }");
     assert!(awaited.iter().any(|c| c.starts_with("dynamic: `for … of`")), "{awaited:?}");
     // A local named like the callee is not the module's function.
@@ -430,4 +432,48 @@ fn class_methods_are_regions_and_what_replaces_them_escalates() {
     escalates(format!("{class}Reflect.set(new Store(), \"run\", () => 0);\n"), EscalationCode::ShapeMismatch, "names a reviewed method");
     escalates(format!("{class}Store.prototype.run = () => 0;\n"), EscalationCode::ShapeMismatch, "prototype");
     escalates(format!("{class}Store = class {{}};\n"), EscalationCode::ShapeMismatch, "is assigned");
+}
+
+#[test]
+fn a_name_declared_in_several_scopes_is_the_declaration_in_scope() {
+    // Callback parameters and a loop variable of one name: each use is its own scope's.
+    // Rooted at a module name, the loop variable is an element of what the list is.
+    assert_eq!(
+        callees("a.js", "  const parts = Store.pieces(sql).map((part) => part.trim());\n  for (const part of parts) { part.toLowerCase(); }"),
+        ["Store.pieces().map", "Store.pieces", "part.trim", "Store.pieces().map()[Symbol.iterator]", "Store.pieces().map()[].toLowerCase"]
+    );
+    // Rooted at an untyped parameter, nothing spells what the list is: names as written.
+    assert_eq!(
+        callees("a.js", "  const parts = opts.pieces(sql).map((part) => part.trim());\n  for (const part of parts) { part.toLowerCase(); }"),
+        ["opts.pieces().map", "opts.pieces", "part.trim", "parts[Symbol.iterator]", "part.toLowerCase"]
+    );
+    // One `const` per branch: each block's use is that block's value.
+    assert_eq!(
+        callees("a.js", "  if (sql) { const t = Left.get(); t.run(); } else { const t = Right.get(); t.run(); }"),
+        ["Left.get", "Left.get().run", "Right.get", "Right.get().run"]
+    );
+}
+
+#[test]
+fn a_name_declared_twice_where_both_are_in_scope_or_also_assigned_stays_unresolved() {
+    // A shadowing declaration inside the outer one's block: both reach the use.
+    let shadowed = callees("a.js", "  const db = Left.get();\n  { const db = Right.get(); db.run(sql); }");
+    assert!(shadowed.iter().any(|c| c.starts_with("?db.run: `db` is bound more than once")), "{shadowed:?}");
+    // An assignment is no declaration: which value the use sees depends on the path.
+    let assigned = callees("a.js", "  let db = Left.get();\n  if (sql) { db = Right.get(); }\n  { const db = Other.get(); }\n  db.run(sql);");
+    assert!(assigned.iter().any(|c| c.starts_with("?db.run: `db` is bound more than once")), "{assigned:?}");
+    // `var` is function-scoped and hoisted: not a lexical declaration.
+    let var = callees("a.js", "  var db = Left.get();\n  if (sql) { var db = Right.get(); }\n  db.run(sql);");
+    assert!(var.iter().any(|c| c.starts_with("?db.run: `db` is bound more than once")), "{var:?}");
+}
+
+#[test]
+fn spreading_or_iterating_a_name_calls_the_iterator_of_what_it_holds() {
+    assert_eq!(
+        callees("a.js", "  const rows = Store.all(sql);\n  const out = [];\n  out.push(...rows);\n  for (const r of out) {}"),
+        ["Store.all", "[].push", "Store.all()[Symbol.iterator]", "[][Symbol.iterator]"]
+    );
+    // An object spread copies properties (getters run): still dynamic.
+    let object = callees("a.js", "  const rows = opts.all(sql);\n  const copy = { ...rows };");
+    assert!(object.iter().any(|c| c.starts_with("dynamic:")), "{object:?}");
 }

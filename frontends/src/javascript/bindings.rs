@@ -177,6 +177,11 @@ impl Bindings {
         }
     }
 
+    /// Where each binding of `name` inside the region starts (byte offsets, source order).
+    pub fn site_offsets(&self, name: &str) -> &[usize] {
+        self.sites.get(name).map_or(&[], Vec::as_slice)
+    }
+
     /// How many places inside the region bind `name` (the region's own parameters excluded).
     pub fn count(&self, name: &str) -> usize {
         self.counts.get(name).copied().unwrap_or(0)

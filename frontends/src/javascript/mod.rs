@@ -31,7 +31,7 @@ use crate::ts::{Node, Syntax};
 use facts::{Cx, GuardTest};
 use route::{registered_callback, registration_of};
 use scope::Scope;
-use syntax::{constructor, identity, implicit, iterated_call, iterator_of, string_content};
+use syntax::{constructor, identity, implicit, iterated_call, iterated_value, iterator_of, string_content};
 
 /// The JavaScript/TypeScript frontend.
 pub struct JavaScript;
@@ -114,11 +114,15 @@ impl Frontend for JavaScript {
             .into_iter()
             .chain(handed)
             .chain(code.descendants().filter(|n| route::runs_for_case(region.node, *n)).filter_map(|n| match n.kind() {
-                "call_expression" => Some((n, scope.resolve(identity(n)))),
-                "new_expression" => Some((n, scope.resolve(constructor(n)))),
+                "call_expression" => Some((n, scope.resolve_at(identity(n), Some(n)))),
+                "new_expression" => Some((n, scope.resolve_at(constructor(n), Some(n)))),
                 // The iterator's identity follows its call's: a shadowed callee stays unresolved.
-                "for_in_statement" if iterated_call(n).is_some() => iterated_call(n).map(|call| (n, iterator_of(scope.resolve(identity(call))))),
-                _ => implicit(n).map(|why| (n, Identity::Dynamic(why))),
+                "for_in_statement" if iterated_call(n).is_some() => iterated_call(n).map(|call| (n, iterator_of(scope.resolve_at(identity(call), Some(call))))),
+                // Iterating a name or member chain: the iterator of what it is.
+                _ => match iterated_value(n).map(|v| (v, syntax::dotted(v))) {
+                    Some((v, Some(path))) => Some((n, scope.resolve_at(Identity::Path(format!("{path}[Symbol.iterator]")), Some(v)))),
+                    _ => implicit(n).map(|why| (n, Identity::Dynamic(why))),
+                },
             }))
             .collect()
     }

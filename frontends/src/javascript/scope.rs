@@ -83,6 +83,14 @@ impl<'a> Scope<'a> {
     /// function, a local shadowing a module name, an import under another
     /// name or from a package outside the release does not count.
     pub(super) fn resolve(&self, id: Identity) -> Identity {
+        self.resolve_at(id, None)
+    }
+
+    /// [`Self::resolve`] for a name used at `at`: a local bound by several
+    /// lexical declarations (block-scoped `let`/`const`, parameters, a
+    /// `catch` parameter, a `for (const … of …)` variable) means the one
+    /// whose scope holds `at`, when exactly one does ([`Self::visible_binding`]).
+    pub(super) fn resolve_at(&self, id: Identity, at: Option<Node<'a>>) -> Identity {
         let Identity::Path(path) = id else { return id };
         let root = path.split(['.', '[', '(']).next().unwrap_or_default();
         let plain = root.len() == path.len();
@@ -96,11 +104,16 @@ impl<'a> Scope<'a> {
         if local {
             // What the local is, when its one binding says so: the identity
             // follows the value, not the local's name.
-            if let Some(what) = self.derive_name(root, 0) {
+            if let Some(what) = self.derive_name_at(root, at, 0) {
                 return Identity::Path(join(&what, &path[root.len()..]));
             }
             if self.locals.count(root) > 1 {
-                return Identity::Unresolved(format!("{path}: `{root}` is bound more than once, so which object it holds depends on the path taken"));
+                // The one declaration in scope here, kept by name when its
+                // value is a parameter's or a reviewed call's.
+                return match at.and_then(|at| self.visible_binding(root, at)) {
+                    Some(site) if self.site_origin_ok(site) => Identity::Path(path),
+                    _ => Identity::Unresolved(format!("{path}: `{root}` is bound more than once, so which object it holds depends on the path taken")),
+                };
             }
         }
         if local && !self.origins_ok(root) {
@@ -130,7 +143,7 @@ impl<'a> Scope<'a> {
         }
         let n = bare(n);
         match n.kind() {
-            "identifier" => self.derive_name(n.text(), depth),
+            "identifier" => self.derive_name_at(n.text(), Some(n), depth),
             "this" => Some("this".to_owned()),
             "member_expression" => {
                 let object = self.derive(n.field_child("object")?, depth + 1)?;
@@ -152,6 +165,8 @@ impl<'a> Scope<'a> {
                 }
                 Some(format!("new {}()", self.derive(c, depth + 1)?))
             }
+            // A fresh empty array: its methods are the builtin Array's.
+            "array" if n.named_children().all(|c| c.kind() == "comment") => Some("[]".to_owned()),
             "true" | "false" | "null" | "undefined" | "number" => Some(n.text().to_owned()),
             "string" | "template_string" => string_content(n).map(|s| format!("{s:?}")),
             "binary_expression" => {
@@ -165,8 +180,10 @@ impl<'a> Scope<'a> {
         }
     }
 
-    /// What the name `name` is where the region uses it (see [`Self::derive`]).
-    pub(super) fn derive_name(&self, name: &str, depth: usize) -> Option<String> {
+    /// What the name `name` is where the region uses it (see
+    /// [`Self::derive`]), at `at`: a name bound by several lexical
+    /// declarations is the one whose scope holds `at`.
+    fn derive_name_at(&self, name: &str, at: Option<Node<'a>>, depth: usize) -> Option<String> {
         if !self.is_local(name) {
             return match self.resolve(Identity::Path(name.to_owned())) {
                 Identity::Path(p) => Some(p),
@@ -176,10 +193,17 @@ impl<'a> Scope<'a> {
         if self.declared.contains(name) || self.imports.contains_key(name) || integrity::BUILTINS.contains(&name) {
             return None;
         }
-        let site = self.binding_site(name)?;
+        let site = match self.locals.count(name) {
+            0 | 1 => self.binding_site(name)?,
+            _ => self.visible_binding(name, at?)?,
+        };
         let parent = site.parent()?;
         match parent.kind() {
             "variable_declarator" if parent.field_child("name") == Some(site) => self.derive(parent.field_child("value")?, depth + 1),
+            // `for (const x of XS)`: x is an element of XS.
+            "for_in_statement" if parent.field_child("left") == Some(site) && is_for_of(parent) => {
+                Some(format!("{}[]", self.derive(parent.field_child("right")?, depth + 1)?))
+            }
             "required_parameter" | "optional_parameter" if parent.field_child("pattern") == Some(site) && parent.field_child("value").is_none() => {
                 let ty = parent.field_child("type")?.named_children().find(|c| c.kind() != "comment")?;
                 matches!(ty.kind(), "type_identifier" | "nested_type_identifier").then(|| format!("{}#", ty.compact_text()))
@@ -245,6 +269,128 @@ impl<'a> Scope<'a> {
     }
 }
 
+impl<'a> Scope<'a> {
+    /// The one binding of `name` whose scope holds `at`, when every binding
+    /// of the name in the region is a lexical declaration (a parameter, a
+    /// block-scoped `let`/`const`, a `catch` parameter, a `for (const|let …
+    /// of|in …)` variable) and exactly one of their scopes holds `at`. An
+    /// assignment, a `var`, a nested function or class declaration of the
+    /// name, or a shadowing declaration in scope as well, gives `None`.
+    fn visible_binding(&self, name: &str, at: Node<'a>) -> Option<Node<'a>> {
+        let mut visible = Vec::new();
+        if self.locals.is_param(name) {
+            visible.push(self.region_parameter(name)?);
+        }
+        for offset in self.locals.site_offsets(name) {
+            let site = self.region.descendants().find(|n| n.byte_range().start == *offset && is_name(*n) && n.text() == name)?;
+            if declaration_scope(site)?.contains(at) {
+                visible.push(site);
+            }
+        }
+        match visible.as_slice() {
+            [one] => Some(*one),
+            _ => None,
+        }
+    }
+
+    /// The region's own parameter `name`, when exactly one binds it.
+    fn region_parameter(&self, name: &str) -> Option<Node<'a>> {
+        let function = if self.region.kind() == "variable_declarator" { self.region.field_child("value")? } else { self.region };
+        let mut names = Vec::new();
+        for p in function.field_child("parameters")?.named_children() {
+            bindings::pattern_names(p, &mut names);
+        }
+        match names.iter().filter(|n| n.text() == name).collect::<Vec<_>>().as_slice() {
+            [one] => Some(**one),
+            _ => None,
+        }
+    }
+
+    /// Whether one binding's value means what its spelling says: a
+    /// parameter's, or a plain declaration's whose value is a reviewed origin.
+    fn site_origin_ok(&self, site: Node<'a>) -> bool {
+        match site.parent() {
+            Some(d) if d.kind() == "variable_declarator" && d.field_child("name") == Some(site) => {
+                d.field_child("value").is_some_and(|v| self.reviewed_origin(v))
+            }
+            Some(f) if f.kind() == "for_in_statement" && f.field_child("left") == Some(site) => self.reviewed_origin(f),
+            _ => is_parameter(site),
+        }
+    }
+}
+
+/// Whether a binding site is a parameter's name (inside its pattern, if any).
+fn is_parameter(site: Node<'_>) -> bool {
+    let mut child = site;
+    for a in site.ancestors() {
+        match a.kind() {
+            "object_pattern"
+            | "array_pattern"
+            | "pair_pattern"
+            | "assignment_pattern"
+            | "object_assignment_pattern"
+            | "rest_pattern"
+            | "required_parameter"
+            | "optional_parameter" => {}
+            "formal_parameters" => return true,
+            "arrow_function" => return a.field_child("parameter") == Some(child),
+            _ => return false,
+        }
+        child = a;
+    }
+    false
+}
+
+/// An identifier that can be a binding site.
+fn is_name(n: Node<'_>) -> bool {
+    matches!(n.kind(), "identifier" | "shorthand_property_identifier_pattern")
+}
+
+/// `for (… of …)`, not `for (… in …)` nor `for await`.
+fn is_for_of(n: Node<'_>) -> bool {
+    n.children().any(|c| c.kind() == "of") && !n.children().any(|c| c.kind() == "await")
+}
+
+/// The node whose extent a lexical declaration's name is visible in: a
+/// parameter's function, a `let`/`const`'s block (a `switch`'s whole body for
+/// a case clause's), a `catch` clause, a `for (const|let …)` loop. `None` for
+/// any other binding (an assignment, a `var`, a function or class name), whose
+/// reach is not lexical.
+fn declaration_scope(site: Node<'_>) -> Option<Node<'_>> {
+    let mut child = site;
+    for a in site.ancestors() {
+        match a.kind() {
+            "object_pattern"
+            | "array_pattern"
+            | "pair_pattern"
+            | "assignment_pattern"
+            | "object_assignment_pattern"
+            | "rest_pattern"
+            | "required_parameter"
+            | "optional_parameter" => {}
+            "formal_parameters" => return a.parent(),
+            "arrow_function" => return (a.field_child("parameter") == Some(child)).then_some(a),
+            "catch_clause" => return (a.field_child("parameter") == Some(child)).then_some(a),
+            "for_in_statement" => {
+                let declares = a.children().any(|c| matches!(c.kind(), "const" | "let"));
+                return (a.field_child("left") == Some(child) && declares).then_some(a);
+            }
+            "variable_declarator" => {
+                let declaration = a.parent().filter(|d| d.kind() == "lexical_declaration" && a.field_child("name") == Some(child))?;
+                let holder = declaration.parent()?;
+                return match holder.kind() {
+                    "statement_block" | "program" | "for_statement" => Some(holder),
+                    "switch_case" | "switch_default" => holder.parent(),
+                    _ => None,
+                };
+            }
+            _ => return None,
+        }
+        child = a;
+    }
+    None
+}
+
 /// A derived spelling followed by the rest of a path (`.m`, `[]`, `()`):
 /// a type's member is `T#m`.
 fn join(what: &str, rest: &str) -> String {
@@ -281,6 +427,17 @@ impl Scope<'_> {
         let v = bare(v);
         match v.kind() {
             "call_expression" | "member_expression" | "subscript_expression" => true,
+            // An element of such a value, or of a local bound once to one
+            // (`for (const s of statements)`, `statements = sql.split(';')`).
+            "for_in_statement" if is_for_of(v) => v.field_child("right").map(bare).is_some_and(|r| match r.kind() {
+                "identifier" => {
+                    self.locals.count(r.text()) == 1
+                        && bindings::origins(self.region, r.text())
+                            .iter()
+                            .all(|o| o.is_some_and(|o| matches!(bare(o).kind(), "call_expression" | "member_expression" | "subscript_expression" | "array")))
+                }
+                _ => matches!(r.kind(), "call_expression" | "member_expression" | "subscript_expression"),
+            }),
             "binary_expression" if v.field_child("operator").is_some_and(|o| matches!(o.text(), "||" | "??")) => {
                 v.field_child("left").is_some_and(|l| self.reviewed_origin(l))
                     && v.field_child("right").is_some_and(|r| self.builtin_value(r) || self.reviewed_origin(r))

@@ -123,6 +123,22 @@ pub(super) fn iterated_call(n: Node<'_>) -> Option<Node<'_>> {
     (right.kind() == "call_expression" && named).then_some(right)
 }
 
+/// The value a plain `for (… of VALUE)` or an array or argument spread
+/// `...VALUE` iterates, when VALUE is a name or a member chain (not a call,
+/// whose iterator [`iterated_call`] spells): iterating runs VALUE's iterator,
+/// whose identity is `VALUE[Symbol.iterator]` with VALUE spelled as a callee
+/// is (a local bound once stands for what it holds, `[]` for a fresh array).
+/// `for await` and object spreads are not iterations of this kind.
+pub(super) fn iterated_value(n: Node<'_>) -> Option<Node<'_>> {
+    let value = match n.kind() {
+        "for_in_statement" if n.children().any(|c| c.kind() == "of") && !n.children().any(|c| c.kind() == "await") => n.field_child("right")?,
+        "spread_element" if n.parent().is_none_or(|p| p.kind() != "object") => operand(n)?,
+        _ => return None,
+    };
+    let value = bare(value);
+    matches!(value.kind(), "identifier" | "member_expression").then_some(value)
+}
+
 /// The identity of iterating the result of a call whose callee resolved to `callee`.
 pub(super) fn iterator_of(callee: Identity) -> Identity {
     match callee {
