@@ -12,7 +12,9 @@
 //! `isReadOnlyMode()`. Where the release has the SQLite connector class, its
 //! `executeSQL` decides what an admitted PRAGMA assignment does: one that
 //! only runs `prepare(…).all()` never runs it (better-sqlite3 refuses a
-//! statement that returns no rows), any other runs it.
+//! statement that returns no rows), any other runs it. A method that splits
+//! the SQL on `;` and branches on a single statement (0.5 to 0.8) is read in
+//! that branch only: several statements are outside the argument domain.
 
 use std::path::Path;
 
@@ -128,10 +130,57 @@ fn connector(tokens: &[Token]) -> Result<Connector, String> {
         return Err("SQLiteConnector's executeSQL is not a plain method".into());
     }
     let method = body_after_parameters(body, at + 1).ok_or("executeSQL has no body")?;
-    let calls = |name: &str| method.windows(3).any(|w| w[0].is(".") && w[1].is(name) && w[2].is("("));
+    // A method that splits the SQL on ';' and branches on one statement:
+    // only that branch runs a single statement (several are outside the
+    // argument domain, UNKNOWN whatever the connector does).
+    let splits = (0..method.len().saturating_sub(3)).any(|i| method[i].is("split") && method[i + 1].is("(") && method[i + 2].str_value() == Some(";"));
+    let runs = match single_statement_branch(method) {
+        Some(branch) => branch,
+        None if splits => {
+            return Err("the connector cuts the SQL at `;` but does not branch as `if (LIST.length === 1) {…} else {…}` on the list it binds once".into());
+        }
+        None => method,
+    };
+    let calls = |name: &str| runs.windows(3).any(|w| w[0].is(".") && w[1].is(name) && w[2].is("("));
     let reader = calls("prepare") && calls("all");
     let other = ["run", "exec", "iterate", "pluck", "raw", "get", "transaction", "pragma"].iter().any(|m| calls(m));
     Ok(if reader && !other { Connector::ReaderOnly } else { Connector::Runs })
+}
+
+/// In a method that binds `NAME = sql.split(';')…` once and whose first
+/// statement-level test is `if (NAME.length === 1) { … } else { … }`, the
+/// tokens of that first block: what runs when the SQL is one statement.
+/// `None` for any other method (then all of it counts).
+fn single_statement_branch(method: &[Token]) -> Option<&[Token]> {
+    let splits: Vec<usize> = (0..method.len().saturating_sub(6))
+        .filter(|&i| {
+            method[i].is("=")
+                && method[i + 1].is("sql")
+                && method[i + 2].is(".")
+                && method[i + 3].is("split")
+                && method[i + 4].is("(")
+                && method[i + 5].str_value() == Some(";")
+        })
+        .collect();
+    let [split] = splits.as_slice() else { return None };
+    let name = method.get(split.checked_sub(1)?)?;
+    let declared = split.checked_sub(2).is_some_and(|k| method[k].is("const"));
+    let bound_once = method.iter().filter(|t| t.is(&name.text)).count() >= 2
+        && (0..method.len().saturating_sub(1)).filter(|&i| method[i].is(&name.text) && method[i + 1].is("=")).count() == 1;
+    if !declared || !bound_once {
+        return None;
+    }
+    // `===` is lexed as `==` then `=`.
+    let test = ["if", "(", name.text.as_str(), ".", "length", "==", "=", "1", ")", "{"];
+    let at = (*split..method.len().saturating_sub(test.len())).find(|&i| test.iter().enumerate().all(|(k, w)| method[i + k].is(w)))?;
+    // Nothing touches the list between its binding and the test.
+    if method[*split..at].iter().any(|t| t.is(&name.text)) {
+        return None;
+    }
+    let open = at + test.len() - 1;
+    let end = braces_end(method, open)?;
+    method.get(end + 1).filter(|t| t.is("else"))?;
+    method.get(open + 1..end)
 }
 
 fn understand(root: &Path) -> Result<(bool, bool, bool, String), String> {

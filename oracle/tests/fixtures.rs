@@ -303,6 +303,26 @@ fn git_diff_routes() {
     }
 }
 
+/// The legacy-split shapes (0.5 to 0.8): the legacy handler with
+/// areAllStatementsReadOnly, and a connector that cuts the SQL at `;` and
+/// runs a single statement in its own branch, which decides call B.
+#[test]
+fn dbhub_legacy_split() {
+    let reader: &[Verdict] = &[Safe, Safe, Safe, Unknown];
+    let runs: &[Verdict] = &[Safe, Unsafe, Safe, Unknown];
+    let cases: &[(&str, &[Verdict])] = &[
+        ("ts-legacy-split", reader),
+        ("legacy-split/s01_commented", reader),
+        ("legacy-split/s10_single_statement_runs", runs),
+        // A branch the oracle does not read (`<= 2`): it refuses rather than guess.
+        ("legacy-split/s11_single_branch_for_two", &[Cannot]),
+        ("legacy-split/s20_run_variant", runs),
+    ];
+    for (fixture, expected) in cases {
+        check("dbhub-execute-sql", fixture, expected);
+    }
+}
+
 /// The legacy-single-reader shape (0.4): the older handler, its mode flag
 /// isReadOnlyMode(), and the SQLite connector's executeSQL, which decides what
 /// an admitted PRAGMA assignment does (all() refuses it: safe).
