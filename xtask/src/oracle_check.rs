@@ -90,7 +90,9 @@ mod tests {
 
     #[test]
     fn both_judges_agree_on_the_fixtures() {
-        for (profile, fixture) in [("git-diff", "guarded"), ("git-diff", "unguarded"), ("github-create-repository", "default-true")] {
+        for (profile, fixture) in
+            [("git-diff", "guarded"), ("git-diff", "unguarded"), ("github-create-repository", "default-true"), ("git-add", "index"), ("git-add", "cli")]
+        {
             let dir = root().join("profiles").join(profile);
             let source = root().join("fixtures").join(profile).join(fixture);
             let report = run(profile, &dir, &source, &compiler(&dir, &source)).unwrap();
