@@ -73,6 +73,11 @@ pub struct Root {
 }
 
 impl Case {
+    /// The regime whose canonical decisions this case must get, if it names one.
+    pub fn regime(&self) -> Option<&str> {
+        self.regime.as_deref()
+    }
+
     /// The release root this case registers: its fixture directory, or its
     /// base with the declared edits applied in a temporary directory.
     pub fn root(&self) -> Result<Root, InputError> {

@@ -1,6 +1,7 @@
 //! Every profile under profiles/ passes its own `profile test` cases.
-//! (That each profile's canonical.json is byte for byte the shared one is
-//! checked by `.ci/run`, which has `../shared` beside the clone.)
+//! (That a profile's canonical.json is byte for byte the shared one, where
+//! `../shared/canonical/` has one, is checked by `.ci/run`, which has
+//! `../shared` beside the clone.)
 
 use std::path::PathBuf;
 

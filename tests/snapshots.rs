@@ -1,5 +1,5 @@
 //! Insta snapshots of real outputs: the git-diff summaries, the facts and
-//! canonical decisions of both regimes of every profile, and the registration
+//! canonical decisions of every regime fixture of every profile, and the registration
 //! outcome of every mutation fixture. Read a snapshot before accepting it.
 
 use std::path::{Path, PathBuf};
@@ -52,44 +52,43 @@ fn git_diff_summaries() {
     }
 }
 
-/// (profile, fixture, facts snapshot, decisions snapshot) of every regime fixture.
-const REGIMES: &[(&str, &str, Option<&str>, &str)] = &[
-    ("git-diff", "unguarded", None, "decisions_unguarded"),
-    ("git-diff", "guarded", None, "decisions_guarded"),
-    ("github-create-repository", "default-false", Some("github_facts_default-false"), "github_decisions_default-false"),
-    ("github-create-repository", "default-true", Some("github_facts_default-true"), "github_decisions_default-true"),
-    ("github-create-gist", "secret-default", Some("gist_facts_secret-default"), "gist_decisions_secret-default"),
-    ("azure-redis-create", "legacy-enabled", Some("azure_facts_legacy-enabled"), "azure_decisions_legacy-enabled"),
-    ("azure-redis-create", "wired-default-false", Some("azure_facts_wired-default-false"), "azure_decisions_wired-default-false"),
-    ("dbhub-execute-sql", "bundle-assignment-allowed", Some("dbhub_facts_bundle-assignment-allowed"), "dbhub_decisions_bundle-assignment-allowed"),
-    ("dbhub-execute-sql", "ts-assignment-refused", Some("dbhub_facts_ts-assignment-refused"), "dbhub_decisions_ts-assignment-refused"),
-];
+/// Every profile of the workspace (a directory of profiles/ with a profile.toml), by id.
+fn profile_ids() -> Vec<String> {
+    let mut ids: Vec<String> = std::fs::read_dir(root().join("profiles"))
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join("profile.toml").exists())
+        .filter_map(|p| p.file_name().and_then(|n| n.to_str()).map(str::to_owned))
+        .collect();
+    ids.sort();
+    ids
+}
 
+/// The facts and canonical decisions of every regime case a profile's
+/// `tests/fixtures.toml` declares (its hand-written fixture of each shape).
 #[test]
 fn facts_and_canonical_decisions_of_every_regime() {
-    for (profile, fixture, facts, decided) in REGIMES {
-        let summary = registered(profile, fixture);
-        if let Some(name) = facts {
-            insta::assert_json_snapshot!(name.to_string(), summary.facts);
+    for profile in &profile_ids() {
+        let cases = fcd::profile_test::load_cases(&root().join("profiles").join(profile)).unwrap();
+        let regimes: Vec<_> = cases.iter().filter(|c| c.file.ends_with("fixtures.toml") && c.regime().is_some()).collect();
+        assert!(!regimes.is_empty(), "{profile} declares no regime fixture");
+        for case in regimes {
+            let tree = case.root().unwrap_or_else(|e| panic!("{e}"));
+            let summary = match registration(profile, &tree.path, "fixture") {
+                Registration::Registered(s) => *s,
+                Registration::Escalated(e) => panic!("{profile}/{} escalated: {e}", case.name),
+            };
+            let snapshot = serde_json::json!({ "facts": summary.facts, "decisions": decisions(profile, &summary) });
+            insta::assert_json_snapshot!(format!("regime@{profile}__{}", case.name), snapshot);
         }
-        insta::assert_json_snapshot!(decided.to_string(), decisions(profile, &summary));
     }
 }
 
 /// The registration outcome of every case declared in a profile's
-/// `tests/mutations.toml` (a base fixture and its declared edits); every
-/// profile under profiles/ must declare some.
+/// `tests/mutations.toml` (a base fixture and its declared edits).
 #[test]
 fn every_mutation() {
-    let mut profiles: Vec<String> = std::fs::read_dir(root().join("profiles"))
-        .unwrap()
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.join("profile.toml").exists())
-        .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-        .collect();
-    profiles.sort();
-    assert!(profiles.len() >= 4, "the profiles directory holds the reviewed profiles: {profiles:?}");
-    for profile in &profiles {
+    for profile in &profile_ids() {
         let cases = fcd::profile_test::load_cases(&root().join("profiles").join(profile)).unwrap();
         let mutations: Vec<_> = cases.iter().filter(|c| c.file.ends_with("mutations.toml")).collect();
         assert!(!mutations.is_empty(), "{profile} declares no mutation");

@@ -15,6 +15,9 @@ use crate::contract::{Context, Effect};
 use crate::files;
 use crate::lex::{Dialect, Kind, Token, scan};
 
+/// `git_diff(repo, target, context_lines)`, routed with the call's target.
+const TOOL: crate::git_route::Tool = crate::git_route::Tool { name: "git_diff", argument: "target", arity: 3 };
+
 /// What the oracle understood of the release.
 pub enum Shape {
     Understood { guarded: bool, where_: String },
@@ -47,7 +50,7 @@ fn handler(root: &Path) -> Result<(bool, String, String), String> {
         return Err(format!("{name}: {} definitions of git_diff", defs.len()));
     };
     // The tool name must reach this function with the call's own target.
-    let route = crate::git_route::check(name, &tokens)?;
+    let route = crate::git_route::check(name, &tokens, &TOOL)?;
     let body = body_lines(&tokens, *def);
     if body.is_empty() {
         return Err(format!("{name}: git_diff has no body"));
@@ -94,7 +97,7 @@ fn handler(root: &Path) -> Result<(bool, String, String), String> {
 }
 
 /// The logical lines of the function body that starts after token `def`.
-fn body_lines(tokens: &[Token], def: usize) -> Vec<Vec<Token>> {
+pub(crate) fn body_lines(tokens: &[Token], def: usize) -> Vec<Vec<Token>> {
     let def_indent = tokens[def].indent;
     let mut i = def;
     while i < tokens.len() && tokens[i].kind != Kind::Newline {

@@ -1,32 +1,40 @@
-//! Where the tool name `git_diff` reaches the `git_diff` function.
+//! Where a tool name of the reference Git server reaches its function.
 //!
 //! The git server has routed its tools two ways: a `match name:` in the
-//! function decorated `@….call_tool()`, whose `case` for the tool calls
-//! `git_diff(repo, arguments["target"], …)`; and, later, one typed function
-//! per tool registered by `@SERVER.tool(name=…)` on a server object built
-//! once, run through the release's own wrapper decorators, that hands its own
-//! `target` parameter to `git_diff`. The oracle reads either from tokens and
-//! refuses anything it cannot follow: a tool name it cannot read, a second
-//! registration, a registration by method call, a decorator or middleware
-//! that is not a plain pass-through, a target that is not handed on as it came.
+//! function decorated `@….call_tool()`, whose `case` for the tool calls its
+//! function with the call's argument (`git_diff(repo, arguments["target"], …)`);
+//! and, later, one typed function per tool registered by
+//! `@SERVER.tool(name=…)` on a server object built once, run through the
+//! release's own wrapper decorators, that hands its own parameter of that
+//! name on. The oracle reads either from tokens and refuses anything it
+//! cannot follow: a tool name it cannot read, a second registration, a
+//! registration by method call, a decorator or middleware that is not a plain
+//! pass-through, an argument that is not handed on as it came.
 
 use std::collections::BTreeMap;
 
 use crate::lex::{Kind, Token};
 
-/// The tool's name as the routes spell it.
-const TOOL: &str = "git_diff";
+/// A tool as its routes must reach it.
+pub struct Tool {
+    /// The tool name, which is also the name of the function serving it.
+    pub name: &'static str,
+    /// The call argument the function is handed second, unchanged.
+    pub argument: &'static str,
+    /// How many arguments the function is called with at most.
+    pub arity: usize,
+}
 
 /// Finds the route; `Ok` says where it is, `Err` why the oracle cannot follow it.
-pub fn check(name: &str, tokens: &[Token]) -> Result<String, String> {
-    let file = File::new(name, tokens);
+pub fn check(name: &str, tokens: &[Token], tool: &Tool) -> Result<String, String> {
+    let file = File::new(name, tokens, tool);
     let dispatched = file.dispatcher()?;
     let registered = file.registration()?;
     match (dispatched, registered) {
         (Some(d), None) => Ok(d),
         (None, Some(r)) => Ok(r),
-        (Some(_), Some(_)) => Err(format!("{name}: {TOOL} is both dispatched by a `match` and registered by decorator")),
-        (None, None) => Err(format!("{name}: no route of the tool name {TOOL} the oracle can read")),
+        (Some(_), Some(_)) => Err(format!("{name}: {} is both dispatched by a `match` and registered by decorator", tool.name)),
+        (None, None) => Err(format!("{name}: no route of the tool name {} the oracle can read", tool.name)),
     }
 }
 
@@ -34,13 +42,14 @@ type Line<'t> = &'t [Token];
 
 struct File<'t> {
     name: &'t str,
+    tool: &'t Tool,
     lines: Vec<Line<'t>>,
     /// `Class.MEMBER` -> its string value, for classes whose members are strings.
     members: BTreeMap<String, String>,
 }
 
 impl<'t> File<'t> {
-    fn new(name: &'t str, tokens: &'t [Token]) -> Self {
+    fn new(name: &'t str, tokens: &'t [Token], tool: &'t Tool) -> Self {
         let lines: Vec<Line<'t>> = tokens.split(|t| t.kind == Kind::Newline).filter(|l| !l.is_empty()).collect();
         let mut members = BTreeMap::new();
         for (i, line) in lines.iter().enumerate() {
@@ -53,7 +62,7 @@ impl<'t> File<'t> {
                 members.insert(format!("{}.{}", lines[class][1].text, member.text), value.to_owned());
             }
         }
-        File { name, lines, members }
+        File { name, tool, lines, members }
     }
 
     fn at(&self, line: Line<'_>) -> String {
@@ -63,11 +72,12 @@ impl<'t> File<'t> {
     /// Whether an expression names the tool: `Some(true)` for it, `Some(false)` for
     /// another literal name, `None` when the oracle cannot tell (computed, unknown).
     fn names_tool(&self, expr: &[Token]) -> Option<bool> {
+        let tool = self.tool.name;
         match expr {
-            [one] => one.str_value().map(|v| v == TOOL),
-            [class, dot, member] if dot.is(".") => self.members.get(&format!("{}.{}", class.text, member.text)).map(|v| v == TOOL),
+            [one] => one.str_value().map(|v| v == tool),
+            [class, dot, member] if dot.is(".") => self.members.get(&format!("{}.{}", class.text, member.text)).map(|v| v == tool),
             [class, d1, member, d2, value] if d1.is(".") && d2.is(".") && value.is("value") => {
-                self.members.get(&format!("{}.{}", class.text, member.text)).map(|v| v == TOOL)
+                self.members.get(&format!("{}.{}", class.text, member.text)).map(|v| v == tool)
             }
             _ => None,
         }
@@ -83,6 +93,7 @@ impl<'t> File<'t> {
     /// The `case` that routes the tool in a `match` over the tool-name
     /// parameter of a `@….call_tool()` function, when there is one.
     fn dispatcher(&self) -> Result<Option<String>, String> {
+        let (tool, argument) = (self.tool.name, self.tool.argument);
         let mut found = None;
         for (i, line) in self.lines.iter().enumerate() {
             if !(line[0].is("match") && line.last().is_some_and(|t| t.is(":"))) {
@@ -97,11 +108,11 @@ impl<'t> File<'t> {
             };
             let Some(hit) = cases.iter().position(|&j| self.names_tool(pattern(j)) == Some(true)) else { continue };
             if found.is_some() || cases[hit + 1..].iter().any(|&j| self.names_tool(pattern(j)) == Some(true)) {
-                return Err(format!("{}: more than one `case` routes {TOOL}", self.at(line)));
+                return Err(format!("{}: more than one `case` routes {tool}", self.at(line)));
             }
             // Every earlier case must be another literal tool name, so that none catches the call first.
             if let Some(&j) = cases[..hit].iter().find(|&&j| self.names_tool(pattern(j)) != Some(false)) {
-                return Err(format!("{}: an earlier case may catch {TOOL} first", self.at(self.lines[j])));
+                return Err(format!("{}: an earlier case may catch {tool} first", self.at(self.lines[j])));
             }
             let def = enclosing(&self.lines, i, "def").ok_or_else(|| format!("{}: the `match` is in no function", self.at(line)))?;
             let params = params(self.lines[def]);
@@ -122,22 +133,23 @@ impl<'t> File<'t> {
                 return Err(format!("{}: the dispatcher may change {arguments} before the route reads it", self.at(l)));
             }
             let case = cases[hit];
-            let calls: Vec<(Line<'_>, Vec<&[Token]>)> = self.block(case).iter().filter_map(|l| call_args(l, TOOL).map(|a| (*l, a))).collect();
+            let calls: Vec<(Line<'_>, Vec<&[Token]>)> = self.block(case).iter().filter_map(|l| call_args(l, tool).map(|a| (*l, a))).collect();
             let [(call, args)] = calls.as_slice() else {
-                return Err(format!("{}: the case calls {TOOL} {} times", self.at(self.lines[case]), calls.len()));
+                return Err(format!("{}: the case calls {tool} {} times", self.at(self.lines[case]), calls.len()));
             };
-            let target_is_argument =
-                matches!(args.get(1), Some([a, open, key, close]) if a.is(arguments) && open.is("[") && key.str_value() == Some("target") && close.is("]"));
-            if !target_is_argument {
-                return Err(format!("{}: {TOOL} is not handed {arguments}[\"target\"] as its second argument", self.at(call)));
+            let handed_argument =
+                matches!(args.get(1), Some([a, open, key, close]) if a.is(arguments) && open.is("[") && key.str_value() == Some(argument) && close.is("]"));
+            if !handed_argument || args.len() > self.tool.arity {
+                return Err(format!("{}: {tool} is not handed {arguments}[\"{argument}\"] as its second argument", self.at(call)));
             }
-            found = Some(format!("{}: `case` routes {TOOL} with the call's target", self.at(self.lines[case])));
+            found = Some(format!("{}: `case` routes {tool} with the call's {argument}", self.at(self.lines[case])));
         }
         Ok(found)
     }
 
     /// The function registered as the tool by `@SERVER.tool(…)`, when there is one.
     fn registration(&self) -> Result<Option<String>, String> {
+        let wanted = self.tool.name;
         if let Some(line) = self.lines.iter().find(|l| l.windows(3).any(|w| w[0].is(".") && w[1].is("add_tool") && w[2].is("("))) {
             return Err(format!("{}: a tool is registered by method call, which the oracle does not follow", self.at(line)));
         }
@@ -151,20 +163,20 @@ impl<'t> File<'t> {
             let function = def_name(self.lines[def]).ok_or_else(|| format!("{}: the registration decorates no function", self.at(line)))?;
             let named = match keyword(&line[5..], "name") {
                 Some(expr) => self.names_tool(expr).ok_or_else(|| format!("{}: a tool is registered under a name the oracle cannot read", self.at(line)))?,
-                None => function == TOOL,
+                None => function == wanted,
             };
             if !named {
                 continue;
             }
             if found.is_some() {
-                return Err(format!("{}: {TOOL} is registered twice", self.at(line)));
+                return Err(format!("{}: {wanted} is registered twice", self.at(line)));
             }
             self.server_object(&server.text, line)?;
             for decorator in &self.lines[i + 1..def] {
                 self.pass_through_decorator(decorator)?;
             }
             self.registered_function(def)?;
-            found = Some(format!("{}: `{function}` is registered as {TOOL} and hands it its target", self.at(line)));
+            found = Some(format!("{}: `{function}` is registered as {wanted} and hands it its {}", self.at(line), self.tool.argument));
         }
         Ok(found)
     }
@@ -323,23 +335,24 @@ impl<'t> File<'t> {
         }
     }
 
-    /// The registered function takes `target` and hands it, unchanged, as the
-    /// second argument of its one `git_diff(…)` call.
+    /// The registered function takes the tool's argument and hands it,
+    /// unchanged, as the second argument of its one call of the tool's function.
     fn registered_function(&self, def: usize) -> Result<(), String> {
         let header = self.lines[def];
-        if !params(header).iter().any(|p| p == "target") {
-            return Err(format!("{}: the registered function has no `target` parameter", self.at(header)));
+        let (tool, argument) = (self.tool.name, self.tool.argument);
+        if !params(header).iter().any(|p| p == argument) {
+            return Err(format!("{}: the registered function has no `{argument}` parameter", self.at(header)));
         }
         let body = self.block(def);
-        if let Some(line) = body.iter().find(|l| rebinds(l, "target")) {
-            return Err(format!("{}: target is rebound", self.at(line)));
+        if let Some(line) = body.iter().find(|l| rebinds(l, argument)) {
+            return Err(format!("{}: {argument} is rebound", self.at(line)));
         }
-        let calls: Vec<(Line<'_>, Vec<&[Token]>)> = body.iter().filter_map(|l| call_args(l, TOOL).map(|a| (*l, a))).collect();
+        let calls: Vec<(Line<'_>, Vec<&[Token]>)> = body.iter().filter_map(|l| call_args(l, tool).map(|a| (*l, a))).collect();
         let [(call, args)] = calls.as_slice() else {
-            return Err(format!("{}: the registered function calls {TOOL} {} times", self.at(header), calls.len()));
+            return Err(format!("{}: the registered function calls {tool} {} times", self.at(header), calls.len()));
         };
-        if !matches!(args.get(1), Some([t]) if t.is("target")) || args.len() > 3 {
-            return Err(format!("{}: {TOOL} is not handed the target as its second argument", self.at(call)));
+        if !matches!(args.get(1), Some([t]) if t.is(argument)) || args.len() > self.tool.arity {
+            return Err(format!("{}: {tool} is not handed the {argument} as its second argument", self.at(call)));
         }
         Ok(())
     }

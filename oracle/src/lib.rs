@@ -16,6 +16,7 @@ mod azure;
 mod dbhub;
 mod files;
 mod gist;
+mod git_add;
 mod git_diff;
 mod git_route;
 mod github;
@@ -61,7 +62,7 @@ pub struct Judgement {
 type Model = dyn Fn(&serde_json::Map<String, Value>) -> (Verdict, String);
 
 /// The profiles the oracle can judge.
-pub const PROFILES: &[&str] = &["git-diff", "github-create-repository", "github-create-gist", "azure-redis-create", "dbhub-execute-sql"];
+pub const PROFILES: &[&str] = &["git-diff", "git-add", "github-create-repository", "github-create-gist", "azure-redis-create", "dbhub-execute-sql"];
 
 /// Judges every call of a canonical-calls document (`../shared/canonical/<profile>.json`)
 /// against the release rooted at `root`.
@@ -72,6 +73,10 @@ pub fn judge(profile: &str, root: &Path, canonical: &Value) -> Result<Vec<Judgem
         "git-diff" => {
             let shape = git_diff::read(root);
             Box::new(move |args| git_diff::verdict(&shape, args, &ctx))
+        }
+        "git-add" => {
+            let shape = git_add::read(root);
+            Box::new(move |args| git_add::verdict(&shape, args, &ctx))
         }
         "github-create-repository" => {
             let shape = github::read(root);

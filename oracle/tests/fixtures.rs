@@ -351,3 +351,71 @@ fn dbhub_legacy_reader() {
         check("dbhub-execute-sql", fixture, expected);
     }
 }
+
+const INDEX: &[Verdict] = &[Unknown, Unsafe, Unknown];
+const CLI: &[Verdict] = &[Safe, Safe, Safe];
+
+/// git_add's two shapes and their mutations: every change of the sink, the
+/// list or the route is refused; twins and decoys are judged like their base.
+#[test]
+fn git_add_shapes_and_mutations() {
+    let cases: &[(&str, &[Verdict])] = &[
+        ("index", INDEX),
+        ("cli", CLI),
+        ("mutations/01_cli_without_dashdash", &[Cannot]),
+        ("mutations/02_cli_option_before_dashdash", &[Cannot]),
+        ("mutations/03_cli_option_after_the_paths", &[Cannot]),
+        ("mutations/04_cli_dashdash_from_a_constant", &[Cannot]),
+        ("mutations/05_cli_files_rebound", &[Cannot]),
+        ("mutations/06_cli_list_instead_of_splat", &[Cannot]),
+        ("mutations/07_cli_two_sinks", &[Cannot]),
+        ("mutations/08_cli_stage_all_with_option", &[Cannot]),
+        ("mutations/09_cli_index_beside", &[Cannot]),
+        ("mutations/10_cli_dynamic_sink", &[Cannot]),
+        ("mutations/11_cli_without_stage_all", CLI),
+        ("mutations/12_cli_comment_control", CLI),
+        ("mutations/20_index_keyword", &[Cannot]),
+        ("mutations/21_index_slice", &[Cannot]),
+        ("mutations/22_index_splat_beside", &[Cannot]),
+        // The list handed to another call could change: refused (fcd escalates on the callee).
+        ("mutations/23_index_added_filesystem_call", &[Cannot]),
+        ("mutations/24_index_missing_sink", &[Cannot]),
+        ("mutations/25_index_region_renamed", &[Cannot]),
+        // Identities are the call-site guard's business: the oracle judges the flow.
+        ("mutations/26_index_unresolved_receiver", INDEX),
+        ("adversarial/surround_library_patched", &[Cannot]),
+        ("adversarial/surround_dispatcher_stages_itself", &[Cannot]),
+        ("adversarial/surround_route_passes_other_argument", &[Cannot]),
+        ("adversarial/held_argument_map_written", &[Cannot]),
+        ("adversarial/surround_decorator_on_handler", &[Cannot]),
+        ("adversarial/names_lookalike_import", &[Cannot]),
+        ("adversarial/decoy_dashdash_in_comment", INDEX),
+        ("adversarial/decoy_splat_in_uncalled_function", INDEX),
+        ("adversarial/twin_renamed_locals", CLI),
+    ];
+    for (fixture, expected) in cases {
+        check("git-add", fixture, expected);
+    }
+}
+
+/// Calls beyond the canonical ones: the index judged by path segment, any
+/// element that is not a string unknown, git confining every path.
+#[test]
+fn git_add_paths() {
+    let call = |files: serde_json::Value| {
+        let mut doc = canonical("git-add");
+        doc["calls"] = serde_json::json!({ "X": { "arguments": { "repo_path": "/srv/repo", "files": files } } });
+        doc
+    };
+    let verdict =
+        |fixture: &str, files: serde_json::Value| judge("git-add", &root().join("fixtures/git-add").join(fixture), &call(files)).unwrap()[0].verdict.clone();
+    assert_eq!(verdict("index", serde_json::json!([".git/config"])), Unsafe);
+    assert_eq!(verdict("index", serde_json::json!(["vendor/.GIT/hooks/x"])), Unsafe);
+    assert_eq!(verdict("index", serde_json::json!(["docs/../../key"])), Unsafe);
+    assert_eq!(verdict("index", serde_json::json!([".../x", "a..b"])), Unknown);
+    assert_eq!(verdict("index", serde_json::json!([])), Unknown);
+    assert_eq!(verdict("index", serde_json::json!(["README.md", 7])), Unknown);
+    assert_eq!(verdict("cli", serde_json::json!([".git/config", "../x", "-A"])), Safe);
+    assert_eq!(verdict("cli", serde_json::json!([])), Safe);
+    assert_eq!(verdict("cli", serde_json::json!(["README.md", 7])), Unknown);
+}

@@ -9,40 +9,18 @@ import asyncio
 import json
 import os
 import sys
-import types
 
 root, canary = sys.argv[1], sys.argv[2]
-registered = []
 # The report goes to the original stdout; anything the release prints or its
 # subprocesses write goes to stderr instead.
 report = os.fdopen(os.dup(1), "w")
 os.dup2(2, 1)
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mcp_stub  # noqa: E402
 
-class Server:
-    def __init__(self, *args, **kwargs):
-        pass
-
-    def call_tool(self, *args, **kwargs):
-        def register(fn):
-            registered.append(fn)
-            return fn
-        return register
-
-    def list_tools(self, *args, **kwargs):
-        return lambda fn: fn
-
-
-class TextContent:
-    def __init__(self, type, text):
-        self.type, self.text = type, text
-
-
-stub_server = types.ModuleType("mcp.server")
-stub_server.Server = Server
-stub_types = types.ModuleType("mcp.types")
-stub_types.TextContent = TextContent
-sys.modules.update({"mcp": types.ModuleType("mcp"), "mcp.server": stub_server, "mcp.types": stub_types})
+sys.path.pop(0)
+registered = mcp_stub.install()
 sys.path.insert(0, root)
 
 try:

@@ -102,7 +102,8 @@ struct ReleasesArgs {
     #[arg(long, value_enum, default_value_t)]
     format: Format,
     /// Also judge every automatic registration with the independent oracle
-    /// (fcd-oracle); any disagreement or refusal fails the job.
+    /// (fcd-oracle); any disagreement or refusal fails the job, and a
+    /// profile the oracle has no judge for is listed as unjudged.
     #[arg(long)]
     oracle: bool,
     /// The SQLite registry admitted summaries go to (default: .cache/registry.sqlite).

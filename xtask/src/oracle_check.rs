@@ -17,7 +17,12 @@ pub struct Report {
 }
 
 /// Runs the oracle on a release root and compares with `(call, decision, why)` of the compiler.
+/// A profile the oracle has no judge for is reported `unjudged`: no second
+/// judge looked at it, which is neither agreement nor a disagreement.
 pub fn run(profile: &str, profile_dir: &Path, root: &Path, decisions: &[(String, String, String)]) -> Result<Report> {
+    if !fcd_oracle::PROFILES.contains(&profile) {
+        return Ok(Report { summary: format!("unjudged (the oracle has no judge for {profile})"), problems: Vec::new() });
+    }
     let path = profile_dir.join(fcd::canonical::FILE);
     let text = std::fs::read_to_string(&path).with_context(|| format!("{}: cannot read", path.display()))?;
     let canonical: serde_json::Value = serde_json::from_str(&text).with_context(|| format!("{}: not JSON", path.display()))?;
@@ -85,7 +90,9 @@ mod tests {
 
     #[test]
     fn both_judges_agree_on_the_fixtures() {
-        for (profile, fixture) in [("git-diff", "guarded"), ("git-diff", "unguarded"), ("github-create-repository", "default-true")] {
+        for (profile, fixture) in
+            [("git-diff", "guarded"), ("git-diff", "unguarded"), ("github-create-repository", "default-true"), ("git-add", "index"), ("git-add", "cli")]
+        {
             let dir = root().join("profiles").join(profile);
             let source = root().join("fixtures").join(profile).join(fixture);
             let report = run(profile, &dir, &source, &compiler(&dir, &source)).unwrap();
@@ -106,6 +113,16 @@ mod tests {
         assert_eq!(report.problems.len(), 2);
         let b = &report.problems[0];
         assert!(b.contains("call B: the judges disagree") && b.contains("compiler: unsafe") && b.contains("oracle:   reject"), "{b}");
+    }
+
+    /// A profile without a judge (git-diff's files under another id) is unjudged, never agreeing.
+    #[test]
+    fn a_profile_without_a_judge_is_unjudged() {
+        let dir = root().join("profiles/git-diff");
+        let source = root().join("fixtures/git-diff/guarded");
+        let report = run("no-judge-for-this", &dir, &source, &compiler(&dir, &source)).unwrap();
+        assert_eq!(report.summary, "unjudged (the oracle has no judge for no-judge-for-this)");
+        assert!(report.problems.is_empty());
     }
 
     #[test]
