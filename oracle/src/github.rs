@@ -52,13 +52,14 @@ fn understand(root: &Path) -> Result<(bool, bool, String), String> {
     let mut funcs = Vec::new();
     for (name, tokens) in &scanned {
         for i in 0..tokens.len().saturating_sub(2) {
-            if tokens[i].is("func") && tokens[i + 1].is("CreateRepository") && tokens[i + 2].is("(") {
+            // Spelled createRepository before v0.1.1-release-validation.
+            if tokens[i].is("func") && (tokens[i + 1].is("CreateRepository") || tokens[i + 1].is("createRepository")) && tokens[i + 2].is("(") {
                 funcs.push((name.as_str(), tokens, i));
             }
         }
     }
     let [(name, tokens, start)] = funcs.as_slice() else {
-        return Err(format!("{} functions CreateRepository in pkg/github", funcs.len()));
+        return Err(format!("{} functions CreateRepository (or createRepository) in pkg/github", funcs.len()));
     };
     let body = function_body(tokens, *start).ok_or_else(|| format!("{name}: CreateRepository has no body"))?;
     let words = texts(body);
@@ -80,7 +81,8 @@ fn understand(root: &Path) -> Result<(bool, bool, String), String> {
     let variable = body[line_start].text.clone();
     let at = format!("{name}:{}", body[*read].line);
     let default_private = match helper.as_str() {
-        "OptionalParam[bool]" => false,
+        // The plain optional helper (spelled optionalParam before v0.2.0).
+        "OptionalParam[bool]" | "optionalParam[bool]" => false,
         "OptionalBoolParamWithDefault" => {
             let d = body.get(read + 4).filter(|_| body[read + 3].is(",")).ok_or_else(|| format!("{at}: the helper has no default argument"))?;
             match d.text.as_str() {
@@ -103,16 +105,17 @@ fn understand(root: &Path) -> Result<(bool, bool, String), String> {
     if uses != 2 {
         return Err(format!("{name}: `{variable}` appears {uses} times; the oracle expects its read and its field only"));
     }
-    let creates: Vec<usize> = (0..body.len().saturating_sub(5)).filter(|&i| words[i..i + 6] == ["client", ".", "Repositories", ".", "Create", "("]).collect();
+    // The receiver's name is the author's: any `X.Repositories.Create(`.
+    let creates: Vec<usize> = (0..body.len().saturating_sub(4)).filter(|&i| words[i..i + 5] == [".", "Repositories", ".", "Create", "("]).collect();
     let [create] = creates.as_slice() else {
-        return Err(format!("{name}: {} client.Repositories.Create calls", creates.len()));
+        return Err(format!("{name}: {} Repositories.Create calls", creates.len()));
     };
     // The owner argument: the organization variable, or "" (the principal's account).
-    let owner = body.get(create + 8).filter(|_| body[create + 6].is("ctx") && body[create + 7].is(","));
+    let owner = body.get(create + 7).filter(|_| body[create + 5].is("ctx") && body[create + 6].is(","));
     let personal = match owner {
         Some(t) if t.str_value() == Some("") => true,
         Some(t) if t.str_value().is_none() && t.text != "\n" => false,
-        _ => return Err(format!("{name}: client.Repositories.Create's owner argument is not a variable or \"\"")),
+        _ => return Err(format!("{name}: Repositories.Create's owner argument is not a variable or \"\"")),
     };
     Ok((default_private, personal, format!("{at}: {helper} makes an omitted private {default_private}")))
 }

@@ -130,6 +130,14 @@ fn github_regimes_and_mutations() {
         ("mutations/17_handler_parameter_takes_the_name", default_false),
         ("mutations/18_factory_wrapped", default_false),
         ("mutations/19_factory_of_a_factory", default_false),
+        ("mark3labs-client", default_false),
+        ("mutations/20_client_parameter_renamed", default_false),
+        // Which client is called and how the tool is registered are the compiler's
+        // inventory and surroundings checks (21 to 24); the oracle judges the flow.
+        ("mutations/21_client_of_another_type", default_false),
+        ("mutations/22_client_replaced_in_the_handler", default_false),
+        ("mutations/23_registration_wrapped", default_false),
+        ("mutations/24_handler_taken_apart", default_false),
     ];
     for (fixture, expected) in cases {
         check("github-create-repository", fixture, expected);

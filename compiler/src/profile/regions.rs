@@ -136,8 +136,8 @@ fn handoff_problem(r: &RawRegion, kind: &RegionKind) -> Option<(&'static str, &'
     if r.converted_by.is_some() && r.beside.is_none() {
         return Some(("converted-by", "`converted-by` goes with `beside`: the handler is converted, bound and returned beside the tool"));
     }
-    if r.registered_by.is_some() != r.wrapped_by.is_some() {
-        return Some(("wrapped-by", "`wrapped-by` and `registered-by` go together: where the wrapper's result may go"));
+    if r.wrapped_by.is_some() && r.registered_by.is_none() {
+        return Some(("wrapped-by", "`wrapped-by` needs `registered-by`: where the wrapper's result may go"));
     }
     None
 }

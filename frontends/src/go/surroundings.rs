@@ -13,7 +13,8 @@
 //!   only statement (`beside`), not through a wrapper; and every use of the
 //!   constructor in the package puts its result, unwrapped, in a list
 //!   literal, or whole into a reviewed wrapper (`wrapped-by`) whose result
-//!   goes into a list or a reviewed registration method (`registered-by`).
+//!   goes into a list or a reviewed registration method (`registered-by`),
+//!   or, without a wrapper, is the whole argument list of such a method.
 
 use crate::ir::{Escalation, EscalationCode, Identity};
 use crate::lang::Region;
@@ -259,7 +260,8 @@ fn beside(region: &Region<'_>, handoff: &crate::lang::Handoff) -> Result<(), Esc
 /// Every use of the constructor puts its result, unwrapped, into a list
 /// literal; or, when the profile reviews a wrapper (`wrapped-by`), whole into
 /// that wrapper, whose own result is then a list element or an argument of a
-/// reviewed registration method (`registered-by`). A wrapper's package name
+/// reviewed registration method (`registered-by`); or, with `registered-by`
+/// alone, whole as the argument list of such a method (`s.AddTool(C(…))`). A wrapper's package name
 /// must be imported from a path `[imports]` accepts.
 fn constructor_uses(region: &Region<'_>) -> Result<(), Escalation> {
     let enclosing = scope::enclosing(region.node);
@@ -272,6 +274,7 @@ fn constructor_uses(region: &Region<'_>) -> Result<(), Escalation> {
             let listed = call.and_then(|c| c.parent()).is_some_and(|p| p.kind() == "literal_element");
             let wrapped = match (call, handoff) {
                 (Some(call), Some(h)) if !h.wrapped_by.is_empty() => wrapped_and_registered(region, syntax.root(), call, h),
+                (Some(call), Some(h)) if !h.registered_by.is_empty() => registered(call, h),
                 _ => false,
             };
             if !listed && !wrapped {
@@ -282,13 +285,31 @@ fn constructor_uses(region: &Region<'_>) -> Result<(), Escalation> {
                         "`{}` is used at {path}:{} other than as a plain element of a tool list{}: its tool may be wrapped or routed",
                         name.text(),
                         use_.line(),
-                        if handoff.is_some_and(|h| !h.wrapped_by.is_empty()) { " or through a reviewed wrapper" } else { "" }
+                        match handoff {
+                            Some(h) if !h.wrapped_by.is_empty() => " or through a reviewed wrapper",
+                            Some(h) if !h.registered_by.is_empty() => " or the whole argument list of a reviewed registration method",
+                            _ => "",
+                        }
                     ),
                 ));
             }
         }
     }
     Ok(())
+}
+
+/// `RECEIVER.METHOD(CONSTRUCTOR(…))`: the constructor's results are the
+/// registration method's whole argument list (Go passes a multi-value call's
+/// results as the arguments), METHOD one of `registered-by`; no wrapper between.
+fn registered(call: Node<'_>, handoff: &crate::lang::Handoff) -> bool {
+    let Some(registrar) = call.parent().filter(|l| l.kind() == "argument_list").and_then(|l| l.parent()).filter(|c| c.kind() == "call_expression") else {
+        return false;
+    };
+    if super::arguments(registrar).as_slice() != [call] || registrar.field_child("arguments").is_some_and(|l| l.children().any(|c| c.kind() == "...")) {
+        return false;
+    }
+    let method = spelled(registrar);
+    method.contains('.') && handoff.registered_by.iter().any(|m| method.rsplit('.').next() == Some(m.as_str()))
 }
 
 /// `WRAPPER(CONSTRUCTOR(…))` with WRAPPER reviewed and its package imported
