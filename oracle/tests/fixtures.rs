@@ -159,6 +159,9 @@ fn gist_regime_and_mutations() {
         ("mutations/06_second_create", &[Cannot]),
         // Which client the dependencies give is the inventory's business, not the oracle's: it judges the flow.
         ("mutations/07_client_of_another_type", secret),
+        ("factory", secret),
+        // What the factory does before it returns the handler is the compiler's surroundings check.
+        ("mutations/08_factory_rebinds_dependencies", secret),
     ];
     for (fixture, expected) in cases {
         check("github-create-gist", fixture, expected);
