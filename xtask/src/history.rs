@@ -39,11 +39,14 @@ pub struct Options {
     pub refresh: bool,
     /// The directory holding the profiles (`profiles/` of the workspace, or `--profiles`).
     pub profiles_dir: PathBuf,
+    /// Judge every automatic registration with the independent oracle too.
+    pub oracle: bool,
 }
 
 /// One profile, loaded once and shared by the workers.
 struct Plan {
     name: String,
+    dir: PathBuf,
     profile: Profile,
     canonical: Canonical,
     config: Option<fcd::register::Config>,
@@ -66,7 +69,9 @@ pub fn run(opts: &Options) -> Result<bool> {
     let groups = triage::group(&records);
     let wall = start.elapsed();
     render(opts.format, &records, &groups, &notes, wall)?;
-    Ok(!records.iter().any(|r| matches!(r.status, Status::Failed { .. })))
+    // A release the oracle judges otherwise than the compiler, or cannot judge, fails the run.
+    let oracle_ok = records.iter().all(|r| r.oracle.as_deref().is_none_or(|o| o.starts_with("agrees") || o.starts_with("unjudged")));
+    Ok(oracle_ok && !records.iter().any(|r| matches!(r.status, Status::Failed { .. })))
 }
 
 /// Every release of every profile's history, judged; and notes on where the lists came from.
@@ -92,7 +97,7 @@ fn collect(opts: &Options) -> Result<(Vec<Record>, Vec<String>)> {
         plans.push(plan);
     }
     let jobs = opts.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1);
-    records.extend(judge_all(&plans, tasks, &opts.cache, &opts.git_mirrors, jobs));
+    records.extend(judge_all(&plans, tasks, &opts.cache, &opts.git_mirrors, jobs, opts.oracle));
     notes.push(format!("{jobs} worker threads"));
     Ok((records, notes))
 }
@@ -131,7 +136,7 @@ fn load_plan(dir: &Path, name: String) -> Result<Plan> {
         serde_json::Value::Null => None,
         other => bail!("{}: env.config is {other}, not a JSON object", canonical.file.display()),
     };
-    Ok(Plan { name, profile, canonical, config })
+    Ok(Plan { name, dir: dir.to_owned(), profile, canonical, config })
 }
 
 /// Lists every release of one history into `tasks`; a list that cannot be had
@@ -198,11 +203,13 @@ fn unjudged(profile: &str, release: &str, version: &str, source: &str, stage: &s
         status: Status::Failed { stage: stage.to_owned(), message },
         seconds: 0.0,
         materialize_seconds: 0.0,
+        oracle: None,
+        oracle_problems: Vec::new(),
     }
 }
 
 /// Judges every task on `jobs` threads; the records come back in task order.
-fn judge_all(plans: &[Plan], tasks: Vec<Task>, cache: &Path, mirrors: &BTreeMap<String, PathBuf>, jobs: usize) -> Vec<Record> {
+fn judge_all(plans: &[Plan], tasks: Vec<Task>, cache: &Path, mirrors: &BTreeMap<String, PathBuf>, jobs: usize, oracle: bool) -> Vec<Record> {
     let next = AtomicUsize::new(0);
     let slots: Mutex<Vec<Option<Record>>> = Mutex::new(vec![None; tasks.len()]);
     let progress = Mutex::new(crate::progress::Progress::new(tasks.len() as u64));
@@ -214,7 +221,7 @@ fn judge_all(plans: &[Plan], tasks: Vec<Task>, cache: &Path, mirrors: &BTreeMap<
                     let Some(task) = tasks.get(i) else { break };
                     let plan = &plans[task.plan];
                     // A panic in a frontend is a failed release, not a failed job.
-                    let record = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| judge(plan, task, cache, mirrors))).unwrap_or_else(|panic| {
+                    let record = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| judge(plan, task, cache, mirrors, oracle))).unwrap_or_else(|panic| {
                         let what = panic.downcast_ref::<&str>().map(|s| (*s).to_owned()).or_else(|| panic.downcast_ref::<String>().cloned());
                         unjudged(&plan.name, &task.release.id, &task.version, task.source, "register", format!("panicked: {}", what.unwrap_or_default()))
                     });
@@ -238,8 +245,9 @@ fn status_word(s: &Status) -> String {
     }
 }
 
-/// Materialize, register, register again, decide.
-fn judge(plan: &Plan, task: &Task, cache: &Path, mirrors: &BTreeMap<String, PathBuf>) -> Record {
+/// Materialize, register, register again, decide (and, with `oracle`, judge
+/// the same calls with the independent oracle).
+fn judge(plan: &Plan, task: &Task, cache: &Path, mirrors: &BTreeMap<String, PathBuf>, oracle: bool) -> Record {
     let start = Instant::now();
     let release = &task.release;
     let mut record = unjudged(&plan.name, &release.id, &task.version, task.source, "", String::new());
@@ -287,6 +295,16 @@ fn judge(plan: &Plan, task: &Task, cache: &Path, mirrors: &BTreeMap<String, Path
             Err(e) => Status::Failed { stage: "regeneration".into(), message: e.to_string() },
         },
     };
+    if let (true, Status::Automatic { decisions, .. }) = (oracle, &record.status) {
+        let calls: Vec<(String, String, String)> = decisions.iter().map(|(call, d)| (call.clone(), d.clone(), String::new())).collect();
+        match crate::oracle_check::run(&plan.name, &plan.dir, &art.root, &calls) {
+            Ok(report) => {
+                record.oracle = Some(report.summary);
+                record.oracle_problems = report.problems;
+            }
+            Err(e) => record.oracle = Some(format!("oracle failed: {e:#}")),
+        }
+    }
     record.seconds = start.elapsed().as_secs_f64();
     record
 }
@@ -400,6 +418,7 @@ mod tests {
             jobs: Some(2),
             refresh: false,
             profiles_dir: tmp.path().join("profiles"),
+            oracle: true,
         };
         let (records, notes) = collect(&opts).unwrap();
         assert!(notes.iter().any(|n| n.contains("3 tags of fixture/git-diff")), "{notes:?}");
@@ -421,6 +440,11 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert!(automatic.provenance.contains("commit"), "{}", automatic.provenance);
+        // The oracle judged both automatic registrations and agrees; an escalation it never sees.
+        for r in &records {
+            let expected = matches!(r.status, Status::Automatic { .. }).then_some("agrees (3/3)");
+            assert_eq!(r.oracle.as_deref(), expected, "{}: {:?}", r.release, r.oracle_problems);
+        }
 
         // A warm run reuses the unpacked trees and judges the same; a moved tag is unpacked afresh.
         let (again, _) = collect(&opts).unwrap();

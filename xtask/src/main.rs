@@ -123,7 +123,7 @@ struct ReleasesArgs {
     git_mirrors: Vec<(String, PathBuf)>,
     /// Triage every published release (releases.toml's [history]): escalations grouped by
     /// cause, registrations by regime, failures by stage; nothing is pinned or expected.
-    #[arg(long, conflicts_with_all = ["oracle", "registry", "accept", "extra"])]
+    #[arg(long, conflicts_with_all = ["registry", "accept", "extra"])]
     history: bool,
     /// With --history: worker threads (default: the available parallelism).
     #[arg(long, value_name = "N", requires = "history", value_parser = clap::value_parser!(u16).range(1..))]
@@ -182,6 +182,7 @@ fn main() -> ExitCode {
             jobs: a.jobs.map(usize::from),
             refresh: a.refresh_versions,
             profiles_dir: a.profiles_dir.unwrap_or_else(|| workspace_root().join("profiles")),
+            oracle: a.oracle,
         }),
         Command::Releases(a) => {
             let cache = a.cache.unwrap_or_else(|| workspace_root().join(".cache/official"));

@@ -33,6 +33,13 @@ pub struct Record {
     /// Wall time of the whole release, and of its download or materialization part.
     pub seconds: f64,
     pub materialize_seconds: f64,
+    /// With `--oracle`, an automatic registration beside the independent
+    /// oracle: `agrees (3/3)`, `DISAGREES on B, C` or `unjudged (…)`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub oracle: Option<String>,
+    /// Why the oracle disagreed or could not judge, call by call.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub oracle_problems: Vec<String>,
 }
 
 /// The outcome of one release.
@@ -239,6 +246,28 @@ pub fn totals(records: &[Record], notes: &[String], wall: Duration) -> String {
         }
         t.push('\n');
     }
+    let mut judged: BTreeMap<&str, [usize; 3]> = BTreeMap::new();
+    for r in records {
+        if let Some(o) = &r.oracle {
+            let slot = if o.starts_with("agrees") {
+                0
+            } else if o.starts_with("unjudged") {
+                2
+            } else {
+                1
+            };
+            judged.entry(r.profile.as_str()).or_default()[slot] += 1;
+        }
+    }
+    for (profile, [agree, differ, unjudged]) in &judged {
+        let _ = writeln!(t, "{profile}: oracle agrees on {agree} automatic releases, differs or cannot judge on {differ}, has no judge for {unjudged}");
+    }
+    for r in records.iter().filter(|r| r.oracle.as_deref().is_some_and(|o| !o.starts_with("agrees") && !o.starts_with("unjudged"))) {
+        let _ = writeln!(t, "oracle {}: {}/{}", r.oracle.as_deref().unwrap_or_default(), r.profile, r.release);
+        for p in &r.oracle_problems {
+            let _ = writeln!(t, "    ! {p}");
+        }
+    }
     for note in notes {
         let _ = writeln!(t, "note: {note}");
     }
@@ -301,6 +330,8 @@ mod tests {
             status,
             seconds: 0.0,
             materialize_seconds: 0.0,
+            oracle: None,
+            oracle_problems: Vec::new(),
         }
     }
 
