@@ -86,8 +86,10 @@ fn understand(root: &Path) -> Result<(Public, String), String> {
     }
     let variable = value.text.as_str();
     // The one read of "public" through a helper: `VAR, err := HELPER(args, "public"[, DEFAULT])`.
-    let reads: Vec<usize> =
-        (0..body.len().saturating_sub(2)).filter(|&i| body[i].is("args") && body[i + 1].is(",") && body[i + 2].str_value() == Some("public")).collect();
+    // The argument map is `args`, or the mcp-go `request` of the mark3labs releases.
+    let reads: Vec<usize> = (0..body.len().saturating_sub(2))
+        .filter(|&i| (body[i].is("args") || body[i].is("request")) && body[i + 1].is(",") && body[i + 2].str_value() == Some("public"))
+        .collect();
     let [read] = reads.as_slice() else {
         return Err(format!("{name}: `public` is read {} times through a helper", reads.len()));
     };

@@ -162,6 +162,11 @@ fn gist_regime_and_mutations() {
         ("factory", secret),
         // What the factory does before it returns the handler is the compiler's surroundings check.
         ("mutations/08_factory_rebinds_dependencies", secret),
+        ("mark3labs", secret),
+        ("gosdk", secret),
+        // The registration path and which client is called are the compiler's checks.
+        ("mutations/09_mark3labs_handler_wrapped", secret),
+        ("mutations/10_gosdk_client_rebound", secret),
     ];
     for (fixture, expected) in cases {
         check("github-create-gist", fixture, expected);
