@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use super::{Io, Status, print_json, unix_now};
 use crate::error::InputError;
-use crate::runtime::{EvidenceKind, Lease, LeaseState, Refusal, Runtime, State, StoreSpec};
+use crate::runtime::{EvidenceKind, Lease, LeaseState, Measured, Refusal, Runtime, State, StoreSpec};
 
 /// Where the runtime's records are: `--store` or, as before, `--db FILE`.
 #[derive(Debug, clap::Args)]
@@ -193,6 +193,10 @@ pub enum RuntimeCommand {
         /// `sha256:` digest of the configuration the hop runs under.
         #[arg(long)]
         config_digest: String,
+        /// `sha256:` digest of the server's own configuration files as measured
+        /// (as `fcd gateway` measures them), for an epoch registered with them.
+        #[arg(long)]
+        server_config_digest: Option<String>,
         /// The generation the lease carries in its token (as admit printed it).
         #[arg(long)]
         generation: i64,
@@ -200,6 +204,13 @@ pub enum RuntimeCommand {
         /// formation or evidence revoked or expired by then stops it.
         #[arg(long)]
         now: Option<u64>,
+    },
+    /// Records that the calls a host crash may have lost (a gateway with
+    /// `call_durability = "process-crash"` was open when its host went down)
+    /// are accounted for, so epochs may retire again.
+    AcknowledgeLostCalls {
+        #[command(flatten)]
+        store: StoreArgs,
     },
     /// Test-only commands; none in a build without the runtime's test hooks.
     #[command(flatten)]
@@ -341,9 +352,11 @@ pub fn run(c: RuntimeCommand, io: &mut Io<'_>) -> Result<Status, InputError> {
             open(&store)?.mark_uncertain(lease).map(|()| json!({"lease": lease, "state": LeaseState::Uncertain.as_str()}))
         }
         RuntimeCommand::Revoke { store, handle } => open(&store)?.revoke(&handle).map(|()| json!({"revoked": handle})),
-        RuntimeCommand::Fence { store, token, artifact_digest, config_digest, generation, now } => {
-            open(&store)?.fence(&token, &artifact_digest, &config_digest, generation, unix_now(now)).map(|id| json!({"accepted": id}))
+        RuntimeCommand::Fence { store, token, artifact_digest, config_digest, server_config_digest, generation, now } => {
+            let measured = Measured { artifact: &artifact_digest, config: &config_digest, server_config: server_config_digest.as_deref() };
+            open(&store)?.fence_measured(&token, &measured, generation, unix_now(now)).map(|id| json!({"accepted": id}))
         }
+        RuntimeCommand::AcknowledgeLostCalls { store } => open(&store)?.acknowledge_lost_calls().map(|writers| json!({"acknowledged": writers})),
         RuntimeCommand::Hooks(c) => run_hook(c)?,
     };
     respond(io, result)
