@@ -160,10 +160,19 @@ fn after_a_host_crash_during_a_process_crash_session_no_epoch_retires_until_an_o
     assert_eq!(r.code.as_str(), "calls_unaccounted");
     assert!(r.detail.contains("acknowledge-lost-calls"), "{r}");
     assert_eq!(rt.state("e0").unwrap(), Some(State::Draining));
-    // The operator's acknowledgement is durable and audited; then the epoch retires.
-    let acknowledged = rt.acknowledge_lost_calls().unwrap();
+    // The operator's acknowledgement (`fcd runtime acknowledge-lost-calls`) is durable and audited; then the epoch retires.
+    drop(rt);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_fcd"))
+        .args(["runtime", "acknowledge-lost-calls", "--store"])
+        .arg(format!("sqlite:{}", path.display()))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let printed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let acknowledged = printed["acknowledged"].as_array().unwrap();
     assert_eq!(acknowledged.len(), 1);
-    assert!(acknowledged[0].contains("w1"));
+    assert!(acknowledged[0].as_str().unwrap().contains("w1"), "{printed}");
+    let mut rt = Runtime::open(&path).unwrap();
     assert_eq!(rt.lost_calls().unwrap(), None);
     assert!(rt.acknowledge_lost_calls().unwrap().is_empty(), "nothing left to acknowledge, nothing recorded");
     rt.transition("e0", State::Stale).unwrap();

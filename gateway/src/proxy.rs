@@ -277,7 +277,9 @@ impl Gateway {
             Ok(d) => d,
             Err(refused) => return refused.result(),
         };
-        let epoch = Arc::clone(&self.epochs[&self.source]);
+        let Some(epoch) = self.epochs.get(&self.source).cloned() else {
+            return refused("unknown_epoch", &format!("the session's source {} is not a configured epoch", self.source));
+        };
         // The final hop, measured before the decision that passes it: what is installed and configured now.
         let measured = match measure::all(&epoch.summary, &epoch.run) {
             Ok(m) => m,
