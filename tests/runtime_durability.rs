@@ -189,3 +189,32 @@ fn process_crash_durability_is_refused_on_etcd() {
     assert_eq!(CallDurability::parse("process-crash"), Ok(CallDurability::ProcessCrash));
     assert!(CallDurability::parse("NORMAL").is_err());
 }
+
+#[test]
+fn a_crashed_process_crash_gateway_loses_no_commit_and_its_open_lease_keeps_the_epoch_draining() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("runtime.sqlite");
+    let mut rt = Runtime::open(&path).unwrap();
+    registered(&mut rt);
+    drop(rt);
+    // A writer with per-call commits unsynced: 20 calls completed, one more fenced, then the process dies.
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_fcd"))
+        .args(["runtime", "crash-after-calls", "--epoch", "e0", "--tool", "tool", "--count", "20", "--store"])
+        .arg(format!("sqlite:{}", path.display()))
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(!status.success() && status.code().is_none(), "the writer was to die by a signal: {status}");
+    // Its writer row is of this boot and its process is gone: its commits are in the page cache, kept.
+    assert_eq!(writers(&path).len(), 1);
+    let mut rt = Runtime::open(&path).unwrap();
+    assert!(writers(&path).is_empty(), "the next opener forgets a writer of this boot whose process is gone");
+    assert_eq!(rt.lost_calls().unwrap(), None);
+    let leases = rt.leases().unwrap();
+    assert_eq!(leases.len(), 21, "no unsynced commit is lost when only the process dies");
+    assert_eq!(leases.iter().filter(|l| l.state == fcd::runtime::LeaseState::Completed).count(), 20);
+    // The call that passed the fence and never reported keeps its epoch from retiring until it is resolved.
+    rt.transition("e0", State::Draining).unwrap();
+    assert_eq!(rt.transition("e0", State::Stale).unwrap_err().code, RefusalCode::LeasesOutstanding);
+    history_is_clean(&rt);
+}

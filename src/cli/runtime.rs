@@ -256,10 +256,43 @@ fcd_runtime::if_test_hooks! {
                 #[arg(long, default_value_t = 0)]
                 hold_ms: u64,
             },
+            /// With process-crash durability: forms, admits and fences COUNT calls of
+            /// TOOL on EPOCH at once and completes them, fences one more, and then
+            /// aborts without closing the store (a crash of the process, for the
+            /// durability test).
+            #[command(hide = true)]
+            CrashAfterCalls {
+                #[command(flatten)]
+                store: StoreArgs,
+                #[arg(long)]
+                epoch: String,
+                #[arg(long)]
+                tool: String,
+                #[arg(long)]
+                count: u64,
+            },
+        }
+
+        fn crash_after_calls(store: &StoreArgs, epoch: &str, tool: &str, count: u64) -> Result<Value, InputError> {
+            let spec = store.spec();
+            let fail = |e: Refusal| InputError::new(spec.to_string(), e.to_string());
+            let mut rt = Runtime::open_store_with(&spec, crate::runtime::CallDurability::ProcessCrash).map_err(fail)?;
+            let (artifact, config) = rt.epoch_digests(epoch).map_err(fail)?.ok_or_else(|| InputError::new(spec.to_string(), format!("no epoch {epoch}")))?;
+            let hop = Measured { artifact: &artifact, config: &config, server_config: None };
+            let call = crate::runtime::Call { snapshot: "crash", tool, args_digest: "sha256:args", principal: "user:alice", source: epoch };
+            for n in 0..count {
+                let lease = rt.form_admit(&call, None, unix_now(None) + n, 900, Some(hop)).map_err(fail)?;
+                rt.complete(lease.id).map_err(fail)?;
+            }
+            rt.form_admit(&call, None, unix_now(None), 900, Some(hop)).map_err(fail)?;
+            std::process::abort()
         }
 
         fn run_hook(c: HookCommand) -> Result<Result<Value, Refusal>, InputError> {
-            let HookCommand::Stress { store, formations, count, hold_ms } = c;
+            let (store, formations, count, hold_ms) = match c {
+                HookCommand::Stress { store, formations, count, hold_ms } => (store, formations, count, hold_ms),
+                HookCommand::CrashAfterCalls { store, epoch, tool, count } => return crash_after_calls(&store, &epoch, &tool, count).map(Ok),
+            };
             let mut rt = open(&store)?;
             let mut results = Vec::new();
             for formation in (0..count).flat_map(|_| formations.iter().copied()) {
