@@ -264,10 +264,13 @@ fcd_runtime::if_test_hooks! {
             CrashAfterCalls {
                 #[command(flatten)]
                 store: StoreArgs,
+                /// The source epoch the calls are formed on (registered).
                 #[arg(long)]
                 epoch: String,
+                /// The tool of the calls.
                 #[arg(long)]
                 tool: String,
+                /// How many calls complete before the last one and the abort.
                 #[arg(long)]
                 count: u64,
             },
