@@ -573,11 +573,15 @@ impl DbWorld {
     }
 
     /// The gateway's TOML: the guarded release first (the source while it is
-    /// advertised), the unguarded one as the possible successor.
+    /// advertised), the unguarded one as the possible successor. The gateway
+    /// measures both the registered configuration (JSON, the registry's
+    /// binding) and dbhub's own TOML (its bytes, bound when the runtime
+    /// first registers the epoch).
     fn config(&self, r: &DbhubReleases) -> PathBuf {
         let epoch = |id: &str, release: &DbhubRelease, log: &str| {
             format!(
-                "[[epoch]]\nid = {}\ncommand = {}\ninstalled = {{ root = {}, strip = \"\" }}\nconfig_file = \"registered-config.json\"\n",
+                "[[epoch]]\nid = {}\ncommand = {}\ninstalled = {{ root = {}, strip = \"\" }}\nconfig_file = \"registered-config.json\"\n\
+                 server_config = [\"dbhub.toml\"]\n",
                 toml_str(id),
                 serde_json::to_string(&self.server(release, log)).unwrap(),
                 toml_str(&release.installed.to_string_lossy())
@@ -703,4 +707,50 @@ fn dbhub_through_fcd_gateway_serve_the_official_client_runs_the_safe_call_and_a_
     assert_eq!(result["structured"]["fcd"]["refused"], "final_hop_config_mismatch", "{report}");
     assert_eq!(w.calls_seen("guarded.log"), 1, "the server received no call under the changed configuration");
     assert_eq!((w.user_version(), w.rows()), (0, vec![7]));
+}
+
+#[test]
+fn dbhub_its_own_toml_changed_after_registration_is_refused_at_the_final_hop_before_the_server_sees_it() {
+    let Some(r) = dbhub_releases() else { return };
+    let w = db_world(r);
+    let config = w.config(r);
+    let drifted = params(&w.call(r, "B"));
+    let toml = w.path("dbhub.toml");
+    let registered = std::fs::read_to_string(&toml).unwrap();
+    // Read-only switched off in dbhub's own file; the registered JSON beside it is untouched.
+    let writable = registered.replace("readonly = true", "readonly = false");
+    assert_ne!(writable, registered);
+    block_on(async {
+        // The first start registers the epochs: the TOML's digest is bound to them in the runtime.
+        let gateway = Gateway::start(Config::load(&config).unwrap()).await.unwrap();
+        assert_eq!(gateway.session().0, w.guarded);
+        let bound = w.runtime().server_config(&w.guarded).unwrap();
+        assert!(bound.as_deref().is_some_and(|d| d.starts_with("sha256:")), "{bound:?}");
+        let ran = gateway.call(params(&w.call(r, "A"))).await;
+        assert_eq!(refusal(&ran), None, "{}", text(&ran));
+        // Edited while the gateway runs: the next call is refused before dbhub sees it.
+        std::fs::write(&toml, &writable).unwrap();
+        let stopped = gateway.call(drifted.clone()).await;
+        assert_eq!(refusal(&stopped).as_deref(), Some("final_hop_config_mismatch"), "{}", text(&stopped));
+        assert!(text(&stopped).contains("configuration files"), "{}", text(&stopped));
+    });
+    assert_eq!(w.calls_seen("guarded.log"), 1, "dbhub saw the first call only");
+    // A restart with the changed file does not bind it again: the official client's call through `fcd gateway serve` is refused too.
+    let serve = vec![env!("CARGO_BIN_EXE_fcd").to_owned(), "gateway".into(), "serve".into(), "--config".into(), config.to_string_lossy().into()];
+    let call = json!({"tool": "execute_sql", "arguments": r.canonical["calls"]["B"]["arguments"]});
+    let report = stock::drive(&json!({"command": serve, "calls": [call]})).unwrap();
+    assert_eq!(report["results"][0]["structured"]["fcd"]["refused"], "final_hop_config_mismatch", "{report}");
+    assert_eq!(w.calls_seen("guarded.log"), 1, "dbhub saw no call under its changed configuration");
+    assert_eq!((w.user_version(), w.rows()), (0, vec![7]), "the database is unchanged");
+    // The file as registered passes again: the fence judged its bytes.
+    std::fs::write(&toml, &registered).unwrap();
+    let safe = json!({"tool": "execute_sql", "arguments": r.canonical["calls"]["A"]["arguments"]});
+    let report = stock::drive(&json!({"command": serve, "calls": [safe]})).unwrap();
+    assert_eq!(report["results"][0]["error"], false, "{report}");
+    assert_eq!(w.calls_seen("guarded.log"), 2);
+    // What the fence kept out: the same call, sent to dbhub directly under the changed file, changes the database.
+    std::fs::write(&toml, &writable).unwrap();
+    let report = stock::drive(&json!({"command": w.server(&r.guarded, "direct.log"), "calls": [call]})).unwrap();
+    assert_eq!(report["results"][0]["error"], false, "{report}");
+    assert_eq!(w.user_version(), 1, "read-only off, dbhub {DBHUB_GUARDED} runs the assignment: {report}");
 }

@@ -16,7 +16,7 @@ use fcd::certify::{CallInput, check_call, decide};
 use fcd::profile::Profile;
 use fcd::register::{Registration, Request, register};
 use fcd::registry::{Regeneration, Registry};
-use fcd::runtime::{RefusalCode, Runtime, State};
+use fcd::runtime::{Measured, RefusalCode, Runtime, State};
 use fcd::summary::Summary;
 
 fn root() -> PathBuf {
@@ -54,7 +54,7 @@ fn world() -> World {
     };
     let (v14, v13) = (admitted(summary("default-true", "v1.4")), admitted(summary("default-false", "v1.3")));
     for (id, s) in [&v14, &v13] {
-        assert_eq!(&rt.register_admitted(&registry, id).unwrap(), s);
+        assert_eq!(&rt.register_admitted(&registry, id, None).unwrap(), s);
     }
     let canonical = Canonical::load(&root().join("profiles/github-create-repository/canonical.json")).unwrap();
     World { rt, registry, v14, v13, canonical, issuer: SigningKey::from_bytes(&[7; 32]), _dir: dir }
@@ -196,7 +196,7 @@ fn a_certificate_for_another_artifact_is_refused() {
 #[test]
 fn epochs_come_only_from_intact_admitted_registry_epochs() {
     let mut w = world();
-    let r = w.rt.register_admitted(&w.registry, "sha256:made-up").unwrap_err();
+    let r = w.rt.register_admitted(&w.registry, "sha256:made-up", None).unwrap_err();
     assert_eq!(r.code, RefusalCode::NotAdmitted);
     // A summary edited in the registry after admission is not registered.
     let path = w._dir.path().join("registry.sqlite");
@@ -204,7 +204,41 @@ fn epochs_come_only_from_intact_admitted_registry_epochs() {
     db.execute("UPDATE summaries SET bytes = CAST(REPLACE(CAST(bytes AS TEXT), 'v1.3', 'v9.9') AS BLOB)", []).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let mut fresh = Runtime::open(&dir.path().join("runtime.sqlite")).unwrap();
-    let r = fresh.register_admitted(&w.registry, &w.v13.0).unwrap_err();
+    let r = fresh.register_admitted(&w.registry, &w.v13.0, None).unwrap_err();
     assert_eq!(r.code, RefusalCode::NotAdmitted, "{r}");
     assert_eq!(fresh.state(&w.v13.0).unwrap(), None);
+}
+
+#[test]
+fn server_configuration_files_are_bound_at_the_first_registration_and_never_again() {
+    let w = world();
+    let dir = tempfile::tempdir().unwrap();
+    let mut rt = Runtime::open(&dir.path().join("bound.sqlite")).unwrap();
+    let epoch = &w.v14.0;
+    rt.register_admitted(&w.registry, epoch, Some("sha256:files-1")).unwrap();
+    // A restart that measures the files changed registers the epoch again: what is bound stays.
+    rt.register_admitted(&w.registry, epoch, Some("sha256:files-2")).unwrap();
+    rt.register_admitted(&w.registry, epoch, None).unwrap();
+    assert_eq!(rt.server_config(epoch).unwrap().as_deref(), Some("sha256:files-1"));
+    let (artifact, config) = rt.epoch_digests(epoch).unwrap().unwrap();
+    for (n, (files, passes)) in [(Some("sha256:files-2"), false), (None, false), (Some("sha256:files-1"), true)].into_iter().enumerate() {
+        let f = rt.form("snap", &w.v14.1.tool, &format!("sha256:args-{n}"), "user:alice", epoch, None, NOW, 900).unwrap();
+        let lease = rt.admit(f, NOW).unwrap();
+        let measured = Measured { artifact: &artifact, config: &config, server_config: files };
+        match rt.fence_measured(&lease.token, &measured, lease.generation, NOW) {
+            Ok(id) => assert!(passes && id == lease.id, "{files:?} passed"),
+            Err(r) => {
+                assert!(!passes, "{files:?}: {r}");
+                assert_eq!(r.code, RefusalCode::FinalHopConfigMismatch, "{r}");
+                assert!(r.detail.contains("sha256:files-1"), "the refusal names what is bound: {r}");
+            }
+        }
+    }
+    // An epoch registered without files refuses a hop that measures some.
+    let (artifact13, config13) = w.rt.epoch_digests(&w.v13.0).unwrap().unwrap();
+    let mut rt13 = w.rt;
+    let f = rt13.form("snap", &w.v13.1.tool, "sha256:args", "user:alice", &w.v13.0, None, NOW, 900).unwrap();
+    let lease = rt13.admit(f, NOW).unwrap();
+    let measured = Measured { artifact: &artifact13, config: &config13, server_config: Some("sha256:files-1") };
+    assert_eq!(rt13.fence_measured(&lease.token, &measured, lease.generation, NOW).unwrap_err().code, RefusalCode::FinalHopConfigMismatch);
 }

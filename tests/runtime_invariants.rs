@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use ed25519_dalek::{Signer, SigningKey};
-use fcd::runtime::{EvidenceKind, Runtime, State, StoreSpec};
+use fcd::runtime::{Call, EvidenceKind, Measured, Runtime, State, StoreSpec};
 use invariants::{Model, check_audit, check_invariants};
 use proptest::prelude::*;
 
@@ -36,6 +36,13 @@ enum Op {
     },
     Admit {
         formation: usize,
+    },
+    /// A gateway's call: formed and admitted in one decision, and with `hop`
+    /// fenced in it too (0: as registered, 1: another artifact, 2: another configuration).
+    FormAdmit {
+        args: usize,
+        evidence: Option<usize>,
+        hop: Option<usize>,
     },
     Transition {
         epoch: usize,
@@ -71,6 +78,7 @@ fn op() -> impl Strategy<Value = Op> {
         (0..2usize, proptest::option::of(0..4usize)).prop_map(|(args, evidence)| Op::Form { args, evidence }),
         (0..6usize).prop_map(|formation| Op::Admit { formation }),
         (0..6usize).prop_map(|formation| Op::Admit { formation }),
+        (0..2usize, proptest::option::of(0..4usize), proptest::option::of(0..3usize)).prop_map(|(args, evidence, hop)| Op::FormAdmit { args, evidence, hop }),
         (0..3usize, 0..4usize).prop_map(|(epoch, to)| Op::Transition { epoch, to }),
         (0..8usize).prop_map(|lease| Op::Complete { lease }),
         (0..8usize).prop_map(|lease| Op::Uncertain { lease }),
@@ -177,6 +185,39 @@ fn run(ops: Vec<Op>, stores: &Stores<'_>) -> Result<Stats, TestCaseError> {
                             given.leases.push(lease);
                         }
                         Err(r) => *stats.refusals.entry(r.code.as_str()).or_default() += 1,
+                    }
+                }
+            }
+            Op::FormAdmit { args, evidence, hop } => {
+                let evidence = evidence.and_then(|i| given.evidence.get(i).copied());
+                let (mut artifact, mut config) = digests("e0");
+                match hop {
+                    Some(1) => artifact.push('x'),
+                    Some(2) => config.push('x'),
+                    _ => {}
+                }
+                let measured = hop.map(|_| Measured { artifact: &artifact, config: &config, server_config: None });
+                let args = format!("args-{args}");
+                let call = Call { snapshot: "snap", tool: "tool", args_digest: &args, principal: "user:alice", source: "e0" };
+                let before = rt.audit_entries().unwrap().len();
+                match rt.form_admit(&call, evidence, now, 900, measured) {
+                    Ok(lease) => {
+                        // One decision, one audit entry; a mismatched hop never passes.
+                        prop_assert_eq!(rt.audit_entries().unwrap().len(), before + 1);
+                        prop_assert!(matches!(hop, None | Some(0)), "a mismatched final hop passed ({:?})", hop);
+                        prop_assert_eq!(&lease.epoch, "e0", "a formation admitted at once runs on its source");
+                        model.formations.push((lease.formation, rt.authority(lease.formation).unwrap().unwrap()));
+                        stats.admitted_source += 1;
+                        if hop.is_some() {
+                            stats.fenced += 1;
+                            *model.fenced.entry(lease.id).or_default() += 1;
+                        }
+                        given.leases.push(lease);
+                    }
+                    Err(r) => {
+                        // Refused anywhere, nothing of it is committed: no formation, no lease, no entry.
+                        prop_assert_eq!(rt.audit_entries().unwrap().len(), before, "a refused call left a record: {}", r);
+                        *stats.refusals.entry(r.code.as_str()).or_default() += 1;
                     }
                 }
             }
@@ -307,7 +348,7 @@ fn the_operation_generator_reaches_every_path() {
         }
     }
     assert!(total.admitted_source > 0 && total.admitted_successor > 0 && total.fenced > 0, "{total:?}");
-    for code in ["source_draining", "not_captured", "replay", "final_hop_artifact_mismatch", "stale_generation"] {
+    for code in ["source_draining", "not_captured", "replay", "final_hop_artifact_mismatch", "final_hop_config_mismatch", "stale_generation"] {
         assert!(total.refusals.contains_key(code), "never refused with {code}: {total:?}");
     }
 }

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use fcd_model::error::InputError;
+use fcd_runtime::runtime::CallDurability;
 
 /// The gateway's configuration, as read.
 #[derive(Debug, Clone, Deserialize)]
@@ -32,6 +33,14 @@ pub struct Config {
     /// Seconds a formation stays admissible.
     #[serde(default = "default_ttl")]
     pub formation_ttl: u64,
+    /// How durable the per-call records (formation, admission, fence,
+    /// completion) are: `"full"` (the default: fsynced before the call goes
+    /// on) or `"process-crash"` (SQLite only: they survive a crash of the
+    /// gateway, and a crash of the host may lose the last of them, after
+    /// which no epoch retires until an operator acknowledges it). Authority
+    /// and lifecycle decisions are always fsynced.
+    #[serde(default = "default_durability")]
+    pub call_durability: String,
     /// The tools the gateway fronts; the client sees no other.
     pub tools: Vec<String>,
     /// Every registered epoch the gateway may run, by registry epoch id.
@@ -41,6 +50,10 @@ pub struct Config {
 
 fn default_ttl() -> u64 {
     300
+}
+
+fn default_durability() -> String {
+    CallDurability::Full.as_str().to_owned()
 }
 
 /// One registered epoch and how to run it.
@@ -56,9 +69,16 @@ pub struct EpochConfig {
     pub env: std::collections::BTreeMap<String, String>,
     /// Where the release's files are installed, measured at every final hop.
     pub installed: Installed,
-    /// The server's own configuration file (JSON), measured at every final
-    /// hop; when the server reads none, leave it out: its configuration is `{}`.
+    /// The configuration the release was registered with (JSON, the
+    /// registry's config digest is over it in canonical form), measured at
+    /// every final hop; when the server reads none, leave it out: its
+    /// configuration is `{}`.
     pub config_file: Option<PathBuf>,
+    /// The server's own configuration files, in any format (dbhub's TOML),
+    /// read byte for byte at every final hop: their digest must be the one
+    /// the runtime bound to the epoch when it was first registered there.
+    #[serde(default)]
+    pub server_config: Vec<PathBuf>,
 }
 
 /// How the summary's source files map onto the installation.
@@ -99,6 +119,7 @@ impl Config {
             if let Some(p) = e.config_file.as_mut() {
                 resolve(p);
             }
+            e.server_config.iter_mut().for_each(resolve);
         }
         config.check(path)?;
         Ok(config)
@@ -124,7 +145,13 @@ impl Config {
         if self.principal.is_empty() {
             return fail("`principal` is empty".into());
         }
+        self.durability().map_err(|e| InputError::new(path, format!("`call_durability`: {e}")))?;
         Ok(())
+    }
+
+    /// The durability of per-call records the configuration asks for.
+    pub fn durability(&self) -> Result<CallDurability, String> {
+        CallDurability::parse(&self.call_durability)
     }
 }
 
@@ -163,6 +190,9 @@ installed = { root = "site", strip = "src/" }
         assert_eq!(c.epochs[0].installed.root, Path::new("site"));
         assert_eq!(c.formation_ttl, 300);
         assert!(c.epochs[0].config_file.is_none());
+        assert_eq!(c.durability(), Ok(CallDurability::Full), "per-call records are fsynced unless the operator says otherwise");
+        let fast = load(&GOOD.replace("tools =", "call_durability = \"process-crash\"\ntools =")).unwrap();
+        assert_eq!(fast.durability(), Ok(CallDurability::ProcessCrash));
     }
 
     #[test]
@@ -173,6 +203,8 @@ installed = { root = "site", strip = "src/" }
         assert!(e.contains("names no tool"), "{e}");
         let e = load(&GOOD.replace(r#"command = ["server", "--flag"]"#, "command = []")).unwrap_err().to_string();
         assert!(e.contains("`command` is empty"), "{e}");
+        let e = load(&GOOD.replace("tools =", "call_durability = \"normal\"\ntools =")).unwrap_err().to_string();
+        assert!(e.contains("call_durability") && e.contains("process-crash"), "{e}");
         let twice = format!("{GOOD}\n[[epoch]]\nid = \"sha256:one\"\ncommand = [\"x\"]\ninstalled = {{ root = \"r\" }}\n");
         assert!(load(&twice).unwrap_err().to_string().contains("given twice"));
         let e = load(&GOOD.replace("installed = { root = \"site\", strip = \"src/\" }", "installed = { root = \"site\", strip = \"src/\", extra = 1 }"));

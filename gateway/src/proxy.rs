@@ -12,6 +12,13 @@
 //! lease; no reply marks it uncertain. Anything refused is an MCP error
 //! result naming the runtime's reason code, and the stock server never sees
 //! the call.
+//!
+//! A call from the client is formed and run at once, so the gateway measures
+//! the source first and the runtime forms, admits and fences it in one
+//! decision ([`Runtime::form_admit`]): one commit before the call goes on,
+//! one (the completion) after. A call formed earlier and run later
+//! ([`Gateway::form`], [`Gateway::execute`]) is admitted, measured and
+//! fenced in steps, since its epoch is known only at admission.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -28,7 +35,7 @@ use serde_json::{Value, json};
 use fcd_model::canon;
 use fcd_model::summary::Summary;
 use fcd_runtime::registry::Registry;
-use fcd_runtime::runtime::{Refusal, Runtime, State, StoreSpec};
+use fcd_runtime::runtime::{Call, Refusal, Runtime, State, StoreSpec};
 use fcd_verify::cert;
 
 use crate::config::{Config, EpochConfig};
@@ -129,11 +136,25 @@ impl Gateway {
     pub async fn start(config: Config) -> Result<Gateway, StartError> {
         let fail = |m: String| StartError(m);
         let spec = StoreSpec::parse(&config.runtime).map_err(|e| fail(format!("runtime `{}`: {e}", config.runtime)))?;
-        let mut runtime = Runtime::open_store(&spec).map_err(|e| fail(format!("runtime {spec}: {e}")))?;
+        let durability = config.durability().map_err(fail)?;
+        let mut runtime = Runtime::open_store_with(&spec, durability).map_err(|e| fail(format!("runtime {spec}: {e}")))?;
         let registry = Registry::open(&config.registry).map_err(|e| fail(e.to_string()))?;
         let mut epochs = BTreeMap::new();
         for run in &config.epochs {
-            let summary = runtime.register_admitted(&registry, &run.id).map_err(|e| fail(format!("epoch {}: {e}", run.id)))?;
+            // The server's own configuration files, bound to the epoch the first time it is registered in this runtime.
+            let files = measure::server_config(&run.server_config).map_err(|e| fail(format!("epoch {}: {e}", run.id)))?;
+            let summary = runtime.register_admitted(&registry, &run.id, files.as_deref()).map_err(|e| fail(format!("epoch {}: {e}", run.id)))?;
+            let bound = runtime.server_config(&run.id).map_err(|e| fail(e.to_string()))?;
+            if bound != files {
+                // Never bound again: every call on this epoch is refused at the final hop until the files are restored.
+                eprintln!(
+                    "fcd gateway: epoch {}: the server's configuration files measure {}, the runtime bound {} when it registered the epoch: \
+                     calls on it are refused (final_hop_config_mismatch)",
+                    run.id,
+                    files.as_deref().unwrap_or("nothing"),
+                    bound.as_deref().unwrap_or("none")
+                );
+            }
             epochs.insert(run.id.clone(), Arc::new(Epoch { summary, run: run.clone(), server: tokio::sync::Mutex::new(None) }));
         }
         let issuers = config.issuers.iter().map(|p| cert::load_verifying_key(p).map_err(|e| fail(e.to_string()))).collect::<Result<Vec<_>, _>>()?;
@@ -249,24 +270,58 @@ impl Gateway {
         Ok(None)
     }
 
-    /// One `tools/call`, end to end: formed now, then executed.
+    /// One `tools/call`, end to end and at once: the source measured, then
+    /// formed, admitted and fenced in one runtime decision, then forwarded.
     pub async fn call(&self, params: CallToolRequestParams) -> CallToolResult {
-        match self.form(params) {
-            Ok(formed) => self.execute(formed).await,
-            Err(refused) => refused.result(),
+        let (tool, args_digest) = match self.digest(&params) {
+            Ok(d) => d,
+            Err(refused) => return refused.result(),
+        };
+        let Some(epoch) = self.epochs.get(&self.source).cloned() else {
+            return refused("unknown_epoch", &format!("the session's source {} is not a configured epoch", self.source));
+        };
+        // The final hop, measured before the decision that passes it: what is installed and configured now.
+        let measured = match measure::all(&epoch.summary, &epoch.run) {
+            Ok(m) => m,
+            Err(e) => return refused("final_hop_unmeasured", &e),
+        };
+        let lease = {
+            let now = unix_now();
+            let Ok(mut rt) = self.runtime.lock() else { return refused("storage", "the runtime lock is poisoned") };
+            let evidence = match self.certificate_for(&mut rt, &tool, &args_digest, now) {
+                Ok(e) => e,
+                Err(e) => return refused("storage", &e),
+            };
+            let call = Call { snapshot: &self.snapshot, tool: &tool, args_digest: &args_digest, principal: &self.config.principal, source: &self.source };
+            match rt.form_admit(&call, evidence, now, self.config.formation_ttl, Some(measured.measured())) {
+                Ok(lease) => lease,
+                Err(r) => return refusal(&r),
+            }
+        };
+        if lease.epoch != self.source {
+            // The fence passed what was measured for the source: a lease elsewhere must not run on it.
+            self.settle_uncertain(lease.id);
+            return refused("unknown_epoch", &format!("lease {} is on {}, not on the source {}", lease.id, lease.epoch, self.source));
         }
+        self.forward(&epoch, lease.id, params).await
     }
 
-    /// Forms a call on the session's source: its tool must be fronted, its
-    /// arguments digested, and a certificate for it is offered now (one
-    /// added later never joins this formation).
-    pub fn form(&self, params: CallToolRequestParams) -> Result<Formed, Refused> {
+    /// The call's tool, which must be fronted, and its arguments' digest.
+    fn digest(&self, params: &CallToolRequestParams) -> Result<(String, String), Refused> {
         let tool = params.name.to_string();
         if !self.tools.iter().any(|t| t.name == tool.as_str()) {
             return Err(Refused::new("unknown_tool", &format!("`{tool}` is not a tool this gateway fronts for {}", self.source)));
         }
         let arguments = Value::Object(params.arguments.clone().unwrap_or_default());
         let args_digest = canon::try_digest(&arguments).map_err(|e| Refused::new("bad_arguments", &e))?;
+        Ok((tool, args_digest))
+    }
+
+    /// Forms a call on the session's source: its tool must be fronted, its
+    /// arguments digested, and a certificate for it is offered now (one
+    /// added later never joins this formation).
+    pub fn form(&self, params: CallToolRequestParams) -> Result<Formed, Refused> {
+        let (tool, args_digest) = self.digest(&params)?;
         let now = unix_now();
         let Ok(mut rt) = self.runtime.lock() else { return Err(Refused::new("storage", "the runtime lock is poisoned")) };
         let evidence = self.certificate_for(&mut rt, &tool, &args_digest, now).map_err(|e| Refused::new("storage", &e))?;
@@ -293,8 +348,7 @@ impl Gateway {
             return refused("unknown_epoch", &detail);
         };
         // The final hop: what is installed and configured now.
-        let measured = measure::artifact(&epoch.summary, &epoch.run.installed).and_then(|a| Ok((a, measure::config(epoch.run.config_file.as_deref())?)));
-        let (artifact, config) = match measured {
+        let measured = match measure::all(&epoch.summary, &epoch.run) {
             Ok(m) => m,
             Err(e) => {
                 self.settle_uncertain(lease.id);
@@ -302,30 +356,35 @@ impl Gateway {
             }
         };
         let fenced = match self.runtime.lock() {
-            Ok(mut rt) => rt.fence(&lease.token, &artifact, &config, lease.generation, unix_now()),
+            Ok(mut rt) => rt.fence_measured(&lease.token, &measured.measured(), lease.generation, unix_now()),
             Err(_) => return refused("storage", "the runtime lock is poisoned"),
         };
         if let Err(r) = fenced {
             self.settle_uncertain(lease.id);
             return refusal(&r);
         }
-        // Forwarded to the stock server; its reply completes the lease, no reply leaves it uncertain.
+        self.forward(&epoch, lease.id, params).await
+    }
+
+    /// Forwards a call whose lease passed the fence to the stock server of
+    /// its epoch; the reply completes the lease, no reply leaves it uncertain.
+    async fn forward(&self, epoch: &Epoch, lease: i64, params: CallToolRequestParams) -> CallToolResult {
         let reply = {
             let mut slot = epoch.server.lock().await;
-            match self.server(&epoch, &mut slot).await {
+            match self.server(epoch, &mut slot).await {
                 Ok(client) => client.peer().call_tool(params).await.map_err(|e| e.to_string()),
                 Err(e) => Err(e),
             }
         };
         match reply {
-            Ok(result) => match self.runtime.lock().map(|mut rt| rt.complete(lease.id)) {
+            Ok(result) => match self.runtime.lock().map(|mut rt| rt.complete(lease)) {
                 Ok(Ok(())) => result,
                 Ok(Err(r)) => refused(r.code.as_str(), &format!("the call ran, but its completion was not recorded: {}", r.detail)),
                 Err(_) => refused("storage", "the call ran, but the runtime lock is poisoned"),
             },
             Err(e) => {
-                self.settle_uncertain(lease.id);
-                refused("uncertain", &format!("the stock server gave no reply ({e}): lease {} is uncertain", lease.id))
+                self.settle_uncertain(lease);
+                refused("uncertain", &format!("the stock server gave no reply ({e}): lease {lease} is uncertain"))
             }
         }
     }

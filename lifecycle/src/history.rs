@@ -79,6 +79,8 @@ fn violation(id: &'static str, message: String, events: Vec<Cited>) -> Violation
 struct Epoch {
     state: State,
     digests: Option<(String, String)>,
+    /// The server's own configuration files bound at registration, if any.
+    server_config: Option<String>,
     moved: Cited,
 }
 
@@ -127,15 +129,29 @@ impl History {
     }
 
     fn step(&mut self, r: &AuditRecord) {
-        let here = Cited { seq: r.seq, event: format!("{:?}", r.event) };
-        match &r.event {
-            AuditEvent::RegisterEpoch { epoch, artifact, config } => {
+        self.event(r.seq, &r.event);
+    }
+
+    /// One event at `seq`; the steps of an atomic entry in order, each cited at the entry's sequence number.
+    fn event(&mut self, seq: i64, event: &AuditEvent) {
+        let here = Cited { seq, event: format!("{event:?}") };
+        match event {
+            AuditEvent::Atomic { steps } => {
+                if steps.is_empty() {
+                    self.flag("H0", "an atomic entry with no steps".into(), vec![here]);
+                }
+                for step in steps {
+                    self.event(seq, step);
+                }
+            }
+            AuditEvent::AcknowledgeLostCalls { .. } => {}
+            AuditEvent::RegisterEpoch { epoch, artifact, config, server_config } => {
                 if !self.epochs.contains_key(epoch) {
                     let digests = artifact.clone().zip(config.clone());
                     if digests.is_none() {
                         self.flag("H0", format!("epoch {epoch} is registered without its digests: the final hop cannot be checked"), vec![here.clone()]);
                     }
-                    self.epochs.insert(epoch.clone(), Epoch { state: State::Advertised, digests, moved: here });
+                    self.epochs.insert(epoch.clone(), Epoch { state: State::Advertised, digests, server_config: server_config.clone(), moved: here });
                 }
             }
             AuditEvent::Transition { epoch, from, to } => self.transition(epoch, *from, *to, here),
@@ -165,12 +181,12 @@ impl History {
             }
             AuditEvent::Admit { formation, epoch, lease, generation, now } => self.admit(*formation, epoch, *lease, *generation, *now, here),
             AuditEvent::Completed { .. } | AuditEvent::Uncertain { .. } | AuditEvent::Resolve { .. } => {
-                let Some((id, to)) = r.event.lease_move() else { return };
+                let Some((id, to)) = event.lease_move() else { return };
                 self.move_lease(id, to, here);
             }
             AuditEvent::Revoke { handle } => self.revoke(handle, here),
-            AuditEvent::Fence { lease, generation, artifact, config, now } => {
-                self.fence(*lease, *generation, artifact.as_deref(), config.as_deref(), here.clone());
+            AuditEvent::Fence { lease, generation, artifact, config, server_config, now } => {
+                self.fence(*lease, *generation, (artifact.as_deref(), config.as_deref(), server_config.as_deref()), here.clone());
                 self.cancel(*lease, *now, here);
             }
             AuditEvent::Unreadable { reason, .. } => self.flag("H0", format!("an entry does not read: {reason}"), vec![here]),
@@ -354,7 +370,9 @@ impl History {
         }
     }
 
-    fn fence(&mut self, id: i64, generation: Option<i64>, artifact: Option<&str>, config: Option<&str>, here: Cited) {
+    /// A final hop of lease `id`; `ran` is the artifact, configuration and server configuration files it measured.
+    fn fence(&mut self, id: i64, generation: Option<i64>, ran: (Option<&str>, Option<&str>, Option<&str>), here: Cited) {
+        let (artifact, config, server_config) = ran;
         let Some(l) = self.leases.get(&id) else {
             return self.flag("S9", format!("the token of lease {id} passed the fence, but no such lease was admitted"), vec![here]);
         };
@@ -366,6 +384,7 @@ impl History {
             found.push(("S9", format!("lease {id} ran while it was {}", l.state), vec![l.moved.clone(), here.clone()]));
         }
         let registered = self.epochs.get(&l.epoch).and_then(|e| e.digests.clone().map(|d| (d, e.moved.clone())));
+        let bound_files = self.epochs.get(&l.epoch).and_then(|e| e.server_config.clone());
         match (generation, artifact, config, registered) {
             (Some(generation), Some(artifact), Some(config), Some(((want_artifact, want_config), _))) => {
                 if Some(generation) != l.generation {
@@ -377,6 +396,10 @@ impl History {
                 }
                 if artifact != want_artifact || config != want_config {
                     let message = format!("lease {id} ran {artifact} / {config}, {} registered {want_artifact} / {want_config}", l.epoch);
+                    found.push(("S8", message, vec![l.admitted.clone(), here.clone()]));
+                }
+                if server_config != bound_files.as_deref() {
+                    let message = format!("lease {id} ran with server configuration files {server_config:?}, {} bound {bound_files:?}", l.epoch);
                     found.push(("S8", message, vec![l.admitted.clone(), here.clone()]));
                 }
             }

@@ -15,6 +15,7 @@
 //! (invariant 5). Every decision appends to a hash-chained audit log.
 
 mod audit;
+mod compose;
 pub mod decision;
 mod epoch;
 mod events;
@@ -40,14 +41,24 @@ use crate::summary::Summary;
 
 pub use events::{AuditEvent, AuditRecord};
 pub use evidence::EvidenceKind;
+pub use formation::Call;
 pub use lease::{Lease, LeaseRow};
 pub use refusal::{Refusal, RefusalCode, StorageError};
 pub use resolution::resolution_message;
 pub use state::{EPOCH_TRANSITIONS, LEASE_TRANSITIONS, LeaseState, State};
-pub use store::{AuditEntry, StoreSpec};
+pub use store::{AuditEntry, CallDurability, StoreSpec};
 
 use refusal::refuse;
-use store::{Decision, View};
+use store::{Commit, Decision, View};
+
+/// What the final hop measured: the artifact and configuration digests, and
+/// the digest of the server's own configuration files when it reads any.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Measured<'a> {
+    pub artifact: &'a str,
+    pub config: &'a str,
+    pub server_config: Option<&'a str>,
+}
 
 pub struct Runtime {
     store: Box<dyn store::Store>,
@@ -64,8 +75,20 @@ impl Runtime {
     /// Opens the store `spec` names: a SQLite file, or an etcd cluster (which
     /// must answer now: a store that cannot be reached is refused, never guessed).
     pub fn open_store(spec: &StoreSpec) -> Result<Runtime, Refusal> {
+        Runtime::open_store_with(spec, CallDurability::Full)
+    }
+
+    /// Opens the store `spec` names with per-call records as durable as
+    /// `durability` says (authority and lifecycle decisions are always
+    /// durable). [`CallDurability::ProcessCrash`] is a SQLite setting: an
+    /// etcd store commits every decision to a quorum, and is refused with it
+    /// rather than seeming to honour it.
+    pub fn open_store_with(spec: &StoreSpec, durability: CallDurability) -> Result<Runtime, Refusal> {
         let mut store: Box<dyn store::Store> = match spec {
-            StoreSpec::Sqlite(path) => Box::new(store::sqlite::SqliteStore::open(path)?),
+            StoreSpec::Sqlite(path) => Box::new(store::sqlite::SqliteStore::open(path, durability)?),
+            StoreSpec::Etcd { .. } if durability != CallDurability::Full => {
+                return Err(StorageError::new("call durability `process-crash` is a SQLite setting: etcd commits every decision to a quorum").into());
+            }
             StoreSpec::Etcd { endpoints, prefix } => Box::new(store::etcd::EtcdStore::connect(endpoints, prefix)?),
         };
         let mac = store.mac_key()?;
@@ -77,11 +100,12 @@ impl Runtime {
         Ok(self.store.set_resolver(key.as_bytes())?)
     }
 
-    /// Runs one decision in the store, committed only if it succeeds and
-    /// nothing it read changed; returns what the last run of `decide` gave.
-    fn decide<T>(&mut self, mut decide: impl FnMut(&mut dyn View) -> Result<(T, Decision), Refusal>) -> Result<T, Refusal> {
+    /// Runs one decision in the store, committed (as durably as `commit`
+    /// asks) only if it succeeds and nothing it read changed; returns what
+    /// the last run of `decide` gave.
+    fn decide<T>(&mut self, commit: Commit, mut decide: impl FnMut(&mut dyn View) -> Result<(T, Decision), Refusal>) -> Result<T, Refusal> {
         let mut value = None;
-        self.store.decide(&mut |view| {
+        self.store.decide(commit, &mut |view| {
             let (v, decision) = decide(view)?;
             value = Some(v);
             Ok(decision)
@@ -92,8 +116,11 @@ impl Runtime {
     /// Registers admitted registry epoch `epoch_id` (ADVERTISED), from its
     /// stored manifest and summary, only if the registry's checks hold for it
     /// ([`Registry::admitted`]): its tool, artifact, configuration and summary
-    /// digests are the summary's own, never given beside it. Returns the summary.
-    pub fn register_admitted(&mut self, registry: &Registry, epoch_id: &str) -> Result<Summary, Refusal> {
+    /// digests are the summary's own, never given beside it. `server_config`
+    /// is the digest of the server's own configuration files as measured
+    /// now, bound to the epoch the first time it is registered (a later
+    /// registration never changes what is bound). Returns the summary.
+    pub fn register_admitted(&mut self, registry: &Registry, epoch_id: &str, server_config: Option<&str>) -> Result<Summary, Refusal> {
         let summary = match registry.admitted(epoch_id) {
             Err(e) => return Err(StorageError::new(format!("the registry: {e}")).into()),
             Ok(Err(problems)) => return refuse(RefusalCode::NotAdmitted, format!("epoch {epoch_id} does not verify: {}", problems.join("; "))),
@@ -101,21 +128,28 @@ impl Runtime {
             Ok(Ok(Some(summary))) => summary,
         };
         let artifact = cert::subject_digest(summary.artifact_digest.as_deref(), &summary.source.digest);
-        self.register_epoch(epoch_id, &summary.tool, artifact, &summary.config_digest, &summary.summary_digest)?;
+        let r = epoch::Registered { tool: &summary.tool, artifact, config: &summary.config_digest, summary: &summary.summary_digest, server_config };
+        self.decide(Commit::Durable, |view| Ok(((), epoch::register(view, epoch_id, &r)?)))?;
         Ok(summary)
+    }
+
+    /// The digest of the server configuration files bound to an epoch, if any.
+    pub fn server_config(&self, epoch: &str) -> Result<Option<String>, Refusal> {
+        Ok(self.store.reader().epoch(epoch)?.and_then(|e| e.server_config))
     }
 
     /// Registers an epoch (ADVERTISED) from digests given as they are. Registering it again is a no-op.
     /// A deployment registers epochs with [`Runtime::register_admitted`]; this is for tests and
     /// for stores fed by hand (`fcd runtime register-epoch`).
     pub fn register_epoch(&mut self, epoch: &str, tool: &str, artifact: &str, config: &str, summary: &str) -> Result<(), Refusal> {
-        self.decide(|view| Ok(((), epoch::register(view, epoch, tool, artifact, config, summary)?)))
+        let r = epoch::Registered { tool, artifact, config, summary, server_config: None };
+        self.decide(Commit::Durable, |view| Ok(((), epoch::register(view, epoch, &r)?)))
     }
 
     /// Moves an epoch along its lifecycle ([`EPOCH_TRANSITIONS`]). DRAINING
     /// reaches STALE only when no admitted or uncertain lease remains on it.
     pub fn transition(&mut self, epoch: &str, to: State) -> Result<(), Refusal> {
-        self.decide(|view| Ok(((), epoch::transition(view, epoch, to)?)))
+        self.decide(Commit::Durable, |view| Ok(((), epoch::transition(view, epoch, to)?)))
     }
 
     /// Records a signed manual edge (every call of `tool`) from `source` to
@@ -136,7 +170,7 @@ impl Runtime {
             return refuse(RefusalCode::BadEvidence, "a certificate is evidence only as its signed DSSE envelope (add_certificate)");
         }
         let e = evidence::NewEvidence { kind, tool, args_digest, principal: None, source, target, valid_from, valid_until };
-        self.decide(|view| evidence::add(view, &e))
+        self.decide(Commit::Durable, |view| evidence::add(view, &e))
     }
 
     /// Records a certificate from its DSSE envelope as evidence from `source`
@@ -152,7 +186,7 @@ impl Runtime {
             Refusal { code, detail: r.0 }
         })?;
         let want = evidence::CertificateFor { source, target, contract };
-        self.decide(|view| evidence::certificate(view, &statement, &want))
+        self.decide(Commit::Durable, |view| evidence::certificate(view, &statement, &want))
     }
 
     /// Forms a call: binds the snapshot, tool, arguments and principal to the
@@ -171,7 +205,34 @@ impl Runtime {
         ttl: u64,
     ) -> Result<i64, Refusal> {
         let call = formation::Call { snapshot, tool, args_digest, principal, source };
-        self.decide(|view| formation::form(view, &call, successor, now, ttl))
+        self.decide(Commit::Call, |view| formation::form(view, &call, successor, now, ttl))
+    }
+
+    /// Forms `call` and admits it in one decision (one transaction, one audit
+    /// entry `{"op": "atomic", "steps": [form, admit(, fence)]}`), for a
+    /// gateway that forms and runs a call at once: every check of
+    /// [`Runtime::form`] and [`Runtime::admit`] is made, on the state the
+    /// formation leaves, with nothing between them. The lease is on the
+    /// source (a formable source is an admissible one). With `hop`, the
+    /// final-hop check of [`Runtime::fence_measured`] is made in the same
+    /// decision and the token is spent: the caller measured what will run
+    /// and forwards the call next.
+    pub fn form_admit(&mut self, call: &Call<'_>, successor: Option<i64>, now: u64, ttl: u64, hop: Option<Measured<'_>>) -> Result<Lease, Refusal> {
+        let key = self.mac.clone();
+        self.decide(Commit::Call, |view| {
+            let (formation, formed) = formation::form(view, call, successor, now, ttl)?;
+            let mut pending = compose::Pending::new(view);
+            pending.apply(&formed.writes)?;
+            let (lease, admitted) = lease::admit(&mut pending, &key, formation, now)?;
+            let mut steps = vec![formed, admitted];
+            if let Some(m) = hop {
+                pending.apply(&steps[1].writes)?;
+                let hop =
+                    fence::Hop { token: &lease.token, artifact: m.artifact, config: m.config, server_config: m.server_config, generation: lease.generation };
+                steps.push(fence::check(&mut pending, &key, &hop, now)?.1);
+            }
+            Ok((lease, compose::together(steps)))
+        })
     }
 
     /// Admits a formed call, in one transaction with every lifecycle change:
@@ -180,28 +241,28 @@ impl Runtime {
     /// eligible. Returns a lease with a single-use token.
     pub fn admit(&mut self, formation: i64, now: u64) -> Result<Lease, Refusal> {
         let key = self.mac.clone();
-        self.decide(|view| lease::admit(view, &key, formation, now))
+        self.decide(Commit::Call, |view| lease::admit(view, &key, formation, now))
     }
 
     /// Marks an admitted lease completed.
     pub fn complete(&mut self, lease: i64) -> Result<(), Refusal> {
-        self.decide(|view| Ok(((), lease::advance(view, lease, LeaseState::Completed)?)))
+        self.decide(Commit::Call, |view| Ok(((), lease::advance(view, lease, LeaseState::Completed)?)))
     }
 
     /// Marks an admitted lease uncertain: its epoch stays DRAINING until a signed resolution.
     pub fn mark_uncertain(&mut self, lease: i64) -> Result<(), Refusal> {
-        self.decide(|view| Ok(((), lease::advance(view, lease, LeaseState::Uncertain)?)))
+        self.decide(Commit::Call, |view| Ok(((), lease::advance(view, lease, LeaseState::Uncertain)?)))
     }
 
     /// Resolves an uncertain lease with a signature of the registered resolver over
     /// [`resolution_message`]`(lease, result)`.
     pub fn resolve(&mut self, lease: i64, result: &str, signature: &[u8]) -> Result<(), Refusal> {
-        self.decide(|view| Ok(((), resolution::settle(view, lease, result, signature)?)))
+        self.decide(Commit::Durable, |view| Ok(((), resolution::settle(view, lease, result, signature)?)))
     }
 
     /// Revokes evidence (`evidence:ID`) or a formation (`formation:ID`).
     pub fn revoke(&mut self, handle: &str) -> Result<(), Refusal> {
-        self.decide(|view| Ok(((), formation::revoke(view, handle)?)))
+        self.decide(Commit::Durable, |view| Ok(((), formation::revoke(view, handle)?)))
     }
 
     /// The final-hop check at `now`, before the handler runs: the token is
@@ -210,9 +271,30 @@ impl Runtime {
     /// hop is for this generation, and the artifact and configuration about
     /// to run are the epoch's registered ones. Accepted once.
     pub fn fence(&mut self, token: &str, artifact: &str, config: &str, generation: i64, now: u64) -> Result<i64, Refusal> {
+        self.fence_measured(token, &Measured { artifact, config, server_config: None }, generation, now)
+    }
+
+    /// [`Runtime::fence`] with what was measured, including the digest of the
+    /// server's own configuration files, which must be the one bound to the
+    /// epoch at registration (none bound: none measured).
+    pub fn fence_measured(&mut self, token: &str, measured: &Measured<'_>, generation: i64, now: u64) -> Result<i64, Refusal> {
         let key = self.mac.clone();
-        let hop = fence::Hop { token, artifact, config, generation };
-        self.decide(|view| fence::check(view, &key, &hop, now))
+        let hop = fence::Hop { token, artifact: measured.artifact, config: measured.config, server_config: measured.server_config, generation };
+        self.decide(Commit::Call, |view| fence::check(view, &key, &hop, now))
+    }
+
+    /// Why per-call records may be missing from the store after a host
+    /// crash (process-crash durability), if they may; while they may, no
+    /// epoch retires.
+    pub fn lost_calls(&self) -> Result<Option<String>, Refusal> {
+        Ok(self.store.reader().lost_calls()?)
+    }
+
+    /// An operator's word that the calls [`Runtime::lost_calls`] reports are
+    /// accounted for: recorded durably with an audit entry; returns the
+    /// writers it names (none: nothing to acknowledge, nothing recorded).
+    pub fn acknowledge_lost_calls(&mut self) -> Result<Vec<String>, Refusal> {
+        self.store.acknowledge_lost_calls()
     }
 
     /// The state of an epoch.

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use super::{Io, Status, print_json, unix_now};
 use crate::error::InputError;
-use crate::runtime::{EvidenceKind, Lease, LeaseState, Refusal, Runtime, State, StoreSpec};
+use crate::runtime::{EvidenceKind, Lease, LeaseState, Measured, Refusal, Runtime, State, StoreSpec};
 
 /// Where the runtime's records are: `--store` or, as before, `--db FILE`.
 #[derive(Debug, clap::Args)]
@@ -193,6 +193,10 @@ pub enum RuntimeCommand {
         /// `sha256:` digest of the configuration the hop runs under.
         #[arg(long)]
         config_digest: String,
+        /// `sha256:` digest of the server's own configuration files as measured
+        /// (as `fcd gateway` measures them), for an epoch registered with them.
+        #[arg(long)]
+        server_config_digest: Option<String>,
         /// The generation the lease carries in its token (as admit printed it).
         #[arg(long)]
         generation: i64,
@@ -200,6 +204,13 @@ pub enum RuntimeCommand {
         /// formation or evidence revoked or expired by then stops it.
         #[arg(long)]
         now: Option<u64>,
+    },
+    /// Records that the calls a host crash may have lost (a gateway with
+    /// `call_durability = "process-crash"` was open when its host went down)
+    /// are accounted for, so epochs may retire again.
+    AcknowledgeLostCalls {
+        #[command(flatten)]
+        store: StoreArgs,
     },
     /// Test-only commands; none in a build without the runtime's test hooks.
     #[command(flatten)]
@@ -245,10 +256,46 @@ fcd_runtime::if_test_hooks! {
                 #[arg(long, default_value_t = 0)]
                 hold_ms: u64,
             },
+            /// With process-crash durability: forms, admits and fences COUNT calls of
+            /// TOOL on EPOCH at once and completes them, fences one more, and then
+            /// aborts without closing the store (a crash of the process, for the
+            /// durability test).
+            #[command(hide = true)]
+            CrashAfterCalls {
+                #[command(flatten)]
+                store: StoreArgs,
+                /// The source epoch the calls are formed on (registered).
+                #[arg(long)]
+                epoch: String,
+                /// The tool of the calls.
+                #[arg(long)]
+                tool: String,
+                /// How many calls complete before the last one and the abort.
+                #[arg(long)]
+                count: u64,
+            },
+        }
+
+        fn crash_after_calls(store: &StoreArgs, epoch: &str, tool: &str, count: u64) -> Result<Value, InputError> {
+            let spec = store.spec();
+            let fail = |e: Refusal| InputError::new(spec.to_string(), e.to_string());
+            let mut rt = Runtime::open_store_with(&spec, crate::runtime::CallDurability::ProcessCrash).map_err(fail)?;
+            let (artifact, config) = rt.epoch_digests(epoch).map_err(fail)?.ok_or_else(|| InputError::new(spec.to_string(), format!("no epoch {epoch}")))?;
+            let hop = Measured { artifact: &artifact, config: &config, server_config: None };
+            let call = crate::runtime::Call { snapshot: "crash", tool, args_digest: "sha256:args", principal: "user:alice", source: epoch };
+            for n in 0..count {
+                let lease = rt.form_admit(&call, None, unix_now(None) + n, 900, Some(hop)).map_err(fail)?;
+                rt.complete(lease.id).map_err(fail)?;
+            }
+            rt.form_admit(&call, None, unix_now(None), 900, Some(hop)).map_err(fail)?;
+            std::process::abort()
         }
 
         fn run_hook(c: HookCommand) -> Result<Result<Value, Refusal>, InputError> {
-            let HookCommand::Stress { store, formations, count, hold_ms } = c;
+            let (store, formations, count, hold_ms) = match c {
+                HookCommand::Stress { store, formations, count, hold_ms } => (store, formations, count, hold_ms),
+                HookCommand::CrashAfterCalls { store, epoch, tool, count } => return crash_after_calls(&store, &epoch, &tool, count).map(Ok),
+            };
             let mut rt = open(&store)?;
             let mut results = Vec::new();
             for formation in (0..count).flat_map(|_| formations.iter().copied()) {
@@ -341,9 +388,11 @@ pub fn run(c: RuntimeCommand, io: &mut Io<'_>) -> Result<Status, InputError> {
             open(&store)?.mark_uncertain(lease).map(|()| json!({"lease": lease, "state": LeaseState::Uncertain.as_str()}))
         }
         RuntimeCommand::Revoke { store, handle } => open(&store)?.revoke(&handle).map(|()| json!({"revoked": handle})),
-        RuntimeCommand::Fence { store, token, artifact_digest, config_digest, generation, now } => {
-            open(&store)?.fence(&token, &artifact_digest, &config_digest, generation, unix_now(now)).map(|id| json!({"accepted": id}))
+        RuntimeCommand::Fence { store, token, artifact_digest, config_digest, server_config_digest, generation, now } => {
+            let measured = Measured { artifact: &artifact_digest, config: &config_digest, server_config: server_config_digest.as_deref() };
+            open(&store)?.fence_measured(&token, &measured, generation, unix_now(now)).map(|id| json!({"accepted": id}))
         }
+        RuntimeCommand::AcknowledgeLostCalls { store } => open(&store)?.acknowledge_lost_calls().map(|writers| json!({"acknowledged": writers})),
         RuntimeCommand::Hooks(c) => run_hook(c)?,
     };
     respond(io, result)

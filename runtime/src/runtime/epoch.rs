@@ -10,9 +10,22 @@ use super::refusal::{Refusal, RefusalCode, refuse};
 use super::state::State;
 use super::store::{Decision, EpochRecord, View, Write};
 
-/// Registers an epoch (ADVERTISED); registering it again changes nothing but the audit log.
-pub(crate) fn register(view: &mut dyn View, epoch: &str, tool: &str, artifact: &str, config: &str, summary: &str) -> Result<Decision, Refusal> {
+/// What an epoch is registered with.
+pub(crate) struct Registered<'a> {
+    pub tool: &'a str,
+    pub artifact: &'a str,
+    pub config: &'a str,
+    pub summary: &'a str,
+    /// The digest of the server's own configuration files, if any are bound.
+    pub server_config: Option<&'a str>,
+}
+
+/// Registers an epoch (ADVERTISED); registering it again changes nothing but
+/// the audit log: what it was first registered with stays bound (a restart
+/// with a changed configuration file never re-binds it).
+pub(crate) fn register(view: &mut dyn View, epoch: &str, r: &Registered<'_>) -> Result<Decision, Refusal> {
     let mut writes = Vec::new();
+    let Registered { tool, artifact, config, summary, server_config } = *r;
     if view.epoch(epoch)?.is_none() {
         writes.push(Write::NewEpoch(EpochRecord {
             id: epoch.to_owned(),
@@ -20,18 +33,29 @@ pub(crate) fn register(view: &mut dyn View, epoch: &str, tool: &str, artifact: &
             artifact: artifact.to_owned(),
             config: config.to_owned(),
             summary: summary.to_owned(),
+            server_config: server_config.map(str::to_owned),
             state: State::Advertised,
             generation: 1,
         }));
     }
-    Ok(Decision { writes, audit: json!({"op": "register_epoch", "epoch": epoch, "artifact": artifact, "config": config}) })
+    let mut audit = json!({"op": "register_epoch", "epoch": epoch, "artifact": artifact, "config": config});
+    if let Some(s) = server_config {
+        audit["server_config"] = json!(s);
+    }
+    Ok(Decision { writes, audit })
 }
 
 /// Moves an epoch from its state to `to`, if the table allows it; STALE only
-/// once no admitted or uncertain lease remains on it.
+/// once no admitted or uncertain lease remains on it, and only while the
+/// store can vouch that it lost no lease ([`View::lost_calls`]).
 pub(crate) fn transition(view: &mut dyn View, epoch: &str, to: State) -> Result<Decision, Refusal> {
     let Some(record) = view.epoch(epoch)? else { return refuse(RefusalCode::UnknownEpoch, format!("no epoch {epoch}")) };
     let from = record.state;
+    if to == State::Stale
+        && let Some(why) = view.lost_calls()?
+    {
+        return refuse(RefusalCode::CallsUnaccounted, format!("{epoch} cannot retire: {why}"));
+    }
     if let Err(r) = decision::epoch_move(from, to, || view.open_leases(epoch).map(|n| n as i64))? {
         let detail = match r {
             MoveRefusal::BadTransition => format!("{epoch} is {}, cannot become {}", from.as_str(), to.as_str()),

@@ -22,7 +22,7 @@ pub struct AuditRecord {
 #[serde(tag = "op")]
 pub enum AuditEvent {
     #[serde(rename = "register_epoch")]
-    RegisterEpoch { epoch: String, artifact: Option<String>, config: Option<String> },
+    RegisterEpoch { epoch: String, artifact: Option<String>, config: Option<String>, server_config: Option<String> },
     #[serde(rename = "transition")]
     Transition { epoch: String, from: State, to: State },
     #[serde(rename = "add_evidence")]
@@ -42,7 +42,14 @@ pub enum AuditEvent {
     #[serde(rename = "revoke")]
     Revoke { handle: String },
     #[serde(rename = "fence")]
-    Fence { lease: i64, generation: Option<i64>, artifact: Option<String>, config: Option<String>, now: Option<i64> },
+    Fence { lease: i64, generation: Option<i64>, artifact: Option<String>, config: Option<String>, server_config: Option<String>, now: Option<i64> },
+    /// Several decisions committed as one, in order (formation, admission
+    /// and the final hop of a gateway's call), all at this entry's sequence number.
+    #[serde(rename = "atomic")]
+    Atomic { steps: Vec<AuditEvent> },
+    /// An operator accounted for the calls a host crash may have lost (process-crash durability).
+    #[serde(rename = "acknowledge_lost_calls")]
+    AcknowledgeLostCalls { writers: Vec<String> },
     /// An entry that is not a known event, with why.
     #[serde(skip)]
     Unreadable { entry: String, reason: String },

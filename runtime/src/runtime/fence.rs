@@ -17,6 +17,8 @@ pub(crate) struct Hop<'a> {
     pub token: &'a str,
     pub artifact: &'a str,
     pub config: &'a str,
+    /// The digest of the server's own configuration files as measured, if it reads any.
+    pub server_config: Option<&'a str>,
     pub generation: i64,
 }
 
@@ -50,7 +52,8 @@ pub(crate) fn check(view: &mut dyn View, key: &[u8], hop: &Hop<'_>, now: u64) ->
         used: lease.used,
         generation_matches: hop.generation == generation,
         artifact_matches: hop.artifact == artifact,
-        config_matches: hop.config == config,
+        // Both the registry's configuration and the bytes of the server's own files, as bound at registration.
+        config_matches: hop.config == config && hop.server_config == epoch.server_config.as_deref(),
         state: lease.state,
         formation_revoked: formation.revoked,
         formation_expires_at: formation.expires_at,
@@ -66,16 +69,20 @@ pub(crate) fn check(view: &mut dyn View, key: &[u8], hop: &Hop<'_>, now: u64) ->
             FenceRefusal::EvidenceExpired => format!("the evidence lease {id} fell back on expired at {}", evidence.map_or(0, |e| e.1)),
             FenceRefusal::StaleGeneration => format!("generation {}, the lease holds {generation}", hop.generation),
             FenceRefusal::ArtifactMismatch => format!("{} is not {}'s artifact {artifact}", hop.artifact, lease.epoch),
-            FenceRefusal::ConfigMismatch => format!("{} is not {}'s configuration {config}", hop.config, lease.epoch),
+            FenceRefusal::ConfigMismatch if hop.config != config => format!("{} is not {}'s configuration {config}", hop.config, lease.epoch),
+            FenceRefusal::ConfigMismatch => format!(
+                "the server's configuration files measure {}, {} was registered with {}",
+                hop.server_config.unwrap_or("nothing"),
+                lease.epoch,
+                epoch.server_config.as_deref().unwrap_or("none")
+            ),
             FenceRefusal::NotAdmitted(state) => format!("lease {id} is {state}"),
         };
         return refuse(r.code(), detail);
     }
-    Ok((
-        id,
-        Decision {
-            writes: vec![Write::LeaseUsed(id)],
-            audit: json!({"op": "fence", "lease": id, "generation": hop.generation, "artifact": hop.artifact, "config": hop.config, "now": now}),
-        },
-    ))
+    let mut audit = json!({"op": "fence", "lease": id, "generation": hop.generation, "artifact": hop.artifact, "config": hop.config, "now": now});
+    if let Some(s) = hop.server_config {
+        audit["server_config"] = json!(s);
+    }
+    Ok((id, Decision { writes: vec![Write::LeaseUsed(id)], audit }))
 }

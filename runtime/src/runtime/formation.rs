@@ -11,8 +11,9 @@ use super::evidence::EvidenceKind;
 use super::refusal::{Refusal, RefusalCode, refuse};
 use super::store::{Decision, FormationRecord, IdKind, View, Write};
 
-/// A call being formed.
-pub(crate) struct Call<'a> {
+/// A call being formed: its snapshot, tool, arguments digest, principal and source epoch.
+#[derive(Debug, Clone, Copy)]
+pub struct Call<'a> {
     pub snapshot: &'a str,
     pub tool: &'a str,
     pub args_digest: &'a str,

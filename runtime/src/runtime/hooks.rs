@@ -7,13 +7,14 @@
 use std::time::Duration;
 
 use super::refusal::Refusal;
+use super::store::Commit;
 use super::{EvidenceKind, Lease, Runtime, evidence, lease};
 
 impl Runtime {
     /// Admission that sleeps inside its decision before committing: for the crash test.
     pub fn admit_and_stall(&mut self, formation: i64, now: u64, stall: Duration) -> Result<Lease, Refusal> {
         let key = self.mac.clone();
-        self.decide(|view| {
+        self.decide(Commit::Call, |view| {
             let decided = lease::admit(view, &key, formation, now)?;
             std::thread::sleep(stall);
             Ok(decided)
@@ -43,6 +44,6 @@ impl Runtime {
             valid_from,
             valid_until,
         };
-        self.decide(|view| evidence::add(view, &e))
+        self.decide(Commit::Durable, |view| evidence::add(view, &e))
     }
 }

@@ -72,6 +72,9 @@ pub enum RefusalCode {
     CertificateMismatch,
     /// An epoch is not in the registry, or its stored manifest and summary do not verify.
     NotAdmitted,
+    /// Per-call records may have been lost in a host crash (process-crash
+    /// durability): no epoch retires until an operator acknowledges it.
+    CallsUnaccounted,
 }
 
 impl RefusalCode {
@@ -107,6 +110,7 @@ impl RefusalCode {
             RefusalCode::UntrustedCertificate => "untrusted_certificate",
             RefusalCode::CertificateMismatch => "certificate_mismatch",
             RefusalCode::NotAdmitted => "not_admitted",
+            RefusalCode::CallsUnaccounted => "calls_unaccounted",
         }
     }
 }

@@ -30,6 +30,10 @@ pub(crate) struct EpochRecord {
     pub artifact: String,
     pub config: String,
     pub summary: String,
+    /// The digest of the server's own configuration files (their bytes, any
+    /// format), bound when the epoch was registered; `None` when none was.
+    /// Registering the epoch again never changes it.
+    pub server_config: Option<String>,
     pub state: State,
     /// The generation a lease on this epoch carries in its token.
     pub generation: i64,
@@ -179,6 +183,57 @@ pub(crate) trait View {
     fn next_id(&mut self, kind: IdKind) -> Result<i64, StorageError>;
     /// Every lease, by id (queries only).
     fn all_leases(&mut self) -> Result<Vec<StoredLease>, StorageError>;
+    /// Why per-call records may have been lost, if they may: a writer that
+    /// committed them without fsync ([`CallDurability::ProcessCrash`]) was
+    /// still open when its host went down, and no operator has acknowledged
+    /// it since. `None` on a store that never loses a commit.
+    fn lost_calls(&mut self) -> Result<Option<String>, StorageError>;
+}
+
+/// How durable a decision's commit must be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Commit {
+    /// Authority and lifecycle (epochs, evidence, revocation, resolution):
+    /// always on stable storage before the decision returns.
+    Durable,
+    /// A per-call record (formation, admission, fence, completion): as the
+    /// store's [`CallDurability`] says.
+    Call,
+}
+
+/// How durable the per-call records are, an operator's choice for a
+/// gateway (`call_durability` in its TOML); authority and lifecycle
+/// decisions are durable whatever it says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CallDurability {
+    /// Every commit is on stable storage before it returns (SQLite: fsync).
+    #[default]
+    Full,
+    /// Per-call commits survive a crash of the process, not of the host:
+    /// SQLite WAL without fsync (`synchronous = NORMAL`). A host crash can
+    /// lose only the last per-call commits, never one before a durable
+    /// commit; the runtime then refuses to retire any epoch until an
+    /// operator acknowledges it. SQLite only: etcd commits every decision to
+    /// a quorum.
+    ProcessCrash,
+}
+
+impl CallDurability {
+    /// Reads `full` or `process-crash`.
+    pub fn parse(text: &str) -> Result<CallDurability, String> {
+        match text {
+            "full" => Ok(CallDurability::Full),
+            "process-crash" => Ok(CallDurability::ProcessCrash),
+            other => Err(format!("call durability `{other}`: give \"full\" or \"process-crash\"")),
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CallDurability::Full => "full",
+            CallDurability::ProcessCrash => "process-crash",
+        }
+    }
 }
 
 /// A decision as a store runs it: it may run more than once, on fresh reads each time.
@@ -189,8 +244,9 @@ pub(crate) type DecideFn<'a> = dyn FnMut(&mut dyn View) -> Result<Decision, Refu
 /// while everything the decision read is unchanged; a store that cannot be
 /// reached refuses (a [`StorageError`]) and never decides from a copy.
 pub(crate) trait Store: Send {
-    /// Runs `decide` and commits its decision; returns the decision's audit sequence number.
-    fn decide(&mut self, decide: &mut DecideFn<'_>) -> Result<i64, Refusal>;
+    /// Runs `decide` and commits its decision as durably as `commit` asks;
+    /// returns the decision's audit sequence number.
+    fn decide(&mut self, commit: Commit, decide: &mut DecideFn<'_>) -> Result<i64, Refusal>;
     /// A view for queries, outside any decision.
     fn reader(&self) -> Box<dyn View + '_>;
     /// Audit sequence numbers at which an epoch began draining and became stale.
@@ -201,6 +257,9 @@ pub(crate) trait Store: Send {
     fn set_resolver(&self, key: &[u8; 32]) -> Result<(), StorageError>;
     /// The whole audit log, in sequence order.
     fn audit(&self) -> Result<Vec<AuditEntry>, StorageError>;
+    /// Records (durably, with an audit entry) that an operator accounted for
+    /// the calls [`View::lost_calls`] reports; returns what was acknowledged.
+    fn acknowledge_lost_calls(&mut self) -> Result<Vec<String>, Refusal>;
 }
 
 /// A fresh random nonce, hex.

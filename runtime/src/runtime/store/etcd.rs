@@ -34,7 +34,7 @@ use super::super::audit;
 use super::super::evidence::EvidenceKind;
 use super::super::refusal::{Refusal, StorageError};
 use super::super::state::{LeaseState, State};
-use super::{AuditEntry, DecideFn, EpochRecord, EvidenceRecord, FormationRecord, IdKind, LeaseRecord, Store, StoredLease, View, Write, nonce};
+use super::{AuditEntry, Commit, DecideFn, EpochRecord, EvidenceRecord, FormationRecord, IdKind, LeaseRecord, Store, StoredLease, View, Write, nonce};
 use crate::canon;
 
 /// How many of its own decisions a store makes before it seals the audit queue.
@@ -61,6 +61,9 @@ struct EpochValue {
     artifact: String,
     config: String,
     summary: String,
+    /// Absent in an epoch written before server configuration files were bound.
+    #[serde(default)]
+    server_config: Option<String>,
     state: String,
     generation: i64,
 }
@@ -416,7 +419,16 @@ impl DecisionView<'_> {
 fn epoch_record(id: &str, key: &[u8], bytes: &[u8]) -> Result<EpochRecord, StorageError> {
     let v: EpochValue = decode(key, bytes)?;
     let state = State::parse(&v.state).map_err(|e| StorageError::new(format!("epoch {id}: {}", e.detail)))?;
-    Ok(EpochRecord { id: id.to_owned(), tool: v.tool, artifact: v.artifact, config: v.config, summary: v.summary, state, generation: v.generation })
+    Ok(EpochRecord {
+        id: id.to_owned(),
+        tool: v.tool,
+        artifact: v.artifact,
+        config: v.config,
+        summary: v.summary,
+        server_config: v.server_config,
+        state,
+        generation: v.generation,
+    })
 }
 
 fn evidence_record(id: i64, key: &[u8], bytes: &[u8]) -> Result<EvidenceRecord, StorageError> {
@@ -490,6 +502,11 @@ macro_rules! record_reads {
         fn resolver(&mut self) -> Result<Option<[u8; 32]>, StorageError> {
             let key = self.keys().secret("resolver");
             Ok(self.read(key)?.and_then(|b| resolver_key(&b)))
+        }
+
+        fn lost_calls(&mut self) -> Result<Option<String>, StorageError> {
+            // Every decision is committed to a quorum before it returns: none is ever lost.
+            Ok(None)
         }
     };
 }
@@ -595,6 +612,7 @@ fn plan(keys: &Keys, reads: &BTreeMap<Vec<u8>, Read>, writes: &[Write]) -> Resul
                     artifact: e.artifact.clone(),
                     config: e.config.clone(),
                     summary: e.summary.clone(),
+                    server_config: e.server_config.clone(),
                     state: e.state.as_str().to_owned(),
                     generation: e.generation,
                 };
@@ -705,7 +723,8 @@ fn guessable(keys: &Keys, key: &[u8]) -> bool {
 }
 
 impl Store for EtcdStore {
-    fn decide(&mut self, decide: &mut DecideFn<'_>) -> Result<i64, Refusal> {
+    /// Every commit is replicated to a quorum (and fsynced there) before it returns, whatever `commit` says.
+    fn decide(&mut self, _commit: Commit, decide: &mut DecideFn<'_>) -> Result<i64, Refusal> {
         let mut fresh = false;
         for _ in 0..ATTEMPTS {
             let mut view = DecisionView { store: self, reads: BTreeMap::new(), ranges: Vec::new(), fresh };
@@ -843,6 +862,10 @@ impl Store for EtcdStore {
         }
         entries.sort_by_key(|e| e.seq);
         Ok(entries)
+    }
+
+    fn acknowledge_lost_calls(&mut self) -> Result<Vec<String>, Refusal> {
+        Ok(Vec::new())
     }
 }
 

@@ -1,7 +1,21 @@
-//! The embedded store: one SQLite file (WAL, full durability) on one host.
-//! A decision runs inside one `BEGIN IMMEDIATE` transaction: no other writer
-//! can change what it reads before it commits, so it runs exactly once, and a
-//! crash leaves the whole decision or none of it.
+//! The embedded store: one SQLite file (WAL) on one host. A decision runs
+//! inside one `BEGIN IMMEDIATE` transaction: no other writer can change what
+//! it reads before it commits, so it runs exactly once, and a crash leaves
+//! the whole decision or none of it.
+//!
+//! Every commit is fsynced (`synchronous = FULL`) unless the store was
+//! opened with [`CallDurability::ProcessCrash`]: then per-call commits
+//! (formation, admission, fence, completion) are written to the WAL without
+//! fsync (`synchronous = NORMAL`), which a crash of the process survives and
+//! a crash of the host may undo. WAL frames carry cumulative checksums and
+//! recovery stops at the first frame that does not verify, so what a host
+//! crash undoes is always a suffix of the history: the commits after the
+//! last fsync, which every durable commit (authority, lifecycle) performs.
+//! Such a writer registers itself in `call_writers` (with the host's boot id
+//! and its pid) durably before its first unsynced commit and removes itself
+//! durably when it closes; a writer found there from an earlier boot was
+//! open when its host went down, so calls may be missing from the store, and
+//! [`View::lost_calls`] says so until an operator acknowledges it.
 
 use std::path::Path;
 
@@ -11,7 +25,7 @@ use super::super::audit;
 use super::super::evidence::EvidenceKind;
 use super::super::refusal::{Refusal, StorageError};
 use super::super::state::{LeaseState, State};
-use super::{AuditEntry, DecideFn, EpochRecord, EvidenceRecord, FormationRecord, IdKind, LeaseRecord, Store, StoredLease, View, Write};
+use super::{AuditEntry, CallDurability, Commit, DecideFn, EpochRecord, EvidenceRecord, FormationRecord, IdKind, LeaseRecord, Store, StoredLease, View, Write};
 
 /// The tables. `CREATE … IF NOT EXISTS`, so opening an existing store changes nothing.
 const DDL: &str = "CREATE TABLE IF NOT EXISTS secrets (name TEXT PRIMARY KEY, value BLOB NOT NULL);
@@ -30,24 +44,111 @@ const DDL: &str = "CREATE TABLE IF NOT EXISTS secrets (name TEXT PRIMARY KEY, va
          id INTEGER PRIMARY KEY, formation INTEGER NOT NULL, epoch TEXT NOT NULL, generation INTEGER NOT NULL,
          nonce TEXT NOT NULL, state TEXT NOT NULL, used INTEGER NOT NULL DEFAULT 0, admitted_seq INTEGER NOT NULL);
      CREATE TABLE IF NOT EXISTS resolutions (lease INTEGER PRIMARY KEY, outcome TEXT NOT NULL, signature TEXT NOT NULL);
-     CREATE TABLE IF NOT EXISTS audit (seq INTEGER PRIMARY KEY AUTOINCREMENT, entry TEXT NOT NULL, prev TEXT NOT NULL, hash TEXT NOT NULL);";
+     CREATE TABLE IF NOT EXISTS audit (seq INTEGER PRIMARY KEY AUTOINCREMENT, entry TEXT NOT NULL, prev TEXT NOT NULL, hash TEXT NOT NULL);
+     CREATE TABLE IF NOT EXISTS call_writers (id TEXT PRIMARY KEY, boot TEXT NOT NULL, pid INTEGER NOT NULL);";
 
 /// The SQLite store.
 pub(crate) struct SqliteStore {
     conn: Connection,
+    durability: CallDurability,
+    /// The connection's `synchronous` setting now (`FULL` or `NORMAL`).
+    synchronous: &'static str,
+    /// The host's boot id, where the host tells it.
+    boot: Option<String>,
+    /// This store's row in `call_writers` (process-crash durability only).
+    writer: Option<String>,
+}
+
+/// The host's boot id: it changes on every boot, so a writer recorded with
+/// another one was open when its host went down.
+fn boot_id() -> Option<String> {
+    std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok().map(|s| s.trim().to_owned()).filter(|s| !s.is_empty())
+}
+
+/// Whether process `pid` of this boot is still running.
+fn alive(pid: i64) -> bool {
+    pid == i64::from(std::process::id()) || Path::new(&format!("/proc/{pid}")).exists()
 }
 
 impl SqliteStore {
-    /// Opens (creating if needed) the store at `path` with its tables.
-    pub(crate) fn open(path: &Path) -> Result<SqliteStore, StorageError> {
+    /// Opens (creating if needed) the store at `path` with its tables;
+    /// per-call commits as durable as `durability` says.
+    pub(crate) fn open(path: &Path, durability: CallDurability) -> Result<SqliteStore, StorageError> {
         let conn = Connection::open(path)?;
-        conn.pragma_update(None, "journal_mode", "WAL")?;
+        let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
         conn.pragma_update(None, "synchronous", "FULL")?;
         conn.busy_timeout(std::time::Duration::from_secs(30))?;
         conn.execute_batch(DDL)?;
         add_latest_lease(&conn)?;
         add_column(&conn, "evidence", "principal", "TEXT")?;
-        Ok(SqliteStore { conn })
+        add_column(&conn, "epochs", "server_config_digest", "TEXT")?;
+        let mut store = SqliteStore { conn, durability, synchronous: "FULL", boot: boot_id(), writer: None };
+        store.settle_writers()?;
+        if durability == CallDurability::ProcessCrash {
+            if !mode.eq_ignore_ascii_case("wal") {
+                return Err(StorageError::new(format!("process-crash durability needs a WAL journal; {} keeps `{mode}`", path.display())));
+            }
+            let Some(boot) = store.boot.clone() else {
+                return Err(StorageError::new(
+                    "process-crash durability needs the host's boot id (/proc/sys/kernel/random/boot_id) to tell a host crash from a process crash",
+                ));
+            };
+            let id = super::nonce()?;
+            // Durable before the first unsynced commit: a host crash from here on is seen at the next open.
+            store.conn.execute("INSERT INTO call_writers VALUES (?1, ?2, ?3)", params![id, boot, i64::from(std::process::id())])?;
+            store.writer = Some(id);
+        }
+        Ok(store)
+    }
+
+    /// Forgets writers of this boot whose process is gone: the host kept
+    /// running, so their unsynced commits are in its page cache, and this
+    /// fsynced commit puts them on stable storage with it.
+    fn settle_writers(&mut self) -> Result<(), StorageError> {
+        let Some(boot) = self.boot.clone() else { return Ok(()) };
+        let rows: Vec<(String, i64)> = self
+            .conn
+            .prepare("SELECT id, pid FROM call_writers WHERE boot = ?1")?
+            .query_map(params![boot], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<Result<_, _>>()?;
+        let gone: Vec<&String> = rows.iter().filter(|(_, pid)| !alive(*pid)).map(|(id, _)| id).collect();
+        if !gone.is_empty() {
+            let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            for id in gone {
+                tx.execute("DELETE FROM call_writers WHERE id = ?1 AND boot = ?2", params![id, boot])?;
+            }
+            tx.commit()?;
+        }
+        Ok(())
+    }
+
+    /// Sets the connection's `synchronous` for the next commit.
+    fn synchronous(&mut self, want: &'static str) -> Result<(), StorageError> {
+        if self.synchronous != want {
+            self.conn.pragma_update(None, "synchronous", want)?;
+            self.synchronous = want;
+        }
+        Ok(())
+    }
+
+    /// The writers that were open when their host went down (another boot), as `ID (boot B, pid P)`.
+    fn lost_writers(conn: &Connection, boot: Option<&str>) -> Result<Vec<String>, StorageError> {
+        let rows: Vec<(String, String, i64)> = conn
+            .prepare("SELECT id, boot, pid FROM call_writers ORDER BY id")?
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+            .collect::<Result<_, _>>()?;
+        Ok(rows.into_iter().filter(|(_, b, _)| Some(b.as_str()) != boot).map(|(id, b, pid)| format!("{id} (boot {b}, pid {pid})")).collect())
+    }
+}
+
+impl Drop for SqliteStore {
+    fn drop(&mut self) {
+        // Closing cleanly: one fsynced commit puts every unsynced one before it on stable storage.
+        if let Some(id) = self.writer.take()
+            && self.synchronous("FULL").is_ok()
+        {
+            let _ = self.conn.execute("DELETE FROM call_writers WHERE id = ?1", params![id]);
+        }
     }
 }
 
@@ -86,6 +187,7 @@ fn add_column(conn: &Connection, table: &str, column: &str, ty: &str) -> Result<
 /// Reads through one connection (inside the decision's transaction, or not, for queries).
 struct SqliteView<'c> {
     conn: &'c Connection,
+    boot: Option<&'c str>,
 }
 
 fn epoch_state(epoch: &str, s: &str) -> Result<State, StorageError> {
@@ -98,14 +200,17 @@ fn lease_state(id: i64, s: &str) -> Result<LeaseState, StorageError> {
 
 impl View for SqliteView<'_> {
     fn epoch(&mut self, id: &str) -> Result<Option<EpochRecord>, StorageError> {
-        let row: Option<(String, String, String, String, String, i64)> = self
+        type Row = (String, String, String, String, Option<String>, String, i64);
+        let row: Option<Row> = self
             .conn
-            .query_row("SELECT tool, artifact_digest, config_digest, summary_digest, state, revision FROM epochs WHERE epoch_id = ?1", params![id], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?))
-            })
+            .query_row(
+                "SELECT tool, artifact_digest, config_digest, summary_digest, server_config_digest, state, revision FROM epochs WHERE epoch_id = ?1",
+                params![id],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?)),
+            )
             .optional()?;
-        let Some((tool, artifact, config, summary, state, generation)) = row else { return Ok(None) };
-        Ok(Some(EpochRecord { id: id.to_owned(), tool, artifact, config, summary, state: epoch_state(id, &state)?, generation }))
+        let Some((tool, artifact, config, summary, server_config, state, generation)) = row else { return Ok(None) };
+        Ok(Some(EpochRecord { id: id.to_owned(), tool, artifact, config, summary, server_config, state: epoch_state(id, &state)?, generation }))
     }
 
     fn evidence(&mut self, id: i64) -> Result<Option<EvidenceRecord>, StorageError> {
@@ -199,6 +304,17 @@ impl View for SqliteView<'_> {
             })
             .collect()
     }
+
+    fn lost_calls(&mut self) -> Result<Option<String>, StorageError> {
+        let lost = SqliteStore::lost_writers(self.conn, self.boot)?;
+        Ok((!lost.is_empty()).then(|| {
+            format!(
+                "a writer with process-crash durability was open when its host went down ({}): the last calls may be missing from the store; \
+                 account for them (the stock servers' own logs), then `fcd runtime acknowledge-lost-calls`",
+                lost.join(", ")
+            )
+        }))
+    }
 }
 
 /// Appends an audit entry in the current transaction; returns its sequence number.
@@ -214,8 +330,9 @@ fn apply(tx: &Connection, write: &Write, seq: i64) -> Result<(), StorageError> {
     match write {
         Write::NewEpoch(e) => {
             tx.execute(
-                "INSERT OR IGNORE INTO epochs (epoch_id, tool, artifact_digest, config_digest, summary_digest, state, revision) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                params![e.id, e.tool, e.artifact, e.config, e.summary, e.state.as_str(), e.generation],
+                "INSERT OR IGNORE INTO epochs (epoch_id, tool, artifact_digest, config_digest, summary_digest, server_config_digest, state, revision)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                params![e.id, e.tool, e.artifact, e.config, e.summary, e.server_config, e.state.as_str(), e.generation],
             )?;
         }
         Write::EpochState { epoch, to } => {
@@ -270,9 +387,11 @@ fn apply(tx: &Connection, write: &Write, seq: i64) -> Result<(), StorageError> {
 }
 
 impl Store for SqliteStore {
-    fn decide(&mut self, decide: &mut DecideFn<'_>) -> Result<i64, Refusal> {
+    fn decide(&mut self, commit: Commit, decide: &mut DecideFn<'_>) -> Result<i64, Refusal> {
+        let unsynced = commit == Commit::Call && self.durability == CallDurability::ProcessCrash;
+        self.synchronous(if unsynced { "NORMAL" } else { "FULL" })?;
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(StorageError::from)?;
-        let decision = decide(&mut SqliteView { conn: &tx })?;
+        let decision = decide(&mut SqliteView { conn: &tx, boot: self.boot.as_deref() })?;
         let seq = append(&tx, &decision.audit)?;
         for write in &decision.writes {
             apply(&tx, write, seq)?;
@@ -282,7 +401,7 @@ impl Store for SqliteStore {
     }
 
     fn reader(&self) -> Box<dyn View + '_> {
-        Box::new(SqliteView { conn: &self.conn })
+        Box::new(SqliteView { conn: &self.conn, boot: self.boot.as_deref() })
     }
 
     fn lifecycle_seqs(&self, epoch: &str) -> Result<(Option<i64>, Option<i64>), StorageError> {
@@ -309,5 +428,22 @@ impl Store for SqliteStore {
         let mut stmt = self.conn.prepare("SELECT seq, entry, prev, hash FROM audit ORDER BY seq")?;
         let rows = stmt.query_map([], |r| Ok(AuditEntry { seq: r.get(0)?, entry: r.get(1)?, prev: r.get(2)?, hash: r.get(3)? }))?;
         Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    fn acknowledge_lost_calls(&mut self) -> Result<Vec<String>, Refusal> {
+        self.synchronous("FULL")?;
+        let boot = self.boot.clone();
+        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(StorageError::from)?;
+        let lost = SqliteStore::lost_writers(&tx, boot.as_deref())?;
+        if lost.is_empty() {
+            return Ok(lost);
+        }
+        append(&tx, &serde_json::json!({"op": "acknowledge_lost_calls", "writers": lost}))?;
+        match &boot {
+            Some(b) => tx.execute("DELETE FROM call_writers WHERE boot != ?1", params![b]).map_err(StorageError::from)?,
+            None => tx.execute("DELETE FROM call_writers", []).map_err(StorageError::from)?,
+        };
+        tx.commit().map_err(StorageError::from)?;
+        Ok(lost)
     }
 }
