@@ -534,6 +534,15 @@ fn a_module_s_own_state_is_not_another_module_s_name() {
     let exported = format!("{lib}export {{ dirs }};\n");
     let err = package_calls(&[("lib.js", &exported), ("index.js", index2)], &regions).expect_err("escalates");
     assert!(err.detail.contains("`dirs`"), "{err:?}");
+    // Outside the regions its module may only copy or read it; a parameter of the name is another variable.
+    let reader = format!(
+        "{lib}export function copy() {{\n  return [...dirs, dirs.length, dirs.join(\",\")];\n}}\nexport function other(dirs) {{\n  dirs.push(1);\n}}\n"
+    );
+    package_calls(&[("lib.js", &reader)], &regions).expect("reads and a shadowing parameter");
+    for changes in ["export function widen() {\n  dirs.push(\"/\");\n}\n", "export function leak() {\n  return dirs;\n}\n"] {
+        let err = package_calls(&[("lib.js", &format!("{lib}{changes}"))], &regions).expect_err("escalates");
+        assert!(err.detail.contains("module state a reviewed region reads"), "{changes}: {err:?}");
+    }
     // Without the setter as a region, its write is unreviewed.
     let err = package_calls(&[("lib.js", lib)], &[function_region("check")]).expect_err("escalates");
     assert!(err.detail.contains("is assigned"), "{err:?}");

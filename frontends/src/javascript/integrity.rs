@@ -60,6 +60,8 @@ struct Check<'t> {
     /// Trusted names that are a module's own, non-exported state, with the
     /// file declaring them (see [`module_private`]).
     private: &'t BTreeMap<String, &'t str>,
+    /// The private names their module declares (not imports): its state.
+    state: &'t BTreeSet<String>,
     /// The regions, whose own writes to their module's state were reviewed.
     regions: &'t [Region<'t>],
     /// The MCP tool name the profile reviews: a reviewed function may be
@@ -101,12 +103,13 @@ pub fn check(trees: &[(&str, &Syntax)], opaque: &[(&str, &str)], regions: &[Regi
     for (file, text) in opaque {
         opaque_file(file, text, &trusted)?;
     }
-    let private = module_private(trees, &roots, &functions, &tables);
+    let (private, state) = module_private(trees, &roots, &functions, &tables);
     let mut declared: std::collections::BTreeMap<String, Vec<(String, u32)>> = Default::default();
     let tool = regions.first().map_or("", |r| r.env.tool.as_str());
     let registered = std::cell::RefCell::new(Vec::new());
     for (file, syntax) in trees {
-        let c = Check { file, private: &private, regions, tool, registered: std::cell::RefCell::new(std::mem::take(&mut *registered.borrow_mut())) };
+        let c =
+            Check { file, private: &private, state: &state, regions, tool, registered: std::cell::RefCell::new(std::mem::take(&mut *registered.borrow_mut())) };
         for n in syntax.root().descendants() {
             c.node(n, &trusted, &functions, &tables, regions)?;
             c.method_surroundings(n, &methods)?;
@@ -180,8 +183,9 @@ fn module_private<'t>(
     roots: &[(String, &str)],
     functions: &BTreeSet<String>,
     tables: &BTreeSet<String>,
-) -> BTreeMap<String, &'t str> {
+) -> (BTreeMap<String, &'t str>, BTreeSet<String>) {
     let mut out: BTreeMap<String, Option<&'t str>> = BTreeMap::new();
+    let mut state = BTreeSet::new();
     for (name, region_file) in roots.iter().filter(|(n, _)| !functions.contains(n) && !tables.contains(n) && !BUILTINS.contains(&n.as_str())) {
         let home = trees.iter().find(|(f, _)| f == region_file).filter(|(_, syntax)| {
             let root = syntax.root();
@@ -198,16 +202,18 @@ fn module_private<'t>(
                     _ => false,
                 })
             });
-            let declares = declares || imports;
             let exported = root.descendants().any(|e| e.kind() == "export_specifier" && e.text().split_whitespace().any(|w| w == name));
-            declares && !exported
+            if declares && !imports {
+                state.insert(name.clone());
+            }
+            (declares || imports) && !exported
         });
         let slot = out.entry(name.clone()).or_insert(home.map(|(f, _)| *f));
         if *slot != home.map(|(f, _)| *f) {
             *slot = None;
         }
     }
-    out.into_iter().filter_map(|(n, f)| Some((n, f?))).collect()
+    (out.into_iter().filter_map(|(n, f)| Some((n, f?))).collect(), state)
 }
 
 /// Whether a region is a member of a class body (a `Class.method` region).
@@ -326,6 +332,9 @@ impl Check<'_> {
         }
         if (n.kind() == "identifier" || n.kind() == "property_identifier") && tables.contains(n.text()) {
             self.table_use(n, regions)?;
+        }
+        if n.kind() == "identifier" && self.state.contains(n.text()) && self.private.get(n.text()).is_some_and(|home| *home == self.file) {
+            self.state_use(n)?;
         }
         Ok(())
     }
@@ -517,6 +526,48 @@ impl Check<'_> {
             return Ok(()); // another object's property of that name
         }
         self.table_access(n, regions)
+    }
+
+    /// A use, in its own module, of module state a region trusts: inside a
+    /// function region it was reviewed; elsewhere the module may declare it,
+    /// assign it (checked as a write) and read it by a copying spread
+    /// (`[...dirs]`), `.length` or a reading method, as long as no enclosing
+    /// function binds a local of the name (then it is that local). Anything
+    /// else (`dirs.push(…)`, passing or returning the array itself) could
+    /// change what the regions read.
+    fn state_use(&self, n: Node<'_>) -> Result<(), Escalation> {
+        let functions = n.ancestors().filter(|a| FUNCTIONS.contains(&a.kind()));
+        for f in functions {
+            let b = super::bindings::Bindings::of(f);
+            if b.is_param(n.text()) || b.count(n.text()) > 0 {
+                return Ok(());
+            }
+            if self.regions.iter().any(|r| r.node == f) {
+                return Ok(());
+            }
+        }
+        let Some(parent) = n.parent() else { return Ok(()) };
+        let ok = match parent.kind() {
+            "variable_declarator" => parent.field_child("name") == Some(n),
+            "assignment_expression" | "augmented_assignment_expression" => parent.field_child("left") == Some(n),
+            "spread_element" => parent.parent().is_some_and(|a| a.kind() == "array"),
+            "member_expression" if parent.field_child("object") == Some(n) => {
+                let member = parent.field_child("property").map(|p| p.text()).unwrap_or_default();
+                member == "length" || (READ_METHODS.contains(&member) && parent.parent().is_some_and(|c| c.kind() == "call_expression"))
+            }
+            _ => false,
+        };
+        if ok {
+            return Ok(());
+        }
+        Err(self.fail(
+            n,
+            format!(
+                "`{}`, module state a reviewed region reads, is used outside the regions in a way that may change it (`{}`)",
+                n.text(),
+                parent.compact_text()
+            ),
+        ))
     }
 
     fn table_access(&self, t: Node<'_>, regions: &[Region<'_>]) -> Result<(), Escalation> {
