@@ -378,6 +378,31 @@ fn a_case_region_is_the_clause_of_the_tool_dispatcher_with_its_shared_statements
 }
 
 #[test]
+fn a_schema_parse_result_of_the_arguments_reads_them() {
+    let parsed = |src: &str| write_file_case(src).map(|(_, facts)| facts);
+    let checked = vec!["checked Some(List([Text(\"arg:path\")]))".to_owned()];
+    let through = DISPATCHED.replace(
+        "      const target = await validatePath(input.path);",
+        "      const parsed = WriteArgs.safeParse(input);\n      if (!parsed.success) throw new Error(\"bad\");\n      const target = await validatePath(parsed.data.path);",
+    );
+    assert_eq!(parsed(&through).expect("analyzes"), checked);
+    let callback = REGISTERED
+        .replace("validatePath(params.path)", "validatePath(result.data.path)")
+        .replace("    const checked", "    const result = Schema.safeParse(params);\n    const checked");
+    assert_eq!(write_file_callback(&callback).expect("analyzes").1, checked);
+    // Unsafe twins: another object parsed, the result rebound, another method, another field: no such argument.
+    for (from, to) in [
+        ("WriteArgs.safeParse(input)", "WriteArgs.safeParse(other)"),
+        ("WriteArgs.safeParse(input)", "WriteArgs.safeParse(input.nested)"),
+        ("const parsed = WriteArgs.safeParse(input);", "let parsed = WriteArgs.safeParse(input);\n      parsed = { data: { path: \"/\" } };"),
+        ("WriteArgs.safeParse(input)", "WriteArgs.parseLoosely(input)"),
+        ("parsed.data.path", "parsed.error.path"),
+    ] {
+        assert_ne!(parsed(&through.replace(from, to)).ok(), Some(checked.clone()), "{to}");
+    }
+}
+
+#[test]
 fn a_case_region_whose_route_is_not_the_tool_name_escalates() {
     let code = |src: &str| write_file_case(src).err().map(|e| (e.code, e.detail));
     for (from, to, why) in [
