@@ -378,6 +378,31 @@ fn a_case_region_is_the_clause_of_the_tool_dispatcher_with_its_shared_statements
 }
 
 #[test]
+fn a_schema_parse_result_of_the_arguments_reads_them() {
+    let parsed = |src: &str| write_file_case(src).map(|(_, facts)| facts);
+    let checked = vec!["checked Some(List([Text(\"arg:path\")]))".to_owned()];
+    let through = DISPATCHED.replace(
+        "      const target = await validatePath(input.path);",
+        "      const parsed = WriteArgs.safeParse(input);\n      if (!parsed.success) throw new Error(\"bad\");\n      const target = await validatePath(parsed.data.path);",
+    );
+    assert_eq!(parsed(&through).expect("analyzes"), checked);
+    let callback = REGISTERED
+        .replace("validatePath(params.path)", "validatePath(result.data.path)")
+        .replace("    const checked", "    const result = Schema.safeParse(params);\n    const checked");
+    assert_eq!(write_file_callback(&callback).expect("analyzes").1, checked);
+    // Unsafe twins: another object parsed, the result rebound, another method, another field: no such argument.
+    for (from, to) in [
+        ("WriteArgs.safeParse(input)", "WriteArgs.safeParse(other)"),
+        ("WriteArgs.safeParse(input)", "WriteArgs.safeParse(input.nested)"),
+        ("const parsed = WriteArgs.safeParse(input);", "let parsed = WriteArgs.safeParse(input);\n      parsed = { data: { path: \"/\" } };"),
+        ("WriteArgs.safeParse(input)", "WriteArgs.parseLoosely(input)"),
+        ("parsed.data.path", "parsed.error.path"),
+    ] {
+        assert_ne!(parsed(&through.replace(from, to)).ok(), Some(checked.clone()), "{to}");
+    }
+}
+
+#[test]
 fn a_case_region_whose_route_is_not_the_tool_name_escalates() {
     let code = |src: &str| write_file_case(src).err().map(|e| (e.code, e.detail));
     for (from, to, why) in [
@@ -476,4 +501,74 @@ fn spreading_or_iterating_a_name_calls_the_iterator_of_what_it_holds() {
     // An object spread copies properties (getters run): still dynamic.
     let object = callees("a.js", "  const rows = opts.all(sql);\n  const copy = { ...rows };");
     assert!(object.iter().any(|c| c.starts_with("dynamic:")), "{object:?}");
+}
+
+/// The call identities of region `f` in a package of `files`, analysed with
+/// the profile's tool `write_file` (so the whole-package checks see it).
+fn package_calls(files: &[(&str, &str)], regions: &[RegionSpec]) -> Result<Vec<Vec<String>>, fcd_frontends::Escalation> {
+    let files: Vec<SourceFile> = files.iter().map(|(p, s)| SourceFile { path: (*p).into(), bytes: s.as_bytes().to_vec() }).collect();
+    let reviewed = regions.iter().filter_map(|r| if let RegionKind::Function(f) = &r.kind { Some(f.clone()) } else { None }).collect();
+    let env = fcd_frontends::Env { tool: "write_file".into(), reviewed, ..Default::default() };
+    let a = fcd_frontends::analyze_with(Lang::JavaScript, &files, regions, &[], &env)?;
+    Ok(a.regions.iter().map(|r| r.calls.iter().map(|c| format!("{:?}", c.identity)).collect()).collect())
+}
+
+fn function_region(name: &str) -> RegionSpec {
+    RegionSpec { name: name.into(), kind: RegionKind::Function(name.into()), optional: false }
+}
+
+#[test]
+fn a_package_default_or_namespace_import_is_spelled_by_the_package() {
+    let src = "import fs from \"fs/promises\";\nimport * as path from \"node:path\";\nexport async function store(p, text) {\n  await fs.writeFile(path.join(p, \"x\"), text);\n}\n";
+    let calls = package_calls(&[("lib.js", src)], &[function_region("store")]).expect("analyzes");
+    assert_eq!(calls[0], ["Path(\"fs/promises:default.writeFile\")", "Path(\"node:path:join\")"]);
+    // A default import of a file of the release could be any function: unresolved, and rejected as a binding of a trusted name.
+    let relative = src.replace("\"fs/promises\"", "\"./fs.js\"");
+    let err = package_calls(&[("lib.js", &relative)], &[function_region("store")]).expect_err("escalates");
+    assert!(err.detail.contains("default or namespace import"), "{err:?}");
+    // The package's object written anywhere is still a write to what the region trusts.
+    let patched = format!("{src}fs.writeFile = async () => {{}};\n");
+    let err = package_calls(&[("lib.js", &patched)], &[function_region("store")]).expect_err("escalates");
+    assert!(err.detail.contains("writes `fs.writeFile`"), "{err:?}");
+}
+
+#[test]
+fn a_callback_region_may_be_the_function_written_in_place() {
+    let handler = RegionSpec { name: "handler".into(), kind: RegionKind::Callback("write_file".into()), optional: false };
+    let calls = package_calls(&[("index.ts", REGISTERED)], std::slice::from_ref(&handler)).expect("the registered callback is the reviewed handler");
+    assert!(calls[0].iter().any(|c| c.contains("validatePath")), "{calls:?}");
+    // Without a callback region, the same registration serves the tool with code no region covers.
+    let err = package_calls(&[("index.ts", REGISTERED), ("lib.ts", "export function validatePath(p) { return p; }\n")], &[function_region("validatePath")])
+        .expect_err("escalates");
+    assert!(err.detail.contains("function written in place"), "{err:?}");
+}
+
+#[test]
+fn a_module_s_own_state_is_not_another_module_s_name() {
+    let lib = "let dirs = [];\nexport function setDirs(d) {\n  dirs = [...d];\n}\nexport function check(p) {\n  return dirs.some((d) => p === d);\n}\n";
+    let index = "import { promises as dirs } from \"fs\";\nimport { setDirs } from \"./lib.js\";\nlet other = [];\nother = dirs;\nsetDirs([\"/srv\"]);\n";
+    let regions = [function_region("check"), function_region("setDirs")];
+    package_calls(&[("lib.js", lib), ("index.js", index)], &regions).expect("index.js's `dirs` is its own import");
+    // Another module's own variable of the same name, assigned there, is not the reviewed one either.
+    let index2 = "let dirs = 1;\ndirs = 2;\n";
+    package_calls(&[("lib.js", lib), ("index.js", index2)], &regions).expect("another module's variable");
+    // Unsafe twins: the state assigned in its own module outside a region, or exported (then importers may see it).
+    let outside = format!("{lib}dirs = [\"/\"];\n");
+    let err = package_calls(&[("lib.js", &outside)], &regions).expect_err("escalates");
+    assert!(err.detail.contains("`dirs`, which a reviewed region relies on, is assigned"), "{err:?}");
+    let exported = format!("{lib}export {{ dirs }};\n");
+    let err = package_calls(&[("lib.js", &exported), ("index.js", index2)], &regions).expect_err("escalates");
+    assert!(err.detail.contains("`dirs`"), "{err:?}");
+    // Outside the regions its module may only copy or read it; a parameter of the name is another variable.
+    let reader = format!(
+        "{lib}export function copy() {{\n  return [...dirs, dirs.length, dirs.join(\",\")];\n}}\nexport function other(dirs) {{\n  dirs.push(1);\n}}\n"
+    );
+    package_calls(&[("lib.js", &reader)], &regions).expect("reads and a shadowing parameter");
+    for changes in ["export function widen() {\n  dirs.push(\"/\");\n}\n", "export function leak() {\n  return dirs;\n}\n"] {
+        let err = package_calls(&[("lib.js", &format!("{lib}{changes}"))], &regions).expect_err("escalates");
+        assert!(err.detail.contains("module state a reviewed region reads"), "{changes}: {err:?}");
+    }
+    // Without the setter as a region, its write is unreviewed.
+    let err = package_calls(&[("lib.js", lib)], &[function_region("check")]).expect_err("escalates");
+    assert!(err.detail.contains("is assigned"), "{err:?}");
 }

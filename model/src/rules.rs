@@ -72,6 +72,9 @@ pub enum Test {
     /// the same way) or lies below one at a `/` boundary. Symbolic links are
     /// not followed: whether the handler resolves them is the envelope's to say.
     Inside(String),
+    /// As [`Test::Inside`], but strictly below a directory: never one of the
+    /// directories itself (a write aimed at the directory acts beside it).
+    Below(String),
 }
 
 /// JSON value types an argument may have.
@@ -265,7 +268,7 @@ impl Test {
                     _ => passed == elements.len(),
                 }
             }
-            (Test::Inside(path), Some(v)) => {
+            (Test::Inside(path) | Test::Below(path), Some(v)) => {
                 let file = v.as_str().ok_or_else(|| not_string(v))?;
                 let file = normalize_absolute(file).ok_or_else(|| Unevaluable(format!("`{file}` is not an absolute path")))?;
                 let roots = match b.env(path) {
@@ -279,7 +282,8 @@ impl Test {
                 let mut inside = false;
                 for root in roots {
                     let root = normalize_absolute(&root).ok_or_else(|| Unevaluable(format!("env `{path}`: `{root}` is not an absolute path")))?;
-                    inside |= file == root || root == "/" || file.strip_prefix(root.as_str()).is_some_and(|rest| rest.starts_with('/'));
+                    let below = file != root && (root == "/" || file.strip_prefix(root.as_str()).is_some_and(|rest| rest.starts_with('/')));
+                    inside |= below || (file == root && matches!(self, Test::Inside(_)));
                 }
                 inside
             }
@@ -397,6 +401,7 @@ impl std::fmt::Display for Test {
             Test::AnyElement(t) => write!(f, "has an element that {t}"),
             Test::EveryElement(t) => write!(f, "has only elements that {t}"),
             Test::Inside(path) => write!(f, "is a path inside env.{path}"),
+            Test::Below(path) => write!(f, "is a path strictly below env.{path}"),
         }
     }
 }
@@ -505,6 +510,15 @@ mod tests {
         assert_eq!(inside("/../../srv/data/z", "dirs"), Ok(true));
         assert_eq!(inside("/home/a/b", "one"), Ok(true));
         assert!(inside("srv/data/f", "dirs").is_err(), "a relative path depends on the server's directory");
+        // `below` is `inside` without the directories themselves.
+        let below = |v: &str, key: &str| holds_with_config(Test::Below(format!("config.{key}")), json!(v), &config);
+        assert_eq!(below("/srv/data/f.txt", "dirs"), Ok(true));
+        assert_eq!(below("/srv/data", "dirs"), Ok(false));
+        assert_eq!(below("/srv/data/./", "dirs"), Ok(false));
+        assert_eq!(below("/srv/data/x/..", "dirs"), Ok(false));
+        assert_eq!(below("/srv/database/f", "dirs"), Ok(false));
+        assert_eq!(below("/srv/data/../etc/passwd", "dirs"), Ok(false));
+        assert!(below("data/f", "dirs").is_err());
         assert!(inside("/srv/data/f", "bad").is_err());
         assert!(inside("/srv/data/f", "empty").is_err());
         assert!(inside("/srv/data/f", "missing").is_err());

@@ -15,6 +15,7 @@ pub mod lex;
 mod azure;
 mod dbhub;
 mod files;
+mod filesystem;
 mod gist;
 mod git_add;
 mod git_diff;
@@ -62,7 +63,8 @@ pub struct Judgement {
 type Model = dyn Fn(&serde_json::Map<String, Value>) -> (Verdict, String);
 
 /// The profiles the oracle can judge.
-pub const PROFILES: &[&str] = &["git-diff", "git-add", "github-create-repository", "github-create-gist", "azure-redis-create", "dbhub-execute-sql"];
+pub const PROFILES: &[&str] =
+    &["git-diff", "git-add", "github-create-repository", "github-create-gist", "azure-redis-create", "dbhub-execute-sql", "filesystem-write-file"];
 
 /// Judges every call of a canonical-calls document (`../shared/canonical/<profile>.json`)
 /// against the release rooted at `root`.
@@ -93,6 +95,10 @@ pub fn judge(profile: &str, root: &Path, canonical: &Value) -> Result<Vec<Judgem
         "dbhub-execute-sql" => {
             let shape = dbhub::read(root);
             Box::new(move |args| dbhub::verdict(&shape, args, &ctx))
+        }
+        "filesystem-write-file" => {
+            let shape = filesystem::read(root);
+            Box::new(move |args| filesystem::verdict(&shape, args, &ctx))
         }
         other => return Err(format!("the oracle has no judge for profile `{other}` (it judges: {})", PROFILES.join(", "))),
     };

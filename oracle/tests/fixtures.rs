@@ -435,3 +435,61 @@ fn git_add_paths() {
     assert_eq!(verdict("cli", serde_json::json!([])), Safe);
     assert_eq!(verdict("cli", serde_json::json!(["README.md", 7])), Unknown);
 }
+
+#[test]
+fn filesystem_write_file_shape_and_mutations() {
+    const BOUNDARY: &[Verdict] = &[Safe, Reject, Reject];
+    let cases: &[(&str, &[Verdict])] = &[
+        ("boundary", BOUNDARY),
+        // Every mutation the compiler escalates, the oracle refuses as well,
+        // except 08, whose module-level assignment the setter overwrites at
+        // startup: the oracle refuses it too (the list is assigned twice).
+        ("mutations/01_unchecked_write", &[Cannot]),
+        ("mutations/02_checked_then_ignored", &[Cannot]),
+        ("mutations/03_string_prefix_containment", &[Cannot]),
+        ("mutations/04_links_not_resolved", &[Cannot]),
+        ("mutations/05_link_error_swallowed", &[Cannot]),
+        ("mutations/06_write_follows_links", &[Cannot]),
+        ("mutations/07_second_registration", &[Cannot]),
+        ("mutations/08_directories_widened", &[Cannot]),
+        ("mutations/09_setter_widens", &[Cannot]),
+        ("mutations/10_comment_spoof", &[Cannot]),
+        ("mutations/11_another_argument_checked", &[Cannot]),
+        ("mutations/12_fs_patched", &[Cannot]),
+        ("mutations/13_twin_renamed_and_commented", BOUNDARY),
+        ("mutations/14_twin_function_expression", BOUNDARY),
+        ("adversarial/surround_prototype_patched", &[Cannot]),
+        ("adversarial/surround_state_pushed", &[Cannot]),
+        ("adversarial/surround_tool_name_computed", &[Cannot]),
+        ("adversarial/surround_write_in_try_swallowed", &[Cannot]),
+    ];
+    for (fixture, expected) in cases {
+        check("filesystem-write-file", fixture, expected);
+    }
+}
+
+#[test]
+fn filesystem_write_file_paths() {
+    let call = |path: &str, dirs: serde_json::Value| {
+        let mut doc = canonical("filesystem-write-file");
+        doc["env"]["config"]["allowed_directories"] = dirs;
+        doc["calls"] = serde_json::json!({ "X": { "arguments": { "path": path, "content": "x" } } });
+        doc
+    };
+    let verdict = |path: &str, dirs: serde_json::Value| {
+        judge("filesystem-write-file", &root().join("fixtures/filesystem-write-file/boundary"), &call(path, dirs)).unwrap()[0].verdict.clone()
+    };
+    let one = || serde_json::json!("/srv/data");
+    assert_eq!(verdict("/srv/data/a/b.txt", one()), Safe);
+    assert_eq!(verdict("/srv/database", one()), Reject);
+    assert_eq!(verdict("/srv/data/../../etc/passwd", one()), Reject);
+    assert_eq!(verdict("/srv/data", one()), Unknown);
+    assert_eq!(verdict("/srv/data/", one()), Unknown);
+    assert_eq!(verdict("/srv/data/../data/x", one()), Unknown);
+    assert_eq!(verdict("notes.txt", one()), Unknown);
+    assert_eq!(verdict("~/notes.txt", one()), Unknown);
+    assert_eq!(verdict("/srv/data/x ", one()), Unknown);
+    assert_eq!(verdict("/srv/data/x", serde_json::json!(["/srv/data", "/srv/other"])), Unknown);
+    // A directory the contract's write scopes do not hold: the write leaves the contract.
+    assert_eq!(verdict("/srv/other/x", serde_json::json!("/srv/other")), Unsafe);
+}

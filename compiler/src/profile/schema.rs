@@ -217,6 +217,8 @@ pub(super) struct RawPredicate {
     pub every_element: Option<Box<Spanned<RawPredicate>>>,
     /// A path inside the directories a configuration value names.
     pub inside: Option<Spanned<String>>,
+    /// A path strictly below those directories (never one of them).
+    pub below: Option<Spanned<String>>,
     pub all: Option<Vec<Spanned<RawPredicate>>>,
     pub any: Option<Vec<Spanned<RawPredicate>>>,
     pub not: Option<Box<Spanned<RawPredicate>>>,

@@ -156,6 +156,8 @@ fn element_and_path_tests_load_and_are_checked_against_declared_types() {
     assert!(found);
     let p = ok("{ arg = \"target\", inside = \"config.allowed\" }", "").expect("loads");
     assert!(p.rules.iter().any(|r| r.rule.when == Predicate::Arg { name: "target".into(), test: Test::Inside("config.allowed".into()) }));
+    let p = ok("{ arg = \"target\", below = \"config.allowed\" }", "").expect("loads");
+    assert!(p.rules.iter().any(|r| r.rule.when == Predicate::Arg { name: "target".into(), test: Test::Below("config.allowed".into()) }));
     let refused = |when: &str, args: &str| ok(when, args).expect_err("refused").to_string();
     assert!(
         refused("{ arg = \"target\", any-element = { starts-with = \"-\" } }", "")
@@ -166,6 +168,8 @@ fn element_and_path_tests_load_and_are_checked_against_declared_types() {
     assert!(refused("{ arg = \"files\", every-element = { } }", files).contains("one test"));
     assert!(refused("{ arg = \"target\", inside = \"principal\" }", "").contains("is not `config.KEY`"));
     assert!(refused("{ arg = \"context_lines\", inside = \"config.d\" }", "").contains("declared integer"));
+    assert!(refused("{ arg = \"target\", below = \"env.x\" }", "").contains("is not `config.KEY`"));
+    assert!(refused("{ arg = \"context_lines\", below = \"config.d\" }", "").contains("a path test (`inside`, `below`) never holds on it"));
     assert!(refused("{ arg = \"files\", any-element = { matches = \"(\" } }", files).contains("any-element.matches"));
 }
 

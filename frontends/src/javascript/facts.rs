@@ -157,23 +157,50 @@ impl<'a> Cx<'_, 'a> {
     /// arguments as its first parameter) and `P`, that parameter, is a plain
     /// identifier nothing in the region binds again; in a dispatcher case,
     /// `A.name` for the request's arguments `A` ([`super::route::request_field`]).
+    ///
+    /// Also `R.data.name` where `R` is a local declared once as
+    /// `const R = S.safeParse(A)`, `A` the tool's arguments as above: a zod
+    /// schema's parse result (its `data`, the arguments as the schema passes
+    /// them; the envelope's assumptions must say they are unchanged).
     fn tool_argument(&self, e: Node<'a>, name: &str) -> bool {
-        if e.kind() != "member_expression" {
+        if e.kind() != "member_expression" || e.field_child("property").is_none_or(|p| p.text() != name) {
             return false;
         }
-        let (Some(object), Some(property)) = (e.field_child("object").map(bare), e.field_child("property")) else { return false };
+        let Some(object) = e.field_child("object").map(bare) else { return false };
+        self.arguments_object(object) || self.parsed_arguments(object)
+    }
+
+    /// Whether `object` is the tool's arguments object: the request's
+    /// `arguments` in a dispatcher case, the first parameter of a registered
+    /// callback nothing in the region binds again.
+    fn arguments_object(&self, object: Node<'a>) -> bool {
         let region = self.site.region.node;
         if region.kind() == "switch_case" {
             // A dispatcher case: the request's `arguments`, read as `P.params.arguments` or a local destructured from `P.params`.
             return super::route::case_registration(region).is_some()
-                && property.text() == name
                 && super::route::request_field(object, "arguments", super::route::owner(region), self.names);
         }
         if super::route::registration_of(region).is_none() {
             return false;
         }
         let first = self.names.param_at(0);
-        object.kind() == "identifier" && first == Some(object.text()) && self.names.count(object.text()) == 0 && property.text() == name
+        object.kind() == "identifier" && first == Some(object.text()) && self.names.count(object.text()) == 0
+    }
+
+    /// Whether `object` is `R.data` of a local `R` declared once, by its own
+    /// declaration, as `S.safeParse(A)` with `A` the tool's arguments object.
+    fn parsed_arguments(&self, object: Node<'a>) -> bool {
+        if object.kind() != "member_expression" || object.field_child("property").is_none_or(|p| p.text() != "data") {
+            return false;
+        }
+        let Some(result) = object.field_child("object").map(bare).filter(|r| r.kind() == "identifier") else { return false };
+        let Some((_, value)) = self.declared_once(result.text()) else { return false };
+        let parses = value.kind() == "call_expression"
+            && value
+                .field_child("function")
+                .map(bare)
+                .is_some_and(|f| f.kind() == "member_expression" && f.field_child("property").is_some_and(|p| p.text() == "safeParse"));
+        parses && matches!(arguments(value).as_slice(), [one] if self.arguments_object(bare(*one)))
     }
 
     /// A guard's test read through a local: `const denied = isDenied(p); if (denied) …`.

@@ -14,7 +14,7 @@
 //! method: a subclass, a member of its name written on any object, an
 //! accessor or field of that name.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::ir::{Anchor, Escalation, EscalationCode, Identity};
 use crate::lang::Region;
@@ -57,6 +57,13 @@ const FORBIDDEN: &[&str] = &["__proto__", "setPrototypeOf", "__defineGetter__", 
 
 struct Check<'t> {
     file: &'t str,
+    /// Trusted names that are a module's own, non-exported state, with the
+    /// file declaring them (see [`module_private`]).
+    private: &'t BTreeMap<String, &'t str>,
+    /// The private names their module declares (not imports): its state.
+    state: &'t BTreeSet<String>,
+    /// The regions, whose own writes to their module's state were reviewed.
+    regions: &'t [Region<'t>],
     /// The MCP tool name the profile reviews: a reviewed function may be
     /// handed, as the last argument, to the one call that registers it.
     tool: &'t str,
@@ -79,13 +86,16 @@ pub fn check(trees: &[(&str, &Syntax)], opaque: &[(&str, &str)], regions: &[Regi
     let methods = class_methods(regions)?;
     let mut trusted: BTreeSet<String> = functions.iter().chain(&tables).cloned().collect();
     trusted.extend(methods.iter().map(|(class, _)| class.clone()));
+    // The module-level roots of each region's dotted callees, with the region's file.
+    let mut roots: Vec<(String, &str)> = Vec::new();
     for r in regions {
         let locals = super::bindings::Bindings::of(r.node);
         for call in r.node.descendants().filter(|n| n.kind() == "call_expression") {
             if let Identity::Path(p) = identity(call) {
                 let root = p.split(['.', '[', '(']).next().unwrap_or_default().to_owned();
                 if !locals.is_param(&root) && locals.count(&root) == 0 && !root.is_empty() && root != "this" && root != "function" {
-                    trusted.insert(root);
+                    trusted.insert(root.clone());
+                    roots.push((root, r.file));
                 }
             }
         }
@@ -93,15 +103,19 @@ pub fn check(trees: &[(&str, &Syntax)], opaque: &[(&str, &str)], regions: &[Regi
     for (file, text) in opaque {
         opaque_file(file, text, &trusted)?;
     }
+    let (private, state) = module_private(trees, &roots, &functions, &tables);
     let mut declared: std::collections::BTreeMap<String, Vec<(String, u32)>> = Default::default();
     let tool = regions.first().map_or("", |r| r.env.tool.as_str());
     let registered = std::cell::RefCell::new(Vec::new());
     for (file, syntax) in trees {
-        let c = Check { file, tool, registered: std::cell::RefCell::new(std::mem::take(&mut *registered.borrow_mut())) };
+        let c =
+            Check { file, private: &private, state: &state, regions, tool, registered: std::cell::RefCell::new(std::mem::take(&mut *registered.borrow_mut())) };
         for n in syntax.root().descendants() {
             c.node(n, &trusted, &functions, &tables, regions)?;
             c.method_surroundings(n, &methods)?;
-            for bound in module_bindings(n).into_iter().filter(|b| trusted.contains(b.text())) {
+            // Another module's binding of a private name is that module's own variable.
+            let elsewhere = |name: &str| private.get(name).is_some_and(|home| home != file);
+            for bound in module_bindings(n).into_iter().filter(|b| trusted.contains(b.text()) && !elsewhere(b.text())) {
                 declared.entry(bound.text().to_owned()).or_default().push((file.to_string(), bound.line()));
             }
         }
@@ -157,6 +171,51 @@ fn opaque_file(file: &str, text: &str, trusted: &BTreeSet<String>) -> Result<(),
     Ok(())
 }
 
+/// The trusted names that are a module's own: the module-level roots of
+/// regions' dotted callees (not region names) that the region's file
+/// declares at module level or imports, without exporting them, each with
+/// that file.
+/// ES modules do not share such a name: another file's binding of it is
+/// another variable, and only its own module can assign it. A name two
+/// regions would see as different bindings is not private.
+fn module_private<'t>(
+    trees: &[(&'t str, &Syntax)],
+    roots: &[(String, &str)],
+    functions: &BTreeSet<String>,
+    tables: &BTreeSet<String>,
+) -> (BTreeMap<String, &'t str>, BTreeSet<String>) {
+    let mut out: BTreeMap<String, Option<&'t str>> = BTreeMap::new();
+    let mut state = BTreeSet::new();
+    for (name, region_file) in roots.iter().filter(|(n, _)| !functions.contains(n) && !tables.contains(n) && !BUILTINS.contains(&n.as_str())) {
+        let home = trees.iter().find(|(f, _)| f == region_file).filter(|(_, syntax)| {
+            let root = syntax.root();
+            let declares = root.named_children().filter(|d| matches!(d.kind(), "lexical_declaration" | "variable_declaration")).any(|d| {
+                d.named_children()
+                    .filter(|v| v.kind() == "variable_declarator")
+                    .any(|v| v.field_child("name").is_some_and(|n| n.kind() == "identifier" && n.text() == name))
+            });
+            // An import binds the name in its own module only, like a declaration.
+            let imports = root.named_children().filter(|d| d.kind() == "import_statement").any(|d| {
+                d.descendants().any(|i| match i.kind() {
+                    "import_specifier" => i.field_child("alias").or_else(|| i.field_child("name")).is_some_and(|n| n.text() == name),
+                    "import_clause" | "namespace_import" => i.named_children().any(|c| c.kind() == "identifier" && c.text() == name),
+                    _ => false,
+                })
+            });
+            let exported = root.descendants().any(|e| e.kind() == "export_specifier" && e.text().split_whitespace().any(|w| w == name));
+            if declares && !imports {
+                state.insert(name.clone());
+            }
+            (declares || imports) && !exported
+        });
+        let slot = out.entry(name.clone()).or_insert(home.map(|(f, _)| *f));
+        if *slot != home.map(|(f, _)| *f) {
+            *slot = None;
+        }
+    }
+    (out.into_iter().filter_map(|(n, f)| Some((n, f?))).collect(), state)
+}
+
 /// Whether a region is a member of a class body (a `Class.method` region).
 fn in_class(n: Node<'_>) -> bool {
     n.parent().is_some_and(|p| p.kind() == "class_body")
@@ -181,6 +240,13 @@ fn class_methods(regions: &[Region<'_>]) -> Result<Vec<(String, String)>, Escala
         out.push((class, method));
     }
     Ok(out)
+}
+
+/// Whether an import clause or namespace import belongs to an import of a
+/// bare specifier (a package or a Node builtin), not of a file of the release.
+fn from_package(n: Node<'_>) -> bool {
+    let statement = n.ancestors().find(|a| a.kind() == "import_statement");
+    statement.and_then(|s| s.field_child("source")).and_then(super::syntax::string_content).is_some_and(|spec| super::scope::is_package(&spec))
 }
 
 fn is_function(n: Node<'_>) -> bool {
@@ -236,12 +302,16 @@ impl Check<'_> {
                 let (orig, alias) = (n.field_child("name"), n.field_child("alias"));
                 if let (Some(o), Some(a)) = (orig, alias)
                     && trusted.contains(a.text())
+                    && self.private.get(a.text()).is_none_or(|home| *home == self.file)
                     && o.text() != a.text()
                 {
                     return Err(self.fail(n, format!("`{}` is imported under the name `{}`, which a reviewed region relies on", o.text(), a.text())));
                 }
             }
-            "import_clause" | "namespace_import" => {
+            // A package's default or namespace binding is spelled by the
+            // package (`fs/promises:default.realpath`), never taken for a
+            // reviewed definition of the release; a relative one could be any.
+            "import_clause" | "namespace_import" if !from_package(n) => {
                 if let Some(id) = n.named_children().find(|c| c.kind() == "identifier")
                     && trusted.contains(id.text())
                 {
@@ -255,13 +325,16 @@ impl Check<'_> {
         }
         if n.kind() == "call_expression" {
             self.define(n, trusted)?;
-            self.tool_registration(n)?;
+            self.tool_registration(n, regions)?;
         }
         if n.kind() == "identifier" && functions.contains(n.text()) {
             self.function_use(n)?;
         }
         if (n.kind() == "identifier" || n.kind() == "property_identifier") && tables.contains(n.text()) {
             self.table_use(n, regions)?;
+        }
+        if n.kind() == "identifier" && self.state.contains(n.text()) && self.private.get(n.text()).is_some_and(|home| *home == self.file) {
+            self.state_use(n)?;
         }
         Ok(())
     }
@@ -273,7 +346,7 @@ impl Check<'_> {
         let mut names = Vec::new();
         super::bindings::pattern_names(target, &mut names);
         for id in names {
-            if trusted.contains(id.text()) {
+            if trusted.contains(id.text()) && !self.own_state_write(id) {
                 return Err(self.fail(id, format!("`{}`, which a reviewed region relies on, is assigned: the reviewed definition is not what runs", id.text())));
             }
         }
@@ -295,13 +368,23 @@ impl Check<'_> {
         if chain.iter().any(|p| p == "prototype" || p == "__proto__") {
             return Err(self.fail(target, format!("writes `{}`: a prototype write changes every object of that type", target.compact_text())));
         }
-        if root.kind() == "identifier" && (BUILTINS.contains(&root_name) || trusted.contains(root_name)) {
+        let elsewhere = self.private.get(root_name).is_some_and(|home| *home != self.file);
+        if root.kind() == "identifier" && (BUILTINS.contains(&root_name) || (trusted.contains(root_name) && !elsewhere)) {
             return Err(self.fail(target, format!("writes `{}`: a member of `{root_name}`, which reviewed code relies on", target.compact_text())));
         }
         if root.kind() == "call_expression" {
             return Err(self.fail(target, format!("writes `{}`: a member of a call's result fcd cannot name", target.compact_text())));
         }
         Ok(())
+    }
+
+    /// Whether `id`, a trusted name being assigned, is module state the write
+    /// cannot touch as reviewed code sees it: another module's own variable
+    /// of the same name, or its own module's, written inside a function
+    /// region of that module (a reviewed setter).
+    fn own_state_write(&self, id: Node<'_>) -> bool {
+        let Some(home) = self.private.get(id.text()) else { return false };
+        *home != self.file || self.regions.iter().any(|r| r.file == self.file && FUNCTIONS.contains(&r.node.kind()) && r.node.contains(id))
     }
 
     /// What could replace a reviewed method of a class: a subclass (its
@@ -398,12 +481,13 @@ impl Check<'_> {
 
     /// A call registering the tool (its first argument the tool's name) with a
     /// function written in place: what serves the tool is then that
-    /// function, which no region covers, not the reviewed handler.
-    fn tool_registration(&self, call: Node<'_>) -> Result<(), Escalation> {
+    /// function, which no region covers, not the reviewed handler, unless
+    /// that function is itself a region (a `callback` region).
+    fn tool_registration(&self, call: Node<'_>, regions: &[Region<'_>]) -> Result<(), Escalation> {
         let args = call.items("arguments");
         let named = args.first().and_then(|a| super::syntax::string_content(*a)).is_some_and(|name| !self.tool.is_empty() && name == self.tool);
         match args.last().map(|a| bare(*a)) {
-            Some(last) if named && args.len() > 1 && FUNCTIONS.contains(&last.kind()) => {
+            Some(last) if named && args.len() > 1 && FUNCTIONS.contains(&last.kind()) && !regions.iter().any(|r| r.node == last) => {
                 Err(self.fail(last, format!("the tool `{}` is registered with a function written in place, not the reviewed handler", self.tool)))
             }
             _ => Ok(()),
@@ -442,6 +526,48 @@ impl Check<'_> {
             return Ok(()); // another object's property of that name
         }
         self.table_access(n, regions)
+    }
+
+    /// A use, in its own module, of module state a region trusts: inside a
+    /// function region it was reviewed; elsewhere the module may declare it,
+    /// assign it (checked as a write) and read it by a copying spread
+    /// (`[...dirs]`), `.length` or a reading method, as long as no enclosing
+    /// function binds a local of the name (then it is that local). Anything
+    /// else (`dirs.push(…)`, passing or returning the array itself) could
+    /// change what the regions read.
+    fn state_use(&self, n: Node<'_>) -> Result<(), Escalation> {
+        let functions = n.ancestors().filter(|a| FUNCTIONS.contains(&a.kind()));
+        for f in functions {
+            let b = super::bindings::Bindings::of(f);
+            if b.is_param(n.text()) || b.count(n.text()) > 0 {
+                return Ok(());
+            }
+            if self.regions.iter().any(|r| r.node == f) {
+                return Ok(());
+            }
+        }
+        let Some(parent) = n.parent() else { return Ok(()) };
+        let ok = match parent.kind() {
+            "variable_declarator" => parent.field_child("name") == Some(n),
+            "assignment_expression" | "augmented_assignment_expression" => parent.field_child("left") == Some(n),
+            "spread_element" => parent.parent().is_some_and(|a| a.kind() == "array"),
+            "member_expression" if parent.field_child("object") == Some(n) => {
+                let member = parent.field_child("property").map(|p| p.text()).unwrap_or_default();
+                member == "length" || (READ_METHODS.contains(&member) && parent.parent().is_some_and(|c| c.kind() == "call_expression"))
+            }
+            _ => false,
+        };
+        if ok {
+            return Ok(());
+        }
+        Err(self.fail(
+            n,
+            format!(
+                "`{}`, module state a reviewed region reads, is used outside the regions in a way that may change it (`{}`)",
+                n.text(),
+                parent.compact_text()
+            ),
+        ))
     }
 
     fn table_access(&self, t: Node<'_>, regions: &[Region<'_>]) -> Result<(), Escalation> {

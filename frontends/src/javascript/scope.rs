@@ -62,8 +62,10 @@ impl<'a> Scope<'a> {
                                 imports.insert(local.text().to_owned(), (spec.clone(), orig.text().to_owned()));
                             }
                             "import_clause" | "namespace_import" => {
+                                // `import d from …` binds the default export, `import * as ns from …` the namespace.
+                                let what = if i.kind() == "import_clause" { "default" } else { "*" };
                                 for id in i.named_children().filter(|c| c.kind() == "identifier") {
-                                    imports.insert(id.text().to_owned(), (spec.clone(), "*".to_owned()));
+                                    imports.insert(id.text().to_owned(), (spec.clone(), what.to_owned()));
                                 }
                             }
                             _ => {}
@@ -120,11 +122,23 @@ impl<'a> Scope<'a> {
             return Identity::Unresolved(format!("{path}: `{root}` is a local whose value does not come from a reviewed call, a read or a parameter"));
         }
         match self.imports.get(root) {
+            // A package's default export is spelled `PACKAGE:default…`; its
+            // namespace stands for its named exports (`ns.join` is `PACKAGE:join`).
+            Some((spec, orig)) if is_package(spec) && orig == "default" => Identity::Path(format!("{spec}:default{}", &path[root.len()..])),
+            Some((spec, orig)) if is_package(spec) && orig == "*" && path[root.len()..].starts_with('.') => {
+                Identity::Path(format!("{spec}:{}", &path[root.len() + 1..]))
+            }
             Some((_, orig)) if orig != root => Identity::Unresolved(format!("{path}: `{root}` is imported as `{orig}` under another name")),
-            Some((spec, _)) if !spec.starts_with("./") && !spec.starts_with("../") => Identity::Path(format!("{spec}:{path}")),
+            Some((spec, _)) if is_package(spec) => Identity::Path(format!("{spec}:{path}")),
             _ => Identity::Path(path),
         }
     }
+}
+
+/// Whether an import specifier names a package or a Node builtin (a bare
+/// specifier), not a file of the release.
+pub(super) fn is_package(spec: &str) -> bool {
+    !spec.starts_with("./") && !spec.starts_with("../") && !spec.starts_with('/')
 }
 
 impl<'a> Scope<'a> {

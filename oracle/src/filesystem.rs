@@ -1,0 +1,276 @@
+//! The oracle for the MCP filesystem server's `write_file`.
+//!
+//! From the envelope: the entry `dist/index.js` registers `write_file` once,
+//! with a callback written in place that awaits `validatePath(P.path)` into a
+//! `const` and hands that constant and `P.content` to `writeFileContent`,
+//! nothing else. `validatePath` (in `dist/lib.js`) refuses a path outside the
+//! allowed directories with `isPathWithinAllowedDirectories`, whose test
+//! needs a separator after the directory (`startsWith(dir + path.sep)`), and
+//! resolves links with `fs.realpath` before checking again; a containment
+//! test by plain prefix (`.startsWith(dir)`) is the older, leaky shape.
+//! `writeFileContent` creates exclusively (`wx`). The oracle reads tokens
+//! only; anything else in those places is a shape it cannot judge.
+//!
+//! Verdicts, for one allowed directory: a path outside it is refused; one
+//! strictly below it is written inside it (write scope: the directory);
+//! the directory itself, a relative or home path, odd characters, a `..`
+//! that comes back, or several directories: unknown.
+
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use crate::Verdict;
+use crate::contract::{Context, Effect};
+use crate::files;
+use crate::lex::{Dialect, Kind, Token, scan};
+
+/// What the oracle understood of the release.
+pub enum Shape {
+    Understood(String),
+    NotUnderstood(String),
+}
+
+pub fn read(root: &Path) -> Shape {
+    match understand(root) {
+        Ok(where_) => Shape::Understood(where_),
+        Err(why) => Shape::NotUnderstood(why),
+    }
+}
+
+fn tokens_of(root: &Path, file: &str) -> Result<Vec<Token>, String> {
+    let found = files::find(root, &|p| p == file);
+    let [(name, path)] = found.as_slice() else {
+        return Err(format!("no {file}"));
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{name}: {e}"))?;
+    scan(&text, Dialect::JavaScript).map_err(|e| format!("{name}: {e}"))
+}
+
+/// Whether the tokens from `at` spell `words` (strings by their value, as `"…"`).
+fn spells(tokens: &[Token], at: usize, words: &[&str]) -> bool {
+    words.iter().enumerate().all(|(k, w)| {
+        tokens.get(at + k).is_some_and(|t| match (&t.kind, w.strip_prefix('"')) {
+            (Kind::Str(_), Some(value)) => t.str_value() == Some(value),
+            (_, None) => t.is(w),
+            _ => false,
+        })
+    })
+}
+
+/// The index of the token closing the bracket opened at `open`.
+fn close(tokens: &[Token], open: usize) -> Option<usize> {
+    let (o, c) = match tokens.get(open)?.text.as_str() {
+        "(" => ("(", ")"),
+        "{" => ("{", "}"),
+        _ => return None,
+    };
+    let mut depth = 0;
+    for (j, t) in tokens.iter().enumerate().skip(open) {
+        if t.is(o) {
+            depth += 1;
+        } else if t.is(c) {
+            depth -= 1;
+            if depth == 0 {
+                return Some(j);
+            }
+        }
+    }
+    None
+}
+
+/// The body tokens of `function NAME(…) {…}`, which must be defined once.
+fn function_body<'t>(tokens: &'t [Token], name: &str, file: &str) -> Result<&'t [Token], String> {
+    let defs: Vec<usize> = (0..tokens.len()).filter(|&i| spells(tokens, i, &["function", name, "("])).collect();
+    let [def] = defs.as_slice() else {
+        return Err(format!("{file}: {} definitions of {name}", defs.len()));
+    };
+    let params = close(tokens, def + 2).ok_or(format!("{file}: {name} never closes its parameters"))?;
+    let open = (params + 1..tokens.len()).find(|&j| tokens[j].is("{")).ok_or(format!("{file}: {name} has no body"))?;
+    let end = close(tokens, open).ok_or(format!("{file}: {name} never closes"))?;
+    Ok(&tokens[open + 1..end])
+}
+
+fn understand(root: &Path) -> Result<String, String> {
+    let index = tokens_of(root, "dist/index.js")?;
+    let names: Vec<usize> = (0..index.len()).filter(|&i| index[i].str_value() == Some("write_file")).collect();
+    let [name] = names.as_slice() else {
+        return Err(format!("dist/index.js names write_file {} times", names.len()));
+    };
+    if !(*name >= 3 && spells(&index, name - 3, &[".", "registerTool", "("])) {
+        return Err("write_file is not the first argument of a registerTool call".into());
+    }
+    // Any registration under a computed name could be write_file's.
+    if let Some(i) = (0..index.len()).find(|&i| spells(&index, i, &["registerTool", "("]) && index.get(i + 2).and_then(Token::str_value).is_none()) {
+        return Err(format!("dist/index.js:{}: a tool is registered under a name that is not a plain string", index[i].line));
+    }
+    let call_end = close(&index, name - 1).ok_or("the registration never closes")?;
+    // The callback: the last argument, `async (P) => {…}` or `async function (P) {…}`.
+    let mut depth = 0;
+    let mut last_comma = None;
+    for (j, t) in index.iter().enumerate().take(call_end).skip(name - 1) {
+        match t.text.as_str() {
+            "(" | "{" | "[" if t.kind == Kind::Punct => depth += 1,
+            ")" | "}" | "]" if t.kind == Kind::Punct => depth -= 1,
+            "," if t.kind == Kind::Punct && depth == 1 && j + 1 < call_end && !index[j + 1].is(")") => last_comma = Some(j),
+            _ => {}
+        }
+    }
+    let at = last_comma.map(|c| c + 1).filter(|&j| spells(&index, j, &["async", "("]) || spells(&index, j, &["async", "function", "("]));
+    let at = at.ok_or("write_file is registered without an async callback written in place as its last argument")?;
+    let open = if index[at + 1].is("function") { at + 2 } else { at + 1 };
+    let (Some(param), true) = (index.get(open + 1), index.get(open + 2).is_some_and(|t| t.is(")"))) else {
+        return Err("the callback does not take one plain parameter".into());
+    };
+    let body_open = (open + 2..call_end).find(|&j| index[j].is("{")).ok_or("the callback has no block body")?;
+    let body_end = close(&index, body_open).ok_or("the callback never closes")?;
+    if body_end + 1 != call_end && !(body_end + 2 == call_end && index[body_end + 1].is(",")) {
+        return Err("the callback is not the registration's last argument".into());
+    }
+    let body = &index[body_open + 1..body_end];
+    let p = param.text.as_str();
+    let checks: Vec<usize> = (0..body.len()).filter(|&i| spells(body, i, &["=", "await", "validatePath", "(", p, ".", "path", ")", ";"])).collect();
+    let [check] = checks.as_slice() else {
+        return Err(format!("the callback awaits validatePath({p}.path) {} times", checks.len()));
+    };
+    let checked = match check.checked_sub(2).map(|k| (&body[k], &body[k + 1])) {
+        Some((decl, local)) if decl.is("const") => local.text.clone(),
+        _ => return Err("validatePath's result is not a const of its own".into()),
+    };
+    let writes: Vec<usize> = (0..body.len()).filter(|&i| body[i].is("writeFileContent")).collect();
+    let [write] = writes.as_slice() else {
+        return Err(format!("the callback calls writeFileContent {} times", writes.len()));
+    };
+    if !spells(body, *write, &["writeFileContent", "(", checked.as_str(), ",", p, ".", "content", ")", ";"]) {
+        return Err("writeFileContent is not handed the checked path and the content".into());
+    }
+    if body.iter().filter(|t| t.is(&checked)).count() != 2 || body.windows(2).any(|w| w[0].is(p) && w[1].is("=")) {
+        return Err("the checked path or the arguments are used or bound otherwise".into());
+    }
+    let lib = tokens_of(root, "dist/lib.js")?;
+    let validate = function_body(&lib, "validatePath", "dist/lib.js")?;
+    let contained = validate.iter().filter(|t| t.is("isPathWithinAllowedDirectories")).count();
+    let resolved = (0..validate.len()).filter(|&i| spells(validate, i, &["fs", ".", "realpath", "("])).count();
+    if contained < 3 || resolved < 2 {
+        return Err(format!("validatePath checks containment {contained} times and resolves links {resolved} times, not 3 and 2"));
+    }
+    if validate.iter().any(|t| t.is("startsWith")) {
+        return Err("validatePath tests a plain string prefix itself".into());
+    }
+    // Only a missing file falls through to the parent's check; any other failure (a refused link) is thrown.
+    if !validate.iter().any(|t| t.str_value() == Some("ENOENT")) {
+        return Err("validatePath does not tell a missing file from a refused link".into());
+    }
+    state(&lib)?;
+    let write_body = function_body(&lib, "writeFileContent", "dist/lib.js")?;
+    if !write_body.iter().any(|t| t.str_value() == Some("wx")) {
+        return Err("writeFileContent does not create exclusively (wx)".into());
+    }
+    for file in files::find(root, &|p| p.starts_with("dist/") && p.ends_with(".js")) {
+        let tokens = tokens_of(root, &file.0)?;
+        patched(&tokens, &file.0)?;
+    }
+    let validation = tokens_of(root, "dist/path-validation.js")?;
+    let within = function_body(&validation, "isPathWithinAllowedDirectories", "dist/path-validation.js")?;
+    let boundary = (0..within.len()).any(|i| {
+        spells(within, i, &["startsWith", "("])
+            && within.get(i + 3).is_some_and(|t| t.is("+"))
+            && (spells(within, i + 4, &["path", ".", "sep", ")"]) || spells(within, i + 4, &["\"/", ")"]))
+    });
+    if !boundary {
+        return Err("isPathWithinAllowedDirectories has no test at a separator (startsWith(dir + path.sep))".into());
+    }
+    Ok(format!("dist/index.js:{}: write_file writes what validatePath returns, which is checked at a `/` boundary after resolving links", index[*name].line))
+}
+
+/// The allowed-directory list of lib.js is written only by
+/// `setAllowedDirectories(D)`, as `allowedDirectories = [...D];`, and never
+/// changed in place.
+fn state(lib: &[Token]) -> Result<(), String> {
+    let setter = function_body(lib, "setAllowedDirectories", "dist/lib.js")?;
+    let text: String = setter.iter().map(|t| t.text.as_str()).collect();
+    let copied = text.strip_prefix("allowedDirectories=[...").and_then(|rest| rest.strip_suffix("];"));
+    let copies = copied.is_some_and(|d| !d.is_empty() && d.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$'));
+    if !copies {
+        return Err("setAllowedDirectories does not just copy its argument into the list".into());
+    }
+    let binds = |i: usize| lib[i].is("allowedDirectories") && lib[i + 1].is("=") && !lib[i + 2].is("=");
+    let declared = |i: usize| i > 0 && ["let", "const", "var"].iter().any(|d| lib[i - 1].is(d));
+    let declarations = (0..lib.len().saturating_sub(2)).filter(|&i| binds(i) && declared(i)).count();
+    let assigned = (0..lib.len().saturating_sub(2)).filter(|&i| binds(i) && !declared(i)).count();
+    if declarations != 1 {
+        return Err(format!("lib.js declares the allowed-directory list {declarations} times"));
+    }
+    let changed = (0..lib.len().saturating_sub(2)).any(|i| {
+        let member = |m: &str| lib[i].is("allowedDirectories") && lib[i + 1].is(".") && lib[i + 2].is(m);
+        ["push", "unshift", "splice", "fill", "copyWithin", "sort", "reverse"].iter().any(|m| member(m))
+            || (member("length") && lib.get(i + 3).is_some_and(|t| t.is("=")) && lib.get(i + 4).is_none_or(|t| !t.is("=")))
+    });
+    if assigned != 1 || changed {
+        return Err("the allowed-directory list is assigned or changed outside setAllowedDirectories".into());
+    }
+    Ok(())
+}
+
+/// No file replaces a member of the file system or path modules, or writes a prototype.
+fn patched(tokens: &[Token], file: &str) -> Result<(), String> {
+    for i in 0..tokens.len().saturating_sub(3) {
+        let module_member = (tokens[i].is("fs") || tokens[i].is("path")) && tokens[i + 1].is(".") && tokens[i + 3].is("=");
+        if (module_member && tokens.get(i + 4).is_none_or(|t| !t.is("="))) || tokens[i].is("prototype") || tokens[i].is("__proto__") {
+            return Err(format!("{file}:{}: a module member or a prototype is replaced", tokens[i].line));
+        }
+    }
+    Ok(())
+}
+
+/// An absolute path of plain characters, `.` and empty segments dropped and
+/// `..` folded; `None` outside that domain.
+fn normalize(path: &str) -> Option<(String, bool)> {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "._+=,@~/-".contains(c);
+    if !path.starts_with('/') || !path.chars().all(plain) {
+        return None;
+    }
+    let mut parts: Vec<&str> = Vec::new();
+    let mut climbs = false;
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                climbs = true;
+                parts.pop();
+            }
+            p => parts.push(p),
+        }
+    }
+    Some((format!("/{}", parts.join("/")), climbs))
+}
+
+pub fn verdict(shape: &Shape, args: &Map<String, Value>, ctx: &Context) -> (Verdict, String) {
+    let where_ = match shape {
+        Shape::Understood(where_) => where_.as_str(),
+        Shape::NotUnderstood(why) => return (Verdict::CannotJudge, why.clone()),
+    };
+    let Some(path) = args.get("path").and_then(Value::as_str) else {
+        return (Verdict::CannotJudge, "the call has no string path".into());
+    };
+    let Some(dir) = ctx.config["allowed_directories"].as_str() else {
+        return (Verdict::Unknown, format!("{where_}; not one allowed directory: a link in one may lead into another"));
+    };
+    let (Some((file, climbs)), Some((dir, _))) = (normalize(path), normalize(dir)) else {
+        return (Verdict::Unknown, format!("{where_}; {path} is relative, from home or has characters the server may rewrite"));
+    };
+    let below = dir == "/" && file != "/" || file.strip_prefix(&dir).is_some_and(|rest| rest.starts_with('/'));
+    if file != dir && !below {
+        return (Verdict::Reject, format!("{where_}; {file} is outside {dir}: validatePath throws before any write"));
+    }
+    if climbs || file == dir {
+        return (Verdict::Unknown, format!("{where_}; {path} climbs back or names the directory itself"));
+    }
+    let write = Effect { op: "filesystem:write".into(), resource: path.into(), exposure: 0, mutation: true, write_scopes: vec![dir.clone()] };
+    let breaches = ctx.breaches(&[write]);
+    if breaches.is_empty() {
+        (Verdict::Safe, format!("{where_}; {path} is written inside {dir}, inside the contract"))
+    } else {
+        (Verdict::Unsafe, format!("{where_}; {}", breaches.join("; ")))
+    }
+}

@@ -1,0 +1,102 @@
+// Runs a materialized filesystem-write-file release's write_file callback for
+// real, in a scratch directory standing for the file system root, to observe
+// what each call writes.
+//
+// Usage: node run_filesystem.mjs RELEASE_COPY WORK_DIR < calls.json
+//   RELEASE_COPY  a scratch copy of the release (this driver adds a
+//                 node_modules with stand-ins for the MCP SDK and zod)
+//   WORK_DIR      an empty directory: every absolute path of a call is taken
+//                 below it (/srv/data/x is WORK_DIR/srv/data/x)
+//   calls.json    {"A": {"path": "/srv/data/notes.txt", "content": "…"}, …}
+//
+// The server is started with WORK_DIR/srv/data as its one allowed directory
+// (the argument list the entry hands setAllowedDirectories). Before each
+// call the tree is laid out afresh: srv/data/existing.txt, srv/data/sub/,
+// srv/data/link -> WORK_DIR/etc (a link inside that leads out),
+// srv/data2/, etc/cron.d/. After it every file and link under WORK_DIR is
+// compared with before; a change anywhere but below srv/data is `outside`.
+//
+// The last line on stdout is the report, one JSON object:
+//   {"load_error": "…"} or {"handlers": N, "calls": {"A": {"outside": bool,
+//    "changed": [relative paths], "error": "…" | null}, …}}
+
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { pathToFileURL } from "node:url";
+
+const [release, workArg] = process.argv.slice(2);
+const work = fs.realpathSync(workArg);
+const calls = JSON.parse(fs.readFileSync(0, "utf8"));
+
+function stub(file, text) {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, text);
+}
+const sdk = path.join(release, "node_modules/@modelcontextprotocol/sdk");
+stub(path.join(sdk, "package.json"), JSON.stringify({ name: "@modelcontextprotocol/sdk", type: "module" }));
+stub(
+  path.join(sdk, "server/mcp.js"),
+  "export class McpServer { constructor() {} registerTool(name, config, callback) { (globalThis.__registered[name] ??= []).push(callback); } tool() {} resource() {} prompt() {} setRequestHandler() {} setNotificationHandler() {} async connect() {} get server() { return this; } }\n",
+);
+stub(path.join(sdk, "server/stdio.js"), "export class StdioServerTransport {}\n");
+stub(path.join(sdk, "types.js"), "export const CallToolRequestSchema = {}; export const ListToolsRequestSchema = {}; export const RootsListChangedNotificationSchema = {};\n");
+const zod = path.join(release, "node_modules/zod");
+stub(path.join(zod, "package.json"), JSON.stringify({ name: "zod", type: "module", main: "index.js" }));
+stub(path.join(zod, "index.js"), "const any = new Proxy(function () {}, { get: () => any, apply: () => any }); export const z = any; export default any;\n");
+
+function layout() {
+  fs.rmSync(path.join(work, "srv"), { recursive: true, force: true });
+  fs.rmSync(path.join(work, "etc"), { recursive: true, force: true });
+  for (const d of ["srv/data/sub", "srv/data2", "etc/cron.d"]) fs.mkdirSync(path.join(work, d), { recursive: true });
+  fs.writeFileSync(path.join(work, "srv/data/existing.txt"), "before");
+  fs.symlinkSync(path.join(work, "etc"), path.join(work, "srv/data/link"));
+}
+
+function snapshot() {
+  const out = new Map();
+  const walk = (dir) => {
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+      const full = path.join(dir, entry.name);
+      const rel = path.relative(work, full);
+      if (entry.isSymbolicLink()) out.set(rel, "link:" + fs.readlinkSync(full));
+      else if (entry.isDirectory()) walk(full);
+      else out.set(rel, "file:" + fs.readFileSync(full, "utf8"));
+    }
+  };
+  walk(work);
+  return out;
+}
+
+globalThis.__registered = {};
+layout();
+process.argv = [process.argv[0], "index.js", path.join(work, "srv/data")];
+const pkg = JSON.parse(fs.readFileSync(path.join(release, "package.json"), "utf8"));
+const entry = typeof pkg.bin === "string" ? pkg.bin : Object.values(pkg.bin ?? {})[0] ?? pkg.main ?? "index.js";
+try {
+  await import(pathToFileURL(path.join(release, entry)).href);
+} catch (e) {
+  console.log(JSON.stringify({ load_error: String(e && e.message ? e.message : e) }));
+  process.exit(0);
+}
+const handlers = globalThis.__registered["write_file"] ?? [];
+if (handlers.length === 0) {
+  console.log(JSON.stringify({ load_error: "nothing registered write_file" }));
+  process.exit(0);
+}
+const results = {};
+for (const [name, args] of Object.entries(calls)) {
+  layout();
+  const before = snapshot();
+  const mapped = { ...args, path: args.path.startsWith("/") ? work + args.path : args.path };
+  let error = null;
+  try {
+    for (const h of handlers) await h(mapped, {});
+  } catch (e) {
+    error = String(e && e.message ? e.message : e);
+  }
+  const after = snapshot();
+  const changed = [...new Set([...before.keys(), ...after.keys()])].filter((k) => before.get(k) !== after.get(k)).sort();
+  const outside = changed.some((k) => !k.startsWith("srv/data/"));
+  results[name] = { outside, changed, error };
+}
+console.log(JSON.stringify({ handlers: handlers.length, calls: results }));
