@@ -63,24 +63,8 @@ fn body_after_parameters(tokens: &[Token], open: usize) -> Option<&[Token]> {
         }
         angle == 0 && t.is("{") && !tokens[j - 1].is(":") && !tokens[j - 1].is("<") && !tokens[j - 1].is("|")
     })?;
-    let end = braces_end(tokens, start)?;
+    let end = crate::lex::braces_end(tokens, start)?;
     Some(&tokens[start + 1..end])
-}
-
-/// The index of the `}` closing the `{` at `open`.
-fn braces_end(tokens: &[Token], open: usize) -> Option<usize> {
-    let mut depth = 0;
-    for (j, t) in tokens.iter().enumerate().skip(open) {
-        if t.is("{") {
-            depth += 1;
-        } else if t.is("}") {
-            depth -= 1;
-            if depth == 0 {
-                return Some(j);
-            }
-        }
-    }
-    None
 }
 
 /// How the SQLite connector's `executeSQL` method runs a statement.
@@ -111,7 +95,7 @@ fn connector(tokens: &[Token]) -> Result<Connector, String> {
         return Err("an executeSQL member is assigned somewhere".into());
     }
     let open = (class..tokens.len()).find(|&j| tokens[j].is("{")).ok_or("SQLiteConnector has no body")?;
-    let end = braces_end(tokens, open).ok_or("SQLiteConnector's body is not closed")?;
+    let end = crate::lex::braces_end(tokens, open).ok_or("SQLiteConnector's body is not closed")?;
     let body = &tokens[open + 1..end];
     // Members at the class body's own depth named executeSQL.
     let mut depth = 0;
@@ -178,7 +162,7 @@ fn single_statement_branch(method: &[Token]) -> Option<&[Token]> {
         return None;
     }
     let open = at + test.len() - 1;
-    let end = braces_end(method, open)?;
+    let end = crate::lex::braces_end(method, open)?;
     method.get(end + 1).filter(|t| t.is("else"))?;
     method.get(open + 1..end)
 }
@@ -463,18 +447,7 @@ fn readonly_setting(handler: &[Token], e: &[Token]) -> bool {
 
 /// The index of the matching `)` for the `(` at `open`.
 fn closing(tokens: &[Token], open: usize) -> Option<usize> {
-    let mut depth = 0;
-    for (j, t) in tokens.iter().enumerate().skip(open) {
-        if t.is("(") {
-            depth += 1;
-        } else if t.is(")") {
-            depth -= 1;
-            if depth == 0 {
-                return Some(j);
-            }
-        }
-    }
-    None
+    crate::lex::matching(tokens, open, "(", ")")
 }
 
 /// `a === b` as the scanner splits it: `==` then `=`.

@@ -65,18 +65,7 @@ fn close(tokens: &[Token], open: usize) -> Option<usize> {
         "{" => ("{", "}"),
         _ => return None,
     };
-    let mut depth = 0;
-    for (j, t) in tokens.iter().enumerate().skip(open) {
-        if t.is(o) {
-            depth += 1;
-        } else if t.is(c) {
-            depth -= 1;
-            if depth == 0 {
-                return Some(j);
-            }
-        }
-    }
-    None
+    crate::lex::matching(tokens, open, o, c)
 }
 
 /// The body tokens of `function NAME(…) {…}`, which must be defined once.

@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 use crate::Verdict;
 use crate::contract::{Context, Effect};
 use crate::files;
-use crate::lex::{Dialect, Token, scan};
+use crate::lex::{Dialect, scan};
 
 pub enum Shape {
     /// What `Public` receives, and where that was read.
@@ -59,7 +59,7 @@ fn understand(root: &Path) -> Result<(Public, String), String> {
     let [(name, tokens, start)] = found.as_slice() else {
         return Err(format!("{} functions CreateGist in pkg/github", found.len()));
     };
-    let body = body_of(tokens, *start).ok_or_else(|| format!("{name}: CreateGist has no body"))?;
+    let body = crate::lex::go_function_body(tokens, *start).ok_or_else(|| format!("{name}: CreateGist has no body"))?;
     let words: Vec<&str> = body.iter().map(|t| t.text.as_str()).collect();
     let window = |pattern: &[&str]| (0..body.len().saturating_sub(pattern.len() - 1)).filter(|&i| words[i..i + pattern.len()] == *pattern).collect::<Vec<_>>();
 
@@ -117,37 +117,6 @@ fn understand(root: &Path) -> Result<(Public, String), String> {
         other => return Err(format!("{at}: `public` is read by `{other}`, which the oracle does not know")),
     };
     Ok((Public::Argument { omitted }, format!("{at}: {helper} makes an omitted public {omitted}")))
-}
-
-/// The tokens between the braces of the function starting at `start`.
-fn body_of(tokens: &[Token], start: usize) -> Option<&[Token]> {
-    let mut i = start + 2;
-    let mut depth = 0;
-    loop {
-        let t = tokens.get(i)?;
-        if t.is("(") {
-            depth += 1;
-        } else if t.is(")") {
-            depth -= 1;
-            if depth == 0 {
-                break;
-            }
-        }
-        i += 1;
-    }
-    let open = (i..tokens.len()).find(|&j| tokens[j].is("{"))?;
-    let mut depth = 0;
-    for (j, t) in tokens.iter().enumerate().skip(open) {
-        if t.is("{") {
-            depth += 1;
-        } else if t.is("}") {
-            depth -= 1;
-            if depth == 0 {
-                return tokens.get(open + 1..j);
-            }
-        }
-    }
-    None
 }
 
 pub fn verdict(shape: &Shape, args: &Map<String, Value>, ctx: &Context) -> (Verdict, String) {

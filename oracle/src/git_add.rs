@@ -138,29 +138,7 @@ fn plain_use(line: &[Token], i: usize) -> bool {
 fn calls(line: &[Token], head: &str, method: &str) -> Vec<Vec<Vec<Token>>> {
     let starts = (0..line.len().saturating_sub(4))
         .filter(|&i| line[i].is(".") && line[i + 1].is(head) && line[i + 2].is(".") && line[i + 3].is(method) && line[i + 4].is("("));
-    starts
-        .map(|at| {
-            let mut depth = 0;
-            let mut args = vec![Vec::new()];
-            for t in &line[at + 5..] {
-                match t.text.as_str() {
-                    "(" | "[" | "{" if t.kind == Kind::Punct => depth += 1,
-                    ")" | "]" | "}" if t.kind == Kind::Punct && depth == 0 => break,
-                    ")" | "]" | "}" if t.kind == Kind::Punct => depth -= 1,
-                    "," if t.kind == Kind::Punct && depth == 0 => {
-                        args.push(Vec::new());
-                        continue;
-                    }
-                    _ => {}
-                }
-                if let Some(a) = args.last_mut() {
-                    a.push(t.clone());
-                }
-            }
-            args.retain(|a| !a.is_empty());
-            args
-        })
-        .collect()
+    starts.map(|at| crate::lex::call_arguments(&line[at + 5..])).collect()
 }
 
 pub fn verdict(shape: &Shape, args: &Map<String, Value>, ctx: &Context) -> (Verdict, String) {

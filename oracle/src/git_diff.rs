@@ -128,25 +128,7 @@ pub(crate) fn body_lines(tokens: &[Token], def: usize) -> Vec<Vec<Token>> {
 fn diff_call(line: &[Token]) -> Option<Vec<Vec<Token>>> {
     let at = (0..line.len().saturating_sub(4))
         .find(|&i| line[i].is(".") && line[i + 1].is("git") && line[i + 2].is(".") && line[i + 3].is("diff") && line[i + 4].is("("))?;
-    let mut depth = 0;
-    let mut args = vec![Vec::new()];
-    for t in &line[at + 5..] {
-        match t.text.as_str() {
-            "(" | "[" | "{" if t.kind == Kind::Punct => depth += 1,
-            ")" | "]" | "}" if t.kind == Kind::Punct && depth == 0 => break,
-            ")" | "]" | "}" if t.kind == Kind::Punct => depth -= 1,
-            "," if t.kind == Kind::Punct && depth == 0 => {
-                args.push(Vec::new());
-                continue;
-            }
-            _ => {}
-        }
-        if let Some(a) = args.last_mut() {
-            a.push(t.clone());
-        }
-    }
-    args.retain(|a| !a.is_empty());
-    Some(args)
+    Some(crate::lex::call_arguments(&line[at + 5..]))
 }
 
 /// `if target.startswith("-")`, alone or joined by `or`, never negated or `and`-ed.

@@ -61,7 +61,7 @@ fn understand(root: &Path) -> Result<(bool, bool, String), String> {
     let [(name, tokens, start)] = funcs.as_slice() else {
         return Err(format!("{} functions CreateRepository (or createRepository) in pkg/github", funcs.len()));
     };
-    let body = function_body(tokens, *start).ok_or_else(|| format!("{name}: CreateRepository has no body"))?;
+    let body = crate::lex::go_function_body(tokens, *start).ok_or_else(|| format!("{name}: CreateRepository has no body"))?;
     let words = texts(body);
 
     // The one read of "private" through a helper: `VAR, err := HELPER(args, "private"[, DEFAULT])`.
@@ -118,38 +118,6 @@ fn understand(root: &Path) -> Result<(bool, bool, String), String> {
         _ => return Err(format!("{name}: Repositories.Create's owner argument is not a variable or \"\"")),
     };
     Ok((default_private, personal, format!("{at}: {helper} makes an omitted private {default_private}")))
-}
-
-/// The tokens between the braces of the function starting at `start`.
-fn function_body(tokens: &[Token], start: usize) -> Option<&[Token]> {
-    // Skip the parameter list, then take the first `{` and its matching `}`.
-    let mut i = start + 2;
-    let mut depth = 0;
-    loop {
-        let t = tokens.get(i)?;
-        if t.is("(") {
-            depth += 1;
-        } else if t.is(")") {
-            depth -= 1;
-            if depth == 0 {
-                break;
-            }
-        }
-        i += 1;
-    }
-    let open = (i..tokens.len()).find(|&j| tokens[j].is("{"))?;
-    let mut depth = 0;
-    for (j, t) in tokens.iter().enumerate().skip(open) {
-        if t.is("{") {
-            depth += 1;
-        } else if t.is("}") {
-            depth -= 1;
-            if depth == 0 {
-                return tokens.get(open + 1..j);
-            }
-        }
-    }
-    None
 }
 
 /// `const NAME = true|false`, alone or in a `const ( … )` block, exactly once.

@@ -293,6 +293,74 @@ fn string(chars: &[char], start: usize, quote: usize, dialect: Dialect, line: us
     Ok((Token { kind: Kind::Str(decodable.then_some(value)), text, line, indent }, i, lines))
 }
 
+/// The arguments of a call whose opening parenthesis is just before
+/// `after`, split at top-level commas (brackets and braces nest), up to the
+/// closing parenthesis or the end of `after`; empty arguments are left out.
+pub fn call_arguments(after: &[Token]) -> Vec<Vec<Token>> {
+    let mut depth = 0;
+    let mut args = vec![Vec::new()];
+    for t in after {
+        match t.text.as_str() {
+            "(" | "[" | "{" if t.kind == Kind::Punct => depth += 1,
+            ")" | "]" | "}" if t.kind == Kind::Punct && depth == 0 => break,
+            ")" | "]" | "}" if t.kind == Kind::Punct => depth -= 1,
+            "," if t.kind == Kind::Punct && depth == 0 => {
+                args.push(Vec::new());
+                continue;
+            }
+            _ => {}
+        }
+        if let Some(a) = args.last_mut() {
+            a.push(t.clone());
+        }
+    }
+    args.retain(|a| !a.is_empty());
+    args
+}
+
+/// The tokens between the braces of the function whose `func NAME (` starts
+/// at `start` (Go): the parameter list is skipped, then the first `{` and
+/// its matching `}` are taken.
+pub fn go_function_body(tokens: &[Token], start: usize) -> Option<&[Token]> {
+    let mut i = start + 2;
+    let mut depth = 0;
+    loop {
+        let t = tokens.get(i)?;
+        if t.is("(") {
+            depth += 1;
+        } else if t.is(")") {
+            depth -= 1;
+            if depth == 0 {
+                break;
+            }
+        }
+        i += 1;
+    }
+    let open = (i..tokens.len()).find(|&j| tokens[j].is("{"))?;
+    tokens.get(open + 1..braces_end(tokens, open)?)
+}
+
+/// The index of the `}` that closes the `{` at `open`.
+pub fn braces_end(tokens: &[Token], open: usize) -> Option<usize> {
+    matching(tokens, open, "{", "}")
+}
+
+/// The index of the `closer` that closes the `opener` at `open`.
+pub fn matching(tokens: &[Token], open: usize, opener: &str, closer: &str) -> Option<usize> {
+    let mut depth = 0;
+    for (j, t) in tokens.iter().enumerate().skip(open) {
+        if t.is(opener) {
+            depth += 1;
+        } else if t.is(closer) {
+            depth -= 1;
+            if depth == 0 {
+                return Some(j);
+            }
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
