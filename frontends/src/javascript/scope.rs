@@ -335,24 +335,34 @@ impl<'a> Scope<'a> {
 
 /// Whether a binding site is a parameter's name (inside its pattern, if any).
 fn is_parameter(site: Node<'_>) -> bool {
+    match declaring(site) {
+        Some((a, _)) if a.kind() == "formal_parameters" => true,
+        Some((a, child)) if a.kind() == "arrow_function" => a.field_child("parameter") == Some(child),
+        _ => false,
+    }
+}
+
+/// The first ancestor of a binding site that is not part of its pattern
+/// (destructuring, a default, a TypeScript parameter), with the node below it.
+fn declaring(site: Node<'_>) -> Option<(Node<'_>, Node<'_>)> {
+    const PATTERNS: &[&str] = &[
+        "object_pattern",
+        "array_pattern",
+        "pair_pattern",
+        "assignment_pattern",
+        "object_assignment_pattern",
+        "rest_pattern",
+        "required_parameter",
+        "optional_parameter",
+    ];
     let mut child = site;
     for a in site.ancestors() {
-        match a.kind() {
-            "object_pattern"
-            | "array_pattern"
-            | "pair_pattern"
-            | "assignment_pattern"
-            | "object_assignment_pattern"
-            | "rest_pattern"
-            | "required_parameter"
-            | "optional_parameter" => {}
-            "formal_parameters" => return true,
-            "arrow_function" => return a.field_child("parameter") == Some(child),
-            _ => return false,
+        if !PATTERNS.contains(&a.kind()) {
+            return Some((a, child));
         }
         child = a;
     }
-    false
+    None
 }
 
 /// An identifier that can be a binding site.
@@ -371,38 +381,25 @@ fn is_for_of(n: Node<'_>) -> bool {
 /// any other binding (an assignment, a `var`, a function or class name), whose
 /// reach is not lexical.
 fn declaration_scope(site: Node<'_>) -> Option<Node<'_>> {
-    let mut child = site;
-    for a in site.ancestors() {
-        match a.kind() {
-            "object_pattern"
-            | "array_pattern"
-            | "pair_pattern"
-            | "assignment_pattern"
-            | "object_assignment_pattern"
-            | "rest_pattern"
-            | "required_parameter"
-            | "optional_parameter" => {}
-            "formal_parameters" => return a.parent(),
-            "arrow_function" => return (a.field_child("parameter") == Some(child)).then_some(a),
-            "catch_clause" => return (a.field_child("parameter") == Some(child)).then_some(a),
-            "for_in_statement" => {
-                let declares = a.children().any(|c| matches!(c.kind(), "const" | "let"));
-                return (a.field_child("left") == Some(child) && declares).then_some(a);
-            }
-            "variable_declarator" => {
-                let declaration = a.parent().filter(|d| d.kind() == "lexical_declaration" && a.field_child("name") == Some(child))?;
-                let holder = declaration.parent()?;
-                return match holder.kind() {
-                    "statement_block" | "program" | "for_statement" => Some(holder),
-                    "switch_case" | "switch_default" => holder.parent(),
-                    _ => None,
-                };
-            }
-            _ => return None,
+    let (a, child) = declaring(site)?;
+    match a.kind() {
+        "formal_parameters" => a.parent(),
+        "arrow_function" | "catch_clause" => (a.field_child("parameter") == Some(child)).then_some(a),
+        "for_in_statement" => {
+            let declares = a.children().any(|c| matches!(c.kind(), "const" | "let"));
+            (a.field_child("left") == Some(child) && declares).then_some(a)
         }
-        child = a;
+        "variable_declarator" => {
+            let declaration = a.parent().filter(|d| d.kind() == "lexical_declaration" && a.field_child("name") == Some(child))?;
+            let holder = declaration.parent()?;
+            match holder.kind() {
+                "statement_block" | "program" | "for_statement" => Some(holder),
+                "switch_case" | "switch_default" => holder.parent(),
+                _ => None,
+            }
+        }
+        _ => None,
     }
-    None
 }
 
 /// A derived spelling followed by the rest of a path (`.m`, `[]`, `()`):
