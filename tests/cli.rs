@@ -520,20 +520,10 @@ fn debug_tree_picks_the_grammar_from_the_extension() {
 fn profile_init_writes_a_starting_profile_that_loads() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("git-diff-start");
-    let r = fcd(&[
-        "profile",
-        "init",
-        "--lang",
-        "python",
-        "--source",
-        "fixtures/git-diff/guarded",
-        "--function",
-        "git_diff",
-        "--tool",
-        "git_diff",
-        "--out",
-        s(&dir),
-    ]);
+    let init = || {
+        fcd(&["profile", "init", "--lang", "python", "--source", "fixtures/git-diff/guarded", "--function", "git_diff", "--tool", "git_diff", "--out", s(&dir)])
+    };
+    let r = init();
     assert_eq!(r.code, 0, "{}", r.stderr);
     let profile = fcd::profile::Profile::load(&dir).expect("the starting profile loads");
     assert_eq!(profile.id, "git-diff-start");
@@ -544,20 +534,7 @@ fn profile_init_writes_a_starting_profile_that_loads() {
     }
     // It certifies nothing until its rules are written.
     assert!(matches!(profile.rules[0].rule.then, fcd::rules::Outcome::Unknown(_)));
-    let again = fcd(&[
-        "profile",
-        "init",
-        "--lang",
-        "python",
-        "--source",
-        "fixtures/git-diff/guarded",
-        "--function",
-        "git_diff",
-        "--tool",
-        "git_diff",
-        "--out",
-        s(&dir),
-    ]);
+    let again = init();
     assert_eq!(again.code, 2, "an existing profile is never overwritten");
     let missing = fcd(&["profile", "init", "--lang", "python", "--source", "fixtures/git-diff/guarded", "--function", "no_such", "--tool", "x"]);
     assert_eq!(missing.code, 2);

@@ -29,18 +29,6 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn tools_present() -> Result<(), String> {
-    let git = Command::new("git").arg("--version").output().map_err(|e| format!("git: {e}"))?;
-    if !git.status.success() {
-        return Err("git does not run".into());
-    }
-    let py = Command::new("python3").args(["-c", "import git"]).output().map_err(|e| format!("python3: {e}"))?;
-    if !py.status.success() {
-        return Err("python3 cannot import GitPython (pip install gitpython)".into());
-    }
-    Ok(())
-}
-
 /// Calls beside the canonical ones, each aimed at one way out (see the driver's layout).
 const PROBES: &[(&str, &[&str])] = &[
     ("probe-metadata", &[".git/config"]),
@@ -54,7 +42,7 @@ const PROBES: &[(&str, &[&str])] = &[
 
 #[test]
 fn no_certificate_for_a_call_that_stages_outside_the_contract_when_run() {
-    if !support::tools_or_skip("no_certificate_for_a_call_that_stages_outside_the_contract_when_run", tools_present()) {
+    if !support::tools_or_skip("no_certificate_for_a_call_that_stages_outside_the_contract_when_run", support::git_and_gitpython()) {
         return;
     }
     let dir = root().join("profiles/git-add");

@@ -24,18 +24,6 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn tools_present() -> Result<(), String> {
-    let git = Command::new("git").arg("--version").output().map_err(|e| format!("git: {e}"))?;
-    if !git.status.success() {
-        return Err("git does not run".into());
-    }
-    let py = Command::new("python3").args(["-c", "import git"]).output().map_err(|e| format!("python3: {e}"))?;
-    if !py.status.success() {
-        return Err("python3 cannot import GitPython (pip install gitpython)".into());
-    }
-    Ok(())
-}
-
 fn git(dir: &Path, args: &[&str]) {
     let out = Command::new("git").args(args).current_dir(dir).output().expect("git runs");
     assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
@@ -70,7 +58,7 @@ fn retarget(dir: &Path, from: &str, to: &str) {
 
 #[test]
 fn no_certificate_for_a_call_that_writes_when_run() {
-    if !support::tools_or_skip("no_certificate_for_a_call_that_writes_when_run", tools_present()) {
+    if !support::tools_or_skip("no_certificate_for_a_call_that_writes_when_run", support::git_and_gitpython()) {
         return;
     }
     let dir = root().join("profiles/git-diff");

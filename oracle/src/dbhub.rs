@@ -149,8 +149,8 @@ fn single_statement_branch(method: &[Token]) -> Option<&[Token]> {
     let [split] = splits.as_slice() else { return None };
     let name = method.get(split.checked_sub(1)?)?;
     let declared = split.checked_sub(2).is_some_and(|k| method[k].is("const"));
-    let bound_once = method.iter().filter(|t| t.is(&name.text)).count() >= 2
-        && (0..method.len().saturating_sub(1)).filter(|&i| method[i].is(&name.text) && method[i + 1].is("=")).count() == 1;
+    // No second binding of the name anywhere in the method (a shadowing `const` in a block, say).
+    let bound_once = (0..method.len().saturating_sub(1)).filter(|&i| method[i].is(&name.text) && method[i + 1].is("=")).count() == 1;
     if !declared || !bound_once {
         return None;
     }

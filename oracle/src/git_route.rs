@@ -13,7 +13,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::lex::{Kind, Token};
+use crate::lex::{Kind, Token, split_top, top_level_end};
 
 /// A tool as its routes must reach it.
 pub struct Tool {
@@ -458,60 +458,14 @@ fn rebinds(line: Line<'_>, name: &str) -> bool {
 fn call_args<'t>(line: Line<'t>, function: &str) -> Option<Vec<&'t [Token]>> {
     let at = (0..line.len().saturating_sub(1)).find(|&i| line[i].is(function) && line[i + 1].is("(") && (i == 0 || !line[i - 1].is(".")))?;
     let rest = &line[at + 2..];
-    let mut depth = 0;
-    let end = rest
-        .iter()
-        .position(|t| {
-            match t.text.as_str() {
-                "(" | "[" | "{" if t.kind == Kind::Punct => depth += 1,
-                ")" | "]" | "}" if t.kind == Kind::Punct && depth == 0 => return true,
-                ")" | "]" | "}" if t.kind == Kind::Punct => depth -= 1,
-                _ => {}
-            }
-            false
-        })
-        .unwrap_or(rest.len());
-    Some(split_top(&rest[..end]))
+    Some(split_top(&rest[..top_level_end(rest)]))
 }
 
 /// The value of keyword argument `name=` among call arguments that start after the `(`.
 fn keyword<'t>(args: &'t [Token], name: &str) -> Option<&'t [Token]> {
-    let close = {
-        let mut depth = 0;
-        args.iter()
-            .position(|t| {
-                match t.text.as_str() {
-                    "(" | "[" | "{" if t.kind == Kind::Punct => depth += 1,
-                    ")" | "]" | "}" if t.kind == Kind::Punct && depth == 0 => return true,
-                    ")" | "]" | "}" if t.kind == Kind::Punct => depth -= 1,
-                    _ => {}
-                }
-                false
-            })
-            .unwrap_or(args.len())
-    };
+    let close = top_level_end(args);
     split_top(&args[..close]).into_iter().find_map(|a| match a {
         [k, eq, value @ ..] if k.is(name) && eq.is("=") => Some(value),
         _ => None,
     })
-}
-
-/// Tokens split at commas outside brackets, empty pieces dropped.
-fn split_top(tokens: &[Token]) -> Vec<&[Token]> {
-    let mut out = Vec::new();
-    let (mut depth, mut start) = (0, 0);
-    for (i, t) in tokens.iter().enumerate() {
-        match t.text.as_str() {
-            "(" | "[" | "{" if t.kind == Kind::Punct => depth += 1,
-            ")" | "]" | "}" if t.kind == Kind::Punct => depth -= 1,
-            "," if t.kind == Kind::Punct && depth == 0 => {
-                out.push(&tokens[start..i]);
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    out.push(&tokens[start..]);
-    out.retain(|p| !p.is_empty());
-    out
 }

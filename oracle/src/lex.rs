@@ -297,25 +297,45 @@ fn string(chars: &[char], start: usize, quote: usize, dialect: Dialect, line: us
 /// `after`, split at top-level commas (brackets and braces nest), up to the
 /// closing parenthesis or the end of `after`; empty arguments are left out.
 pub fn call_arguments(after: &[Token]) -> Vec<Vec<Token>> {
+    split_top(&after[..top_level_end(after)]).into_iter().map(<[Token]>::to_vec).collect()
+}
+
+/// Where the tokens after an opening bracket close it: the index of the
+/// first closing bracket at depth zero (or the length when none does).
+pub fn top_level_end(after: &[Token]) -> usize {
     let mut depth = 0;
-    let mut args = vec![Vec::new()];
-    for t in after {
+    after
+        .iter()
+        .position(|t| {
+            match t.text.as_str() {
+                "(" | "[" | "{" if t.kind == Kind::Punct => depth += 1,
+                ")" | "]" | "}" if t.kind == Kind::Punct && depth == 0 => return true,
+                ")" | "]" | "}" if t.kind == Kind::Punct => depth -= 1,
+                _ => {}
+            }
+            false
+        })
+        .unwrap_or(after.len())
+}
+
+/// Tokens split at top-level commas (brackets and braces nest); empty parts left out.
+pub fn split_top(tokens: &[Token]) -> Vec<&[Token]> {
+    let mut out = Vec::new();
+    let (mut depth, mut start) = (0, 0);
+    for (i, t) in tokens.iter().enumerate() {
         match t.text.as_str() {
             "(" | "[" | "{" if t.kind == Kind::Punct => depth += 1,
-            ")" | "]" | "}" if t.kind == Kind::Punct && depth == 0 => break,
             ")" | "]" | "}" if t.kind == Kind::Punct => depth -= 1,
             "," if t.kind == Kind::Punct && depth == 0 => {
-                args.push(Vec::new());
-                continue;
+                out.push(&tokens[start..i]);
+                start = i + 1;
             }
             _ => {}
         }
-        if let Some(a) = args.last_mut() {
-            a.push(t.clone());
-        }
     }
-    args.retain(|a| !a.is_empty());
-    args
+    out.push(&tokens[start..]);
+    out.retain(|p| !p.is_empty());
+    out
 }
 
 /// The tokens between the braces of the function whose `func NAME (` starts

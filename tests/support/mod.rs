@@ -10,3 +10,17 @@ pub fn tools_or_skip(test: &str, tools: Result<(), String>) -> bool {
     eprintln!("SKIPPED {test}: {why}");
     false
 }
+
+/// `git` and GitPython, which the runs of the Git server's handlers need.
+#[allow(dead_code)] // only the binaries that run mcp-server-git's handlers use it
+pub fn git_and_gitpython() -> Result<(), String> {
+    let git = std::process::Command::new("git").arg("--version").output().map_err(|e| format!("git: {e}"))?;
+    if !git.status.success() {
+        return Err("git does not run".into());
+    }
+    let py = std::process::Command::new("python3").args(["-c", "import git"]).output().map_err(|e| format!("python3: {e}"))?;
+    if !py.status.success() {
+        return Err("python3 cannot import GitPython (pip install gitpython)".into());
+    }
+    Ok(())
+}

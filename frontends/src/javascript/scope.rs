@@ -266,20 +266,17 @@ impl<'a> Scope<'a> {
     /// binding inside the region, or else one of the region's own parameters.
     fn binding_site(&self, name: &str) -> Option<Node<'a>> {
         if let Some(at) = self.locals.only_site(name) {
-            return self.region.descendants().find(|n| n.byte_range().start == at && n.text() == name);
+            return self.site_node(name, at);
         }
         if self.locals.count(name) > 0 || !self.locals.is_param(name) {
             return None;
         }
-        let function = if self.region.kind() == "variable_declarator" { self.region.field_child("value")? } else { self.region };
-        let mut names = Vec::new();
-        for p in function.field_child("parameters")?.named_children() {
-            bindings::pattern_names(p, &mut names);
-        }
-        match names.iter().filter(|n| n.text() == name).collect::<Vec<_>>().as_slice() {
-            [one] => Some(**one),
-            _ => None,
-        }
+        self.region_parameter(name)
+    }
+
+    /// The identifier binding `name` that starts at byte `offset` of the region.
+    fn site_node(&self, name: &str, offset: usize) -> Option<Node<'a>> {
+        self.region.descendants().find(|n| n.byte_range().start == offset && is_name(*n) && n.text() == name)
     }
 }
 
@@ -296,7 +293,7 @@ impl<'a> Scope<'a> {
             visible.push(self.region_parameter(name)?);
         }
         for offset in self.locals.site_offsets(name) {
-            let site = self.region.descendants().find(|n| n.byte_range().start == *offset && is_name(*n) && n.text() == name)?;
+            let site = self.site_node(name, *offset)?;
             if declaration_scope(site)?.contains(at) {
                 visible.push(site);
             }
