@@ -111,7 +111,7 @@ fn comparison_guard(body: &str) -> Result<Vec<String>, fcd_frontends::Escalation
 
 #[test]
 fn a_guard_comparing_a_call_with_a_literal_on_a_once_bound_result() {
-    let test = Some(FactValue::Text("verdict === \"deny\"".into()));
+    let test = Some(FactValue::Text("verdict(result:makePolicy, var:sql) == \"deny\"".into()));
     let found = vec!["sink None".to_owned(), format!("guard {:?}", test.as_ref())];
     let guard = "  const p = makePolicy(args.ro);\n  if (verdict(p, sql) === \"deny\") { return \"DENIED\"; }";
     assert_eq!(comparison_guard(guard).unwrap(), found);

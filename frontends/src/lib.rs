@@ -10,6 +10,7 @@
 pub mod facts;
 #[cfg(test)]
 mod grammar_names;
+pub mod guard;
 pub mod ir;
 pub mod lang;
 pub mod language;

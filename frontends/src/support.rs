@@ -20,7 +20,7 @@ const CS: &[Lang] = &[Lang::CSharp];
 /// Each fact kind and the languages whose frontend extracts it.
 pub const KINDS: &[(&str, &[Lang])] = &[
     ("call", ALL),
-    ("guard", PY_JS),
+    ("guard", ALL),
     ("default", GO_CS),
     ("field", GO_CS),
     ("option", CS),
@@ -36,15 +36,7 @@ pub const KINDS: &[(&str, &[Lang])] = &[
 /// The keys read by fewer languages than their kind (`KIND.KEY`, a guard's
 /// test keys as `guard.test.KEY`), with the languages that read them. Any
 /// other key of a kind is read wherever the kind is.
-pub const KEYS: &[(&str, &[Lang])] = &[
-    ("guard.returns", JS),
-    ("guard.conjuncts", JS),
-    ("guard.test.equals", JS),
-    ("default.definition", CS),
-    ("default.inert", CS),
-    ("field.sink", GO),
-    ("field.arg", GO),
-];
+pub const KEYS: &[(&str, &[Lang])] = &[("guard.conjuncts", JS), ("default.definition", CS), ("default.inert", CS), ("field.sink", GO), ("field.arg", GO)];
 
 /// The keys a language needs beyond the kind's own required keys (`KIND.KEY`).
 pub const NEEDS: &[(&str, &[Lang])] = &[("field.sink", GO), ("field.arg", GO)];

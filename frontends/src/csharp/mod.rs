@@ -18,6 +18,7 @@
 //! unchanged from its fact to its sink (`held`), and templates are read as
 //! strict JSON (`json`).
 
+mod control;
 mod facts;
 mod held;
 mod json;
@@ -96,6 +97,7 @@ impl Frontend for CSharp {
         let cx = Cx { site: FactSite { region, spec }, names: &() };
         match &spec.kind {
             FactKind::Call { callee, args, matching } => crate::facts::call_fact(&cx, &cx.site, callee, args.as_deref(), *matching),
+            FactKind::Guard { .. } => crate::guard::extract(&cx, &cx.site, found),
             FactKind::Default { argument, helpers, definition, inert } => cx.default_fact(argument, helpers, definition.as_deref(), inert.as_deref()),
             FactKind::Option { property, attribute, ty, argument, inert } => cx.option_fact(property, attribute, ty, argument, inert),
             FactKind::Pass { sink, from } => match (found.get(sink), found.get(from)) {

@@ -12,6 +12,7 @@
 //! call of a map value): an index whose text is not type-like is a dynamic callee.
 
 mod bindings;
+mod control;
 mod facts;
 mod loader;
 mod receiver;
@@ -73,6 +74,7 @@ impl Frontend for Go {
         let cx = Cx { site: FactSite { region, spec }, names: &bindings };
         match &spec.kind {
             FactKind::Call { callee, args, matching } => crate::facts::call_fact(&cx, &cx.site, callee, args.as_deref(), *matching),
+            FactKind::Guard { .. } => crate::guard::extract(&cx, &cx.site, found),
             FactKind::Default { argument, helpers, .. } => cx.default_fact(argument, helpers),
             // Without the default fact, only a literal field can be a fact.
             FactKind::Field { sink: Some(sink), arg: Some(arg), field, wrap, from } => match found.get(sink) {

@@ -1,5 +1,4 @@
 //! JavaScript's facts: `call` through the shared skeleton ([`crate::facts`]),
-//! `guard` (an `if` that tests a reviewed call and exits before the sink),
 //! `table` (a row of a data table) and `exit` (the conditions under which a
 //! region returns). Kept apart from callee identities and name resolution.
 
@@ -145,7 +144,7 @@ impl<'a> Cx<'_, 'a> {
 
     /// The declarator and value of `name = VALUE` when that declaration (a
     /// plain identifier, not a pattern) is the local's one binding in the region.
-    fn declared_once(&self, name: &str) -> Option<(Node<'a>, Node<'a>)> {
+    pub(super) fn declared_once(&self, name: &str) -> Option<(Node<'a>, Node<'a>)> {
         let at = self.names.only_site(name)?;
         let site = self.site.region.node.descendants().find(|n| n.byte_range().start == at && n.text() == name)?;
         let declarator = site.parent().filter(|p| p.kind() == "variable_declarator" && p.field_child("name") == Some(site))?;
@@ -203,23 +202,6 @@ impl<'a> Cx<'_, 'a> {
         parses && matches!(arguments(value).as_slice(), [one] if self.arguments_object(bare(*one)))
     }
 
-    /// A guard's test read through a local: `const denied = isDenied(p); if (denied) …`.
-    /// The local is bound once, by a declaration that is an earlier statement
-    /// of the block holding the `if` (so it runs first on every path to the
-    /// test), and its value holds the test as a condition would.
-    fn bound_test(&self, local: Node<'a>, want: &GuardTest<'_>) -> Option<Vec<Node<'a>>> {
-        if self.names.is_param(local.text()) {
-            return None;
-        }
-        let (declarator, value) = self.declared_once(local.text())?;
-        let declaration = declarator.parent().filter(|d| matches!(d.kind(), "lexical_declaration" | "variable_declaration"))?;
-        let guard = local.ancestors().find(|a| a.kind() == "if_statement")?;
-        // Declared before the `if` itself, in its block; every step back through
-        // a local moves strictly earlier in the file, so no chain of locals loops.
-        let earlier = declaration.parent() == guard.parent() && declaration.byte_range().end <= guard.byte_range().start;
-        earlier.then(|| self.test(value, want)).flatten()
-    }
-
     /// Whether the one binding of the local `name` reads the property
     /// `property` of the argument object of the function that uses it:
     /// `const { property } = P`, `const { property: name } = P` or
@@ -270,131 +252,6 @@ impl<'a> Cx<'_, 'a> {
             params.descendants().filter(|n| n.text() == name && matches!(n.kind(), "identifier" | "shorthand_property_identifier_pattern")).collect();
         let [site] = sites.as_slice() else { return false };
         destructured_parameter(*site, name, property) == Some(region) && used.ancestors().find(|a| FUNCTIONS.contains(&a.kind())) == Some(region)
-    }
-
-    /// An `if` that runs before the sink on every path to it (an earlier
-    /// statement of the sink's block or of a block around it, in the same
-    /// function), tests the callee (negated when asked), and exits on every path.
-    pub(super) fn guard_fact(
-        &self,
-        want: &GuardTest<'_>,
-        returns: Option<&str>,
-        conjuncts: &[String],
-        sink: Node<'a>,
-    ) -> Result<Option<Found<'a>>, Escalation> {
-        let function = sink.ancestors().find(|a| FUNCTIONS.contains(&a.kind()));
-        let mut inner = sink;
-        for block in sink.ancestors() {
-            if Some(block) == function || block == self.site.region.node {
-                break;
-            }
-            if block.kind() != "statement_block" {
-                inner = block;
-                continue;
-            }
-            let statements: Vec<Node<'a>> = block.named_children().filter(|s| s.kind() != "comment").collect();
-            let Some(at) = statements.iter().position(|s| s.contains(inner)) else { break };
-            for stmt in statements[..at].iter().rev() {
-                if stmt.kind() == "if_statement"
-                    && let Some(condition) = stmt.field_child("condition")
-                    && let Some(others) = self.test(condition, want)
-                {
-                    // The reviewed test is there, so its body must stop the call: one
-                    // that falls through to the sink is a shape, not a missing guard.
-                    let Some(exit) = stmt.field_child("consequence").and_then(|c| exits(c, returns)) else {
-                        let what = returns.map(|r| format!(" with {r}")).unwrap_or_default();
-                        return Err(self.site.mismatch(*stmt, format!("the guard does not return{what} on every path: the call falls through to the sink")));
-                    };
-                    self.reviewed_conjuncts(&others, conjuncts)?;
-                    let mut values = BTreeMap::new();
-                    let compared = want.equals.map(|e| format!(" === {e:?}")).unwrap_or_default();
-                    values.insert("test".into(), FactValue::Text(format!("{}{}{compared}", if want.negated { "!" } else { "" }, want.callee)));
-                    values.insert("exit".into(), FactValue::Text(exit.into()));
-                    let texts = others.iter().map(|o| FactValue::Text(o.compact_text())).collect();
-                    values.insert("also_requires".into(), FactValue::List(texts));
-                    if let Some(r) = returns {
-                        values.insert("returns".into(), FactValue::Text(r.into()));
-                    }
-                    return Ok(Some(self.site.fact(*stmt, values)));
-                }
-            }
-            // A statement that always exits before the sink would make the sink dead: no guard then.
-            if statements[..at].iter().any(|s| exits(*s, None).is_some()) {
-                return Ok(None);
-            }
-            inner = block;
-        }
-        Ok(None)
-    }
-
-    /// Every other `&&` conjunct of a guard is a reviewed flag: what it is
-    /// ([`Scope::derive`]: a local bound once stands for its value, so its
-    /// name is free) is one the profile lists. Any other (`&& false`, a
-    /// constant, a flag bound twice or from elsewhere) could keep the guard
-    /// from firing.
-    pub(super) fn reviewed_conjuncts(&self, others: &[Node<'a>], reviewed: &[String]) -> Result<(), Escalation> {
-        for o in others {
-            let what = self.names.derive(*o, 0);
-            let ok = what.as_ref().is_some_and(|w| reviewed.iter().any(|r| r == w));
-            if !ok {
-                return Err(self.site.mismatch(
-                    *o,
-                    format!(
-                        "the guard also requires `{}` ({}), which is not a reviewed conjunct (`conjuncts`): it may keep the guard from firing",
-                        o.compact_text(),
-                        what.as_deref().map_or("whose value has no spelling".to_owned(), |w| format!("`{w}`")),
-                    ),
-                ));
-            }
-        }
-        Ok(())
-    }
-
-    /// Whether the condition holds the test (alone, or joined by `&&` / `||`);
-    /// returns the other `&&` conjuncts the guard also needs.
-    pub(super) fn test(&self, condition: Node<'a>, want: &GuardTest<'_>) -> Option<Vec<Node<'a>>> {
-        let c = bare(condition);
-        match c.kind() {
-            "binary_expression" => {
-                let op = c.field_child("operator").map(|o| o.text()).unwrap_or_default();
-                let (left, right) = (c.field_child("left")?, c.field_child("right")?);
-                match op {
-                    "&&" => {
-                        if let Some(mut others) = self.test(left, want) {
-                            others.push(right);
-                            return Some(others);
-                        }
-                        let mut others = self.test(right, want)?;
-                        others.insert(0, left);
-                        Some(others)
-                    }
-                    "||" => self.test(left, want).or_else(|| self.test(right, want)),
-                    "===" => {
-                        let text = want.equals?;
-                        let call = GuardTest { equals: None, ..*want };
-                        let lit = |e: Node<'a>| string_content(e).as_deref() == Some(text);
-                        // The compared side is the call itself: `(x || f()) === "deny"` compares x when x is truthy.
-                        let called = |e: Node<'a>| bare(e).kind() == "call_expression" && self.test(e, &call).is_some();
-                        let hit = (lit(right) && called(left)) || (lit(left) && called(right));
-                        hit.then(Vec::new)
-                    }
-                    _ => None,
-                }
-            }
-            "identifier" => self.bound_test(c, want),
-            "unary_expression" if want.negated && c.field_child("operator").is_some_and(|o| o.text() == "!") => {
-                self.test(c.field_child("argument")?, &GuardTest { negated: false, ..*want })
-            }
-            "call_expression" if !want.negated && want.equals.is_none() => {
-                if self.names.resolve(identity(c)) != Identity::Path(want.callee.to_owned()) {
-                    return None;
-                }
-                let object = c.field_child("function").map(bare).and_then(|f| f.field_child("object"));
-                let receiver_ok = self.receiver_matches(want.receiver, object);
-                (receiver_ok && facts::align(&arguments(c), want.args, &|a, p| self.arg_matches(a, p)).is_some()).then(Vec::new)
-            }
-            _ => None,
-        }
     }
 
     /// The array of strings under `row` in the region's object literal.
@@ -531,17 +388,6 @@ impl<'a> Cx<'_, 'a> {
     }
 }
 
-/// The reviewed test a guard looks for.
-#[derive(Clone, Copy)]
-pub(super) struct GuardTest<'s> {
-    pub callee: &'s str,
-    pub receiver: Option<&'s ArgPattern>,
-    pub args: &'s [ArgPattern],
-    pub negated: bool,
-    /// The call's result compared by `===` with this string literal.
-    pub equals: Option<&'s str>,
-}
-
 /// A condition split at top-level `&&`.
 fn split_and<'a>(c: Node<'a>, out: &mut Vec<Node<'a>>) {
     let b = bare(c);
@@ -556,24 +402,10 @@ fn split_and<'a>(c: Node<'a>, out: &mut Vec<Node<'a>>) {
     out.push(c);
 }
 
-/// How a statement leaves its function on every path ("return" or "throw"),
-/// if it does; with `returns`, a return must carry that string literal.
-pub(super) fn exits(stmt: Node<'_>, returns: Option<&str>) -> Option<&'static str> {
-    match stmt.kind() {
-        "return_statement" => match returns {
-            Some(r) if !stmt.descendants().any(|d| string_content(d).as_deref() == Some(r)) => None,
-            _ => Some("return"),
-        },
-        "throw_statement" => returns.is_none().then_some("throw"),
-        "statement_block" => stmt.named_children().filter(|s| s.kind() != "comment").find_map(|s| exits(s, returns)),
-        "if_statement" => {
-            let yes = exits(stmt.field_child("consequence")?, returns)?;
-            let alternative = stmt.field_child("alternative")?;
-            let no = alternative.named_children().find(|c| c.kind() != "comment").and_then(|b| exits(b, returns))?;
-            Some(if yes == no { yes } else { "return or throw" })
-        }
-        _ => None,
-    }
+/// How a statement leaves its function on every path, if it does; with
+/// `returns`, a return must carry that string literal ([`crate::guard::exits`]).
+pub(super) fn exits(stmt: Node<'_>, returns: Option<&str>) -> Option<std::collections::BTreeSet<&'static str>> {
+    crate::guard::exits(&super::control::JsControl, stmt, returns)
 }
 
 /// The function whose parameter is the object pattern `{ property }` binding

@@ -13,6 +13,7 @@
 //! value, a call's result or `eval` is dynamic.
 
 mod bindings;
+mod control;
 mod facts;
 mod integrity;
 mod package;
@@ -28,7 +29,7 @@ use crate::lang::{Found, Frontend, Program, Region};
 use crate::spec::{FactKind, FactSpec, RegionKind};
 use crate::ts::{Node, Syntax};
 
-use facts::{Cx, GuardTest};
+use facts::Cx;
 use route::{registered_callback, registration_of};
 use scope::Scope;
 use syntax::{constructor, identity, implicit, iterated_call, iterated_value, iterator_of, string_content};
@@ -141,15 +142,7 @@ impl Frontend for JavaScript {
         let cx = Cx { site: FactSite { region, spec }, names: &scope };
         match &spec.kind {
             FactKind::Call { callee, args, matching } => crate::facts::call_fact(&cx, &cx.site, callee, args.as_deref(), *matching),
-            FactKind::Guard { callee, receiver, args, before, negated, returns, conjuncts, equals } => match found.get(before) {
-                Some(sink) => cx.guard_fact(
-                    &GuardTest { callee, receiver: receiver.as_ref(), args, negated: *negated, equals: equals.as_deref() },
-                    returns.as_deref(),
-                    conjuncts,
-                    sink.node,
-                ),
-                None => Ok(None),
-            },
+            FactKind::Guard { .. } => crate::guard::extract(&cx, &cx.site, found),
             FactKind::Table { row, member } => cx.table_fact(row, member),
             FactKind::Exit { returns, conditions } => cx.exit_fact(returns, conditions),
             _ => Err(crate::facts::unsupported(region, spec, "JavaScript")),

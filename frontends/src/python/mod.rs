@@ -7,6 +7,7 @@
 
 mod binding;
 mod builtins;
+mod control;
 mod facts;
 mod route;
 mod scope;
@@ -70,15 +71,7 @@ impl Frontend for Python {
         let cx = Cx { site: FactSite { region, spec }, names: &scope };
         match &spec.kind {
             FactKind::Call { callee, args, matching } => crate::facts::call_fact(&cx, &cx.site, callee, args.as_deref(), *matching),
-            // A comparison test is read by the JavaScript frontend only: never pass one by as a boolean test.
-            FactKind::Guard { equals: Some(e), .. } => {
-                Err(cx.site.mismatch(region.node, format!("the Python frontend does not read a guard comparing with `{e}`")))
-            }
-            FactKind::Guard { callee, receiver, args, before, negated, .. } => match found.get(before) {
-                Some(sink) => cx.guard_fact(callee, receiver.as_ref(), args, before, *negated, sink.node),
-                // Without the node it guards, a guard states nothing.
-                None => Ok(None),
-            },
+            FactKind::Guard { .. } => crate::guard::extract(&cx, &cx.site, found),
             _ => Err(crate::facts::unsupported(region, spec, "Python")),
         }
     }

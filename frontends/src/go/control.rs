@@ -1,0 +1,89 @@
+//! Go's statements and conditions as the shared guard reads them
+//! ([`crate::guard`]): `if`/`else`, blocks, `return`, `!`/`&&`/`||`/`==`,
+//! labels a `goto` may reach, and a local bound once by `ok := f(x)`, before
+//! the `if` or in its own initializer (`if ok := f(x); !ok {`).
+
+use crate::guard::{Cond, Control, GuardShape, If, binary, earlier_in_block, if_else, named, operator, parenthesized};
+use crate::ts::Node;
+
+use super::facts::Cx;
+use super::string_content;
+
+/// Go's control syntax.
+pub(super) struct GoControl;
+
+impl Control for GoControl {
+    fn condition<'a>(&self, n: Node<'a>) -> Cond<'a> {
+        match (n.kind(), operator(n)) {
+            ("parenthesized_expression", _) => parenthesized(self, n),
+            ("unary_expression", "!") => n.field_child("operand").map_or(Cond::Other, Cond::Not),
+            ("binary_expression", _) => binary(n, ["&&", "||", "=="]),
+            ("call_expression", _) => Cond::Call(n),
+            ("identifier", _) => Cond::Name(n),
+            _ => Cond::Other,
+        }
+    }
+
+    fn if_statement<'a>(&self, stmt: Node<'a>) -> Option<If<'a>> {
+        if_else(stmt, stmt.field_child("alternative"))
+    }
+
+    /// A block's statements are its statement list's; the list is the block
+    /// the guard walks through.
+    fn block<'a>(&self, n: Node<'a>) -> Option<Vec<Node<'a>>> {
+        match n.kind() {
+            "statement_list" => Some(named(n).collect()),
+            "block" => Some(named(n).find(|c| c.kind() == "statement_list").map(|l| named(l).collect()).unwrap_or_default()),
+            _ => None,
+        }
+    }
+
+    fn leaves(&self, stmt: Node<'_>) -> Option<&'static str> {
+        // `panic(…)` is a call like any other: the name may be shadowed, and a deferred `recover` resumes.
+        (stmt.kind() == "return_statement").then_some("return")
+    }
+
+    fn string(&self, n: Node<'_>) -> Option<String> {
+        string_content(n)
+    }
+
+    fn is_function(&self, n: Node<'_>) -> bool {
+        matches!(n.kind(), "function_declaration" | "method_declaration" | "func_literal")
+    }
+
+    fn is_jump_target(&self, stmt: Node<'_>) -> bool {
+        stmt.kind() == "labeled_statement"
+    }
+}
+
+impl<'a> GuardShape<'a> for Cx<'_, 'a> {
+    fn control(&self) -> &dyn Control {
+        &GoControl
+    }
+
+    /// The local's one binding in the region is `name := VALUE` (one name,
+    /// one value), an earlier statement of the block holding the `if` or the
+    /// `if`'s own initializer; and its address is never taken (`&name`
+    /// would let a pointer change it).
+    fn bound_once(&self, name: Node<'a>, guard: Node<'a>) -> Option<Node<'a>> {
+        let text = name.text();
+        if self.names.is_param(text) {
+            return None;
+        }
+        let [site] = self.names.sites(text)[..] else { return None };
+        let left = site.parent().filter(|l| l.kind() == "expression_list" && named(*l).count() == 1)?;
+        let declaration = left.parent().filter(|d| d.kind() == "short_var_declaration" && d.field_child("left") == Some(left))?;
+        if declaration.field_child("right").is_none_or(|r| named(r).count() != 1) {
+            return None;
+        }
+        let addressed = self.site.region.node.descendants().any(|n| {
+            n.kind() == "unary_expression" && operator(n) == "&" && n.field_child("operand").is_some_and(|o| o.kind() == "identifier" && o.text() == text)
+        });
+        let before = earlier_in_block(declaration, guard) || guard.field_child("initializer") == Some(declaration);
+        (before && !addressed).then(|| self.names.value(site)).flatten()
+    }
+
+    fn receiver(&self, call: Node<'a>) -> Option<Node<'a>> {
+        call.field_child("function").filter(|f| f.kind() == "selector_expression").and_then(|f| f.field_child("operand"))
+    }
+}

@@ -1,0 +1,236 @@
+//! The `guard` fact, one implementation read through four languages: each
+//! case is written once per language and must give the same answer in all
+//! of them (found, absent, or an escalation), so the kind means one thing.
+
+use fcd_frontends::{ArgPattern, EscalationCode, FactKind, FactSpec, FactValue, Lang, RegionKind, RegionSpec, SourceFile, analyze};
+
+/// How one language spells the pieces of a guarded handler.
+struct Spelling {
+    lang: Lang,
+    path: &'static str,
+    region: &'static str,
+    /// The handler around `BODY`: its parameter is `x`, the sink `sink(x)` follows `BODY`.
+    template: &'static str,
+    not: &'static str,
+    or: &'static str,
+    and: &'static str,
+    /// `if COND { EXIT }` with COND and EXIT spliced in.
+    guard: fn(&str, &str) -> String,
+    /// `ok = VALUE` declared once.
+    bind: fn(&str) -> String,
+    /// `ok = VALUE` assigned again.
+    rebind: fn(&str) -> String,
+    /// The indentation of a statement of `BODY`.
+    indent: &'static str,
+    exit: &'static str,
+    noop: &'static str,
+}
+
+const PYTHON: Spelling = Spelling {
+    lang: Lang::Python,
+    path: "m.py",
+    region: "h",
+    template: "from lib import check, sink\n\n\ndef h(x):\nBODY\n    sink(x)\n    return None\n",
+    not: "not ",
+    or: " or ",
+    and: " and ",
+    guard: |c, e| format!("    if {c}:\n        {e}"),
+    bind: |v| format!("    ok = {v}"),
+    rebind: |v| format!("    ok = {v}\n    ok = True"),
+    indent: "    ",
+    exit: "raise ValueError(x)",
+    noop: "print(x)",
+};
+
+const JAVASCRIPT: Spelling = Spelling {
+    lang: Lang::JavaScript,
+    path: "m.js",
+    region: "h",
+    template: "function h(x) {\nBODY\n  sink(x);\n  return null;\n}\n",
+    not: "!",
+    or: " || ",
+    and: " && ",
+    guard: |c, e| format!("  if ({c}) {{ {e} }}"),
+    bind: |v| format!("  const ok = {v};"),
+    rebind: |v| format!("  let ok = {v};\n  ok = true;"),
+    indent: "  ",
+    exit: "throw new Error(x);",
+    noop: "console.log(x);",
+};
+
+const GO: Spelling = Spelling {
+    lang: Lang::Go,
+    path: "pkg/m.go",
+    region: "F",
+    template: "package m\n\nfunc F() T {\n\treturn New(func(x string) error {\nBODY\n\t\tsink(x)\n\t\treturn nil\n\t})\n}\n",
+    not: "!",
+    or: " || ",
+    and: " && ",
+    guard: |c, e| format!("\t\tif {c} {{\n\t\t\t{e}\n\t\t}}"),
+    bind: |v| format!("\t\tok := {v}"),
+    rebind: |v| format!("\t\tok := {v}\n\t\tok = true"),
+    indent: "\t\t",
+    exit: "return nil",
+    noop: "log(x)",
+};
+
+const CSHARP: Spelling = Spelling {
+    lang: Lang::CSharp,
+    path: "src/M.cs",
+    region: "C.M",
+    template: "public class C\n{\n    public void M(string x)\n    {\nBODY\n        Sink(x);\n    }\n}\n",
+    not: "!",
+    or: " || ",
+    and: " && ",
+    guard: |c, e| format!("        if ({c}) {{ {e} }}"),
+    bind: |v| format!("        var ok = {v};"),
+    rebind: |v| format!("        var ok = {v};\n        ok = true;"),
+    indent: "        ",
+    exit: "throw new ArgumentException(x);",
+    noop: "Log(x);",
+};
+
+const ALL: [&Spelling; 4] = [&PYTHON, &JAVASCRIPT, &GO, &CSHARP];
+
+impl Spelling {
+    fn call(&self) -> &'static str {
+        if self.lang == Lang::CSharp { "Check(x)" } else { "check(x)" }
+    }
+
+    fn names(&self) -> (&'static str, &'static str) {
+        match self.lang {
+            Lang::CSharp => ("Check", "Sink"),
+            Lang::Python => ("lib.check", "lib.sink"),
+            _ => ("check", "sink"),
+        }
+    }
+
+    fn region_kind(&self) -> RegionKind {
+        match self.lang {
+            Lang::Go => RegionKind::Literal(self.region.into()),
+            _ => RegionKind::Function(self.region.into()),
+        }
+    }
+
+    /// What a negated guard `check(x)` before `sink(x)` is in `body`: the
+    /// test found (`Ok(Some)`), no guard (`Ok(None)`) or an escalation.
+    fn negated_guard(&self, body: &str, equals: Option<&str>) -> Result<Option<String>, EscalationCode> {
+        let src = self.template.replace("BODY", body);
+        let (check, sink) = self.names();
+        let pattern = |p: &str| ArgPattern::parse(p).unwrap();
+        let facts = [
+            FactSpec { name: "sink".into(), region: "r".into(), kind: FactKind::Call { callee: sink.into(), args: None, matching: false } },
+            FactSpec {
+                name: "guard".into(),
+                region: "r".into(),
+                kind: FactKind::Guard {
+                    callee: check.into(),
+                    receiver: None,
+                    args: vec![pattern("any")],
+                    before: "sink".into(),
+                    negated: equals.is_none(),
+                    returns: None,
+                    conjuncts: vec![],
+                    equals: equals.map(str::to_owned),
+                },
+            },
+        ];
+        let region = RegionSpec { name: "r".into(), kind: self.region_kind(), optional: false };
+        let file = SourceFile { path: self.path.into(), bytes: src.clone().into_bytes() };
+        let analysis = analyze(self.lang, &[file], &[region], &facts).map_err(|e| e.code)?;
+        Ok(analysis.facts.iter().find(|f| f.name == "guard").map(|f| match f.values.get("test") {
+            Some(FactValue::Text(t)) => t.clone(),
+            other => panic!("a guard's test is text, not {other:?}"),
+        }))
+    }
+}
+
+/// Every language gives `expected` for the body each spells with `body`.
+fn same_everywhere(what: &str, body: fn(&Spelling) -> String, expected: Result<bool, EscalationCode>) {
+    for s in ALL {
+        let b = body(s);
+        let got = s.negated_guard(&b, None).map(|t| t.is_some());
+        assert_eq!(got, expected, "{what} in {}:\n{b}", s.lang);
+    }
+}
+
+#[test]
+fn a_negated_reviewed_call_that_leaves_is_a_guard_in_every_language() {
+    for s in ALL {
+        let body = (s.guard)(&format!("{}{}", s.not, s.call()), s.exit);
+        let (check, _) = s.names();
+        assert_eq!(s.negated_guard(&body, None), Ok(Some(format!("not {check}(any)"))), "{}:\n{body}", s.lang);
+    }
+}
+
+#[test]
+fn a_local_bound_once_before_the_if_stands_for_its_call() {
+    same_everywhere("bound once", |s| format!("{}\n{}", (s.bind)(s.call()), (s.guard)(&format!("{}ok", s.not), s.exit)), Ok(true));
+    same_everywhere("bound to the negation", |s| format!("{}\n{}", (s.bind)(&format!("{}{}", s.not, s.call())), (s.guard)("ok", s.exit)), Ok(true));
+}
+
+#[test]
+fn a_local_bound_again_is_no_guard() {
+    same_everywhere("bound twice", |s| format!("{}\n{}", (s.rebind)(s.call()), (s.guard)(&format!("{}ok", s.not), s.exit)), Ok(false));
+}
+
+#[test]
+fn a_negation_over_a_disjunction_is_no_guard() {
+    // `!(check(x) || g)` leaves only when g is false too: it does not stop every unchecked call.
+    same_everywhere("negated disjunction", |s| (s.guard)(&format!("{}({}{}g)", s.not, s.call(), s.or), s.exit), Ok(false));
+    // `!check(x) || g` leaves whenever `!check(x)` holds.
+    same_everywhere("disjunction", |s| (s.guard)(&format!("{}{}{}g", s.not, s.call(), s.or), s.exit), Ok(true));
+    // A double negation is the call itself, the opposite of what a negated guard asks.
+    same_everywhere("double negation", |s| (s.guard)(&format!("{}({}{})", s.not, s.not, s.call()), s.exit), Ok(false));
+}
+
+#[test]
+fn a_reviewed_test_whose_body_falls_through_escalates() {
+    same_everywhere("falls through", |s| (s.guard)(&format!("{}{}", s.not, s.call()), s.noop), Err(EscalationCode::ShapeMismatch));
+}
+
+#[test]
+fn an_unreviewed_conjunct_escalates() {
+    same_everywhere("conjunct", |s| (s.guard)(&format!("{}{}{}g", s.not, s.call(), s.and), s.exit), Err(EscalationCode::ShapeMismatch));
+}
+
+#[test]
+fn a_sink_after_a_statement_that_always_leaves_is_guarded_by_nothing() {
+    same_everywhere("dead sink", |s| format!("{}{}\n{}", s.indent, s.exit, (s.guard)(&format!("{}{}", s.not, s.call()), s.exit)), Ok(false));
+}
+
+#[test]
+fn a_comparison_with_a_string_is_read_in_every_language() {
+    for s in ALL {
+        let eq = if s.lang == Lang::JavaScript { " === " } else { " == " };
+        let (check, _) = s.names();
+        let body = (s.guard)(&format!("{}{eq}\"deny\"", s.call()), s.exit);
+        assert_eq!(s.negated_guard(&body, Some("deny")), Ok(Some(format!("{check}(any) == \"deny\""))), "{}:\n{body}", s.lang);
+        let other = (s.guard)(&format!("{}{eq}\"allow\"", s.call()), s.exit);
+        assert_eq!(s.negated_guard(&other, Some("deny")), Ok(None), "{}:\n{other}", s.lang);
+    }
+}
+
+#[test]
+fn go_reads_a_local_bound_in_the_if_itself_and_no_address_taken() {
+    let init = (GO.guard)("!ok", GO.exit).replacen("if !ok", "if ok := check(x); !ok", 1);
+    assert_eq!(GO.negated_guard(&init, None), Ok(Some("not check(any)".into())), "{init}");
+    let addressed = format!("{}\n\t\tp := &ok\n\t\t*p = true\n{}", (GO.bind)("check(x)"), (GO.guard)("!ok", GO.exit));
+    assert_eq!(GO.negated_guard(&addressed, None), Ok(None), "{addressed}");
+}
+
+#[test]
+fn a_label_between_guard_and_sink_lets_a_goto_around_it() {
+    let go = format!("{}\n\t\tgoto L\n\tL:\n\t\tlog(x)", (GO.guard)("!check(x)", GO.exit));
+    assert_eq!(GO.negated_guard(&go, None), Ok(None), "{go}");
+    let cs = format!("{}\n    L:\n        Log(x);", (CSHARP.guard)("!Check(x)", CSHARP.exit));
+    assert_eq!(CSHARP.negated_guard(&cs, None), Ok(None), "{cs}");
+}
+
+#[test]
+fn csharp_reads_a_local_only_when_nothing_else_binds_it() {
+    for rebinding in ["Reset(out ok);", "ok |= Other();", "if (Other() is bool ok2 && (ok = ok2)) { }"] {
+        let body = format!("{}\n        {rebinding}\n{}", (CSHARP.bind)("Check(x)"), (CSHARP.guard)("!ok", CSHARP.exit));
+        assert_eq!(CSHARP.negated_guard(&body, None), Ok(None), "{body}");
+    }
+}
