@@ -5,14 +5,15 @@
 //! values. Only what a language must answer stays with it ([`CallShape`]:
 //! which nodes call what, what its arguments are, which argument forms and
 //! flows it refuses); the skeleton, the argument alignment, the profile's
-//! literals and the pieces of `default` and `field` facts that read the same
-//! in Go and C# live here, so the meaning of a fact is one piece of code.
+//! literals and the upstream variable a `field` fact follows live here, so
+//! the meaning of a fact is one piece of code. The `guard` and `default`
+//! kinds have modules of their own ([`crate::guard`], [`crate::default`]).
 
 use std::collections::BTreeMap;
 
 use crate::ir::{Escalation, EscalationCode, Fact, FactValue, Identity};
 use crate::lang::{Found, Region};
-use crate::spec::{ArgPattern, DefaultRule, FactSpec};
+use crate::spec::{ArgPattern, FactSpec};
 use crate::ts::Node;
 
 /// Aligns call arguments with argument patterns, skipping optional patterns
@@ -176,48 +177,6 @@ pub fn literal_text(text: &str) -> Option<FactValue> {
         "false" => Some(FactValue::Bool(false)),
         _ => text.parse().ok().map(FactValue::Int).or_else(|| text.strip_prefix('"')?.strip_suffix('"').map(|s| FactValue::Text(s.to_owned()))),
     }
-}
-
-/// The helper of a `default` fact and its reviewed rule: `identity` (of the
-/// `call` that reads the argument) must be one of the profile's `helpers`.
-/// `what` says how the argument reaches it ("argument `x` is read").
-pub fn reviewed_helper<'h>(
-    site: &FactSite<'_, '_>,
-    call: Node<'_>,
-    identity: Identity,
-    helpers: &'h [(String, DefaultRule)],
-    what: &str,
-) -> Result<(String, &'h DefaultRule), Escalation> {
-    let helper = match identity {
-        Identity::Path(p) => p,
-        other => return Err(site.mismatch(call, format!("{what} by `{other}`"))),
-    };
-    match helpers.iter().find(|(h, _)| *h == helper) {
-        Some((_, rule)) => Ok((helper, rule)),
-        None => {
-            let known: Vec<&str> = helpers.iter().map(|(h, _)| h.as_str()).collect();
-            Err(site.mismatch(call, format!("{what} by `{helper}`, not a reviewed helper ({})", known.join(", "))))
-        }
-    }
-}
-
-/// The default a helper's zero-value rule states, from the profile's spelling.
-pub fn zero_default(site: &FactSite<'_, '_>, call: Node<'_>, text: &str) -> Result<(FactValue, String), Escalation> {
-    match literal_text(text) {
-        Some(v) => Ok((v, "zero value of the helper".to_owned())),
-        None => Err(site.mismatch(call, format!("the profile's zero value `{text}` is not a literal"))),
-    }
-}
-
-/// The values of a `default` fact.
-pub fn default_values(argument: &str, variable: String, helper: String, default: FactValue, source: String) -> BTreeMap<String, FactValue> {
-    let mut values = BTreeMap::new();
-    values.insert("argument".into(), FactValue::Text(argument.to_owned()));
-    values.insert("variable".into(), FactValue::Text(variable));
-    values.insert("helper".into(), FactValue::Text(helper));
-    values.insert("default".into(), default);
-    values.insert("source".into(), FactValue::Text(source));
-    values
 }
 
 /// The variable a `field` fact's upstream fact binds, or "" without one.

@@ -7,6 +7,7 @@
 //! the source leaves what a reviewer accepted. Parsing goes through [`ts`], the
 //! only module that touches tree-sitter.
 
+pub mod default;
 pub mod facts;
 #[cfg(test)]
 mod grammar_names;

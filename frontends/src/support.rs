@@ -21,7 +21,7 @@ const CS: &[Lang] = &[Lang::CSharp];
 pub const KINDS: &[(&str, &[Lang])] = &[
     ("call", ALL),
     ("guard", ALL),
-    ("default", GO_CS),
+    ("default", ALL),
     ("field", GO_CS),
     ("option", CS),
     ("pass", CS),

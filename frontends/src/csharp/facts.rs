@@ -5,10 +5,11 @@
 
 use std::collections::BTreeMap;
 
+use crate::default::{DefaultShape, Read};
 use crate::facts::{self, CallShape};
 use crate::ir::{Escalation, FactValue, Identity};
 use crate::lang::Found;
-use crate::spec::{ArgPattern, ArgShape, DefaultRule};
+use crate::spec::{ArgPattern, ArgShape, FactKind};
 use crate::ts::Node;
 
 use super::syntax::{arguments, bare, dotted, identity, inner, literal, string_content};
@@ -51,6 +52,54 @@ impl<'a> CallShape<'a> for Cx<'_, 'a> {
     }
 }
 
+/// `TARGET = HELPER(…, ARGUMENT, …)`, ARGUMENT the option's definition (or
+/// its name as a string): the helper that binds the option. The definition's
+/// own default (`definition`) overrides the helper's rule.
+impl<'a> DefaultShape<'a> for Cx<'_, 'a> {
+    fn direct_read(&self, _argument: &str) -> Option<Node<'a>> {
+        None
+    }
+
+    fn reads(&self, argument: &str) -> Vec<Read<'a>> {
+        let names_argument = |a: &(Option<String>, Node<'a>)| {
+            let e = bare(a.1);
+            dotted(e).as_deref() == Some(argument) || string_content(e).as_deref() == Some(argument)
+        };
+        self.assignments()
+            .into_iter()
+            .filter_map(|(variable, target, value)| {
+                let call = value.map(bare).filter(|v| v.kind() == "invocation_expression" && arguments(*v).iter().any(names_argument))?;
+                Some(Read { call, variable, target })
+            })
+            .collect()
+    }
+
+    fn helper_identity(&self, call: Node<'a>) -> Identity {
+        identity(call)
+    }
+
+    fn check_read(&self, read: &Read<'a>) -> Result<(), Escalation> {
+        if let Some((_, again, _)) = self.assignments().iter().find(|(v, n, _)| *v == read.variable && *n != read.target) {
+            return Err(self.site.mismatch(*again, format!("`{}` is assigned again at line {}", read.variable, again.line())));
+        }
+        self.holder_returned(&read.variable, read.target)
+    }
+
+    fn argument_default(&self, call: Node<'a>, index: usize, helper: &str) -> Result<(FactValue, String), Escalation> {
+        match arguments(call).get(index).and_then(|a| literal(bare(a.1))) {
+            Some(v) => Ok((v, "literal".to_owned())),
+            None => Err(self.site.mismatch(call, format!("argument {index} of `{helper}` is not a literal default"))),
+        }
+    }
+
+    fn declared_default(&self, call: Node<'a>) -> Result<Option<(FactValue, String)>, Escalation> {
+        match &self.site.spec.kind {
+            FactKind::Default { definition: Some(definition), inert, .. } => self.definition_default(definition, inert.as_deref(), call),
+            _ => Ok(None),
+        }
+    }
+}
+
 impl<'a> Cx<'_, 'a> {
     /// Assignments and declarations in the region: (target text, target node, value).
     pub(super) fn assignments(&self) -> Vec<(String, Node<'a>, Option<Node<'a>>)> {
@@ -77,52 +126,6 @@ impl<'a> Cx<'_, 'a> {
             }
         }
         out
-    }
-
-    /// `TARGET = HELPER(…, ARGUMENT, …)`: the helper that binds the option and its default.
-    pub(super) fn default_fact(
-        &self,
-        argument: &str,
-        helpers: &[(String, DefaultRule)],
-        definition: Option<&str>,
-        inert: Option<&[String]>,
-    ) -> Result<Option<Found<'a>>, Escalation> {
-        let names_argument = |a: &(Option<String>, Node<'a>)| {
-            let e = bare(a.1);
-            dotted(e).as_deref() == Some(argument) || string_content(e).as_deref() == Some(argument)
-        };
-        let assignments = self.assignments();
-        let binds: Vec<&(String, Node<'a>, Option<Node<'a>>)> = assignments
-            .iter()
-            .filter(|(_, _, v)| v.map(bare).is_some_and(|v| v.kind() == "invocation_expression" && arguments(v).iter().any(names_argument)))
-            .collect();
-        let (variable, target, call) = match binds.as_slice() {
-            [] => return Ok(None),
-            [(var, target, Some(value))] => (var.clone(), *target, bare(*value)),
-            [_, second, ..] => {
-                return Err(self.site.mismatch(second.1, format!("`{argument}` is bound {} times; the profile accepts one binding", binds.len())));
-            }
-            [(_, target, None)] => return Err(self.site.mismatch(*target, "a binding without a value".into())),
-        };
-        if let Some((_, again, _)) = assignments.iter().find(|(v, n, _)| *v == variable && *n != target) {
-            return Err(self.site.mismatch(*again, format!("`{variable}` is assigned again at line {}", again.line())));
-        }
-        self.holder_returned(&variable, target)?;
-        let (helper, rule) = facts::reviewed_helper(&self.site, call, identity(call), helpers, &format!("`{argument}` is bound"))?;
-        let (mut value, mut source) = match rule {
-            DefaultRule::Zero(text) => facts::zero_default(&self.site, call, text)?,
-            DefaultRule::Arg(i) => match arguments(call).get(*i).and_then(|a| literal(bare(a.1))) {
-                Some(v) => (v, "literal".to_owned()),
-                None => return Err(self.site.mismatch(call, format!("argument {i} of `{helper}` is not a literal default"))),
-            },
-        };
-        if let Some(definition) = definition
-            && let Some((v, where_)) = self.definition_default(definition, inert, call)?
-        {
-            value = v;
-            source = where_;
-        }
-        Ok(Some(self.site.fact(call, facts::default_values(argument, variable, helper, value, source))))
     }
 
     /// The explicit default of an option definition (`DefaultValueFactory = _ => LITERAL`),

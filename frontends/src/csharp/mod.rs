@@ -98,7 +98,7 @@ impl Frontend for CSharp {
         match &spec.kind {
             FactKind::Call { callee, args, matching } => crate::facts::call_fact(&cx, &cx.site, callee, args.as_deref(), *matching),
             FactKind::Guard { .. } => crate::guard::extract(&cx, &cx.site, found),
-            FactKind::Default { argument, helpers, definition, inert } => cx.default_fact(argument, helpers, definition.as_deref(), inert.as_deref()),
+            FactKind::Default { .. } => crate::default::extract(&cx, &cx.site),
             FactKind::Option { property, attribute, ty, argument, inert } => cx.option_fact(property, attribute, ty, argument, inert),
             FactKind::Pass { sink, from } => match (found.get(sink), found.get(from)) {
                 (Some(sink), Some(from)) => cx.pass_fact(sink, from),

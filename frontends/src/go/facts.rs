@@ -6,10 +6,11 @@
 
 use std::collections::BTreeMap;
 
+use crate::default::{DefaultShape, Read};
 use crate::facts::{self, CallShape};
 use crate::ir::{Escalation, FactValue, Identity};
 use crate::lang::Found;
-use crate::spec::{ArgPattern, ArgShape, DefaultRule};
+use crate::spec::{ArgPattern, ArgShape};
 use crate::ts::Node;
 
 use super::bindings::Bindings;
@@ -71,6 +72,44 @@ impl<'a> CallShape<'a> for Cx<'_, 'a> {
     }
 }
 
+/// `VAR, err := HELPER(args, "argument", …)`: the helper reads the argument
+/// map, a parameter it reaches unchanged; `args["argument"]` bypasses it.
+impl<'a> DefaultShape<'a> for Cx<'_, 'a> {
+    fn direct_read(&self, argument: &str) -> Option<Node<'a>> {
+        self.site
+            .region
+            .node
+            .descendants()
+            .find(|n| n.kind() == "index_expression" && n.field_child("index").and_then(string_content).as_deref() == Some(argument))
+    }
+
+    fn reads(&self, argument: &str) -> Vec<Read<'a>> {
+        self.site
+            .region
+            .node
+            .descendants()
+            .filter(|n| is_call(*n) && arguments(*n).iter().any(|a| string_content(*a).as_deref() == Some(argument)))
+            .filter_map(|call| self.names.bound_by(call).map(|var| Read { call, variable: var.text().to_owned(), target: var }))
+            .collect()
+    }
+
+    fn helper_identity(&self, call: Node<'a>) -> Identity {
+        identity(call)
+    }
+
+    fn check_read(&self, read: &Read<'a>) -> Result<(), Escalation> {
+        self.check_single_binding(&read.variable, read.target)?;
+        self.check_map_untouched(read.call)
+    }
+
+    fn argument_default(&self, call: Node<'a>, index: usize, helper: &str) -> Result<(FactValue, String), Escalation> {
+        match arguments(call).get(index).copied() {
+            Some(arg) => self.resolve_literal(arg),
+            None => Err(self.site.mismatch(call, format!("`{helper}` has no argument {index} holding the default"))),
+        }
+    }
+}
+
 impl<'a> Cx<'_, 'a> {
     /// A variable the profile follows must be bound once: a second binding
     /// means the value reaching the sink may not be the one the facts describe.
@@ -84,51 +123,6 @@ impl<'a> Cx<'_, 'a> {
             )),
             None => Ok(()),
         }
-    }
-
-    /// `VAR, err := HELPER(args, "argument", …)`: which helper reads the
-    /// argument and what VAR holds when the caller omits it.
-    pub(super) fn default_fact(&self, argument: &str, helpers: &[(String, DefaultRule)]) -> Result<Option<Found<'a>>, Escalation> {
-        // Reading the argument map directly bypasses every reviewed helper.
-        if let Some(direct) = self
-            .site
-            .region
-            .node
-            .descendants()
-            .find(|n| n.kind() == "index_expression" && n.field_child("index").and_then(string_content).as_deref() == Some(argument))
-        {
-            return Err(self
-                .site
-                .mismatch(direct, format!("argument `{argument}` is read directly (`{}`), not through a reviewed helper", direct.compact_text())));
-        }
-        let reads: Vec<(Node<'a>, Node<'a>)> = self
-            .site
-            .region
-            .node
-            .descendants()
-            .filter(|n| is_call(*n) && arguments(*n).iter().any(|a| string_content(*a).as_deref() == Some(argument)))
-            .filter_map(|call| self.names.bound_by(call).map(|var| (call, var)))
-            .collect();
-        let (call, var) = match reads.as_slice() {
-            [] => return Ok(None),
-            [one] => *one,
-            [_, (second, _), ..] => {
-                return Err(self.site.mismatch(*second, format!("argument `{argument}` is read {} times; the profile accepts one read", reads.len())));
-            }
-        };
-        let (helper, rule) = facts::reviewed_helper(&self.site, call, identity(call), helpers, &format!("argument `{argument}` is read"))?;
-        self.check_single_binding(var.text(), var)?;
-        self.check_map_untouched(call)?;
-        let (value, source) = match rule {
-            DefaultRule::Zero(text) => facts::zero_default(&self.site, call, text)?,
-            DefaultRule::Arg(i) => {
-                let Some(arg) = arguments(call).get(*i).copied() else {
-                    return Err(self.site.mismatch(call, format!("`{helper}` has no argument {i} holding the default")));
-                };
-                self.resolve_literal(arg)?
-            }
-        };
-        Ok(Some(self.site.fact(call, facts::default_values(argument, var.text().to_owned(), helper, value, source))))
     }
 
     /// Every identifier of the region spelled `name`, binding sites included.

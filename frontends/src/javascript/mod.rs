@@ -17,6 +17,7 @@ mod control;
 mod facts;
 mod integrity;
 mod package;
+mod reads;
 mod route;
 mod scope;
 mod syntax;
@@ -143,6 +144,7 @@ impl Frontend for JavaScript {
         match &spec.kind {
             FactKind::Call { callee, args, matching } => crate::facts::call_fact(&cx, &cx.site, callee, args.as_deref(), *matching),
             FactKind::Guard { .. } => crate::guard::extract(&cx, &cx.site, found),
+            FactKind::Default { .. } => crate::default::extract(&cx, &cx.site),
             FactKind::Table { row, member } => cx.table_fact(row, member),
             FactKind::Exit { returns, conditions } => cx.exit_fact(returns, conditions),
             _ => Err(crate::facts::unsupported(region, spec, "JavaScript")),

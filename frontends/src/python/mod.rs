@@ -9,6 +9,7 @@ mod binding;
 mod builtins;
 mod control;
 mod facts;
+mod reads;
 mod route;
 mod scope;
 mod surroundings;
@@ -72,6 +73,7 @@ impl Frontend for Python {
         match &spec.kind {
             FactKind::Call { callee, args, matching } => crate::facts::call_fact(&cx, &cx.site, callee, args.as_deref(), *matching),
             FactKind::Guard { .. } => crate::guard::extract(&cx, &cx.site, found),
+            FactKind::Default { .. } => crate::default::extract(&cx, &cx.site),
             _ => Err(crate::facts::unsupported(region, spec, "Python")),
         }
     }

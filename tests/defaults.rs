@@ -1,0 +1,178 @@
+//! The `default` fact, one implementation read through four languages: a
+//! tool argument read once by a reviewed helper into a variable, and what it
+//! is when the caller omits it. Each case is written once per language.
+
+use fcd_frontends::{DefaultRule, Env, EscalationCode, FactKind, FactSpec, FactValue, Lang, RegionKind, RegionSpec, SourceFile, analyze_with};
+
+/// How one language spells a handler that reads `private` through a helper.
+struct Spelling {
+    lang: Lang,
+    path: &'static str,
+    region: RegionKind,
+    /// The handler around `BODY`, its argument map a parameter.
+    template: &'static str,
+    /// `private = HELPER(map, "private")` with the helper's rule `zero:false`.
+    read: &'static str,
+    /// The same read with the default as the helper's third argument (`arg:2`).
+    read_with_default: &'static str,
+    helper: &'static str,
+    helper_with_default: &'static str,
+    /// A second read of `private`, into another variable.
+    read_again: &'static str,
+    /// The argument read without a helper.
+    direct: &'static str,
+    /// The map handed to something else.
+    leak: &'static str,
+    /// `private` bound again.
+    rebind: &'static str,
+}
+
+fn spellings() -> Vec<Spelling> {
+    vec![
+        Spelling {
+            lang: Lang::Python,
+            path: "m.py",
+            region: RegionKind::Function("h".into()),
+            template: "from lib import sink, read_arg\n\n\ndef h(arguments: dict):\nBODY\n    return sink(private)\n",
+            read: "    private = read_arg(arguments, \"private\")",
+            read_with_default: "    private = arguments.get(\"private\", \"secret\")",
+            helper: "lib.read_arg",
+            helper_with_default: "dict.get",
+            read_again: "    private_too = read_arg(arguments, \"private\")",
+            direct: "    private = arguments[\"private\"]",
+            leak: "    sink(arguments)",
+            rebind: "    private = True",
+        },
+        Spelling {
+            lang: Lang::JavaScript,
+            path: "m.js",
+            region: RegionKind::Function("h".into()),
+            template: "function h(args) {\nBODY\n  return sink(priv);\n}\n",
+            read: "  const priv = readArg(args, \"private\");",
+            read_with_default: "  const priv = readArg(args, \"private\", \"secret\");",
+            helper: "readArg",
+            helper_with_default: "readArg",
+            read_again: "  const again = readArg(args, \"private\");",
+            direct: "  const priv = args.private;",
+            leak: "  sink(args);",
+            rebind: "  priv = true;",
+        },
+        Spelling {
+            lang: Lang::Go,
+            path: "pkg/m.go",
+            region: RegionKind::Literal("F".into()),
+            template: "package m\n\nfunc F() T {\n\treturn New(func(ctx C, args A) error {\nBODY\n\t\treturn sink(private)\n\t})\n}\n",
+            read: "\t\tprivate, err := OptionalParam[bool](args, \"private\")",
+            read_with_default: "\t\tprivate, err := OptionalParamWithDefault(args, \"private\", \"secret\")",
+            helper: "OptionalParam[bool]",
+            helper_with_default: "OptionalParamWithDefault",
+            read_again: "\t\tagain, err2 := OptionalParam[bool](args, \"private\")",
+            direct: "\t\tprivate := args[\"private\"]",
+            leak: "\t\tsink(args)",
+            rebind: "\t\tprivate = true",
+        },
+        Spelling {
+            lang: Lang::CSharp,
+            path: "src/M.cs",
+            region: RegionKind::Function("C.M".into()),
+            template: "public class C\n{\n    public void M(ParseResult parseResult)\n    {\nBODY\n        Sink(isPrivate);\n    }\n}\n",
+            read: "        var isPrivate = parseResult.GetValueOrDefault<bool>(\"private\");",
+            read_with_default: "        var isPrivate = parseResult.GetValueOrDefault(\"private\", \"secret\");",
+            helper: "ParseResult#GetValueOrDefault<bool>",
+            helper_with_default: "ParseResult#GetValueOrDefault",
+            read_again: "        var again = parseResult.GetValueOrDefault<bool>(\"private\");",
+            direct: "",
+            leak: "",
+            rebind: "        isPrivate = true;",
+        },
+    ]
+}
+
+/// The fact's helper, default and source; or the escalation's code and detail.
+type Outcome = Result<Option<(String, FactValue, String)>, (EscalationCode, String)>;
+
+impl Spelling {
+    fn default_fact(&self, body: &str, helper: &str, rule: DefaultRule) -> Outcome {
+        let src = self.template.replace("BODY", body);
+        let facts = [FactSpec {
+            name: "private_default".into(),
+            region: "r".into(),
+            kind: FactKind::Default { argument: "private".into(), helpers: vec![(helper.into(), rule)], definition: None, inert: None },
+        }];
+        let region = RegionSpec { name: "r".into(), kind: self.region.clone(), optional: false };
+        let env = Env { reviewed: vec!["OptionalParam".into(), "OptionalParamWithDefault".into()], ..Env::default() };
+        let file = SourceFile { path: self.path.into(), bytes: src.into_bytes() };
+        let analysis = analyze_with(self.lang, &[file], &[region], &facts, &env).map_err(|e| (e.code, e.detail))?;
+        Ok(analysis.facts.first().map(|f| {
+            let text = |k: &str| match f.values.get(k) {
+                Some(FactValue::Text(t)) => t.clone(),
+                other => panic!("{k}: {other:?}"),
+            };
+            (text("helper"), f.values["default"].clone(), text("source"))
+        }))
+    }
+
+    fn zero(&self, body: &str) -> Outcome {
+        self.default_fact(body, self.helper, DefaultRule::Zero("false".into()))
+    }
+}
+
+#[test]
+fn a_reviewed_helper_read_gives_the_zero_default_in_every_language() {
+    for s in spellings() {
+        let got = s.zero(s.read);
+        assert_eq!(got, Ok(Some((s.helper.to_owned(), FactValue::Bool(false), "zero value of the helper".to_owned()))), "{}:\n{}", s.lang, s.read);
+    }
+}
+
+#[test]
+fn a_default_argument_of_the_helper_is_read_as_a_literal() {
+    for s in spellings() {
+        let got =
+            s.default_fact(s.read_with_default, s.helper_with_default, DefaultRule::Arg(2 - usize::from(s.lang == Lang::Python || s.lang == Lang::CSharp)));
+        assert_eq!(
+            got,
+            Ok(Some((s.helper_with_default.to_owned(), FactValue::Text("secret".into()), "literal".to_owned()))),
+            "{}:\n{}",
+            s.lang,
+            s.read_with_default
+        );
+    }
+}
+
+#[test]
+fn an_argument_read_without_a_reviewed_helper_escalates() {
+    for s in spellings() {
+        let unreviewed = s.default_fact(s.read, "another.helper", DefaultRule::Zero("false".into()));
+        assert!(matches!(&unreviewed, Err((EscalationCode::ShapeMismatch, d)) if d.contains("not a reviewed helper")), "{}: {unreviewed:?}", s.lang);
+        let twice = s.zero(&format!("{}\n{}", s.read, s.read_again));
+        assert!(matches!(&twice, Err((EscalationCode::ShapeMismatch, d)) if d.contains("read 2 times")), "{}: {twice:?}", s.lang);
+        if !s.direct.is_empty() {
+            let direct = s.zero(&format!("{}\n{}", s.read_again, s.direct));
+            assert!(matches!(&direct, Err((EscalationCode::ShapeMismatch, d)) if d.contains("read directly")), "{}: {direct:?}", s.lang);
+        }
+    }
+}
+
+#[test]
+fn the_variable_and_the_map_must_hold_until_the_sink() {
+    for s in spellings() {
+        let rebound = s.zero(&format!("{}\n{}", s.read.replace("const priv", "let priv"), s.rebind));
+        assert!(
+            matches!(&rebound, Err((EscalationCode::ShapeMismatch, d)) if d.contains("again") || d.contains("more than once")),
+            "{} rebound: {rebound:?}",
+            s.lang
+        );
+        if !s.leak.is_empty() {
+            let leaked = s.zero(&format!("{}\n{}", s.leak, s.read));
+            assert!(matches!(&leaked, Err((EscalationCode::ShapeMismatch, d)) if d.contains("argument map")), "{} leaked map: {leaked:?}", s.lang);
+        }
+    }
+}
+
+#[test]
+fn no_read_is_no_fact() {
+    for s in spellings() {
+        assert_eq!(s.zero(""), Ok(None), "{}", s.lang);
+    }
+}
