@@ -9,6 +9,7 @@
 
 pub mod default;
 pub mod facts;
+pub mod field;
 #[cfg(test)]
 mod grammar_names;
 pub mod guard;

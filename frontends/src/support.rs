@@ -13,8 +13,8 @@ use crate::language::Lang;
 const ALL: &[Lang] = &Lang::ALL;
 const JS: &[Lang] = &[Lang::JavaScript, Lang::TypeScript];
 const PY_JS: &[Lang] = &[Lang::Python, Lang::JavaScript, Lang::TypeScript];
-const GO_CS: &[Lang] = &[Lang::Go, Lang::CSharp];
-const GO: &[Lang] = &[Lang::Go];
+const GO_PY_JS: &[Lang] = &[Lang::Go, Lang::Python, Lang::JavaScript, Lang::TypeScript];
+const GO_JS: &[Lang] = &[Lang::Go, Lang::JavaScript, Lang::TypeScript];
 const CS: &[Lang] = &[Lang::CSharp];
 
 /// Each fact kind and the languages whose frontend extracts it.
@@ -22,7 +22,7 @@ pub const KINDS: &[(&str, &[Lang])] = &[
     ("call", ALL),
     ("guard", ALL),
     ("default", ALL),
-    ("field", GO_CS),
+    ("field", ALL),
     ("option", CS),
     ("pass", CS),
     ("map", CS),
@@ -36,10 +36,11 @@ pub const KINDS: &[(&str, &[Lang])] = &[
 /// The keys read by fewer languages than their kind (`KIND.KEY`, a guard's
 /// test keys as `guard.test.KEY`), with the languages that read them. Any
 /// other key of a kind is read wherever the kind is.
-pub const KEYS: &[(&str, &[Lang])] = &[("guard.conjuncts", JS), ("default.definition", CS), ("default.inert", CS), ("field.sink", GO), ("field.arg", GO)];
+pub const KEYS: &[(&str, &[Lang])] =
+    &[("guard.conjuncts", JS), ("default.definition", CS), ("default.inert", CS), ("field.sink", GO_PY_JS), ("field.arg", GO_PY_JS)];
 
 /// The keys a language needs beyond the kind's own required keys (`KIND.KEY`).
-pub const NEEDS: &[(&str, &[Lang])] = &[("field.sink", GO), ("field.arg", GO)];
+pub const NEEDS: &[(&str, &[Lang])] = &[("field.sink", GO_PY_JS), ("field.arg", GO_JS)];
 
 /// The languages whose frontends match splat argument patterns (`*param:files`).
 pub fn splat_languages() -> &'static [Lang] {

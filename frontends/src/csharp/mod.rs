@@ -108,7 +108,7 @@ impl Frontend for CSharp {
                 Some(pass) => cx.map_fact(pass),
                 None => Ok(None),
             },
-            FactKind::Field { field, wrap, from, .. } => cx.field_fact(field, wrap.as_deref(), found.get(from)),
+            FactKind::Field { .. } => crate::field::extract(&cx, &cx.site, found),
             FactKind::Key { key } => cx.key_fact(key),
             FactKind::Flow { from, sink, into } => match (found.get(from), found.get(sink)) {
                 (Some(from), Some(sink)) => cx.flow_fact(from, sink, into.as_deref()),

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::facts;
+use crate::field::{FieldShape, Member};
 use crate::ir::{Escalation, FactValue};
 use crate::lang::Found;
 use crate::ts::Node;
@@ -77,69 +77,6 @@ impl<'a> Cx<'_, 'a> {
         values.insert("when_true".into(), FactValue::Text(when_true));
         values.insert("when_false".into(), FactValue::Text(when_false));
         Ok(Some(self.site.fact(conditional, values)))
-    }
-
-    /// The one member initializer `FIELD = …` of the region and what it receives.
-    /// `FIELD` is never assigned outside an initializer, and the types it is
-    /// set on (the created object, the wrapped member's type) are plain data.
-    pub(super) fn field_fact(&self, field: &str, wrap: Option<&str>, from: Option<&Found<'a>>) -> Result<Option<Found<'a>>, Escalation> {
-        let inits: Vec<Node<'a>> = self
-            .site
-            .region
-            .node
-            .descendants()
-            .filter(|n| n.kind() == "assignment_expression" && n.parent().is_some_and(|p| p.kind() == "initializer_expression"))
-            .filter(|n| n.field_child("left").is_some_and(|l| l.text() == field))
-            .collect();
-        if let Some((_, later, _)) = self.assignments().iter().find(|(t, n, _)| {
-            (t == field || t.ends_with(&format!(".{field}")) || t.contains(&format!(".{field}.")))
-                && n.parent().and_then(|a| a.parent()).is_none_or(|i| i.kind() != "initializer_expression")
-        }) {
-            return Err(self.site.mismatch(*later, format!("`{field}` is assigned at line {} outside its initializer", later.line())));
-        }
-        let init = match inits.as_slice() {
-            [] => return Ok(None),
-            [one] => *one,
-            [_, second, ..] => return Err(self.site.mismatch(*second, format!("`{field}` is initialized {} times", inits.len()))),
-        };
-        let Some(mut value) = init.field_child("right").map(bare) else { return Ok(None) };
-        let owner = self.created_type(init)?;
-        plain::check(self.site.region.trees, &owner, &format!("`{field}` is set on it"), &self.site.region.env.inert_attributes)?;
-        if let Some(wrap) = wrap {
-            let member_type = self.property_type(&owner, field);
-            let explicit = value.field_child("type").filter(|_| value.kind() == "object_creation_expression").map(plain::simple_name);
-            for ty in [member_type, explicit].into_iter().flatten() {
-                plain::check(self.site.region.trees, &ty, &format!("`{field}.{wrap}` is set on it"), &self.site.region.env.inert_attributes)?;
-            }
-            let nested = value
-                .named_children()
-                .find(|c| c.kind() == "initializer_expression")
-                .and_then(|i| {
-                    i.named_children().filter(|a| a.kind() == "assignment_expression").find(|a| a.field_child("left").is_some_and(|l| l.text() == wrap))
-                })
-                .and_then(|a| a.field_child("right"));
-            match nested {
-                Some(v) => value = bare(v),
-                None => return Err(self.site.mismatch(init, format!("`{field}` is not initialized through `{wrap}`"))),
-            }
-        }
-        let variable = facts::upstream_variable(from);
-        let mut values = BTreeMap::new();
-        values.insert("field".into(), FactValue::Text(field.to_owned()));
-        if !variable.is_empty() && value.compact_text() == variable {
-            values.insert("source".into(), FactValue::Text("argument".into()));
-            values.insert("variable".into(), FactValue::Text(variable));
-        } else if let Some(lit) = literal(value) {
-            values.insert("source".into(), FactValue::Text("literal".into()));
-            values.insert("literal".into(), lit);
-        } else if from.is_none() {
-            // Nothing upstream was found: the field states nothing the rules could use,
-            // and the missing wiring is reported by the facts that imply it.
-            return Ok(None);
-        } else {
-            return Err(self.site.mismatch(value, format!("`{field}` receives `{}`, neither the mapped value nor a literal", value.compact_text())));
-        }
-        Ok(Some(self.site.fact(init, values)))
     }
 
     /// The type of the object whose initializer holds `init`: `new T { … }`, or
@@ -263,5 +200,69 @@ fn tests_param(condition: Node<'_>, p: &str) -> Option<bool> {
             }
         }
         _ => None,
+    }
+}
+
+/// A member initializer (`new T { FIELD = VALUE }`) of the region: the one
+/// that sets the field, on a plain data type, never assigned elsewhere; `wrap`
+/// names the nested initializer member holding the value.
+impl<'a> FieldShape<'a> for Cx<'_, 'a> {
+    fn member(&self, _sink: Option<&Found<'a>>, _arg: Option<usize>, field: &str) -> Result<Option<Member<'a>>, Escalation> {
+        let inits: Vec<Node<'a>> = self
+            .site
+            .region
+            .node
+            .descendants()
+            .filter(|n| n.kind() == "assignment_expression" && n.parent().is_some_and(|p| p.kind() == "initializer_expression"))
+            .filter(|n| n.field_child("left").is_some_and(|l| l.text() == field))
+            .collect();
+        if let Some((_, later, _)) = self.assignments().iter().find(|(t, n, _)| {
+            (t == field || t.ends_with(&format!(".{field}")) || t.contains(&format!(".{field}.")))
+                && n.parent().and_then(|a| a.parent()).is_none_or(|i| i.kind() != "initializer_expression")
+        }) {
+            return Err(self.site.mismatch(*later, format!("`{field}` is assigned at line {} outside its initializer", later.line())));
+        }
+        let init = match inits.as_slice() {
+            [] => return Ok(None),
+            [one] => *one,
+            [_, second, ..] => return Err(self.site.mismatch(*second, format!("`{field}` is initialized {} times", inits.len()))),
+        };
+        let Some(value) = init.field_child("right").map(bare) else { return Ok(None) };
+        let owner = self.created_type(init)?;
+        plain::check(self.site.region.trees, &owner, &format!("`{field}` is set on it"), &self.site.region.env.inert_attributes)?;
+        Ok(Some(Member { element: init, value }))
+    }
+
+    fn unwrap(&self, member: &Member<'a>, field: &str, wrap: &str) -> Result<Node<'a>, Escalation> {
+        let (init, value) = (member.element, member.value);
+        let owner = self.created_type(init)?;
+        let member_type = self.property_type(&owner, field);
+        let explicit = value.field_child("type").filter(|_| value.kind() == "object_creation_expression").map(plain::simple_name);
+        for ty in [member_type, explicit].into_iter().flatten() {
+            plain::check(self.site.region.trees, &ty, &format!("`{field}.{wrap}` is set on it"), &self.site.region.env.inert_attributes)?;
+        }
+        let nested = value
+            .named_children()
+            .find(|c| c.kind() == "initializer_expression")
+            .and_then(|i| i.named_children().filter(|a| a.kind() == "assignment_expression").find(|a| a.field_child("left").is_some_and(|l| l.text() == wrap)))
+            .and_then(|a| a.field_child("right"));
+        match nested {
+            Some(v) => Ok(bare(v)),
+            None => Err(self.site.mismatch(init, format!("`{field}` is not initialized through `{wrap}`"))),
+        }
+    }
+
+    fn is_variable(&self, value: Node<'a>, variable: &str) -> Result<bool, Escalation> {
+        Ok(value.compact_text() == variable)
+    }
+
+    fn literal(&self, value: Node<'a>) -> Option<FactValue> {
+        literal(value)
+    }
+
+    /// Nothing upstream was found: the field states nothing the rules could
+    /// use, and the missing wiring is reported by the facts that imply it.
+    fn absent_without_upstream(&self) -> bool {
+        true
     }
 }

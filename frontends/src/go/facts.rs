@@ -4,10 +4,9 @@
 //! field reaching a sink). Kept apart from the callee identities in the
 //! frontend's root module, which know nothing of facts.
 
-use std::collections::BTreeMap;
-
 use crate::default::{DefaultShape, Read};
 use crate::facts::{self, CallShape};
+use crate::field::{FieldShape, Member};
 use crate::ir::{Escalation, FactValue, Identity};
 use crate::lang::Found;
 use crate::spec::{ArgPattern, ArgShape};
@@ -188,16 +187,15 @@ impl<'a> Cx<'_, 'a> {
             _ => Err(self.site.mismatch(arg, format!("the default `{}` resolves to {} constants", arg.text(), found.len()))),
         }
     }
+}
 
-    /// The field `field` of the struct passed as argument `index` of the sink.
-    pub(super) fn field_fact(
-        &self,
-        sink: &Found<'a>,
-        index: usize,
-        field: &str,
-        wrap: Option<&str>,
-        from: Option<&Found<'a>>,
-    ) -> Result<Option<Found<'a>>, Escalation> {
+/// A struct literal's keyed field: the struct is argument `arg` of the sink,
+/// a variable bound once to the literal (or `&` of it) and used nowhere else.
+impl<'a> FieldShape<'a> for Cx<'_, 'a> {
+    fn member(&self, sink: Option<&Found<'a>>, index: Option<usize>, field: &str) -> Result<Option<Member<'a>>, Escalation> {
+        let (Some(sink), Some(index)) = (sink, index) else {
+            return Err(self.site.mismatch(self.site.region.node, "a Go field fact names its `sink` and `arg`".into()));
+        };
         let Some(arg) = arguments(sink.node).get(index).copied() else {
             return Err(self.site.mismatch(sink.node, format!("the sink has no argument {index}")));
         };
@@ -233,33 +231,32 @@ impl<'a> Cx<'_, 'a> {
         let Some(element) = elements.into_iter().find(|e| e.field_child("key").is_some_and(|k| k.text().trim() == field)) else {
             return Ok(None);
         };
-        let Some(mut value) = element.field_child("value").and_then(|v| v.named_children().next()) else { return Ok(None) };
-        if let Some(wrap) = wrap
-            && is_call(value)
-            && identity(value) == Identity::Path(wrap.to_owned())
-        {
-            match arguments(value).as_slice() {
-                [inner] => value = *inner,
-                _ => return Err(self.site.mismatch(value, format!("`{wrap}` takes one argument here"))),
-            }
+        Ok(element.field_child("value").and_then(|v| v.named_children().next()).map(|value| Member { element, value }))
+    }
+
+    fn unwrap(&self, member: &Member<'a>, _field: &str, wrap: &str) -> Result<Node<'a>, Escalation> {
+        let value = member.value;
+        if !(is_call(value) && identity(value) == Identity::Path(wrap.to_owned())) {
+            return Ok(value);
         }
-        let variable = facts::upstream_variable(from);
-        let mut values = BTreeMap::new();
-        values.insert("field".into(), FactValue::Text(field.to_owned()));
-        if value.kind() == "identifier" && !variable.is_empty() && value.text() == variable {
-            let uses: Vec<Node<'a>> =
-                self.site.region.node.descendants().filter(|n| n.kind() == "identifier" && n.text() == variable && !self.names.is_binding_site(*n)).collect();
-            if let Some(other) = uses.iter().find(|u| **u != value) {
-                return Err(self.site.mismatch(*other, format!("`{variable}` is also used at line {} (a conditional or another flow)", other.line())));
-            }
-            values.insert("source".into(), FactValue::Text("argument".into()));
-            values.insert("variable".into(), FactValue::Text(variable));
-        } else if let Some(lit) = literal(value) {
-            values.insert("source".into(), FactValue::Text("literal".into()));
-            values.insert("literal".into(), lit);
-        } else {
-            return Err(self.site.mismatch(value, format!("field `{field}` receives `{}`, neither `{variable}` nor a literal", value.compact_text())));
+        match arguments(value).as_slice() {
+            [inner] => Ok(*inner),
+            _ => Err(self.site.mismatch(value, format!("`{wrap}` takes one argument here"))),
         }
-        Ok(Some(self.site.fact(element, values)))
+    }
+
+    fn is_variable(&self, value: Node<'a>, variable: &str) -> Result<bool, Escalation> {
+        if value.kind() != "identifier" || value.text() != variable {
+            return Ok(false);
+        }
+        let uses: Vec<Node<'a>> = self.uses(variable).into_iter().filter(|n| !self.names.is_binding_site(*n)).collect();
+        match uses.iter().find(|u| **u != value) {
+            Some(other) => Err(self.site.mismatch(*other, format!("`{variable}` is also used at line {} (a conditional or another flow)", other.line()))),
+            None => Ok(true),
+        }
+    }
+
+    fn literal(&self, value: Node<'a>) -> Option<FactValue> {
+        literal(value)
     }
 }

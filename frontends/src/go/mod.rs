@@ -76,11 +76,7 @@ impl Frontend for Go {
             FactKind::Call { callee, args, matching } => crate::facts::call_fact(&cx, &cx.site, callee, args.as_deref(), *matching),
             FactKind::Guard { .. } => crate::guard::extract(&cx, &cx.site, found),
             FactKind::Default { .. } => crate::default::extract(&cx, &cx.site),
-            // Without the default fact, only a literal field can be a fact.
-            FactKind::Field { sink: Some(sink), arg: Some(arg), field, wrap, from } => match found.get(sink) {
-                Some(sink) => cx.field_fact(sink, *arg, field, wrap.as_deref(), found.get(from)),
-                None => Ok(None),
-            },
+            FactKind::Field { .. } => crate::field::extract(&cx, &cx.site, found),
             _ => Err(crate::facts::unsupported(region, spec, "Go")),
         }
     }

@@ -16,6 +16,7 @@ mod bindings;
 mod control;
 mod facts;
 mod integrity;
+mod members;
 mod package;
 mod reads;
 mod route;
@@ -145,6 +146,7 @@ impl Frontend for JavaScript {
             FactKind::Call { callee, args, matching } => crate::facts::call_fact(&cx, &cx.site, callee, args.as_deref(), *matching),
             FactKind::Guard { .. } => crate::guard::extract(&cx, &cx.site, found),
             FactKind::Default { .. } => crate::default::extract(&cx, &cx.site),
+            FactKind::Field { .. } => crate::field::extract(&cx, &cx.site, found),
             FactKind::Table { row, member } => cx.table_fact(row, member),
             FactKind::Exit { returns, conditions } => cx.exit_fact(returns, conditions),
             _ => Err(crate::facts::unsupported(region, spec, "JavaScript")),

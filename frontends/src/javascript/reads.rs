@@ -10,18 +10,7 @@ use crate::ir::{Escalation, FactValue, Identity};
 use crate::ts::Node;
 
 use super::facts::Cx;
-use super::syntax::{arguments, bare, string_content};
-
-/// A JavaScript literal a profile can spell: `true`, `false`, an integer, a plain string.
-fn literal(n: Node<'_>) -> Option<FactValue> {
-    let n = bare(n);
-    match n.kind() {
-        "true" => Some(FactValue::Bool(true)),
-        "false" => Some(FactValue::Bool(false)),
-        "number" => n.text().replace('_', "").parse().ok().map(FactValue::Int),
-        _ => string_content(n).map(FactValue::Text),
-    }
-}
+use super::syntax::{arguments, bare, literal, string_content};
 
 /// The map a helper call reads: the receiver of a method or else its first argument.
 fn read_map(call: Node<'_>) -> Option<Node<'_>> {

@@ -9,6 +9,7 @@ mod binding;
 mod builtins;
 mod control;
 mod facts;
+mod members;
 mod reads;
 mod route;
 mod scope;
@@ -74,6 +75,7 @@ impl Frontend for Python {
             FactKind::Call { callee, args, matching } => crate::facts::call_fact(&cx, &cx.site, callee, args.as_deref(), *matching),
             FactKind::Guard { .. } => crate::guard::extract(&cx, &cx.site, found),
             FactKind::Default { .. } => crate::default::extract(&cx, &cx.site),
+            FactKind::Field { .. } => crate::field::extract(&cx, &cx.site, found),
             _ => Err(crate::facts::unsupported(region, spec, "Python")),
         }
     }
@@ -185,6 +187,16 @@ fn clip(text: &str) -> String {
 }
 
 /// The content of a plain string literal (no interpolation, no escapes), if it is one.
+/// A Python literal a profile can spell: `True`, `False`, an integer, a plain string.
+pub(super) fn literal(n: Node<'_>) -> Option<crate::ir::FactValue> {
+    match n.kind() {
+        "true" => Some(crate::ir::FactValue::Bool(true)),
+        "false" => Some(crate::ir::FactValue::Bool(false)),
+        "integer" => n.text().replace('_', "").parse().ok().map(crate::ir::FactValue::Int),
+        _ => plain_string(n).map(crate::ir::FactValue::Text),
+    }
+}
+
 pub(super) fn plain_string(node: Node<'_>) -> Option<String> {
     string_text(node, false)
 }

@@ -11,7 +11,7 @@ use crate::ts::Node;
 
 use super::binding::BindingKind;
 use super::facts::Cx;
-use super::{plain_string, surroundings};
+use super::{literal, plain_string, surroundings};
 
 /// The arguments of a call's argument list, comments left out.
 fn call_arguments(call: Node<'_>) -> Vec<Node<'_>> {
@@ -21,16 +21,6 @@ fn call_arguments(call: Node<'_>) -> Vec<Node<'_>> {
 /// Whether `call` names some argument by a plain string literal.
 fn names_by_string(call: Node<'_>) -> bool {
     call_arguments(call).iter().any(|a| plain_string(*a).is_some())
-}
-
-/// A Python literal a profile can spell: `True`, `False`, an integer, a plain string.
-fn literal(n: Node<'_>) -> Option<FactValue> {
-    match n.kind() {
-        "true" => Some(FactValue::Bool(true)),
-        "false" => Some(FactValue::Bool(false)),
-        "integer" => n.text().replace('_', "").parse().ok().map(FactValue::Int),
-        _ => plain_string(n).map(FactValue::Text),
-    }
 }
 
 impl<'a> Cx<'_, 'a> {
