@@ -15,6 +15,20 @@
 //! strictly below it is written inside it (write scope: the directory);
 //! the directory itself, a relative or home path, odd characters, a `..`
 //! that comes back, or several directories: unknown.
+//!
+//! The older shape (2025.3 and before): `dist/index.js` alone, one
+//! `setRequestHandler(CallToolRequestSchema, async (P) => …)` whose
+//! `switch (name)` on `const { name, arguments: A } = P.params` has one
+//! `case "write_file":` that parses `A` with a zod schema of two strings into
+//! a `const`, awaits `validatePath(R.data.path)` into another and writes
+//! `R.data.content` there with `fs.writeFile` in place. Its `validatePath`
+//! tests `normalizePath(x).startsWith(dir)` (`normalizePath` being
+//! `path.normalize`) over a module `const` list nothing changes: a path whose
+//! normalized form does not start with the directory is refused; one that
+//! starts with it as a string but lies outside it is written (the sibling
+//! `/srv/data2` of `/srv/data`); one inside is unknown when a refused link
+//! falls through to the new-file branch (no `ENOENT` test) or the write
+//! follows links (no `wx`), since a link there may lead out.
 
 use std::path::Path;
 
@@ -27,13 +41,24 @@ use crate::lex::{Dialect, Kind, Token, scan};
 
 /// What the oracle understood of the release.
 pub enum Shape {
-    Understood(String),
+    Understood(String, Containment),
     NotUnderstood(String),
 }
 
+/// How the handler's check confines the path.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Containment {
+    /// Inside the directory at a `/` boundary, links resolved and checked.
+    Boundary,
+    /// A plain string prefix of the normalized path; a link inside may lead out.
+    Prefix,
+}
+
 pub fn read(root: &Path) -> Shape {
-    match understand(root) {
-        Ok(where_) => Shape::Understood(where_),
+    let dispatched = tokens_of(root, "dist/index.js").is_ok_and(|index| (0..index.len()).any(|i| spells(&index, i, &["case", "\"write_file", ":"])));
+    let understood = if dispatched { dispatcher(root).map(|w| (w, Containment::Prefix)) } else { understand(root).map(|w| (w, Containment::Boundary)) };
+    match understood {
+        Ok((where_, containment)) => Shape::Understood(where_, containment),
         Err(why) => Shape::NotUnderstood(why),
     }
 }
@@ -172,6 +197,129 @@ fn understand(root: &Path) -> Result<String, String> {
     Ok(format!("dist/index.js:{}: write_file writes what validatePath returns, which is checked at a `/` boundary after resolving links", index[*name].line))
 }
 
+/// The index of the one place `words` are spelled in `tokens`.
+fn once(tokens: &[Token], words: &[&str], what: &str) -> Result<usize, String> {
+    let at: Vec<usize> = (0..tokens.len()).filter(|&i| spells(tokens, i, words)).collect();
+    match at.as_slice() {
+        [one] => Ok(*one),
+        _ => Err(format!("{what} is written {} times, not once", at.len())),
+    }
+}
+
+/// The older dispatcher shape, read from `dist/index.js` alone (see the module docs).
+fn dispatcher(root: &Path) -> Result<String, String> {
+    let index = tokens_of(root, "dist/index.js")?;
+    if files::find(root, &|p| p.starts_with("dist/") && p.ends_with(".js")).len() != 1 {
+        return Err("the dispatcher shape is one file, dist/index.js".into());
+    }
+    patched(&index, "dist/index.js")?;
+    // The tool is named by its case and, as data, by the tool list's `name:` entry.
+    let case = once(&index, &["case", "\"write_file", ":", "{"], "`case \"write_file\": {`")?;
+    for i in (0..index.len()).filter(|&i| index[i].str_value() == Some("write_file") && i != case + 1) {
+        if !(i >= 2 && index[i - 2].is("name") && index[i - 1].is(":")) {
+            return Err(format!("dist/index.js:{}: write_file is named outside its case and the tool list", index[i].line));
+        }
+    }
+    // The one handler for tool calls, and what its switch tests.
+    let handler = once(&index, &[".", "setRequestHandler", "(", "CallToolRequestSchema", ",", "async", "("], "the CallToolRequestSchema handler")?;
+    let request = index.get(handler + 7).filter(|t| t.kind == Kind::Ident).ok_or("the handler does not take one plain parameter")?.text.clone();
+    if !spells(&index, handler + 8, &[")", "=>", "{"]) {
+        return Err("the handler does not take one plain parameter".into());
+    }
+    let handler_end = close(&index, handler + 10).ok_or("the handler never closes")?;
+    if !(handler_end > case) {
+        return Err("the write_file case is not in the CallToolRequestSchema handler".into());
+    }
+    let body = &index[handler + 11..handler_end];
+    let destructured = once(body, &["const", "{", "name", ",", "arguments", ":"], "the request's destructuring")?;
+    let args = body.get(destructured + 6).filter(|t| t.kind == Kind::Ident).ok_or("the arguments are not bound to a name")?.text.clone();
+    if !spells(body, destructured + 7, &["}", "=", request.as_str(), ".", "params", ";"]) {
+        return Err("the tool name and arguments are not read from the request's params".into());
+    }
+    once(body, &["switch", "(", "name", ")", "{"], "`switch (name)`")?;
+    // An assignment (not a declaration: another clause's `const` is its own block's).
+    let rebound = |name: &str| body.windows(3).any(|w| w[1].is(name) && w[2].is("=") && !["const", "let", "var"].iter().any(|d| w[0].is(d)));
+    if rebound("name") || rebound(args.as_str()) || rebound(request.as_str()) {
+        return Err("the request, its tool name or its arguments are bound again".into());
+    }
+    // The case: parse, check, write, each once and in that order.
+    let case_end = close(&index, case + 3).ok_or("the write_file case never closes")?;
+    let clause = &index[case + 4..case_end];
+    let parse = (0..clause.len())
+        .find(|&i| spells(clause, i, &["const"]) && spells(clause, i + 2, &["="]) && spells(clause, i + 4, &[".", "safeParse", "(", args.as_str(), ")", ";"]));
+    let parse = parse.ok_or("the case does not parse the arguments into a const with a schema's safeParse")?;
+    let (parsed, schema) = (clause[parse + 1].text.clone(), clause[parse + 3].text.clone());
+    schema_of_two_strings(&index, &schema)?;
+    let check = once(clause, &["=", "await", "validatePath", "(", parsed.as_str(), ".", "data", ".", "path", ")", ";"], "the check of the parsed path")?;
+    let checked = match check.checked_sub(2).map(|k| (&clause[k], &clause[k + 1])) {
+        Some((decl, local)) if decl.is("const") => local.text.clone(),
+        _ => return Err("validatePath's result is not a const of its own".into()),
+    };
+    let write = once(clause, &["await", "fs", ".", "writeFile", "(", checked.as_str(), ",", parsed.as_str(), ".", "data", ".", "content", ","], "the write")?;
+    if write < check || clause.iter().filter(|t| t.is("writeFile")).count() != 1 || clause.iter().filter(|t| t.is(&checked)).count() != 2 {
+        return Err("the case writes before its check, more than once, or uses the checked path otherwise".into());
+    }
+    let declared = (0..clause.len()).filter(|&i| spells(clause, i, &["const", parsed.as_str()]) || spells(clause, i, &["let", parsed.as_str()])).count();
+    if rebound(parsed.as_str()) || declared != 1 {
+        return Err("the parse result is bound again".into());
+    }
+    if (0..clause.len()).any(|i| {
+        spells(clause, i, &[parsed.as_str(), ".", "data", "."]) && clause.get(i + 5).is_some_and(|t| t.is("=") && clause.get(i + 6).is_none_or(|u| !u.is("=")))
+    }) {
+        return Err("a field of the parsed arguments is assigned".into());
+    }
+    // The check: a plain string prefix over a constant list.
+    let validate = function_body(&index, "validatePath", "dist/index.js")?;
+    let prefix_tests = (0..validate.len())
+        .filter(|&i| spells(validate, i, &[".", "some", "(", "dir", "=>"]) && spells(validate, i + 6, &[".", "startsWith", "(", "dir", ")", ")"]))
+        .count();
+    let resolved = (0..validate.len()).filter(|&i| spells(validate, i, &["fs", ".", "realpath", "("])).count();
+    if prefix_tests != 3 || resolved != 2 || validate.iter().any(|t| t.is("isPathWithinAllowedDirectories")) {
+        return Err(format!("validatePath tests a string prefix {prefix_tests} times and resolves links {resolved} times, not 3 and 2"));
+    }
+    // A path inside is unknown only because a link there may lead out: say so from the source.
+    let link_falls_through = !validate.iter().any(|t| t.str_value() == Some("ENOENT"));
+    let write_follows_links = !clause.iter().any(|t| t.str_value() == Some("wx"));
+    if !link_falls_through && !write_follows_links {
+        return Err("validatePath tells a missing file from a refused link and the write creates exclusively: not the shape this reading judges".into());
+    }
+    let normalize = function_body(&index, "normalizePath", "dist/index.js")?;
+    if !(normalize.len() == 8 && spells(normalize, 0, &["return", "path", ".", "normalize", "("]) && normalize[6].is(")") && normalize[7].is(";")) {
+        return Err("normalizePath is not just path.normalize".into());
+    }
+    constant_list(&index)?;
+    Ok(format!("dist/index.js:{}: write_file writes what validatePath returns, which tests the directory as a plain string prefix", index[case].line))
+}
+
+/// `const NAME = z.object({ path: z.string(), content: z.string(), })`, once.
+fn schema_of_two_strings(index: &[Token], name: &str) -> Result<(), String> {
+    let at = once(index, &["const", name, "=", "z", ".", "object", "(", "{"], &format!("the schema {name}"))?;
+    let end = close(index, at + 7).ok_or("the schema never closes")?;
+    let text: String = index[at + 8..end].iter().map(|t| t.text.as_str()).collect();
+    if !matches!(text.as_str(), "path:z.string(),content:z.string()," | "path:z.string(),content:z.string()") {
+        return Err(format!("the schema {name} is not an object of the two strings path and content"));
+    }
+    Ok(())
+}
+
+/// The allowed-directory list is a module `const`, declared once and never changed.
+fn constant_list(index: &[Token]) -> Result<(), String> {
+    once(index, &["const", "allowedDirectories", "="], "the allowed-directory list's declaration")?;
+    let changed = (0..index.len().saturating_sub(3)).any(|i| {
+        let member = |m: &str| index[i].is("allowedDirectories") && index[i + 1].is(".") && index[i + 2].is(m);
+        let declared = |d: &str| i > 0 && index[i - 1].is(d);
+        (index[i].is("allowedDirectories") && index[i + 1].is("=") && !index[i + 2].is("=") && !declared("const"))
+            || ["push", "unshift", "splice", "fill", "copyWithin", "sort", "reverse", "length", "pop", "shift"]
+                .iter()
+                .any(|m| member(m) && !(*m == "length" && index.get(i + 3).is_none_or(|t| !t.is("="))))
+    });
+    let other_binding = (1..index.len()).any(|i| index[i].is("allowedDirectories") && ["let", "var", "function", "("].iter().any(|d| index[i - 1].is(d)));
+    if changed || other_binding {
+        return Err("the allowed-directory list is bound again or changed".into());
+    }
+    Ok(())
+}
+
 /// The allowed-directory list of lib.js is written only by
 /// `setAllowedDirectories(D)`, as `allowedDirectories = [...D];`, and never
 /// changed in place.
@@ -235,8 +383,8 @@ fn normalize(path: &str) -> Option<(String, bool)> {
 }
 
 pub fn verdict(shape: &Shape, args: &Map<String, Value>, ctx: &Context) -> (Verdict, String) {
-    let where_ = match shape {
-        Shape::Understood(where_) => where_.as_str(),
+    let (where_, containment) = match shape {
+        Shape::Understood(where_, containment) => (where_.as_str(), *containment),
         Shape::NotUnderstood(why) => return (Verdict::CannotJudge, why.clone()),
     };
     let Some(path) = args.get("path").and_then(Value::as_str) else {
@@ -249,6 +397,9 @@ pub fn verdict(shape: &Shape, args: &Map<String, Value>, ctx: &Context) -> (Verd
         return (Verdict::Unknown, format!("{where_}; {path} is relative, from home or has characters the server may rewrite"));
     };
     let below = dir == "/" && file != "/" || file.strip_prefix(&dir).is_some_and(|rest| rest.starts_with('/'));
+    if containment == Containment::Prefix {
+        return prefix_verdict(where_, path, &file, &dir, climbs, file == dir || below, ctx);
+    }
     if file != dir && !below {
         return (Verdict::Reject, format!("{where_}; {file} is outside {dir}: validatePath throws before any write"));
     }
@@ -261,5 +412,27 @@ pub fn verdict(shape: &Shape, args: &Map<String, Value>, ctx: &Context) -> (Verd
         (Verdict::Safe, format!("{where_}; {path} is written inside {dir}, inside the contract"))
     } else {
         (Verdict::Unsafe, format!("{where_}; {}", breaches.join("; ")))
+    }
+}
+
+/// The string-prefix shape's verdict: refused unless the normalized path
+/// starts with the directory; inside it, unknown (a link may lead out); a
+/// sibling whose name starts like the directory is written where it names.
+fn prefix_verdict(where_: &str, path: &str, file: &str, dir: &str, climbs: bool, inside: bool, ctx: &Context) -> (Verdict, String) {
+    if !file.starts_with(dir) {
+        return (Verdict::Reject, format!("{where_}; {file} does not start with {dir}: validatePath throws before any write"));
+    }
+    if climbs {
+        return (Verdict::Unknown, format!("{where_}; {path} climbs back"));
+    }
+    if inside {
+        return (Verdict::Unknown, format!("{where_}; {path} is inside {dir}, but a link there whose target is refused is still written through"));
+    }
+    let write = Effect { op: "filesystem:write".into(), resource: path.into(), exposure: 0, mutation: true, write_scopes: vec![path.into()] };
+    let breaches = ctx.breaches(&[write]);
+    if breaches.is_empty() {
+        (Verdict::Safe, format!("{where_}; {path} passes the prefix test and its write is inside the contract"))
+    } else {
+        (Verdict::Unsafe, format!("{where_}; {path} passes the prefix test outside {dir}: {}", breaches.join("; ")))
     }
 }
