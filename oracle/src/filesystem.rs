@@ -238,7 +238,10 @@ fn dispatcher(root: &Path) -> Result<String, String> {
     }
     once(body, &["switch", "(", "name", ")", "{"], "`switch (name)`")?;
     // An assignment (not a declaration: another clause's `const` is its own block's).
-    let rebound = |name: &str| body.windows(3).any(|w| w[1].is(name) && w[2].is("=") && !["const", "let", "var"].iter().any(|d| w[0].is(d)));
+    let rebound = |name: &str| {
+        (0..body.len().saturating_sub(1))
+            .any(|i| body[i].is(name) && body[i + 1].is("=") && !(i > 0 && ["const", "let", "var"].iter().any(|d| body[i - 1].is(d))))
+    };
     if rebound("name") || rebound(args.as_str()) || rebound(request.as_str()) {
         return Err("the request, its tool name or its arguments are bound again".into());
     }
@@ -288,7 +291,77 @@ fn dispatcher(root: &Path) -> Result<String, String> {
         return Err("normalizePath is not just path.normalize".into());
     }
     constant_list(&index)?;
+    handlers_imported(&index)?;
+    readers_of_the_package(&index, &schema)?;
     Ok(format!("dist/index.js:{}: write_file writes what validatePath returns, which tests the directory as a plain string prefix", index[case].line))
+}
+
+/// The names `import { … } from "SPEC"` binds (by their own names only).
+fn imported_from(index: &[Token], spec: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for i in (0..index.len()).filter(|&i| index[i].is("import") && index.get(i + 1).is_some_and(|t| t.is("{"))) {
+        let Some(end) = close(index, i + 1) else { continue };
+        let from = index.get(end + 1).is_some_and(|t| t.is("from")) && index.get(end + 2).and_then(Token::str_value) == Some(spec);
+        let plain = index[i + 2..end].iter().all(|t| t.is(",") || t.kind == Kind::Ident) && !index[i + 2..end].iter().any(|t| t.is("as"));
+        if from && plain {
+            out.extend(index[i + 2..end].iter().filter(|t| t.kind == Kind::Ident).map(|t| t.text.clone()));
+        }
+    }
+    out
+}
+
+/// Every request handler is registered for a schema the SDK's types module
+/// exports, by its own name: an alias could be the tool-call schema again.
+fn handlers_imported(index: &[Token]) -> Result<(), String> {
+    let schemas = imported_from(index, "@modelcontextprotocol/sdk/types.js");
+    for i in (0..index.len()).filter(|&i| spells(index, i, &["setRequestHandler", "("])) {
+        let named = index.get(i + 2).is_some_and(|t| schemas.contains(&t.text)) && index.get(i + 3).is_some_and(|t| t.is(","));
+        if !named {
+            return Err(format!("dist/index.js:{}: a handler is registered for a schema not imported from the SDK by its name", index[i].line));
+        }
+    }
+    Ok(())
+}
+
+/// The schema and the list are only read: the schema parsed or handed to
+/// zodToJsonSchema of its package, the list searched, joined or handed to
+/// console.error, which nothing replaces.
+fn readers_of_the_package(index: &[Token], schema: &str) -> Result<(), String> {
+    if !imported_from(index, "zod-to-json-schema").iter().any(|n| n == "zodToJsonSchema")
+        || index.windows(2).any(|w| w[0].is("function") && w[1].is("zodToJsonSchema"))
+    {
+        return Err("zodToJsonSchema is not the package's".into());
+    }
+    if (0..index.len()).any(|i| {
+        index[i].is("console")
+            && (spells(index, i + 1, &[".", "error", "="])
+                || spells(index, i + 1, &["="])
+                || (i > 0 && ["const", "let", "var", "function"].iter().any(|d| index[i - 1].is(d))))
+    }) {
+        return Err("console is replaced or bound by the module".into());
+    }
+    let handed_to = |i: usize, callee: &[&str]| {
+        // `CALLEE(…, NAME)`: the name is the call's last argument.
+        index.get(i + 1).is_some_and(|t| t.is(")"))
+            && (0..i)
+                .rev()
+                .find(|&j| index[j].is("(") && close(index, j) == Some(i + 1))
+                .is_some_and(|open| open >= callee.len() && spells(index, open - callee.len(), callee))
+    };
+    for i in (0..index.len()).filter(|&i| index[i].is(schema)) {
+        let ok = (i > 0 && index[i - 1].is("const")) || spells(index, i + 1, &[".", "safeParse", "("]) || handed_to(i, &["zodToJsonSchema"]);
+        if !ok {
+            return Err(format!("dist/index.js:{}: {schema} is used otherwise than parsed or printed", index[i].line));
+        }
+    }
+    for i in (0..index.len()).filter(|&i| index[i].is("allowedDirectories")) {
+        let read = spells(index, i + 1, &[".", "some", "("]) || spells(index, i + 1, &[".", "join", "("]);
+        let ok = (i > 0 && index[i - 1].is("const")) || read || handed_to(i, &["console", ".", "error"]);
+        if !ok {
+            return Err(format!("dist/index.js:{}: the allowed-directory list is used otherwise than read", index[i].line));
+        }
+    }
+    Ok(())
 }
 
 /// `const NAME = z.object({ path: z.string(), content: z.string(), })`, once.
