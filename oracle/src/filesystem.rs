@@ -227,7 +227,7 @@ fn dispatcher(root: &Path) -> Result<String, String> {
         return Err("the handler does not take one plain parameter".into());
     }
     let handler_end = close(&index, handler + 10).ok_or("the handler never closes")?;
-    if !(handler_end > case) {
+    if case < handler || handler_end <= case {
         return Err("the write_file case is not in the CallToolRequestSchema handler".into());
     }
     let body = &index[handler + 11..handler_end];
