@@ -16,12 +16,16 @@
 //! the directory itself, a relative or home path, odd characters, a `..`
 //! that comes back, or several directories: unknown.
 //!
-//! The older shape (2025.3 and before): `dist/index.js` alone, one
-//! `setRequestHandler(CallToolRequestSchema, async (P) => …)` whose
-//! `switch (name)` on `const { name, arguments: A } = P.params` has one
-//! `case "write_file":` that parses `A` with a zod schema of two strings into
-//! a `const`, awaits `validatePath(R.data.path)` into another and writes
-//! `R.data.content` there with `fs.writeFile` in place. Its `validatePath`
+//! The dispatcher shape (up to 2025.8): one
+//! `setRequestHandler(CallToolRequestSchema, async (P) => …)` in
+//! `dist/index.js` whose `switch (name)` on `const { name, arguments: A } =
+//! P.params` has one `case "write_file":` that parses `A` with a zod schema
+//! of two strings into a `const` and awaits `validatePath(R.data.path)` into
+//! another. Then either it hands that to lib.js's `writeFileContent` with
+//! `R.data.content` (lib.js read as above: boundary), or it writes itself:
+//! exclusively (`wx`), else on `EEXIST` through a temporary sibling renamed
+//! over it, with the entry's own `validatePath` checking as above (boundary);
+//! or with `fs.writeFile` in place (2025.3 and before), where `validatePath`
 //! tests `normalizePath(x).startsWith(dir)` (`normalizePath` being
 //! `path.normalize`) over a module `const` list nothing changes: a path whose
 //! normalized form does not start with the directory is refused; one that
@@ -56,7 +60,7 @@ pub enum Containment {
 
 pub fn read(root: &Path) -> Shape {
     let dispatched = tokens_of(root, "dist/index.js").is_ok_and(|index| (0..index.len()).any(|i| spells(&index, i, &["case", "\"write_file", ":"])));
-    let understood = if dispatched { dispatcher(root).map(|w| (w, Containment::Prefix)) } else { understand(root).map(|w| (w, Containment::Boundary)) };
+    let understood = if dispatched { dispatcher(root) } else { understand(root).map(|w| (w, Containment::Boundary)) };
     match understood {
         Ok((where_, containment)) => Shape::Understood(where_, containment),
         Err(why) => Shape::NotUnderstood(why),
@@ -161,39 +165,7 @@ fn understand(root: &Path) -> Result<String, String> {
     if body.iter().filter(|t| t.is(&checked)).count() != 2 || body.windows(2).any(|w| w[0].is(p) && w[1].is("=")) {
         return Err("the checked path or the arguments are used or bound otherwise".into());
     }
-    let lib = tokens_of(root, "dist/lib.js")?;
-    let validate = function_body(&lib, "validatePath", "dist/lib.js")?;
-    let contained = validate.iter().filter(|t| t.is("isPathWithinAllowedDirectories")).count();
-    let resolved = (0..validate.len()).filter(|&i| spells(validate, i, &["fs", ".", "realpath", "("])).count();
-    if contained < 3 || resolved < 2 {
-        return Err(format!("validatePath checks containment {contained} times and resolves links {resolved} times, not 3 and 2"));
-    }
-    if validate.iter().any(|t| t.is("startsWith")) {
-        return Err("validatePath tests a plain string prefix itself".into());
-    }
-    // Only a missing file falls through to the parent's check; any other failure (a refused link) is thrown.
-    if !validate.iter().any(|t| t.str_value() == Some("ENOENT")) {
-        return Err("validatePath does not tell a missing file from a refused link".into());
-    }
-    state(&lib)?;
-    let write_body = function_body(&lib, "writeFileContent", "dist/lib.js")?;
-    if !write_body.iter().any(|t| t.str_value() == Some("wx")) {
-        return Err("writeFileContent does not create exclusively (wx)".into());
-    }
-    for file in files::find(root, &|p| p.starts_with("dist/") && p.ends_with(".js")) {
-        let tokens = tokens_of(root, &file.0)?;
-        patched(&tokens, &file.0)?;
-    }
-    let validation = tokens_of(root, "dist/path-validation.js")?;
-    let within = function_body(&validation, "isPathWithinAllowedDirectories", "dist/path-validation.js")?;
-    let boundary = (0..within.len()).any(|i| {
-        spells(within, i, &["startsWith", "("])
-            && within.get(i + 3).is_some_and(|t| t.is("+"))
-            && (spells(within, i + 4, &["path", ".", "sep", ")"]) || spells(within, i + 4, &["\"/", ")"]))
-    });
-    if !boundary {
-        return Err("isPathWithinAllowedDirectories has no test at a separator (startsWith(dir + path.sep))".into());
-    }
+    boundary_lib(root)?;
     Ok(format!("dist/index.js:{}: write_file writes what validatePath returns, which is checked at a `/` boundary after resolving links", index[*name].line))
 }
 
@@ -206,13 +178,65 @@ fn once(tokens: &[Token], words: &[&str], what: &str) -> Result<usize, String> {
     }
 }
 
-/// The older dispatcher shape, read from `dist/index.js` alone (see the module docs).
-fn dispatcher(root: &Path) -> Result<String, String> {
-    let index = tokens_of(root, "dist/index.js")?;
-    if files::find(root, &|p| p.starts_with("dist/") && p.ends_with(".js")).len() != 1 {
-        return Err("the dispatcher shape is one file, dist/index.js".into());
+/// `validatePath`'s body checks containment with isPathWithinAllowedDirectories
+/// three times (the path, a link's target, a new file's parent), resolves
+/// links twice, never tests a string prefix itself, and lets only a missing
+/// file (`ENOENT`) fall through to the parent's check.
+fn boundary_validate(validate: &[Token]) -> Result<(), String> {
+    let contained = validate.iter().filter(|t| t.is("isPathWithinAllowedDirectories")).count();
+    let resolved = (0..validate.len()).filter(|&i| spells(validate, i, &["fs", ".", "realpath", "("])).count();
+    if contained < 3 || resolved < 2 {
+        return Err(format!("validatePath checks containment {contained} times and resolves links {resolved} times, not 3 and 2"));
     }
-    patched(&index, "dist/index.js")?;
+    if validate.iter().any(|t| t.is("startsWith")) {
+        return Err("validatePath tests a plain string prefix itself".into());
+    }
+    // Only a missing file falls through to the parent's check; any other failure (a refused link) is thrown.
+    if !validate.iter().any(|t| t.str_value() == Some("ENOENT")) {
+        return Err("validatePath does not tell a missing file from a refused link".into());
+    }
+    Ok(())
+}
+
+/// No file of dist/ patches a module or a prototype, and
+/// isPathWithinAllowedDirectories (path-validation.js) tests at a separator.
+fn boundary_files(root: &Path) -> Result<(), String> {
+    for file in files::find(root, &|p| p.starts_with("dist/") && p.ends_with(".js")) {
+        patched(&tokens_of(root, &file.0)?, &file.0)?;
+    }
+    let validation = tokens_of(root, "dist/path-validation.js")?;
+    let within = function_body(&validation, "isPathWithinAllowedDirectories", "dist/path-validation.js")?;
+    let boundary = (0..within.len()).any(|i| {
+        spells(within, i, &["startsWith", "("])
+            && within.get(i + 3).is_some_and(|t| t.is("+"))
+            && (spells(within, i + 4, &["path", ".", "sep", ")"]) || spells(within, i + 4, &["\"/", ")"]))
+    });
+    if !boundary {
+        return Err("isPathWithinAllowedDirectories has no test at a separator (startsWith(dir + path.sep))".into());
+    }
+    Ok(())
+}
+
+/// lib.js: validatePath checks at a boundary after resolving links, the list
+/// is written only by its setter, writeFileContent creates exclusively.
+fn boundary_lib(root: &Path) -> Result<(), String> {
+    let lib = tokens_of(root, "dist/lib.js")?;
+    boundary_validate(function_body(&lib, "validatePath", "dist/lib.js")?)?;
+    state(&lib)?;
+    let write_body = function_body(&lib, "writeFileContent", "dist/lib.js")?;
+    if !write_body.iter().any(|t| t.str_value() == Some("wx")) {
+        return Err("writeFileContent does not create exclusively (wx)".into());
+    }
+    boundary_files(root)
+}
+
+/// The dispatcher shape (see the module docs): the case, its parse and its
+/// check read from `dist/index.js`; then how it writes and what checks.
+fn dispatcher(root: &Path) -> Result<(String, Containment), String> {
+    let index = tokens_of(root, "dist/index.js")?;
+    for file in files::find(root, &|p| p.starts_with("dist/") && p.ends_with(".js")) {
+        patched(&tokens_of(root, &file.0)?, &file.0)?;
+    }
     // The tool is named by its case and, as data, by the tool list's `name:` entry.
     let case = once(&index, &["case", "\"write_file", ":", "{"], "`case \"write_file\": {`")?;
     for i in (0..index.len()).filter(|&i| index[i].str_value() == Some("write_file") && i != case + 1) {
@@ -245,7 +269,7 @@ fn dispatcher(root: &Path) -> Result<String, String> {
     if rebound("name") || rebound(args.as_str()) || rebound(request.as_str()) {
         return Err("the request, its tool name or its arguments are bound again".into());
     }
-    // The case: parse, check, write, each once and in that order.
+    // The case: parse, then check, each once.
     let case_end = close(&index, case + 3).ok_or("the write_file case never closes")?;
     let clause = &index[case + 4..case_end];
     let parse = (0..clause.len())
@@ -258,10 +282,6 @@ fn dispatcher(root: &Path) -> Result<String, String> {
         Some((decl, local)) if decl.is("const") => local.text.clone(),
         _ => return Err("validatePath's result is not a const of its own".into()),
     };
-    let write = once(clause, &["await", "fs", ".", "writeFile", "(", checked.as_str(), ",", parsed.as_str(), ".", "data", ".", "content", ","], "the write")?;
-    if write < check || clause.iter().filter(|t| t.is("writeFile")).count() != 1 || clause.iter().filter(|t| t.is(&checked)).count() != 2 {
-        return Err("the case writes before its check, more than once, or uses the checked path otherwise".into());
-    }
     let declared = (0..clause.len()).filter(|&i| spells(clause, i, &["const", parsed.as_str()]) || spells(clause, i, &["let", parsed.as_str()])).count();
     if rebound(parsed.as_str()) || declared != 1 {
         return Err("the parse result is bound again".into());
@@ -271,13 +291,52 @@ fn dispatcher(root: &Path) -> Result<String, String> {
     }) {
         return Err("a field of the parsed arguments is assigned".into());
     }
-    // The check: a plain string prefix over a constant list.
+    handlers_imported(&index)?;
+    schema_readers(&index, &schema)?;
+    let line = index[case].line;
+    let uses_checked = clause.iter().filter(|t| t.is(&checked)).count();
+    // The write: writeFileContent of lib.js ...
+    if clause.iter().any(|t| t.is("writeFileContent")) {
+        let write =
+            once(clause, &["await", "writeFileContent", "(", checked.as_str(), ",", parsed.as_str(), ".", "data", ".", "content", ")", ";"], "the write")?;
+        if write < check || clause.iter().filter(|t| t.is("writeFileContent")).count() != 1 || uses_checked != 2 {
+            return Err("the case writes before its check, more than once, or uses the checked path otherwise".into());
+        }
+        boundary_lib(root)?;
+        let where_ =
+            format!("dist/index.js:{line}: write_file hands what validatePath returns to writeFileContent, checked at a `/` boundary after resolving links");
+        return Ok((where_, Containment::Boundary));
+    }
+    // ... or written out in the case, with the entry's own validatePath over a constant list.
+    let write = once(clause, &["await", "fs", ".", "writeFile", "(", checked.as_str(), ",", parsed.as_str(), ".", "data", ".", "content", ","], "the write")?;
+    if write < check {
+        return Err("the case writes before its check".into());
+    }
     let validate = function_body(&index, "validatePath", "dist/index.js")?;
+    let normalize = function_body(&index, "normalizePath", "dist/index.js")?;
+    if !(normalize.len() == 8 && spells(normalize, 0, &["return", "path", ".", "normalize", "("]) && normalize[6].is(")") && normalize[7].is(";")) {
+        return Err("normalizePath is not just path.normalize".into());
+    }
+    constant_list(&index)?;
+    list_readers(&index)?;
+    if validate.iter().any(|t| t.is("isPathWithinAllowedDirectories")) {
+        boundary_validate(validate)?;
+        replaced_exclusively(clause, write, &checked, &parsed)?;
+        boundary_files(root)?;
+        let where_ = format!(
+            "dist/index.js:{line}: write_file writes what validatePath returns exclusively or by rename, checked at a `/` boundary after resolving links"
+        );
+        return Ok((where_, Containment::Boundary));
+    }
+    if clause.iter().filter(|t| t.is("writeFile")).count() != 1 || uses_checked != 2 {
+        return Err("the case writes more than once, or uses the checked path otherwise".into());
+    }
+    // The check: a plain string prefix.
     let prefix_tests = (0..validate.len())
         .filter(|&i| spells(validate, i, &[".", "some", "(", "dir", "=>"]) && spells(validate, i + 6, &[".", "startsWith", "(", "dir", ")", ")"]))
         .count();
     let resolved = (0..validate.len()).filter(|&i| spells(validate, i, &["fs", ".", "realpath", "("])).count();
-    if prefix_tests != 3 || resolved != 2 || validate.iter().any(|t| t.is("isPathWithinAllowedDirectories")) {
+    if prefix_tests != 3 || resolved != 2 {
         return Err(format!("validatePath tests a string prefix {prefix_tests} times and resolves links {resolved} times, not 3 and 2"));
     }
     // A path inside is unknown only because a link there may lead out: say so from the source.
@@ -286,14 +345,43 @@ fn dispatcher(root: &Path) -> Result<String, String> {
     if !link_falls_through && !write_follows_links {
         return Err("validatePath tells a missing file from a refused link and the write creates exclusively: not the shape this reading judges".into());
     }
-    let normalize = function_body(&index, "normalizePath", "dist/index.js")?;
-    if !(normalize.len() == 8 && spells(normalize, 0, &["return", "path", ".", "normalize", "("]) && normalize[6].is(")") && normalize[7].is(";")) {
-        return Err("normalizePath is not just path.normalize".into());
+    let where_ = format!("dist/index.js:{line}: write_file writes what validatePath returns, which tests the directory as a plain string prefix");
+    Ok((where_, Containment::Prefix))
+}
+
+/// The case's own write, from its first `fs.writeFile` at `first`:
+/// `fs.writeFile(CHECKED, R.data.content, { …, flag: "wx" })`, and only on
+/// `EEXIST` a temporary file `${CHECKED}.….tmp` (a sibling) written and
+/// renamed over CHECKED; nothing else is written or renamed.
+fn replaced_exclusively(clause: &[Token], first: usize, checked: &str, parsed: &str) -> Result<(), String> {
+    let refuse = |why: &str| Err(format!("the case's write {why}"));
+    let options_open = first + 13;
+    let options_end = if clause.get(options_open).is_some_and(|t| t.is("{")) { close(clause, options_open) } else { None };
+    let Some(options_end) = options_end else { return refuse("has no options object") };
+    if !clause[options_open..options_end].iter().any(|t| t.str_value() == Some("wx")) {
+        return refuse("does not create exclusively (wx)");
     }
-    constant_list(&index)?;
-    handlers_imported(&index)?;
-    readers_of_the_package(&index, &schema)?;
-    Ok(format!("dist/index.js:{}: write_file writes what validatePath returns, which tests the directory as a plain string prefix", index[case].line))
+    if !clause.iter().any(|t| t.str_value() == Some("EEXIST")) {
+        return refuse("does not replace only an existing file (EEXIST)");
+    }
+    let sibling = format!("${{{checked}}}.");
+    let temp_decl = (0..clause.len()).find(|&i| {
+        clause[i].is("const")
+            && clause.get(i + 2).is_some_and(|t| t.is("="))
+            && clause.get(i + 3).and_then(Token::str_value).is_some_and(|v| v.starts_with(&sibling) && v.ends_with(".tmp"))
+            && clause.get(i + 4).is_some_and(|t| t.is(";"))
+    });
+    let Some(temp_decl) = temp_decl else { return refuse("has no temporary sibling of the checked path") };
+    let temp = clause[temp_decl + 1].text.clone();
+    let writes = (0..clause.len()).filter(|&i| spells(clause, i, &["fs", ".", "writeFile", "("])).count();
+    let temp_write = once(clause, &["await", "fs", ".", "writeFile", "(", temp.as_str(), ",", parsed, ".", "data", ".", "content", ","], "the temporary write");
+    let rename = once(clause, &["await", "fs", ".", "rename", "(", temp.as_str(), ",", checked, ")", ";"], "the rename");
+    let renames = clause.iter().filter(|t| t.is("rename")).count();
+    let temps = clause.iter().filter(|t| t.is(&temp)).count();
+    if writes != 2 || temp_write.is_err() || rename.is_err() || renames != 1 || clause.iter().filter(|t| t.is(checked)).count() != 3 || temps > 4 {
+        return refuse("writes or renames anything but the checked path and its temporary sibling");
+    }
+    Ok(())
 }
 
 /// The names `import { … } from "SPEC"` binds (by their own names only).
@@ -323,15 +411,34 @@ fn handlers_imported(index: &[Token]) -> Result<(), String> {
     Ok(())
 }
 
-/// The schema and the list are only read: the schema parsed or handed to
-/// zodToJsonSchema of its package, the list searched, joined or handed to
-/// console.error, which nothing replaces.
-fn readers_of_the_package(index: &[Token], schema: &str) -> Result<(), String> {
+/// `CALLEE(…, NAME)` at `i`: the name is the last argument of a call of `callee`.
+fn handed_to(index: &[Token], i: usize, callee: &[&str]) -> bool {
+    index.get(i + 1).is_some_and(|t| t.is(")"))
+        && (0..i)
+            .rev()
+            .find(|&j| index[j].is("(") && close(index, j) == Some(i + 1))
+            .is_some_and(|open| open >= callee.len() && spells(index, open - callee.len(), callee))
+}
+
+/// The schema is only read: parsed, or handed to zodToJsonSchema of its package.
+fn schema_readers(index: &[Token], schema: &str) -> Result<(), String> {
     if !imported_from(index, "zod-to-json-schema").iter().any(|n| n == "zodToJsonSchema")
         || index.windows(2).any(|w| w[0].is("function") && w[1].is("zodToJsonSchema"))
     {
         return Err("zodToJsonSchema is not the package's".into());
     }
+    for i in (0..index.len()).filter(|&i| index[i].is(schema)) {
+        let ok = (i > 0 && index[i - 1].is("const")) || spells(index, i + 1, &[".", "safeParse", "("]) || handed_to(index, i, &["zodToJsonSchema"]);
+        if !ok {
+            return Err(format!("dist/index.js:{}: {schema} is used otherwise than parsed or printed", index[i].line));
+        }
+    }
+    Ok(())
+}
+
+/// The entry's constant list is only read: searched, joined, handed to
+/// isPathWithinAllowedDirectories or to console.error, which nothing replaces.
+fn list_readers(index: &[Token]) -> Result<(), String> {
     if (0..index.len()).any(|i| {
         index[i].is("console")
             && (spells(index, i + 1, &[".", "error", "="])
@@ -340,24 +447,10 @@ fn readers_of_the_package(index: &[Token], schema: &str) -> Result<(), String> {
     }) {
         return Err("console is replaced or bound by the module".into());
     }
-    let handed_to = |i: usize, callee: &[&str]| {
-        // `CALLEE(…, NAME)`: the name is the call's last argument.
-        index.get(i + 1).is_some_and(|t| t.is(")"))
-            && (0..i)
-                .rev()
-                .find(|&j| index[j].is("(") && close(index, j) == Some(i + 1))
-                .is_some_and(|open| open >= callee.len() && spells(index, open - callee.len(), callee))
-    };
-    for i in (0..index.len()).filter(|&i| index[i].is(schema)) {
-        let ok = (i > 0 && index[i - 1].is("const")) || spells(index, i + 1, &[".", "safeParse", "("]) || handed_to(i, &["zodToJsonSchema"]);
-        if !ok {
-            return Err(format!("dist/index.js:{}: {schema} is used otherwise than parsed or printed", index[i].line));
-        }
-    }
     for i in (0..index.len()).filter(|&i| index[i].is("allowedDirectories")) {
         let read = spells(index, i + 1, &[".", "some", "("]) || spells(index, i + 1, &[".", "join", "("]);
-        let ok = (i > 0 && index[i - 1].is("const")) || read || handed_to(i, &["console", ".", "error"]);
-        if !ok {
+        let handed = handed_to(index, i, &["console", ".", "error"]) || handed_to(index, i, &["isPathWithinAllowedDirectories"]);
+        if !((i > 0 && index[i - 1].is("const")) || read || handed) {
             return Err(format!("dist/index.js:{}: the allowed-directory list is used otherwise than read", index[i].line));
         }
     }
