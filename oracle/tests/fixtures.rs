@@ -480,6 +480,12 @@ fn filesystem_write_file_shape_and_mutations() {
         ("mutations/25_prefix_twin_renamed_and_commented", PREFIX),
         ("adversarial/surround_prefix_list_aliased", &[Cannot]),
         ("adversarial/surround_prefix_request_rebound", &[Cannot]),
+        // The dispatchers with the boundary check: lib.js's writer, or the case's own exclusive write.
+        ("dispatch", BOUNDARY),
+        ("inline", BOUNDARY),
+        ("mutations/26_dispatch_checked_then_ignored", &[Cannot]),
+        ("mutations/27_inline_not_exclusive", &[Cannot]),
+        ("mutations/28_inline_renamed_to_the_raw_path", &[Cannot]),
     ];
     for (fixture, expected) in cases {
         check("filesystem-write-file", fixture, expected);
