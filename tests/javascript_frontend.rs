@@ -572,3 +572,90 @@ fn a_module_s_own_state_is_not_another_module_s_name() {
     let err = package_calls(&[("lib.js", lib)], &[function_region("check")]).expect_err("escalates");
     assert!(err.detail.contains("is assigned"), "{err:?}");
 }
+
+/// DISPATCHED with each clause parsing its own arguments into its own `const parsed`.
+fn parsed_per_clause() -> String {
+    DISPATCHED
+        .replace("      return readIt(input.path);", "      const parsed = ReadArgs.safeParse(input);\n      return readIt(parsed.data.path);")
+        .replace(
+            "      const target = await validatePath(input.path);",
+            "      const parsed = WriteArgs.safeParse(input);\n      if (!parsed.success) throw new Error(\"bad\");\n      const target = await validatePath(parsed.data.path);",
+        )
+}
+
+#[test]
+fn a_parse_result_declared_in_each_clause_is_the_declaration_whose_block_holds_the_use() {
+    let checked = vec!["checked Some(List([Text(\"arg:path\")]))".to_owned()];
+    let src = parsed_per_clause();
+    assert_eq!(write_file_case(&src).expect("analyzes").1, checked);
+    // Unsafe or unclear twins: the clause's own result assigned again, a `var`
+    // elsewhere (function-scoped), no declaration in the clause (the other clause's is not in scope).
+    for (from, to) in [
+        ("const parsed = WriteArgs.safeParse(input);", "let parsed = WriteArgs.safeParse(input);\n      parsed = ReadArgs.safeParse(input);"),
+        ("const parsed = ReadArgs.safeParse(input);", "var parsed = ReadArgs.safeParse(input);"),
+        ("      const parsed = WriteArgs.safeParse(input);\n", ""),
+        ("      return readIt(parsed.data.path);", "      parsed = WriteArgs.safeParse(other);\n      return readIt(parsed.data.path);"),
+    ] {
+        let twin = src.replace(from, to);
+        assert_ne!(write_file_case(&twin).ok().map(|r| r.1), Some(checked.clone()), "{to}");
+    }
+}
+
+#[test]
+fn a_tool_list_served_for_another_schema_names_the_tool_as_data() {
+    let imports = "import { CallToolRequestSchema, ListToolsRequestSchema } from \"@modelcontextprotocol/sdk/types.js\";";
+    let src = DISPATCHED.replace("import { CallToolRequestSchema } from \"@modelcontextprotocol/sdk/types.js\";", imports);
+    let listed =
+        format!("{src}server.setRequestHandler(ListToolsRequestSchema, async () => ({{ tools: [{{ name: \"write_file\", description: \"write\" }}] }}));\n");
+    write_file_case(&listed).expect("a tool list of another request's handler is data");
+    let code = |src: &str| write_file_case(src).err().map(|e| (e.code, e.detail));
+    // Not a listing: another key, another method, the same schema, an alias of a schema, a name outside any handler.
+    for twin in [
+        listed.replace("name: \"write_file\"", "title: \"write_file\""),
+        listed.replace("server.setRequestHandler(ListToolsRequestSchema", "server.onRequest(ListToolsRequestSchema"),
+        format!("{src}server.setRequestHandler(CallToolRequestSchema, async () => ({{ tools: [{{ name: \"write_file\" }}] }}));\n"),
+        format!("{src}const Calls = CallToolRequestSchema;\nserver.setRequestHandler(Calls, async () => ({{}}));\n"),
+        format!("{src}const entry = {{ name: \"write_file\" }};\n"),
+    ] {
+        let (c, detail) = code(&twin).unwrap_or_else(|| panic!("registered: {twin}"));
+        assert_eq!(c, EscalationCode::RegionAmbiguous, "{detail}");
+    }
+}
+
+/// The case region of `src` with a module-level schema and list it reads,
+/// analysed with `read_only` as the profile's read-only callees.
+fn with_read_only(src: &str, read_only: &[&str]) -> Result<(), fcd_frontends::Escalation> {
+    let file = SourceFile { path: "index.js".into(), bytes: src.as_bytes().to_vec() };
+    let regions = [RegionSpec { name: "handler".into(), kind: RegionKind::Case("write_file".into()), optional: false }, function_region("validatePath")];
+    let env = fcd_frontends::Env {
+        tool: "write_file".into(),
+        reviewed: vec!["validatePath".into()],
+        read_only_callees: read_only.iter().map(|s| (*s).to_owned()).collect(),
+        ..Default::default()
+    };
+    fcd_frontends::analyze_with(Lang::JavaScript, &[file], &regions, &[], &env).map(drop)
+}
+
+#[test]
+fn module_state_may_be_handed_to_a_reviewed_read_only_callee() {
+    let state = "import { printSchema } from \"schema-printer\";\nconst dirs = [\"/srv\"];\nconst WriteArgs = makeSchema();\nfunction validatePath(p) {\n  if (!dirs.some((d) => p.startsWith(d))) throw new Error(\"no\");\n  return p;\n}\n";
+    let src = format!("{state}{}console.error(\"dirs\", dirs);\nprintSchema(WriteArgs);\n", parsed_per_clause());
+    let read_only = ["console.error", "schema-printer:printSchema"];
+    with_read_only(&src, &read_only).expect("the list and the schema are only handed to reviewed readers");
+    let err = with_read_only(&src, &["console.error"]).expect_err("the printer is not reviewed");
+    assert!(err.detail.contains("`WriteArgs`, module state a reviewed region reads"), "{err:?}");
+    // Unsafe twins: the reader replaced, shadowed by the module or a local, imported under another name or from the release.
+    for twin in [
+        format!("{src}console.error = (x) => x.push(\"/\");\n"),
+        format!("{src}Object.assign(console, {{ error: (x) => x.push(\"/\") }});\n"),
+        src.replace("console.error(\"dirs\", dirs);", "{ const console = { error: (_, x) => x.push(\"/\") }; (() => console.error(\"dirs\", dirs))(); }"),
+        src.replace("console.error(\"dirs\", dirs);", "function log(console) { console.error(\"dirs\", dirs); }"),
+        src.replace("import { printSchema } from \"schema-printer\";", "import { widen as printSchema } from \"schema-printer\";"),
+        src.replace("\"schema-printer\"", "\"./printer.js\""),
+        src.replace("console.error(\"dirs\", dirs);", "console.error(\"dirs\", ...dirs);"),
+        src.replace("console.error(\"dirs\", dirs);", "console.error(\"dirs\", dirs.push(\"/\"));"),
+    ] {
+        let err = with_read_only(&twin, &read_only).expect_err(&twin);
+        assert_eq!(err.code, EscalationCode::ShapeMismatch, "{twin}: {err:?}");
+    }
+}

@@ -58,6 +58,10 @@ pub struct Env {
     /// (C#) attributes a reviewer read as inert on a plain model type (the
     /// type's own attribute list only), by simple name without `Attribute`.
     pub inert_attributes: Vec<String>,
+    /// (JavaScript) callee identities a reviewer read as never changing,
+    /// keeping or calling back what they are handed (a logger, a schema
+    /// printer): module state a region reads may be passed to them.
+    pub read_only_callees: Vec<String>,
     /// The release files its package manifest names as what the runtime
     /// starts from (JavaScript), resolved by the caller; only what they load
     /// is analysed. `None`: every selected file counts.

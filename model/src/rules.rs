@@ -75,6 +75,11 @@ pub enum Test {
     /// As [`Test::Inside`], but strictly below a directory: never one of the
     /// directories itself (a write aimed at the directory acts beside it).
     Below(String),
+    /// An absolute path that, after the same lexical normalization, starts
+    /// with one of the directories as a plain string, with no `/` boundary
+    /// (`/srv/data2/x` is prefixed by `/srv/data`): the containment test of a
+    /// handler that compares `normalize(path).startsWith(dir)`.
+    PrefixedBy(String),
 }
 
 /// JSON value types an argument may have.
@@ -268,7 +273,7 @@ impl Test {
                     _ => passed == elements.len(),
                 }
             }
-            (Test::Inside(path) | Test::Below(path), Some(v)) => {
+            (Test::Inside(path) | Test::Below(path) | Test::PrefixedBy(path), Some(v)) => {
                 let file = v.as_str().ok_or_else(|| not_string(v))?;
                 let file = normalize_absolute(file).ok_or_else(|| Unevaluable(format!("`{file}` is not an absolute path")))?;
                 let roots = match b.env(path) {
@@ -283,7 +288,10 @@ impl Test {
                 for root in roots {
                     let root = normalize_absolute(&root).ok_or_else(|| Unevaluable(format!("env `{path}`: `{root}` is not an absolute path")))?;
                     let below = file != root && (root == "/" || file.strip_prefix(root.as_str()).is_some_and(|rest| rest.starts_with('/')));
-                    inside |= below || (file == root && matches!(self, Test::Inside(_)));
+                    inside |= match self {
+                        Test::PrefixedBy(_) => file.starts_with(root.as_str()),
+                        _ => below || (file == root && matches!(self, Test::Inside(_))),
+                    };
                 }
                 inside
             }
@@ -402,6 +410,7 @@ impl std::fmt::Display for Test {
             Test::EveryElement(t) => write!(f, "has only elements that {t}"),
             Test::Inside(path) => write!(f, "is a path inside env.{path}"),
             Test::Below(path) => write!(f, "is a path strictly below env.{path}"),
+            Test::PrefixedBy(path) => write!(f, "is a path that starts with env.{path} as a string"),
         }
     }
 }
@@ -523,5 +532,34 @@ mod tests {
         assert!(inside("/srv/data/f", "empty").is_err());
         assert!(inside("/srv/data/f", "missing").is_err());
         assert_eq!(normalize_absolute("/a/b/../../.."), Some("/".into()));
+    }
+
+    #[test]
+    fn prefixed_by_is_a_plain_string_prefix_after_normalization() {
+        let config = json!({ "dirs": ["/srv/data", "/tmp/x/"], "one": "/srv/data", "root": "/", "bad": ["rel/dir"], "empty": [] });
+        let prefixed = |v: &str, key: &str| holds_with_config(Test::PrefixedBy(format!("config.{key}")), json!(v), &config);
+        assert_eq!(prefixed("/srv/data/f.txt", "one"), Ok(true));
+        assert_eq!(prefixed("/srv/data", "one"), Ok(true));
+        // No `/` boundary: a sibling whose name starts like the directory passes, as `startsWith` lets it.
+        assert_eq!(prefixed("/srv/data2/notes.txt", "one"), Ok(true));
+        assert_eq!(prefixed("/srv/database", "dirs"), Ok(true));
+        assert_eq!(prefixed("/srv/dat", "one"), Ok(false));
+        assert_eq!(prefixed("/srv", "one"), Ok(false));
+        // Normalized first: a climb out is judged where it lands, `//` and `.` are dropped.
+        assert_eq!(prefixed("/srv/data/../../etc/cron.d/job", "one"), Ok(false));
+        assert_eq!(prefixed("/srv/data/../data2/x", "one"), Ok(true));
+        assert_eq!(prefixed("//srv/./data//f", "one"), Ok(true));
+        // The directory is normalized too: its trailing `/` is no boundary.
+        assert_eq!(prefixed("/tmp/xy", "dirs"), Ok(true));
+        assert_eq!(prefixed("/etc/passwd", "root"), Ok(true));
+        assert!(prefixed("srv/data/f", "one").is_err(), "a relative path depends on the server's directory");
+        assert!(prefixed("/srv/data/f", "bad").is_err());
+        assert!(prefixed("/srv/data/f", "empty").is_err());
+        assert!(prefixed("/srv/data/f", "missing").is_err());
+        // Wherever `inside` holds, so does `prefixed-by`, never the other way round.
+        for p in ["/srv/data/a", "/srv/data", "/srv/data2", "/srv/database/f", "/etc"] {
+            let inside = holds_with_config(Test::Inside("config.one".into()), json!(p), &config).unwrap();
+            assert!(!inside || prefixed(p, "one").unwrap(), "{p}");
+        }
     }
 }

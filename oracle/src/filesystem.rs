@@ -15,6 +15,24 @@
 //! strictly below it is written inside it (write scope: the directory);
 //! the directory itself, a relative or home path, odd characters, a `..`
 //! that comes back, or several directories: unknown.
+//!
+//! The dispatcher shape (up to 2025.8): one
+//! `setRequestHandler(CallToolRequestSchema, async (P) => …)` in
+//! `dist/index.js` whose `switch (name)` on `const { name, arguments: A } =
+//! P.params` has one `case "write_file":` that parses `A` with a zod schema
+//! of two strings into a `const` and awaits `validatePath(R.data.path)` into
+//! another. Then either it hands that to lib.js's `writeFileContent` with
+//! `R.data.content` (lib.js read as above: boundary), or it writes itself:
+//! exclusively (`wx`), else on `EEXIST` through a temporary sibling renamed
+//! over it, with the entry's own `validatePath` checking as above (boundary);
+//! or with `fs.writeFile` in place (2025.3 and before), where `validatePath`
+//! tests `normalizePath(x).startsWith(dir)` (`normalizePath` being
+//! `path.normalize`) over a module `const` list nothing changes: a path whose
+//! normalized form does not start with the directory is refused; one that
+//! starts with it as a string but lies outside it is written (the sibling
+//! `/srv/data2` of `/srv/data`); one inside is unknown when a refused link
+//! falls through to the new-file branch (no `ENOENT` test) or the write
+//! follows links (no `wx`), since a link there may lead out.
 
 use std::path::Path;
 
@@ -27,13 +45,24 @@ use crate::lex::{Dialect, Kind, Token, scan};
 
 /// What the oracle understood of the release.
 pub enum Shape {
-    Understood(String),
+    Understood(String, Containment),
     NotUnderstood(String),
 }
 
+/// How the handler's check confines the path.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Containment {
+    /// Inside the directory at a `/` boundary, links resolved and checked.
+    Boundary,
+    /// A plain string prefix of the normalized path; a link inside may lead out.
+    Prefix,
+}
+
 pub fn read(root: &Path) -> Shape {
-    match understand(root) {
-        Ok(where_) => Shape::Understood(where_),
+    let dispatched = tokens_of(root, "dist/index.js").is_ok_and(|index| (0..index.len()).any(|i| spells(&index, i, &["case", "\"write_file", ":"])));
+    let understood = if dispatched { dispatcher(root) } else { understand(root).map(|w| (w, Containment::Boundary)) };
+    match understood {
+        Ok((where_, containment)) => Shape::Understood(where_, containment),
         Err(why) => Shape::NotUnderstood(why),
     }
 }
@@ -136,8 +165,24 @@ fn understand(root: &Path) -> Result<String, String> {
     if body.iter().filter(|t| t.is(&checked)).count() != 2 || body.windows(2).any(|w| w[0].is(p) && w[1].is("=")) {
         return Err("the checked path or the arguments are used or bound otherwise".into());
     }
-    let lib = tokens_of(root, "dist/lib.js")?;
-    let validate = function_body(&lib, "validatePath", "dist/lib.js")?;
+    boundary_lib(root)?;
+    Ok(format!("dist/index.js:{}: write_file writes what validatePath returns, which is checked at a `/` boundary after resolving links", index[*name].line))
+}
+
+/// The index of the one place `words` are spelled in `tokens`.
+fn once(tokens: &[Token], words: &[&str], what: &str) -> Result<usize, String> {
+    let at: Vec<usize> = (0..tokens.len()).filter(|&i| spells(tokens, i, words)).collect();
+    match at.as_slice() {
+        [one] => Ok(*one),
+        _ => Err(format!("{what} is written {} times, not once", at.len())),
+    }
+}
+
+/// `validatePath`'s body checks containment with isPathWithinAllowedDirectories
+/// three times (the path, a link's target, a new file's parent), resolves
+/// links twice, never tests a string prefix itself, and lets only a missing
+/// file (`ENOENT`) fall through to the parent's check.
+fn boundary_validate(validate: &[Token]) -> Result<(), String> {
     let contained = validate.iter().filter(|t| t.is("isPathWithinAllowedDirectories")).count();
     let resolved = (0..validate.len()).filter(|&i| spells(validate, i, &["fs", ".", "realpath", "("])).count();
     if contained < 3 || resolved < 2 {
@@ -150,14 +195,14 @@ fn understand(root: &Path) -> Result<String, String> {
     if !validate.iter().any(|t| t.str_value() == Some("ENOENT")) {
         return Err("validatePath does not tell a missing file from a refused link".into());
     }
-    state(&lib)?;
-    let write_body = function_body(&lib, "writeFileContent", "dist/lib.js")?;
-    if !write_body.iter().any(|t| t.str_value() == Some("wx")) {
-        return Err("writeFileContent does not create exclusively (wx)".into());
-    }
+    Ok(())
+}
+
+/// No file of dist/ patches a module or a prototype, and
+/// isPathWithinAllowedDirectories (path-validation.js) tests at a separator.
+fn boundary_files(root: &Path) -> Result<(), String> {
     for file in files::find(root, &|p| p.starts_with("dist/") && p.ends_with(".js")) {
-        let tokens = tokens_of(root, &file.0)?;
-        patched(&tokens, &file.0)?;
+        patched(&tokens_of(root, &file.0)?, &file.0)?;
     }
     let validation = tokens_of(root, "dist/path-validation.js")?;
     let within = function_body(&validation, "isPathWithinAllowedDirectories", "dist/path-validation.js")?;
@@ -169,7 +214,276 @@ fn understand(root: &Path) -> Result<String, String> {
     if !boundary {
         return Err("isPathWithinAllowedDirectories has no test at a separator (startsWith(dir + path.sep))".into());
     }
-    Ok(format!("dist/index.js:{}: write_file writes what validatePath returns, which is checked at a `/` boundary after resolving links", index[*name].line))
+    Ok(())
+}
+
+/// lib.js: validatePath checks at a boundary after resolving links, the list
+/// is written only by its setter, writeFileContent creates exclusively.
+fn boundary_lib(root: &Path) -> Result<(), String> {
+    let lib = tokens_of(root, "dist/lib.js")?;
+    boundary_validate(function_body(&lib, "validatePath", "dist/lib.js")?)?;
+    state(&lib)?;
+    let write_body = function_body(&lib, "writeFileContent", "dist/lib.js")?;
+    if !write_body.iter().any(|t| t.str_value() == Some("wx")) {
+        return Err("writeFileContent does not create exclusively (wx)".into());
+    }
+    boundary_files(root)
+}
+
+/// The dispatcher shape (see the module docs): the case, its parse and its
+/// check read from `dist/index.js`; then how it writes and what checks.
+fn dispatcher(root: &Path) -> Result<(String, Containment), String> {
+    let index = tokens_of(root, "dist/index.js")?;
+    for file in files::find(root, &|p| p.starts_with("dist/") && p.ends_with(".js")) {
+        patched(&tokens_of(root, &file.0)?, &file.0)?;
+    }
+    // The tool is named by its case and, as data, by the tool list's `name:` entry.
+    let case = once(&index, &["case", "\"write_file", ":", "{"], "`case \"write_file\": {`")?;
+    for i in (0..index.len()).filter(|&i| index[i].str_value() == Some("write_file") && i != case + 1) {
+        if !(i >= 2 && index[i - 2].is("name") && index[i - 1].is(":")) {
+            return Err(format!("dist/index.js:{}: write_file is named outside its case and the tool list", index[i].line));
+        }
+    }
+    // The one handler for tool calls, and what its switch tests.
+    let handler = once(&index, &[".", "setRequestHandler", "(", "CallToolRequestSchema", ",", "async", "("], "the CallToolRequestSchema handler")?;
+    let request = index.get(handler + 7).filter(|t| t.kind == Kind::Ident).ok_or("the handler does not take one plain parameter")?.text.clone();
+    if !spells(&index, handler + 8, &[")", "=>", "{"]) {
+        return Err("the handler does not take one plain parameter".into());
+    }
+    let handler_end = close(&index, handler + 10).ok_or("the handler never closes")?;
+    if case < handler || handler_end <= case {
+        return Err("the write_file case is not in the CallToolRequestSchema handler".into());
+    }
+    let body = &index[handler + 11..handler_end];
+    let destructured = once(body, &["const", "{", "name", ",", "arguments", ":"], "the request's destructuring")?;
+    let args = body.get(destructured + 6).filter(|t| t.kind == Kind::Ident).ok_or("the arguments are not bound to a name")?.text.clone();
+    if !spells(body, destructured + 7, &["}", "=", request.as_str(), ".", "params", ";"]) {
+        return Err("the tool name and arguments are not read from the request's params".into());
+    }
+    once(body, &["switch", "(", "name", ")", "{"], "`switch (name)`")?;
+    // An assignment (not a declaration: another clause's `const` is its own block's).
+    let rebound = |name: &str| {
+        (0..body.len().saturating_sub(1))
+            .any(|i| body[i].is(name) && body[i + 1].is("=") && !(i > 0 && ["const", "let", "var"].iter().any(|d| body[i - 1].is(d))))
+    };
+    if rebound("name") || rebound(args.as_str()) || rebound(request.as_str()) {
+        return Err("the request, its tool name or its arguments are bound again".into());
+    }
+    // The case: parse, then check, each once.
+    let case_end = close(&index, case + 3).ok_or("the write_file case never closes")?;
+    let clause = &index[case + 4..case_end];
+    let parse = (0..clause.len())
+        .find(|&i| spells(clause, i, &["const"]) && spells(clause, i + 2, &["="]) && spells(clause, i + 4, &[".", "safeParse", "(", args.as_str(), ")", ";"]));
+    let parse = parse.ok_or("the case does not parse the arguments into a const with a schema's safeParse")?;
+    let (parsed, schema) = (clause[parse + 1].text.clone(), clause[parse + 3].text.clone());
+    schema_of_two_strings(&index, &schema)?;
+    let check = once(clause, &["=", "await", "validatePath", "(", parsed.as_str(), ".", "data", ".", "path", ")", ";"], "the check of the parsed path")?;
+    let checked = match check.checked_sub(2).map(|k| (&clause[k], &clause[k + 1])) {
+        Some((decl, local)) if decl.is("const") => local.text.clone(),
+        _ => return Err("validatePath's result is not a const of its own".into()),
+    };
+    let declared = (0..clause.len()).filter(|&i| spells(clause, i, &["const", parsed.as_str()]) || spells(clause, i, &["let", parsed.as_str()])).count();
+    if rebound(parsed.as_str()) || declared != 1 {
+        return Err("the parse result is bound again".into());
+    }
+    if (0..clause.len()).any(|i| {
+        spells(clause, i, &[parsed.as_str(), ".", "data", "."]) && clause.get(i + 5).is_some_and(|t| t.is("=") && clause.get(i + 6).is_none_or(|u| !u.is("=")))
+    }) {
+        return Err("a field of the parsed arguments is assigned".into());
+    }
+    handlers_imported(&index)?;
+    schema_readers(&index, &schema)?;
+    let line = index[case].line;
+    let uses_checked = clause.iter().filter(|t| t.is(&checked)).count();
+    // The write: writeFileContent of lib.js ...
+    if clause.iter().any(|t| t.is("writeFileContent")) {
+        let write =
+            once(clause, &["await", "writeFileContent", "(", checked.as_str(), ",", parsed.as_str(), ".", "data", ".", "content", ")", ";"], "the write")?;
+        if write < check || clause.iter().filter(|t| t.is("writeFileContent")).count() != 1 || uses_checked != 2 {
+            return Err("the case writes before its check, more than once, or uses the checked path otherwise".into());
+        }
+        boundary_lib(root)?;
+        let where_ =
+            format!("dist/index.js:{line}: write_file hands what validatePath returns to writeFileContent, checked at a `/` boundary after resolving links");
+        return Ok((where_, Containment::Boundary));
+    }
+    // ... or written out in the case, with the entry's own validatePath over a constant list.
+    let write = once(clause, &["await", "fs", ".", "writeFile", "(", checked.as_str(), ",", parsed.as_str(), ".", "data", ".", "content", ","], "the write")?;
+    if write < check {
+        return Err("the case writes before its check".into());
+    }
+    let validate = function_body(&index, "validatePath", "dist/index.js")?;
+    let normalize = function_body(&index, "normalizePath", "dist/index.js")?;
+    if !(normalize.len() == 8 && spells(normalize, 0, &["return", "path", ".", "normalize", "("]) && normalize[6].is(")") && normalize[7].is(";")) {
+        return Err("normalizePath is not just path.normalize".into());
+    }
+    constant_list(&index)?;
+    list_readers(&index)?;
+    if validate.iter().any(|t| t.is("isPathWithinAllowedDirectories")) {
+        boundary_validate(validate)?;
+        replaced_exclusively(clause, write, &checked, &parsed)?;
+        boundary_files(root)?;
+        let where_ = format!(
+            "dist/index.js:{line}: write_file writes what validatePath returns exclusively or by rename, checked at a `/` boundary after resolving links"
+        );
+        return Ok((where_, Containment::Boundary));
+    }
+    if clause.iter().filter(|t| t.is("writeFile")).count() != 1 || uses_checked != 2 {
+        return Err("the case writes more than once, or uses the checked path otherwise".into());
+    }
+    // The check: a plain string prefix.
+    let prefix_tests = (0..validate.len())
+        .filter(|&i| spells(validate, i, &[".", "some", "(", "dir", "=>"]) && spells(validate, i + 6, &[".", "startsWith", "(", "dir", ")", ")"]))
+        .count();
+    let resolved = (0..validate.len()).filter(|&i| spells(validate, i, &["fs", ".", "realpath", "("])).count();
+    if prefix_tests != 3 || resolved != 2 {
+        return Err(format!("validatePath tests a string prefix {prefix_tests} times and resolves links {resolved} times, not 3 and 2"));
+    }
+    // A path inside is unknown only because a link there may lead out: say so from the source.
+    let link_falls_through = !validate.iter().any(|t| t.str_value() == Some("ENOENT"));
+    let write_follows_links = !clause.iter().any(|t| t.str_value() == Some("wx"));
+    if !link_falls_through && !write_follows_links {
+        return Err("validatePath tells a missing file from a refused link and the write creates exclusively: not the shape this reading judges".into());
+    }
+    let where_ = format!("dist/index.js:{line}: write_file writes what validatePath returns, which tests the directory as a plain string prefix");
+    Ok((where_, Containment::Prefix))
+}
+
+/// The case's own write, from its first `fs.writeFile` at `first`:
+/// `fs.writeFile(CHECKED, R.data.content, { …, flag: "wx" })`, and only on
+/// `EEXIST` a temporary file `${CHECKED}.….tmp` (a sibling) written and
+/// renamed over CHECKED; nothing else is written or renamed.
+fn replaced_exclusively(clause: &[Token], first: usize, checked: &str, parsed: &str) -> Result<(), String> {
+    let refuse = |why: &str| Err(format!("the case's write {why}"));
+    let options_open = first + 13;
+    let options_end = if clause.get(options_open).is_some_and(|t| t.is("{")) { close(clause, options_open) } else { None };
+    let Some(options_end) = options_end else { return refuse("has no options object") };
+    if !clause[options_open..options_end].iter().any(|t| t.str_value() == Some("wx")) {
+        return refuse("does not create exclusively (wx)");
+    }
+    if !clause.iter().any(|t| t.str_value() == Some("EEXIST")) {
+        return refuse("does not replace only an existing file (EEXIST)");
+    }
+    let sibling = format!("${{{checked}}}.");
+    let temp_decl = (0..clause.len()).find(|&i| {
+        clause[i].is("const")
+            && clause.get(i + 2).is_some_and(|t| t.is("="))
+            && clause.get(i + 3).and_then(Token::str_value).is_some_and(|v| v.starts_with(&sibling) && v.ends_with(".tmp"))
+            && clause.get(i + 4).is_some_and(|t| t.is(";"))
+    });
+    let Some(temp_decl) = temp_decl else { return refuse("has no temporary sibling of the checked path") };
+    let temp = clause[temp_decl + 1].text.clone();
+    let writes = (0..clause.len()).filter(|&i| spells(clause, i, &["fs", ".", "writeFile", "("])).count();
+    let temp_write = once(clause, &["await", "fs", ".", "writeFile", "(", temp.as_str(), ",", parsed, ".", "data", ".", "content", ","], "the temporary write");
+    let rename = once(clause, &["await", "fs", ".", "rename", "(", temp.as_str(), ",", checked, ")", ";"], "the rename");
+    let renames = clause.iter().filter(|t| t.is("rename")).count();
+    let temps = clause.iter().filter(|t| t.is(&temp)).count();
+    if writes != 2 || temp_write.is_err() || rename.is_err() || renames != 1 || clause.iter().filter(|t| t.is(checked)).count() != 3 || temps > 4 {
+        return refuse("writes or renames anything but the checked path and its temporary sibling");
+    }
+    Ok(())
+}
+
+/// The names `import { … } from "SPEC"` binds (by their own names only).
+fn imported_from(index: &[Token], spec: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for i in (0..index.len()).filter(|&i| index[i].is("import") && index.get(i + 1).is_some_and(|t| t.is("{"))) {
+        let Some(end) = close(index, i + 1) else { continue };
+        let from = index.get(end + 1).is_some_and(|t| t.is("from")) && index.get(end + 2).and_then(Token::str_value) == Some(spec);
+        let plain = index[i + 2..end].iter().all(|t| t.is(",") || t.kind == Kind::Ident) && !index[i + 2..end].iter().any(|t| t.is("as"));
+        if from && plain {
+            out.extend(index[i + 2..end].iter().filter(|t| t.kind == Kind::Ident).map(|t| t.text.clone()));
+        }
+    }
+    out
+}
+
+/// Every request handler is registered for a schema the SDK's types module
+/// exports, by its own name: an alias could be the tool-call schema again.
+fn handlers_imported(index: &[Token]) -> Result<(), String> {
+    let schemas = imported_from(index, "@modelcontextprotocol/sdk/types.js");
+    for i in (0..index.len()).filter(|&i| spells(index, i, &["setRequestHandler", "("])) {
+        let named = index.get(i + 2).is_some_and(|t| schemas.contains(&t.text)) && index.get(i + 3).is_some_and(|t| t.is(","));
+        if !named {
+            return Err(format!("dist/index.js:{}: a handler is registered for a schema not imported from the SDK by its name", index[i].line));
+        }
+    }
+    Ok(())
+}
+
+/// `CALLEE(…, NAME)` at `i`: the name is the last argument of a call of `callee`.
+fn handed_to(index: &[Token], i: usize, callee: &[&str]) -> bool {
+    index.get(i + 1).is_some_and(|t| t.is(")"))
+        && (0..i)
+            .rev()
+            .find(|&j| index[j].is("(") && close(index, j) == Some(i + 1))
+            .is_some_and(|open| open >= callee.len() && spells(index, open - callee.len(), callee))
+}
+
+/// The schema is only read: parsed, or handed to zodToJsonSchema of its package.
+fn schema_readers(index: &[Token], schema: &str) -> Result<(), String> {
+    if !imported_from(index, "zod-to-json-schema").iter().any(|n| n == "zodToJsonSchema")
+        || index.windows(2).any(|w| w[0].is("function") && w[1].is("zodToJsonSchema"))
+    {
+        return Err("zodToJsonSchema is not the package's".into());
+    }
+    for i in (0..index.len()).filter(|&i| index[i].is(schema)) {
+        let ok = (i > 0 && index[i - 1].is("const")) || spells(index, i + 1, &[".", "safeParse", "("]) || handed_to(index, i, &["zodToJsonSchema"]);
+        if !ok {
+            return Err(format!("dist/index.js:{}: {schema} is used otherwise than parsed or printed", index[i].line));
+        }
+    }
+    Ok(())
+}
+
+/// The entry's constant list is only read: searched, joined, handed to
+/// isPathWithinAllowedDirectories or to console.error, which nothing replaces.
+fn list_readers(index: &[Token]) -> Result<(), String> {
+    if (0..index.len()).any(|i| {
+        index[i].is("console")
+            && (spells(index, i + 1, &[".", "error", "="])
+                || spells(index, i + 1, &["="])
+                || (i > 0 && ["const", "let", "var", "function"].iter().any(|d| index[i - 1].is(d))))
+    }) {
+        return Err("console is replaced or bound by the module".into());
+    }
+    for i in (0..index.len()).filter(|&i| index[i].is("allowedDirectories")) {
+        let read = spells(index, i + 1, &[".", "some", "("]) || spells(index, i + 1, &[".", "join", "("]);
+        let handed = handed_to(index, i, &["console", ".", "error"]) || handed_to(index, i, &["isPathWithinAllowedDirectories"]);
+        if !((i > 0 && index[i - 1].is("const")) || read || handed) {
+            return Err(format!("dist/index.js:{}: the allowed-directory list is used otherwise than read", index[i].line));
+        }
+    }
+    Ok(())
+}
+
+/// `const NAME = z.object({ path: z.string(), content: z.string(), })`, once.
+fn schema_of_two_strings(index: &[Token], name: &str) -> Result<(), String> {
+    let at = once(index, &["const", name, "=", "z", ".", "object", "(", "{"], &format!("the schema {name}"))?;
+    let end = close(index, at + 7).ok_or("the schema never closes")?;
+    let text: String = index[at + 8..end].iter().map(|t| t.text.as_str()).collect();
+    if !matches!(text.as_str(), "path:z.string(),content:z.string()," | "path:z.string(),content:z.string()") {
+        return Err(format!("the schema {name} is not an object of the two strings path and content"));
+    }
+    Ok(())
+}
+
+/// The allowed-directory list is a module `const`, declared once and never changed.
+fn constant_list(index: &[Token]) -> Result<(), String> {
+    once(index, &["const", "allowedDirectories", "="], "the allowed-directory list's declaration")?;
+    let changed = (0..index.len().saturating_sub(3)).any(|i| {
+        let member = |m: &str| index[i].is("allowedDirectories") && index[i + 1].is(".") && index[i + 2].is(m);
+        let declared = |d: &str| i > 0 && index[i - 1].is(d);
+        (index[i].is("allowedDirectories") && index[i + 1].is("=") && !index[i + 2].is("=") && !declared("const"))
+            || ["push", "unshift", "splice", "fill", "copyWithin", "sort", "reverse", "length", "pop", "shift"]
+                .iter()
+                .any(|m| member(m) && !(*m == "length" && index.get(i + 3).is_none_or(|t| !t.is("="))))
+    });
+    let other_binding = (1..index.len()).any(|i| index[i].is("allowedDirectories") && ["let", "var", "function", "("].iter().any(|d| index[i - 1].is(d)));
+    if changed || other_binding {
+        return Err("the allowed-directory list is bound again or changed".into());
+    }
+    Ok(())
 }
 
 /// The allowed-directory list of lib.js is written only by
@@ -235,8 +549,8 @@ fn normalize(path: &str) -> Option<(String, bool)> {
 }
 
 pub fn verdict(shape: &Shape, args: &Map<String, Value>, ctx: &Context) -> (Verdict, String) {
-    let where_ = match shape {
-        Shape::Understood(where_) => where_.as_str(),
+    let (where_, containment) = match shape {
+        Shape::Understood(where_, containment) => (where_.as_str(), *containment),
         Shape::NotUnderstood(why) => return (Verdict::CannotJudge, why.clone()),
     };
     let Some(path) = args.get("path").and_then(Value::as_str) else {
@@ -249,6 +563,9 @@ pub fn verdict(shape: &Shape, args: &Map<String, Value>, ctx: &Context) -> (Verd
         return (Verdict::Unknown, format!("{where_}; {path} is relative, from home or has characters the server may rewrite"));
     };
     let below = dir == "/" && file != "/" || file.strip_prefix(&dir).is_some_and(|rest| rest.starts_with('/'));
+    if containment == Containment::Prefix {
+        return prefix_verdict(where_, path, &file, &dir, climbs, file == dir || below, ctx);
+    }
     if file != dir && !below {
         return (Verdict::Reject, format!("{where_}; {file} is outside {dir}: validatePath throws before any write"));
     }
@@ -261,5 +578,27 @@ pub fn verdict(shape: &Shape, args: &Map<String, Value>, ctx: &Context) -> (Verd
         (Verdict::Safe, format!("{where_}; {path} is written inside {dir}, inside the contract"))
     } else {
         (Verdict::Unsafe, format!("{where_}; {}", breaches.join("; ")))
+    }
+}
+
+/// The string-prefix shape's verdict: refused unless the normalized path
+/// starts with the directory; inside it, unknown (a link may lead out); a
+/// sibling whose name starts like the directory is written where it names.
+fn prefix_verdict(where_: &str, path: &str, file: &str, dir: &str, climbs: bool, inside: bool, ctx: &Context) -> (Verdict, String) {
+    if !file.starts_with(dir) {
+        return (Verdict::Reject, format!("{where_}; {file} does not start with {dir}: validatePath throws before any write"));
+    }
+    if climbs {
+        return (Verdict::Unknown, format!("{where_}; {path} climbs back"));
+    }
+    if inside {
+        return (Verdict::Unknown, format!("{where_}; {path} is inside {dir}, but a link there whose target is refused is still written through"));
+    }
+    let write = Effect { op: "filesystem:write".into(), resource: path.into(), exposure: 0, mutation: true, write_scopes: vec![path.into()] };
+    let breaches = ctx.breaches(&[write]);
+    if breaches.is_empty() {
+        (Verdict::Safe, format!("{where_}; {path} passes the prefix test and its write is inside the contract"))
+    } else {
+        (Verdict::Unsafe, format!("{where_}; {path} passes the prefix test outside {dir}: {}", breaches.join("; ")))
     }
 }

@@ -439,6 +439,7 @@ fn git_add_paths() {
 #[test]
 fn filesystem_write_file_shape_and_mutations() {
     const BOUNDARY: &[Verdict] = &[Safe, Reject, Reject];
+    const PREFIX: &[Verdict] = &[Unknown, Unsafe, Reject];
     let cases: &[(&str, &[Verdict])] = &[
         ("boundary", BOUNDARY),
         // Every mutation the compiler escalates, the oracle refuses as well,
@@ -462,6 +463,29 @@ fn filesystem_write_file_shape_and_mutations() {
         ("adversarial/surround_state_pushed", &[Cannot]),
         ("adversarial/surround_tool_name_computed", &[Cannot]),
         ("adversarial/surround_write_in_try_swallowed", &[Cannot]),
+        // The dispatcher shape with a string-prefix check: a sibling named like
+        // the directory is written, a path inside may follow a link out.
+        ("prefix", PREFIX),
+        ("mutations/15_prefix_parsed_rebound", &[Cannot]),
+        ("mutations/16_prefix_arguments_from_elsewhere", &[Cannot]),
+        ("mutations/17_prefix_second_case", &[Cannot]),
+        ("mutations/18_prefix_check_after_write", &[Cannot]),
+        ("mutations/19_prefix_test_replaced", &[Cannot]),
+        // A `name:` entry anywhere is data to the oracle, which judges the flow; fcd escalates.
+        ("mutations/20_prefix_listing_in_the_call_handler", PREFIX),
+        ("mutations/21_prefix_second_handler_aliased", &[Cannot]),
+        ("mutations/22_prefix_list_handler_widens", &[Cannot]),
+        ("mutations/23_prefix_logger_replaced", &[Cannot]),
+        ("mutations/24_prefix_schema_printer_of_the_release", &[Cannot]),
+        ("mutations/25_prefix_twin_renamed_and_commented", PREFIX),
+        ("adversarial/surround_prefix_list_aliased", &[Cannot]),
+        ("adversarial/surround_prefix_request_rebound", &[Cannot]),
+        // The dispatchers with the boundary check: lib.js's writer, or the case's own exclusive write.
+        ("dispatch", BOUNDARY),
+        ("inline", BOUNDARY),
+        ("mutations/26_dispatch_checked_then_ignored", &[Cannot]),
+        ("mutations/27_inline_not_exclusive", &[Cannot]),
+        ("mutations/28_inline_renamed_to_the_raw_path", &[Cannot]),
     ];
     for (fixture, expected) in cases {
         check("filesystem-write-file", fixture, expected);
@@ -492,4 +516,14 @@ fn filesystem_write_file_paths() {
     assert_eq!(verdict("/srv/data/x", serde_json::json!(["/srv/data", "/srv/other"])), Unknown);
     // A directory the contract's write scopes do not hold: the write leaves the contract.
     assert_eq!(verdict("/srv/other/x", serde_json::json!("/srv/other")), Unsafe);
+    // The string-prefix shape: no `/` boundary, and inside is never certain.
+    let prefix =
+        |path: &str| judge("filesystem-write-file", &root().join("fixtures/filesystem-write-file/prefix"), &call(path, one())).unwrap()[0].verdict.clone();
+    assert_eq!(prefix("/srv/data/a/b.txt"), Unknown);
+    assert_eq!(prefix("/srv/database"), Unsafe);
+    assert_eq!(prefix("/srv/data2/x/y"), Unsafe);
+    assert_eq!(prefix("/srv/dat"), Reject);
+    assert_eq!(prefix("/srv/data/../../etc/passwd"), Reject);
+    assert_eq!(prefix("/srv/data/../data2/x"), Unknown);
+    assert_eq!(prefix("notes.txt"), Unknown);
 }

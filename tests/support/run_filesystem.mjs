@@ -13,8 +13,13 @@
 // (the argument list the entry hands setAllowedDirectories). Before each
 // call the tree is laid out afresh: srv/data/existing.txt, srv/data/sub/,
 // srv/data/link -> WORK_DIR/etc (a link inside that leads out),
+// srv/data/passwd-link -> WORK_DIR/etc/passwd (a file link that leads out),
 // srv/data2/, etc/cron.d/. After it every file and link under WORK_DIR is
 // compared with before; a change anywhere but below srv/data is `outside`.
+//
+// A release registering write_file with registerTool has its callback run; one
+// whose low-level Server has a tool-call request handler has that handler run
+// with a `tools/call` request for write_file (an error result is a refusal).
 //
 // The last line on stdout is the report, one JSON object:
 //   {"load_error": "…"} or {"handlers": N, "calls": {"A": {"outside": bool,
@@ -38,11 +43,32 @@ stub(
   path.join(sdk, "server/mcp.js"),
   "export class McpServer { constructor() {} registerTool(name, config, callback) { (globalThis.__registered[name] ??= []).push(callback); } tool() {} resource() {} prompt() {} setRequestHandler() {} setNotificationHandler() {} async connect() {} get server() { return this; } }\n",
 );
+// The low-level Server keeps one handler per request schema, the last set (as the SDK does).
+stub(
+  path.join(sdk, "server/index.js"),
+  "export class Server { constructor() {} setRequestHandler(schema, handler) { globalThis.__handlers.set(schema, handler); } setNotificationHandler() {} async connect() {} }\n",
+);
 stub(path.join(sdk, "server/stdio.js"), "export class StdioServerTransport {}\n");
-stub(path.join(sdk, "types.js"), "export const CallToolRequestSchema = {}; export const ListToolsRequestSchema = {}; export const RootsListChangedNotificationSchema = {};\n");
+stub(
+  path.join(sdk, "types.js"),
+  "export const CallToolRequestSchema = { method: 'tools/call' }; export const ListToolsRequestSchema = { method: 'tools/list' }; export const RootsListChangedNotificationSchema = {}; export const ToolSchema = { shape: { inputSchema: {} } };\n",
+);
+// zod: every schema accepts anything, and its safeParse hands the value back unchanged.
 const zod = path.join(release, "node_modules/zod");
 stub(path.join(zod, "package.json"), JSON.stringify({ name: "zod", type: "module", main: "index.js" }));
-stub(path.join(zod, "index.js"), "const any = new Proxy(function () {}, { get: () => any, apply: () => any }); export const z = any; export default any;\n");
+stub(
+  path.join(zod, "index.js"),
+  "const any = new Proxy(function () {}, { get: (_, key) => (key === 'safeParse' ? (value) => ({ success: true, data: value }) : any), apply: () => any }); export const z = any; export default any;\n",
+);
+// What the older entry imports besides: a schema printer, a differ and a glob matcher, none of them on the write path.
+for (const [name, text] of [
+  ["zod-to-json-schema", "export const zodToJsonSchema = () => ({});\n"],
+  ["diff", "export const createTwoFilesPatch = () => '';\n"],
+  ["minimatch", "export const minimatch = () => false;\n"],
+]) {
+  stub(path.join(release, "node_modules", name, "package.json"), JSON.stringify({ name, type: "module", main: "index.js" }));
+  stub(path.join(release, "node_modules", name, "index.js"), text);
+}
 
 function layout() {
   fs.rmSync(path.join(work, "srv"), { recursive: true, force: true });
@@ -50,6 +76,8 @@ function layout() {
   for (const d of ["srv/data/sub", "srv/data2", "etc/cron.d"]) fs.mkdirSync(path.join(work, d), { recursive: true });
   fs.writeFileSync(path.join(work, "srv/data/existing.txt"), "before");
   fs.symlinkSync(path.join(work, "etc"), path.join(work, "srv/data/link"));
+  fs.writeFileSync(path.join(work, "etc/passwd"), "root");
+  fs.symlinkSync(path.join(work, "etc/passwd"), path.join(work, "srv/data/passwd-link"));
 }
 
 function snapshot() {
@@ -68,6 +96,7 @@ function snapshot() {
 }
 
 globalThis.__registered = {};
+globalThis.__handlers = new Map();
 layout();
 process.argv = [process.argv[0], "index.js", path.join(work, "srv/data")];
 const pkg = JSON.parse(fs.readFileSync(path.join(release, "package.json"), "utf8"));
@@ -79,6 +108,14 @@ try {
   process.exit(0);
 }
 const handlers = globalThis.__registered["write_file"] ?? [];
+// A dispatcher: the tool-call request handler, asked for write_file; its error result is a refusal.
+const dispatcher = [...globalThis.__handlers].find(([schema]) => schema && schema.method === "tools/call")?.[1];
+if (dispatcher) {
+  handlers.push(async (args) => {
+    const result = await dispatcher({ method: "tools/call", params: { name: "write_file", arguments: args } });
+    if (result && result.isError) throw new Error(result.content?.[0]?.text ?? "error result");
+  });
+}
 if (handlers.length === 0) {
   console.log(JSON.stringify({ load_error: "nothing registered write_file" }));
   process.exit(0);

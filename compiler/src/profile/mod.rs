@@ -105,6 +105,8 @@ pub struct Profile {
     pub handoff: BTreeMap<String, fcd_frontends::Handoff>,
     /// (C#) type-level attributes reviewed as inert on plain model types (`source.inert-attributes`).
     pub inert_attributes: Vec<String>,
+    /// (JavaScript) callees reviewed as only reading what they are handed (`source.read-only-callees`).
+    pub read_only_callees: Vec<String>,
     pub inventories: BTreeMap<String, BTreeSet<String>>,
     pub facts: Vec<FactRequest>,
     pub rules: Vec<RuleTemplate>,
@@ -188,6 +190,7 @@ impl Profile {
                 .collect(),
             handoff: self.handoff.clone(),
             inert_attributes: self.inert_attributes.clone(),
+            read_only_callees: self.read_only_callees.clone(),
             entries: None,
         }
     }
@@ -307,6 +310,7 @@ impl Validator<'_> {
         let excluded = self.globs(&raw.source.exclude, "source.exclude", false);
         let entry = language.and_then(|language| self.keep(self.entry(&raw.source, language)));
         let inert_attributes = language.and_then(|language| self.keep(self.inert_attributes(&raw.source, language)));
+        let read_only_callees = language.and_then(|language| self.keep(self.read_only_callees(&raw.source, language)));
         let regions = self.regions(&raw.regions, language);
         let imports = self.imports(&raw.imports);
         let inventories = self.inventories(&raw.inventory, &raw.regions);
@@ -346,6 +350,7 @@ impl Validator<'_> {
             imports,
             handoff,
             inert_attributes: inert_attributes?,
+            read_only_callees: read_only_callees?,
             inventories,
             facts: facts?,
             rules,

@@ -12,7 +12,7 @@ use crate::error::InputError;
 use crate::rules::{EffectTemplate, Outcome, Pattern, Predicate, Rule, Template, Test, ValueType};
 
 /// The tests a condition may hold, as a message lists them.
-const TESTS: &str = "`starts-with`, `matches`, `type`, `equals`, `absent`, `present`, `inside`, `below`, `any-element`, `every-element`";
+const TESTS: &str = "`starts-with`, `matches`, `type`, `equals`, `absent`, `present`, `inside`, `below`, `prefixed-by`, `any-element`, `every-element`";
 
 /// How many tests a condition's table holds (exactly one is valid).
 fn test_count(p: &RawPredicate) -> usize {
@@ -25,6 +25,7 @@ fn test_count(p: &RawPredicate) -> usize {
         p.present.is_some(),
         p.inside.is_some(),
         p.below.is_some(),
+        p.prefixed_by.is_some(),
         p.any_element.is_some(),
         p.every_element.is_some(),
     ]
@@ -201,6 +202,7 @@ impl Validator<'_> {
             ("present", p.present.as_ref().map(Spanned::span)),
             ("inside", p.inside.as_ref().map(Spanned::span)),
             ("below", p.below.as_ref().map(Spanned::span)),
+            ("prefixed-by", p.prefixed_by.as_ref().map(Spanned::span)),
             ("any-element", p.any_element.as_ref().map(|e| e.span())),
             ("every-element", p.every_element.as_ref().map(|e| e.span())),
         ]
@@ -224,12 +226,18 @@ impl Validator<'_> {
             Test::Absent
         } else if p.present.as_ref().is_some_and(|a| *a.get_ref()) {
             Test::Present
-        } else if let Some(dirs) = p.inside.as_ref().or(p.below.as_ref()) {
+        } else if let Some(dirs) = p.inside.as_ref().or(p.below.as_ref()).or(p.prefixed_by.as_ref()) {
             let path = dirs.get_ref();
             if !(path.starts_with("config.") && path.len() > "config.".len()) {
                 return self.err(dirs.span(), &test_key, format!("`{path}` is not `config.KEY`: the directories come from the authenticated configuration"));
             }
-            if p.inside.is_some() { Test::Inside(path.clone()) } else { Test::Below(path.clone()) }
+            if p.inside.is_some() {
+                Test::Inside(path.clone())
+            } else if p.below.is_some() {
+                Test::Below(path.clone())
+            } else {
+                Test::PrefixedBy(path.clone())
+            }
         } else if let Some(element) = p.any_element.as_ref().or(p.every_element.as_ref()) {
             let inner = element.get_ref();
             if inner.arg.is_some() || inner.env.is_some() || test_count(inner) != 1 {
@@ -293,7 +301,9 @@ impl Validator<'_> {
 fn never_holds(test: &Test, ty: ValueType) -> Option<String> {
     match test {
         Test::StartsWith(_) | Test::Matches(_) if ty != ValueType::String => Some("a string test never holds on it".into()),
-        Test::Inside(_) | Test::Below(_) if ty != ValueType::String => Some("a path test (`inside`, `below`) never holds on it".into()),
+        Test::Inside(_) | Test::Below(_) | Test::PrefixedBy(_) if ty != ValueType::String => {
+            Some("a path test (`inside`, `below`, `prefixed-by`) never holds on it".into())
+        }
         Test::AnyElement(_) | Test::EveryElement(_) if ty != ValueType::Array => Some("an element test never holds on it".into()),
         Test::Equals(v) if !ty.holds(v) => Some(format!("`equals` compares it with {}", ValueType::of_value(v))),
         // An integer is a number, and a number may be an integer; any other

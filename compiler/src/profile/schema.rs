@@ -147,6 +147,10 @@ pub(super) struct RawSource {
     /// (C#) library attributes a reviewer read as inert on plain model types.
     #[serde(default, rename = "inert-attributes")]
     pub inert_attributes: Vec<Spanned<String>>,
+    /// (JavaScript) callee identities a reviewer read as never changing,
+    /// keeping or calling back what they are handed.
+    #[serde(default, rename = "read-only-callees")]
+    pub read_only_callees: Vec<Spanned<String>>,
 }
 
 #[derive(Clone, Deserialize, JsonSchema)]
@@ -219,6 +223,8 @@ pub(super) struct RawPredicate {
     pub inside: Option<Spanned<String>>,
     /// A path strictly below those directories (never one of them).
     pub below: Option<Spanned<String>>,
+    /// A path that starts with one of those directories as a plain string (no `/` boundary).
+    pub prefixed_by: Option<Spanned<String>>,
     pub all: Option<Vec<Spanned<RawPredicate>>>,
     pub any: Option<Vec<Spanned<RawPredicate>>>,
     pub not: Option<Box<Spanned<RawPredicate>>>,

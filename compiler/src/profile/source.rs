@@ -84,4 +84,31 @@ impl Validator<'_> {
         }
         Ok(out)
     }
+
+    /// `source.read-only-callees`: JavaScript only, callee identities as an
+    /// inventory spells them (`console.error`, `zod-to-json-schema:zodToJsonSchema`).
+    pub(super) fn read_only_callees(&self, source: &RawSource, language: Lang) -> Result<Vec<String>, InputError> {
+        let mut out = Vec::new();
+        for c in &source.read_only_callees {
+            if language != Lang::JavaScript {
+                return self.err(c.span(), "source.read-only-callees", "only a `javascript` profile lists read-only callees");
+            }
+            let name = c.get_ref();
+            let plain =
+                |s: &str| !s.is_empty() && s.split('.').all(|w| !w.is_empty() && w.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_' || ch == '$'));
+            let spelled = match name.split_once(':') {
+                Some((package, path)) => !package.is_empty() && !package.starts_with('.') && !package.contains(char::is_whitespace) && plain(path),
+                None => plain(name),
+            };
+            if !spelled {
+                return self.err(
+                    c.span(),
+                    "source.read-only-callees",
+                    format!("`{name}` is not a callee identity of a global (`console.error`) or a package import (`PACKAGE:NAME`)"),
+                );
+            }
+            out.push(name.clone());
+        }
+        Ok(out)
+    }
 }

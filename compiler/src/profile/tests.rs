@@ -141,6 +141,23 @@ fn inert_attributes_are_for_csharp_and_simple_names() {
 }
 
 #[test]
+fn read_only_callees_are_for_javascript_and_callee_identities() {
+    let files = "files = [\"**/mcp_server_git/server.py\"]\n";
+    let err = error_of(&[(files, &format!("{files}read-only-callees = [\"console.error\"]\n"))]);
+    assert!(err.contains("key `source.read-only-callees`") && err.contains("javascript"), "{err}");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../profiles/filesystem-write-file/profile.toml");
+    let text = std::fs::read_to_string(&root).expect("the filesystem profile");
+    let listed = "read-only-callees = [\"console.error\", \"zod-to-json-schema:zodToJsonSchema\"]";
+    assert!(text.contains(listed));
+    Profile::parse(Path::new("ok.toml"), &text).expect("the profile as committed loads");
+    for bad in ["", "console.", "./lib.js:f", "f()", "a b"] {
+        let err =
+            Profile::parse(Path::new("bad.toml"), &text.replacen(listed, &format!("read-only-callees = [\"{bad}\"]"), 1)).expect_err("refused").to_string();
+        assert!(err.contains("key `source.read-only-callees`"), "{bad}: {err}");
+    }
+}
+
+#[test]
 fn element_and_path_tests_load_and_are_checked_against_declared_types() {
     use crate::rules::{Predicate, Test};
     let rule = "[[rules]]\nwhen = { arg = \"target\", type = \"string\" }";
@@ -169,7 +186,13 @@ fn element_and_path_tests_load_and_are_checked_against_declared_types() {
     assert!(refused("{ arg = \"target\", inside = \"principal\" }", "").contains("is not `config.KEY`"));
     assert!(refused("{ arg = \"context_lines\", inside = \"config.d\" }", "").contains("declared integer"));
     assert!(refused("{ arg = \"target\", below = \"env.x\" }", "").contains("is not `config.KEY`"));
-    assert!(refused("{ arg = \"context_lines\", below = \"config.d\" }", "").contains("a path test (`inside`, `below`) never holds on it"));
+    assert!(refused("{ arg = \"context_lines\", below = \"config.d\" }", "").contains("a path test (`inside`, `below`, `prefixed-by`) never holds on it"));
+    let p = ok("{ arg = \"target\", prefixed-by = \"config.allowed\" }", "").expect("loads");
+    assert!(p.rules.iter().any(|r| r.rule.when == Predicate::Arg { name: "target".into(), test: Test::PrefixedBy("config.allowed".into()) }));
+    assert!(refused("{ arg = \"target\", prefixed-by = \"destination\" }", "").contains("is not `config.KEY`"));
+    assert!(
+        refused("{ arg = \"context_lines\", prefixed-by = \"config.d\" }", "").contains("a path test (`inside`, `below`, `prefixed-by`) never holds on it")
+    );
     assert!(refused("{ arg = \"files\", any-element = { matches = \"(\" } }", files).contains("any-element.matches"));
 }
 

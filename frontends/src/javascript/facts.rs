@@ -119,7 +119,7 @@ impl<'a> Cx<'_, 'a> {
             ArgShape::Ref(path) => dotted(e).as_deref() == Some(path.as_str()),
             ArgShape::Str(text) => string_content(e).as_deref() == Some(text.as_str()),
             ArgShape::Format(_) => false,
-            ArgShape::Result(callee) => e.kind() == "identifier" && self.names.count(e.text()) == 1 && self.bound_to_call(e.text(), callee),
+            ArgShape::Result(callee) => e.kind() == "identifier" && self.bound_to_call(e.text(), callee, e),
         }
     }
 
@@ -127,12 +127,12 @@ impl<'a> Cx<'_, 'a> {
     /// (a plain identifier, not a pattern), a call of exactly that callee;
     /// `CALLEE(WHAT)` also asks for exactly one argument that is `WHAT`
     /// (spelled as [`Scope::derive`] spells what a value is).
-    pub(super) fn bound_to_call(&self, name: &str, callee: &str) -> bool {
+    pub(super) fn bound_to_call(&self, name: &str, callee: &str, at: Node<'a>) -> bool {
         let (callee, argument) = match callee.split_once('(') {
             Some((c, rest)) => (c, rest.strip_suffix(')')),
             None => (callee, None),
         };
-        let Some((_, value)) = self.declared_once(name) else { return false };
+        let Some((_, value)) = self.declared_at(name, at) else { return false };
         if value.kind() != "call_expression" || self.names.resolve(identity(value)) != Identity::Path(callee.to_owned()) {
             return false;
         }
@@ -147,6 +147,21 @@ impl<'a> Cx<'_, 'a> {
     pub(super) fn declared_once(&self, name: &str) -> Option<(Node<'a>, Node<'a>)> {
         let at = self.names.only_site(name)?;
         let site = self.site.region.node.descendants().find(|n| n.byte_range().start == at && n.text() == name)?;
+        let declarator = site.parent().filter(|p| p.kind() == "variable_declarator" && p.field_child("name") == Some(site))?;
+        Some((declarator, declarator.field_child("value").map(bare)?))
+    }
+
+    /// The declarator and value of `name = VALUE` that `at` sees: the
+    /// local's one binding in the region ([`Self::declared_once`]), or, when
+    /// the region's code binds the name several times (a dispatcher's
+    /// clauses each declaring `const parsed`), the one lexical declaration
+    /// whose scope holds `at` when every binding of the name is a lexical
+    /// declaration (an assignment or a `var` anywhere gives `None`).
+    fn declared_at(&self, name: &str, at: Node<'a>) -> Option<(Node<'a>, Node<'a>)> {
+        if self.names.count(name) <= 1 {
+            return self.declared_once(name);
+        }
+        let site = self.names.visible_declaration(name, at)?;
         let declarator = site.parent().filter(|p| p.kind() == "variable_declarator" && p.field_child("name") == Some(site))?;
         Some((declarator, declarator.field_child("value").map(bare)?))
     }
@@ -193,7 +208,7 @@ impl<'a> Cx<'_, 'a> {
             return false;
         }
         let Some(result) = object.field_child("object").map(bare).filter(|r| r.kind() == "identifier") else { return false };
-        let Some((_, value)) = self.declared_once(result.text()) else { return false };
+        let Some((_, value)) = self.declared_at(result.text(), result) else { return false };
         let parses = value.kind() == "call_expression"
             && value
                 .field_child("function")

@@ -69,6 +69,9 @@ struct Check<'t> {
     tool: &'t str,
     /// Where a reviewed function was registered under the tool's name.
     registered: std::cell::RefCell<Vec<(String, u32)>>,
+    /// Callee identities the profile reviewed as only reading what they are
+    /// handed (`source.read-only-callees`).
+    read_only: &'t [String],
 }
 
 impl Check<'_> {
@@ -86,6 +89,10 @@ pub fn check(trees: &[(&str, &Syntax)], opaque: &[(&str, &str)], regions: &[Regi
     let methods = class_methods(regions)?;
     let mut trusted: BTreeSet<String> = functions.iter().chain(&tables).cloned().collect();
     trusted.extend(methods.iter().map(|(class, _)| class.clone()));
+    let read_only = regions.first().map_or(&[][..], |r| r.env.read_only_callees.as_slice());
+    // A global read-only callee's object (`console`) is trusted: writing its
+    // members anywhere would replace the reviewed callee.
+    trusted.extend(read_only.iter().filter(|c| !c.contains(':')).filter_map(|c| c.split('.').next()).map(str::to_owned));
     // The module-level roots of each region's dotted callees, with the region's file.
     let mut roots: Vec<(String, &str)> = Vec::new();
     for r in regions {
@@ -108,8 +115,15 @@ pub fn check(trees: &[(&str, &Syntax)], opaque: &[(&str, &str)], regions: &[Regi
     let tool = regions.first().map_or("", |r| r.env.tool.as_str());
     let registered = std::cell::RefCell::new(Vec::new());
     for (file, syntax) in trees {
-        let c =
-            Check { file, private: &private, state: &state, regions, tool, registered: std::cell::RefCell::new(std::mem::take(&mut *registered.borrow_mut())) };
+        let c = Check {
+            file,
+            private: &private,
+            state: &state,
+            regions,
+            tool,
+            registered: std::cell::RefCell::new(std::mem::take(&mut *registered.borrow_mut())),
+            read_only,
+        };
         for n in syntax.root().descendants() {
             c.node(n, &trusted, &functions, &tables, regions)?;
             c.method_surroundings(n, &methods)?;
@@ -255,6 +269,42 @@ fn is_function(n: Node<'_>) -> bool {
 
 fn name(n: Node<'_>) -> Option<String> {
     n.field_child("name").map(|i| i.text().to_owned())
+}
+
+/// What a name is at module level in one file.
+pub(super) enum Head {
+    /// Imported: the specifier and the imported name (`default`, `*` or a named export).
+    Import(String, String),
+    /// Declared by the module itself (a variable, function or class).
+    Declared,
+    /// Neither: a global.
+    Global,
+}
+
+/// What `name` is at the top of the module whose root is `root`.
+pub(super) fn module_head(root: Node<'_>, name: &str) -> Head {
+    for n in root.named_children() {
+        let decl = if n.kind() == "export_statement" { n.field_child("declaration").unwrap_or(n) } else { n };
+        if decl.kind() == "import_statement" {
+            let Some(spec) = decl.field_child("source").and_then(super::syntax::string_content) else { continue };
+            for i in decl.descendants() {
+                match i.kind() {
+                    "import_specifier" if i.field_child("alias").or_else(|| i.field_child("name")).is_some_and(|l| l.text() == name) => {
+                        let orig = i.field_child("name").map(|o| o.text().to_owned()).unwrap_or_default();
+                        return Head::Import(spec, orig);
+                    }
+                    "import_clause" | "namespace_import" if i.named_children().any(|c| c.kind() == "identifier" && c.text() == name) => {
+                        return Head::Import(spec, if i.kind() == "import_clause" { "default" } else { "*" }.to_owned());
+                    }
+                    _ => {}
+                }
+            }
+        }
+        if module_bindings(decl).iter().any(|b| b.text() == name) || decl.descendants().any(|d| module_bindings(d).iter().any(|b| b.text() == name)) {
+            return Head::Declared;
+        }
+    }
+    Head::Global
 }
 
 /// The identifiers a module-level declaration binds (imports of the same name
@@ -525,7 +575,48 @@ impl Check<'_> {
         if n.kind() == "property_identifier" {
             return Ok(()); // another object's property of that name
         }
+        if self.handed_to_read_only(n) {
+            return Ok(());
+        }
         self.table_access(n, regions)
+    }
+
+    /// Whether `n` is a plain argument of a call whose callee the profile
+    /// reviewed as read-only (`source.read-only-callees`), spelled as a
+    /// region's callee is: a package import as `PACKAGE:NAME` (a default
+    /// export `PACKAGE:default.m`, a namespace `PACKAGE:m`), a global as
+    /// written. A head bound by an enclosing function, declared at module
+    /// level, imported under another name or from a file of the release is
+    /// not the reviewed callee.
+    fn handed_to_read_only(&self, n: Node<'_>) -> bool {
+        let Some(args) = n.parent().filter(|p| p.kind() == "arguments") else { return false };
+        let Some(call) = args.parent().filter(|c| c.kind() == "call_expression" && c.field_child("arguments") == Some(args)) else { return false };
+        let Some(callee) = call.field_child("function").map(bare).and_then(dotted) else { return false };
+        let Some((head, rest)) = callee.split_once('.').map_or(Some((callee.as_str(), "")), |(h, r)| Some((h, r))) else { return false };
+        let plain = |w: &str| !w.is_empty() && w.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$');
+        if !plain(head) || !(rest.is_empty() || rest.split('.').all(plain)) {
+            return false;
+        }
+        let local = n.ancestors().filter(|a| FUNCTIONS.contains(&a.kind())).any(|f| {
+            let b = super::bindings::Bindings::of(f);
+            b.is_param(head) || b.count(head) > 0
+        });
+        if local {
+            return false;
+        }
+        let root = n.ancestors().last().unwrap_or(n);
+        let identity = match module_head(root, head) {
+            Head::Global => callee.clone(),
+            Head::Declared => return false,
+            Head::Import(spec, orig) if super::scope::is_package(&spec) => match orig.as_str() {
+                "default" => format!("{spec}:default{}", &callee[head.len()..]),
+                "*" if !rest.is_empty() => format!("{spec}:{rest}"),
+                o if o == head => format!("{spec}:{callee}"),
+                _ => return false,
+            },
+            Head::Import(..) => return false,
+        };
+        self.read_only.contains(&identity)
     }
 
     /// A use, in its own module, of module state a region trusts: inside a
@@ -546,11 +637,16 @@ impl Check<'_> {
                 return Ok(());
             }
         }
+        // A dispatcher case's code (its clause and the handler's statements around the `switch`) was reviewed too.
+        if self.regions.iter().any(|r| r.node.kind() == "switch_case" && super::route::owner(r.node).contains(n) && super::route::runs_for_case(r.node, n)) {
+            return Ok(());
+        }
         let Some(parent) = n.parent() else { return Ok(()) };
         let ok = match parent.kind() {
             "variable_declarator" => parent.field_child("name") == Some(n),
             "assignment_expression" | "augmented_assignment_expression" => parent.field_child("left") == Some(n),
             "spread_element" => parent.parent().is_some_and(|a| a.kind() == "array"),
+            "arguments" => self.handed_to_read_only(n),
             "member_expression" if parent.field_child("object") == Some(n) => {
                 let member = parent.field_child("property").map(|p| p.text()).unwrap_or_default();
                 member == "length" || (READ_METHODS.contains(&member) && parent.parent().is_some_and(|c| c.kind() == "call_expression"))

@@ -61,7 +61,7 @@ pub(super) fn check_unique(trees: &[(&str, &Syntax)], regions: &[Region<'_>]) ->
             let literal = arguments(n).first().is_some_and(|a| string_content(*a).is_some());
             (!literal).then(|| format!("`{method}` registers a tool whose name is not a plain string literal; it could be `{tool}`"))
         };
-        registered_once(trees, region, call, &tool, &computed)?;
+        registered_once(trees, region, call, &tool, &computed, &|_| false)?;
     }
     Ok(())
 }
@@ -188,11 +188,48 @@ pub(super) fn check_case(trees: &[(&str, &Syntax)], region: &Region<'_>) -> Resu
     let tool = region.node.field_child("value").and_then(string_content).unwrap_or_default();
     let schema = arguments(d.registration).first().map(|a| bare(*a).compact_text()).unwrap_or_default();
     // A second handler for the same request schema replaces the reviewed one.
+    // A schema spelled otherwise than by its own imported name could be the same object.
     let same_schema = |n: Node<'_>| {
-        (arguments(n).first().map(|a| bare(*a).compact_text()).as_deref() == Some(schema.as_str()))
-            .then(|| format!("a second handler is registered for `{schema}`; it could replace the reviewed one"))
+        let first = arguments(n).first().map(|a| bare(*a));
+        let text = first.map(|a| a.compact_text()).unwrap_or_default();
+        if text == schema {
+            return Some(format!("a second handler is registered for `{schema}`; it could replace the reviewed one"));
+        }
+        let root = n.ancestors().last().unwrap_or(n);
+        let imported = first.filter(|a| a.kind() == "identifier").is_some_and(|a| {
+            matches!(super::integrity::module_head(root, a.text()), super::integrity::Head::Import(spec, orig) if orig == a.text() && super::scope::is_package(&spec))
+        });
+        (!imported)
+            .then(|| format!("a handler is registered for `{text}`, which is not a schema imported from a package by its own name: it could be `{schema}`"))
     };
-    registered_once(trees, region, d.registration, &tool, &same_schema)
+    // A tool list served by a handler of the same method for another request
+    // schema names the tool as data: that handler never answers a call.
+    let method = method_name(d.registration);
+    let listed = |n: Node<'_>| listed_by_other_handler(n, method, &schema);
+    registered_once(trees, region, d.registration, &tool, &same_schema, &listed)
+}
+
+/// Whether the string `n` is the value of a `name:` property of an object
+/// literal inside a handler function passed, as the last argument, to a
+/// call of the registering `method` whose first argument is not `schema`
+/// (`server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools:
+/// [{ name: "write_file", … }] }))`): a descriptor of the tool, which a handler
+/// for another request never routes a call by.
+fn listed_by_other_handler(n: Node<'_>, method: Option<&str>, schema: &str) -> bool {
+    let Some(pair) = n.parent().filter(|p| p.kind() == "pair" && p.field_child("value") == Some(n)) else { return false };
+    let keyed = pair.field_child("key").is_some_and(|k| k.kind() == "property_identifier" && k.text() == "name");
+    if !keyed || pair.parent().is_none_or(|o| o.kind() != "object") {
+        return false;
+    }
+    pair.ancestors().filter(|a| FUNCTIONS.contains(&a.kind())).any(|handler| {
+        let call = handler.parent().filter(|a| a.kind() == "arguments").and_then(|a| a.parent()).filter(|c| c.kind() == "call_expression");
+        call.is_some_and(|call| {
+            let args = arguments(call);
+            let last = args.last().map(|a| bare(*a)) == Some(handler);
+            let other = args.first().map(|a| bare(*a).compact_text()).is_some_and(|first| first != schema);
+            last && other && args.len() > 1 && method.is_some() && method_name(call) == method
+        })
+    })
 }
 
 /// The tool is registered once, as written: its name is a plain string
@@ -206,6 +243,7 @@ fn registered_once(
     registration: Node<'_>,
     tool: &str,
     rival: &dyn Fn(Node<'_>) -> Option<String>,
+    excused: &dyn Fn(Node<'_>) -> bool,
 ) -> Result<(), Escalation> {
     let ambiguous = |file: &str, at: Node<'_>, why: String| {
         Err(Escalation::new(
@@ -218,7 +256,7 @@ fn registered_once(
     let mut named = 0;
     for (file, syntax) in trees {
         for n in syntax.root().descendants() {
-            if matches!(n.kind(), "string" | "template_string") && string_content(n).as_deref() == Some(tool) {
+            if matches!(n.kind(), "string" | "template_string") && string_content(n).as_deref() == Some(tool) && !excused(n) {
                 named += 1;
                 if !registration.contains(n) {
                     return ambiguous(

@@ -281,6 +281,13 @@ impl<'a> Scope<'a> {
 }
 
 impl<'a> Scope<'a> {
+    /// The one lexical declaration of `name`, bound several times in the
+    /// region, whose scope holds `at` ([`Self::visible_binding`]); `None`
+    /// when a parameter of that name is what `at` sees.
+    pub(super) fn visible_declaration(&self, name: &str, at: Node<'a>) -> Option<Node<'a>> {
+        self.visible_binding(name, at).filter(|site| !is_parameter(*site))
+    }
+
     /// The one binding of `name` whose scope holds `at`, when every binding
     /// of the name in the region is a lexical declaration (a parameter, a
     /// block-scoped `let`/`const`, a `catch` parameter, a `for (const|let …
