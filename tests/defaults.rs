@@ -171,6 +171,15 @@ fn the_variable_and_the_map_must_hold_until_the_sink() {
 }
 
 #[test]
+fn a_call_that_may_change_the_map_escalates_even_when_it_names_an_argument() {
+    // `.pop("private")` before the read would make the caller's value the default.
+    for (s, change) in spellings().iter().zip(["    arguments.pop(\"private\")", "  forget(args, \"private\");"]) {
+        let got = s.zero(&format!("{change}\n{}", s.read));
+        assert!(matches!(&got, Err((EscalationCode::ShapeMismatch, d)) if d.contains("argument map")), "{}: {got:?}", s.lang);
+    }
+}
+
+#[test]
 fn no_read_is_no_fact() {
     for s in spellings() {
         assert_eq!(s.zero(""), Ok(None), "{}", s.lang);

@@ -40,8 +40,10 @@ pub trait DefaultShape<'a>: CallShape<'a> {
     fn helper_identity(&self, call: Node<'a>) -> Identity;
 
     /// The read holds: its variable is bound nowhere else, and what the helper
-    /// reads (the argument map) reaches it unchanged.
-    fn check_read(&self, read: &Read<'a>) -> Result<(), Escalation>;
+    /// reads (the argument map) reaches it unchanged; `helpers` are the
+    /// reviewed helpers' identities (the only calls that may touch the map,
+    /// where the language has no reviewed regions to say so).
+    fn check_read(&self, read: &Read<'a>, helpers: &[&str]) -> Result<(), Escalation>;
 
     /// The default a helper's `arg:INDEX` rule names: argument `index` of
     /// `call`, a literal (or what the language lets stand for one, a constant),
@@ -72,7 +74,8 @@ pub fn extract<'a, L: DefaultShape<'a>>(lang: &L, site: &FactSite<'_, 'a>) -> Re
         }
     };
     let (helper, rule) = reviewed_helper(site, read.call, lang.helper_identity(read.call), helpers, &format!("argument `{argument}` is read"))?;
-    lang.check_read(read)?;
+    let reviewed: Vec<&str> = helpers.iter().map(|(h, _)| h.as_str()).collect();
+    lang.check_read(read, &reviewed)?;
     let (mut value, mut source) = match rule {
         DefaultRule::Zero(text) => zero_default(site, read.call, text)?,
         DefaultRule::Arg(i) => lang.argument_default(read.call, *i, &helper)?,

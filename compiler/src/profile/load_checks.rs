@@ -29,18 +29,14 @@ fn error_of(id: &str, edits: &[(&str, &str)]) -> String {
 
 #[test]
 fn a_key_the_language_does_not_read() {
-    // `returns` is read by the JavaScript frontend only.
-    insta::assert_snapshot!(error_of("git-diff", &[("before = \"sink\"\n", "before = \"sink\"\nreturns = \"x\"\n")]));
-}
-
-#[test]
-fn a_test_key_the_language_does_not_read() {
-    insta::assert_snapshot!(error_of("git-diff", &[("args = [\"str:-\"] }", "args = [\"str:-\"], equals = \"x\" }")]));
+    // `conjuncts` is read by the JavaScript frontend only (the one with a spelling of a value).
+    insta::assert_snapshot!(error_of("git-diff", &[("before = \"sink\"\n", "before = \"sink\"\nconjuncts = [\"x\"]\n")]));
 }
 
 #[test]
 fn a_kind_the_language_does_not_extract() {
-    let fact = "\n[facts.omitted]\nkind = \"default\"\nregion = \"handler\"\nargument = \"context_lines\"\nhelpers = { get = \"zero:3\" }\n";
+    // A data table is a JavaScript shape.
+    let fact = "\n[facts.omitted]\nkind = \"table\"\nregion = \"handler\"\nrow = \"r\"\nmember = \"m\"\n";
     insta::assert_snapshot!(error_of("git-diff", &[("[[rules]]", &format!("{}\n[[rules]]", fact.trim_start()))]));
 }
 

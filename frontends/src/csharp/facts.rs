@@ -78,7 +78,7 @@ impl<'a> DefaultShape<'a> for Cx<'_, 'a> {
         identity(call)
     }
 
-    fn check_read(&self, read: &Read<'a>) -> Result<(), Escalation> {
+    fn check_read(&self, read: &Read<'a>, _helpers: &[&str]) -> Result<(), Escalation> {
         if let Some((_, again, _)) = self.assignments().iter().find(|(v, n, _)| *v == read.variable && *n != read.target) {
             return Err(self.site.mismatch(*again, format!("`{}` is assigned again at line {}", read.variable, again.line())));
         }

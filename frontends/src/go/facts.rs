@@ -96,7 +96,7 @@ impl<'a> DefaultShape<'a> for Cx<'_, 'a> {
         identity(call)
     }
 
-    fn check_read(&self, read: &Read<'a>) -> Result<(), Escalation> {
+    fn check_read(&self, read: &Read<'a>, _helpers: &[&str]) -> Result<(), Escalation> {
         self.check_single_binding(&read.variable, read.target)?;
         self.check_map_untouched(read.call)
     }

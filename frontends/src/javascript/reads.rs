@@ -59,9 +59,8 @@ impl<'a> DefaultShape<'a> for Cx<'_, 'a> {
     }
 
     /// The variable is declared once; the map is a parameter of the region
-    /// never bound again, used only as the map of calls that read an
-    /// argument by name.
-    fn check_read(&self, read: &Read<'a>) -> Result<(), Escalation> {
+    /// never bound again, used only as the map of reviewed helpers' calls.
+    fn check_read(&self, read: &Read<'a>, helpers: &[&str]) -> Result<(), Escalation> {
         if self.names.count(&read.variable) != 1 || self.declared_once(&read.variable).is_none() {
             return Err(self
                 .site
@@ -83,13 +82,14 @@ impl<'a> DefaultShape<'a> for Cx<'_, 'a> {
                 .ancestors()
                 .take_while(|a| matches!(a.kind(), "member_expression" | "arguments" | "parenthesized_expression" | "call_expression"))
                 .find(|a| a.kind() == "call_expression")
-                .filter(|c| read_map(*c) == Some(u) && names_by_string(*c));
+                .filter(|c| {
+                    read_map(*c) == Some(u) && names_by_string(*c) && matches!(self.callee(*c), Some(Identity::Path(p)) if helpers.contains(&p.as_str()))
+                });
             if call.is_none() {
                 let at = u.parent().unwrap_or(u);
-                return Err(self.site.mismatch(
-                    u,
-                    format!("the argument map `{name}` is used at line {} (`{}`) other than to read an argument by name", u.line(), at.compact_text()),
-                ));
+                return Err(self
+                    .site
+                    .mismatch(u, format!("the argument map `{name}` is used at line {} (`{}`) other than by a reviewed helper", u.line(), at.compact_text())));
             }
         }
         Ok(())

@@ -18,17 +18,18 @@ fn call_arguments(call: Node<'_>) -> Vec<Node<'_>> {
     call.items("arguments")
 }
 
-/// Whether `call` names some argument by a plain string literal.
-fn names_by_string(call: Node<'_>) -> bool {
-    call_arguments(call).iter().any(|a| plain_string(*a).is_some())
-}
-
 impl<'a> Cx<'_, 'a> {
     /// The map a helper call reads: the receiver of a method (`arguments.get`)
     /// or else the first argument (`helper(arguments, "name")`).
     fn read_map(call: Node<'a>) -> Option<Node<'a>> {
         let function = call.field_child("function")?;
         if function.kind() == "attribute" { function.field_child("object") } else { call_arguments(call).first().copied() }
+    }
+
+    /// Whether `call` is a reviewed helper's, naming an argument by a plain string.
+    fn reviewed_read(&self, call: Node<'a>, helpers: &[&str]) -> bool {
+        let reviewed = matches!(self.callee(call), Some(Identity::Path(p)) if helpers.contains(&p.as_str()));
+        reviewed && call_arguments(call).iter().any(|a| plain_string(*a).is_some())
     }
 }
 
@@ -57,8 +58,9 @@ impl<'a> DefaultShape<'a> for Cx<'_, 'a> {
 
     /// The variable is bound only by the read; the map is a parameter of the
     /// function that nothing rebinds or writes into, used only as the map of
-    /// calls that read an argument by name or as `map["name"]`.
-    fn check_read(&self, read: &Read<'a>) -> Result<(), Escalation> {
+    /// reviewed helpers' calls (a `.pop` or `.update` would change what a
+    /// later read sees) or read as `map["name"]`.
+    fn check_read(&self, read: &Read<'a>, helpers: &[&str]) -> Result<(), Escalation> {
         let bindings = self.names.bindings(&read.variable);
         if self.names.is_param(&read.variable) || !matches!(bindings, [one] if one.node == read.target && matches!(one.kind, BindingKind::Value(_))) {
             return Err(self
@@ -84,7 +86,7 @@ impl<'a> DefaultShape<'a> for Cx<'_, 'a> {
                 .filter(|p| p.kind() == "attribute" && p.field_child("object") == Some(u))
                 .and_then(|a| a.parent())
                 .or_else(|| parent.filter(|p| p.kind() == "argument_list").and_then(|l| l.parent()))
-                .filter(|c| c.kind() == "call" && Self::read_map(*c) == Some(u) && names_by_string(*c));
+                .filter(|c| c.kind() == "call" && Self::read_map(*c) == Some(u) && self.reviewed_read(*c, helpers));
             if !subscripted && call.is_none() {
                 return Err(self.site.mismatch(
                     u,
