@@ -112,9 +112,19 @@ impl Spelling {
         }
     }
 
-    /// What a negated guard `check(x)` before `sink(x)` is in `body`: the
-    /// test found (`Ok(Some)`), no guard (`Ok(None)`) or an escalation.
+    /// What a plain (not negated) guard `check(x)` before `sink(x)` is in `body`.
+    fn plain_guard(&self, body: &str) -> Result<Option<String>, EscalationCode> {
+        self.guard(body, false, None)
+    }
+
+    /// What a negated guard `check(x)` before `sink(x)` is in `body` (or, with
+    /// `equals`, a comparison guard): the test found (`Ok(Some)`), no guard
+    /// (`Ok(None)`) or an escalation.
     fn negated_guard(&self, body: &str, equals: Option<&str>) -> Result<Option<String>, EscalationCode> {
+        self.guard(body, equals.is_none(), equals)
+    }
+
+    fn guard(&self, body: &str, negated: bool, equals: Option<&str>) -> Result<Option<String>, EscalationCode> {
         let src = self.template.replace("BODY", body);
         let (check, sink) = self.names();
         let pattern = |p: &str| ArgPattern::parse(p).unwrap();
@@ -128,7 +138,7 @@ impl Spelling {
                     receiver: None,
                     args: vec![pattern("any")],
                     before: "sink".into(),
-                    negated: equals.is_none(),
+                    negated,
                     returns: None,
                     conjuncts: vec![],
                     equals: equals.map(str::to_owned),
@@ -233,4 +243,24 @@ fn csharp_reads_a_local_only_when_nothing_else_binds_it() {
         let body = format!("{}\n        {rebinding}\n{}", (CSHARP.bind)("Check(x)"), (CSHARP.guard)("!ok", CSHARP.exit));
         assert_eq!(CSHARP.negated_guard(&body, None), Ok(None), "{body}");
     }
+}
+
+#[test]
+fn go_reads_the_error_idiom_as_the_call_failing() {
+    // A non-negated guard: it leaves when check(x) fails, that is returns a non-nil error.
+    let plain = |body: &str| GO.plain_guard(body);
+    for body in [
+        "\t\tif err := check(x); err != nil {\n\t\t\treturn err\n\t\t}",
+        "\t\terr := check(x)\n\t\tif err != nil {\n\t\t\treturn err\n\t\t}",
+        "\t\tif check(x) != nil {\n\t\t\treturn nil\n\t\t}",
+    ] {
+        assert_eq!(plain(body), Ok(Some("check(any)".into())), "{body}");
+    }
+    // `== nil` is the call succeeding: the negation, which a negated guard asks for.
+    let succeeded = "\t\tif err := check(x); err == nil {\n\t\t\treturn nil\n\t\t}";
+    assert_eq!(GO.negated_guard(succeeded, None), Ok(Some("not check(any)".into())), "{succeeded}");
+    assert_eq!(plain(succeeded), Ok(None), "{succeeded}");
+    // Two results: which one is compared is not read, so no guard.
+    let two = "\t\tv, err := check(x)\n\t\tif err != nil {\n\t\t\treturn err\n\t\t}\n\t\tuse(v)";
+    assert_eq!(plain(two), Ok(None), "{two}");
 }

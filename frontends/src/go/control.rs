@@ -1,13 +1,26 @@
 //! Go's statements and conditions as the shared guard reads them
 //! ([`crate::guard`]): `if`/`else`, blocks, `return`, `!`/`&&`/`||`/`==`,
 //! labels a `goto` may reach, and a local bound once by `ok := f(x)`, before
-//! the `if` or in its own initializer (`if ok := f(x); !ok {`).
+//! the `if` or in its own initializer (`if ok := f(x); !ok {`). The error
+//! idiom reads the same way: `if err := check(x); err != nil {` holds the call
+//! (it failed), `== nil` its negation.
 
 use crate::guard::{Cond, Control, GuardShape, If, binary, earlier_in_block, if_else, named, operator, parenthesized};
 use crate::ts::Node;
 
 use super::facts::Cx;
 use super::string_content;
+
+/// The side of `X != nil` / `X == nil` that is not `nil`, when it is a call or a name.
+fn nil_compared(n: Node<'_>) -> Option<Node<'_>> {
+    let (l, r) = (n.field_child("left")?, n.field_child("right")?);
+    let other = match (l.kind(), r.kind()) {
+        (_, "nil") => l,
+        ("nil", _) => r,
+        _ => return None,
+    };
+    matches!(other.kind(), "call_expression" | "identifier").then_some(other)
+}
 
 /// Go's control syntax.
 pub(super) struct GoControl;
@@ -17,6 +30,12 @@ impl Control for GoControl {
         match (n.kind(), operator(n)) {
             ("parenthesized_expression", _) => parenthesized(self, n),
             ("unary_expression", "!") => n.field_child("operand").map_or(Cond::Other, Cond::Not),
+            // The error idiom: a result compared with `nil` is the call failing (`!= nil`) or not (`== nil`).
+            ("binary_expression", op @ ("!=" | "==")) if nil_compared(n).is_some() => match (op, nil_compared(n)) {
+                ("!=", Some(v)) => self.condition(v),
+                (_, Some(v)) => Cond::Not(v),
+                _ => Cond::Other,
+            },
             ("binary_expression", _) => binary(n, ["&&", "||", "=="]),
             ("call_expression", _) => Cond::Call(n),
             ("identifier", _) => Cond::Name(n),
