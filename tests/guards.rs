@@ -264,3 +264,17 @@ fn go_reads_the_error_idiom_as_the_call_failing() {
     let two = "\t\tv, err := check(x)\n\t\tif err != nil {\n\t\t\treturn err\n\t\t}\n\t\tuse(v)";
     assert_eq!(plain(two), Ok(None), "{two}");
 }
+
+#[test]
+fn a_test_that_reads_a_promise_or_coroutine_is_no_guard() {
+    // An async check called without `await` is a promise (a coroutine), always true: `!check(x)` never leaves.
+    let js = JAVASCRIPT.template.replace("function h(x) {", "async function check(v) {\n  return v !== \"\";\n}\n\nfunction h(x) {");
+    let src = |s: &Spelling, template: &str, body: &str| Spelling { template: Box::leak(template.to_owned().into_boxed_str()), ..*s }.negated_guard(body, None);
+    let not_awaited = (JAVASCRIPT.guard)("!check(x)", JAVASCRIPT.exit);
+    assert_eq!(src(&JAVASCRIPT, &js, &not_awaited), Ok(None), "{js}");
+    let awaited = (JAVASCRIPT.guard)("!(await check(x))", JAVASCRIPT.exit);
+    assert_eq!(src(&JAVASCRIPT, &js, &awaited), Ok(Some("not check(any)".into())), "{js}");
+    let py = format!("{}\n\nclass Checker:\n    async def check(self, v):\n        return True\n", PYTHON.template);
+    let body = (PYTHON.guard)("not check(x)", PYTHON.exit);
+    assert_eq!(src(&PYTHON, &py, &body), Ok(None), "{py}");
+}

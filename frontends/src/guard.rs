@@ -98,6 +98,13 @@ pub trait GuardShape<'a>: CallShape<'a> {
     fn spell(&self, _n: Node<'a>) -> Option<String> {
         None
     }
+
+    /// Whether `call` yields a promise or coroutine the test would read as
+    /// a value (always true): a call, not awaited, of a function the release
+    /// declares `async`. Such a test never fires, so it is no guard.
+    fn unawaited_async(&self, _call: Node<'a>) -> bool {
+        false
+    }
 }
 
 /// The reviewed test a guard looks for.
@@ -271,6 +278,9 @@ fn calls_reviewed<'a, L: GuardShape<'a>>(lang: &L, call: Node<'a>, want: &GuardT
     if lang.callee(call) != Some(Identity::Path(want.callee.to_owned())) {
         return false;
     }
+    if lang.unawaited_async(call) {
+        return false;
+    }
     let Ok(args) = lang.arguments(call) else { return false };
     lang.receiver_matches(want.receiver, lang.receiver(call)) && facts::align(&args, want.args, &|a, p| lang.arg_matches(a, p)).is_some()
 }
@@ -344,4 +354,35 @@ pub fn operator<'a>(n: Node<'a>) -> &'a str {
 /// `guard` (so it runs before it on every path there).
 pub fn earlier_in_block(stmt: Node<'_>, guard: Node<'_>) -> bool {
     stmt.parent().is_some() && stmt.parent() == guard.parent() && stmt.precedes(guard)
+}
+
+/// Whether any of `trees` declares a function named `name` (the last
+/// segment of a callee's identity) `async`: a definition of one of `kinds`
+/// carrying the `async` keyword, named by its own `name` or by the
+/// declaration, property or assignment it is the value of. Any such
+/// declaration counts, whichever the call means: a test that may read a
+/// promise is no guard.
+pub fn declared_async(trees: &[(&str, &crate::ts::Syntax)], name: &str, kinds: &[&str]) -> bool {
+    let named = |f: Node<'_>| {
+        let own = f.field_child("name").map(|n| n.text());
+        let parent = f.parent();
+        let bound = parent.and_then(|p| match p.kind() {
+            "variable_declarator" => p.field_child("name").map(|n| n.text()),
+            "pair" => p.field_child("key").map(|k| k.text().trim_matches(['"', '\''])),
+            "assignment_expression" => p.field_child("left").map(|l| l.text().rsplit('.').next().unwrap_or_default()),
+            _ => None,
+        });
+        own == Some(name) || bound == Some(name)
+    };
+    trees.iter().any(|(_, syntax)| {
+        syntax.root().descendants().any(|f| kinds.contains(&f.kind()) && f.children().any(|c| !c.is_named() && c.text() == "async") && named(f))
+    })
+}
+
+/// The last segment of a callee's identity (`check` of `a.b.check`, of `new X().check`).
+pub fn last_segment(identity: &Identity) -> Option<&str> {
+    match identity {
+        Identity::Path(p) => p.rsplit(['.', '#', ':']).next(),
+        _ => None,
+    }
 }

@@ -2,7 +2,8 @@
 //! ([`crate::guard`]): `if`/`else`, blocks and `case` bodies, `return` and
 //! `throw`, `!`/`&&`/`||`/`===`, and a local declared once before the `if`.
 
-use crate::guard::{Cond, Control, GuardShape, If, binary, earlier_in_block, if_else, named, operator};
+use crate::facts::CallShape;
+use crate::guard::{Cond, Control, GuardShape, If, binary, declared_async, earlier_in_block, if_else, last_segment, named, operator};
 use crate::ts::Node;
 
 use super::FUNCTIONS;
@@ -76,5 +77,20 @@ impl<'a> GuardShape<'a> for Cx<'_, 'a> {
 
     fn spell(&self, n: Node<'a>) -> Option<String> {
         self.names.derive(n, 0)
+    }
+
+    /// A call of an `async` function is a promise, always truthy, unless awaited.
+    fn unawaited_async(&self, call: Node<'a>) -> bool {
+        let awaited = call
+            .ancestors()
+            .find(|a| !matches!(a.kind(), "parenthesized_expression" | "as_expression" | "non_null_expression" | "satisfies_expression"))
+            .is_some_and(|a| a.kind() == "await_expression");
+        if awaited {
+            return false;
+        }
+        let written = call.field_child("function").map(|f| f.text().rsplit('.').next().unwrap_or_default().trim().to_owned());
+        let id = self.callee(call);
+        let kinds = ["function_declaration", "function_expression", "function", "arrow_function", "method_definition", "generator_function_declaration"];
+        [written, id.as_ref().and_then(last_segment).map(str::to_owned)].into_iter().flatten().any(|n| declared_async(self.site.region.trees, &n, &kinds))
     }
 }

@@ -2,7 +2,8 @@
 //! ([`crate::guard`]): `if`/`elif`/`else`, blocks, `raise` and `return`,
 //! `not`/`and`/`or`/`==`, and a local bound once by a plain assignment.
 
-use crate::guard::{Cond, Control, GuardShape, If, earlier_in_block, named, operator, parenthesized};
+use crate::facts::CallShape;
+use crate::guard::{Cond, Control, GuardShape, If, declared_async, earlier_in_block, last_segment, named, operator, parenthesized};
 use crate::ts::Node;
 
 use super::binding::{BindingKind, is_function};
@@ -93,5 +94,16 @@ impl<'a> GuardShape<'a> for Cx<'_, 'a> {
 
     fn receiver(&self, call: Node<'a>) -> Option<Node<'a>> {
         call.field_child("function").filter(|f| f.kind() == "attribute").and_then(|f| f.field_child("object"))
+    }
+
+    /// A call of an `async def` is a coroutine, always true; an awaited one
+    /// never reaches here (`await` is no condition this reads).
+    fn unawaited_async(&self, call: Node<'a>) -> bool {
+        let names = call.field_child("function").map(|f| f.text().rsplit('.').next().unwrap_or_default().to_owned());
+        let id = self.callee(call);
+        [names, id.as_ref().and_then(last_segment).map(str::to_owned)]
+            .into_iter()
+            .flatten()
+            .any(|n| declared_async(self.site.region.trees, &n, &["function_definition"]))
     }
 }
