@@ -278,3 +278,13 @@ fn a_test_that_reads_a_promise_or_coroutine_is_no_guard() {
     let body = (PYTHON.guard)("not check(x)", PYTHON.exit);
     assert_eq!(src(&PYTHON, &py, &body), Ok(None), "{py}");
 }
+
+#[test]
+fn a_long_disjunction_is_read_however_deep_the_call_sits() {
+    // Left-associative: the call sits ten operators down.
+    same_everywhere(
+        "long disjunction",
+        |s| (s.guard)(&format!("{}{}{}{}", s.not, s.call(), s.or, (0..10).map(|i| format!("g{i}")).collect::<Vec<_>>().join(s.or)), s.exit),
+        Ok(true),
+    );
+}

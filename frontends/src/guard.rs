@@ -150,7 +150,8 @@ pub fn extract<'a, L: GuardShape<'a>>(lang: &L, site: &FactSite<'_, 'a>, found: 
     guard_fact(lang, site, &GuardAsk { test, before, returns: returns.as_deref(), conjuncts }, sink.node)
 }
 
-/// Deeper chains of locals than this are no guard (and no endless walk).
+/// Longer chains of locals than this are no guard (and no endless walk:
+/// `const ok = ok`); operators nest only as deep as the parser allows.
 const MAX_DEPTH: usize = 8;
 
 /// A `guard` fact: the nearest `if` before the sink, in the sink's block or
@@ -233,15 +234,15 @@ fn holds<'a, L: GuardShape<'a>>(lang: &L, c: Node<'a>, want: &GuardTest<'_>, gua
     }
     match lang.control().condition(c) {
         Cond::And(left, right) => {
-            if let Some(mut others) = holds(lang, left, want, guard, depth + 1) {
+            if let Some(mut others) = holds(lang, left, want, guard, depth) {
                 others.push(right);
                 return Some(others);
             }
-            let mut others = holds(lang, right, want, guard, depth + 1)?;
+            let mut others = holds(lang, right, want, guard, depth)?;
             others.insert(0, left);
             Some(others)
         }
-        Cond::Or(left, right) => holds(lang, left, want, guard, depth + 1).or_else(|| holds(lang, right, want, guard, depth + 1)),
+        Cond::Or(left, right) => holds(lang, left, want, guard, depth).or_else(|| holds(lang, right, want, guard, depth)),
         Cond::Equals(left, right) => {
             let text = want.equals?;
             if want.negated {
@@ -249,7 +250,7 @@ fn holds<'a, L: GuardShape<'a>>(lang: &L, c: Node<'a>, want: &GuardTest<'_>, gua
             }
             let literal = |e: Node<'a>| lang.control().string(e).as_deref() == Some(text);
             // The compared side is the call itself: `(x || f()) === "deny"` compares x when x is truthy.
-            let called = |e: Node<'a>| exactly(lang, e, want, guard, depth + 1) == Some(false);
+            let called = |e: Node<'a>| exactly(lang, e, want, guard, depth) == Some(false);
             ((literal(right) && called(left)) || (literal(left) && called(right))).then(Vec::new)
         }
         Cond::Name(name) => holds(lang, lang.bound_once(name, guard)?, want, guard, depth + 1),
@@ -266,7 +267,7 @@ fn exactly<'a, L: GuardShape<'a>>(lang: &L, c: Node<'a>, want: &GuardTest<'_>, g
     }
     match lang.control().condition(c) {
         Cond::Call(call) => calls_reviewed(lang, call, want).then_some(false),
-        Cond::Not(inner) => exactly(lang, inner, want, guard, depth + 1).map(|n| !n),
+        Cond::Not(inner) => exactly(lang, inner, want, guard, depth).map(|n| !n),
         Cond::Name(name) => exactly(lang, lang.bound_once(name, guard)?, want, guard, depth + 1),
         _ => None,
     }
