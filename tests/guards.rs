@@ -260,9 +260,19 @@ fn go_reads_the_error_idiom_as_the_call_failing() {
     let succeeded = "\t\tif err := check(x); err == nil {\n\t\t\treturn nil\n\t\t}";
     assert_eq!(GO.negated_guard(succeeded, None), Ok(Some("not check(any)".into())), "{succeeded}");
     assert_eq!(plain(succeeded), Ok(None), "{succeeded}");
-    // Two results: which one is compared is not read, so no guard.
+    // Several results: the last is the error, bound once beside the others.
     let two = "\t\tv, err := check(x)\n\t\tif err != nil {\n\t\t\treturn err\n\t\t}\n\t\tuse(v)";
-    assert_eq!(plain(two), Ok(None), "{two}");
+    assert_eq!(plain(two), Ok(Some("check(any)".into())), "{two}");
+    let in_the_if = "\t\tif _, err := check(x); err != nil {\n\t\t\treturn err\n\t\t}";
+    assert_eq!(plain(in_the_if), Ok(Some("check(any)".into())), "{in_the_if}");
+    // Not the last result, bound again (`:=` reusing it), or compared as a value: no guard.
+    for body in [
+        "\t\terr, v := check(x)\n\t\tif err != nil {\n\t\t\treturn err\n\t\t}\n\t\tuse(v)",
+        "\t\tv, err := check(x)\n\t\tw, err := other(x)\n\t\tif err != nil {\n\t\t\treturn err\n\t\t}\n\t\tuse(v, w)",
+        "\t\tv, err := check(x)\n\t\tif v != nil {\n\t\t\treturn err\n\t\t}",
+    ] {
+        assert_eq!(plain(body), Ok(None), "{body}");
+    }
 }
 
 #[test]

@@ -34,6 +34,11 @@ pub enum Cond<'a> {
     Call(Node<'a>),
     /// A plain name.
     Name(Node<'a>),
+    /// (Go) A call's error result is not `nil`: the call itself, or a name
+    /// bound to its last result (`v, err := f(x)`, then `err != nil`).
+    Fails(Node<'a>),
+    /// (Go) The same result compared `== nil`: the call succeeded.
+    Succeeds(Node<'a>),
     /// Anything else: no part of a guard's test.
     Other,
 }
@@ -92,6 +97,13 @@ pub trait GuardShape<'a>: CallShape<'a> {
 
     /// The receiver of a method call (`receiver.method(…)`).
     fn receiver(&self, call: Node<'a>) -> Option<Self::Arg>;
+
+    /// (Go) The call whose last result the local `name` is, bound once
+    /// before `guard` like [`GuardShape::bound_once`] but with other names
+    /// beside it (`v, err := f(x)`).
+    fn bound_to_last_result(&self, _name: Node<'a>, _guard: Node<'a>) -> Option<Node<'a>> {
+        None
+    }
 
     /// What a value is, spelled as a profile's `conjuncts` list it; `None`
     /// when the language has no such spelling (every conjunct then escalates).
@@ -254,7 +266,9 @@ fn holds<'a, L: GuardShape<'a>>(lang: &L, c: Node<'a>, want: &GuardTest<'_>, gua
             ((literal(right) && called(left)) || (literal(left) && called(right))).then(Vec::new)
         }
         Cond::Name(name) => holds(lang, lang.bound_once(name, guard)?, want, guard, depth + 1),
-        Cond::Not(_) | Cond::Call(_) => (want.equals.is_none() && exactly(lang, c, want, guard, depth) == Some(want.negated)).then(Vec::new),
+        Cond::Not(_) | Cond::Call(_) | Cond::Fails(_) | Cond::Succeeds(_) => {
+            (want.equals.is_none() && exactly(lang, c, want, guard, depth) == Some(want.negated)).then(Vec::new)
+        }
         Cond::Other => None,
     }
 }
@@ -269,6 +283,22 @@ fn exactly<'a, L: GuardShape<'a>>(lang: &L, c: Node<'a>, want: &GuardTest<'_>, g
         Cond::Call(call) => calls_reviewed(lang, call, want).then_some(false),
         Cond::Not(inner) => exactly(lang, inner, want, guard, depth).map(|n| !n),
         Cond::Name(name) => exactly(lang, lang.bound_once(name, guard)?, want, guard, depth + 1),
+        Cond::Fails(v) => failing(lang, v, want, guard, depth),
+        Cond::Succeeds(v) => failing(lang, v, want, guard, depth).map(|n| !n),
+        _ => None,
+    }
+}
+
+/// Whether the error result `v` compared with `nil` is the reviewed call's
+/// (`Some(false)`: not nil is the call failing) or its negation: the call
+/// itself, or a name bound once to it or to its last result.
+fn failing<'a, L: GuardShape<'a>>(lang: &L, v: Node<'a>, want: &GuardTest<'_>, guard: Node<'a>, depth: usize) -> Option<bool> {
+    match lang.control().condition(v) {
+        Cond::Name(name) => match lang.bound_once(name, guard) {
+            Some(value) => exactly(lang, value, want, guard, depth + 1),
+            None => exactly(lang, lang.bound_to_last_result(name, guard)?, want, guard, depth + 1),
+        },
+        Cond::Call(_) => exactly(lang, v, want, guard, depth),
         _ => None,
     }
 }

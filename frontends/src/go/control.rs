@@ -3,7 +3,8 @@
 //! labels a `goto` may reach, and a local bound once by `ok := f(x)`, before
 //! the `if` or in its own initializer (`if ok := f(x); !ok {`). The error
 //! idiom reads the same way: `if err := check(x); err != nil {` holds the call
-//! (it failed), `== nil` its negation.
+//! (it failed), `== nil` its negation, and `v, err := check(x)` binds `err` to
+//! the call's last result, its error.
 
 use crate::guard::{Cond, Control, GuardShape, If, binary, earlier_in_block, if_else, named, operator, parenthesized};
 use crate::ts::Node;
@@ -32,8 +33,8 @@ impl Control for GoControl {
             ("unary_expression", "!") => n.field_child("operand").map_or(Cond::Other, Cond::Not),
             // The error idiom: a result compared with `nil` is the call failing (`!= nil`) or not (`== nil`).
             ("binary_expression", op @ ("!=" | "==")) if nil_compared(n).is_some() => match (op, nil_compared(n)) {
-                ("!=", Some(v)) => self.condition(v),
-                (_, Some(v)) => Cond::Not(v),
+                ("!=", Some(v)) => Cond::Fails(v),
+                (_, Some(v)) => Cond::Succeeds(v),
                 _ => Cond::Other,
             },
             ("binary_expression", _) => binary(n, ["&&", "||", "=="]),
@@ -95,14 +96,37 @@ impl<'a> GuardShape<'a> for Cx<'_, 'a> {
         if declaration.field_child("right").is_none_or(|r| named(r).count() != 1) {
             return None;
         }
-        let addressed = self.site.region.node.descendants().any(|n| {
-            n.kind() == "unary_expression" && operator(n) == "&" && n.field_child("operand").is_some_and(|o| o.kind() == "identifier" && o.text() == text)
-        });
+        let addressed = self.addressed(text);
         let before = earlier_in_block(declaration, guard) || guard.field_child("initializer") == Some(declaration);
         (before && !addressed).then(|| self.names.value(site)).flatten()
     }
 
     fn receiver(&self, call: Node<'a>) -> Option<Node<'a>> {
         call.field_child("function").filter(|f| f.kind() == "selector_expression").and_then(|f| f.field_child("operand"))
+    }
+
+    /// `v, err := f(x)`: `err` the last of the names, bound nowhere else and
+    /// never address-taken, the one value a call, the declaration before the
+    /// `if` in its block or the `if`'s initializer. Go puts the error last.
+    fn bound_to_last_result(&self, name: Node<'a>, guard: Node<'a>) -> Option<Node<'a>> {
+        let text = name.text();
+        if self.names.is_param(text) || self.addressed(text) {
+            return None;
+        }
+        let [site] = self.names.sites(text)[..] else { return None };
+        let left = site.parent().filter(|l| l.kind() == "expression_list" && named(*l).last() == Some(site))?;
+        let declaration = left.parent().filter(|d| d.kind() == "short_var_declaration" && d.field_child("left") == Some(left))?;
+        let [call] = declaration.field_child("right").map(|r| named(r).collect::<Vec<_>>())?[..] else { return None };
+        let before = earlier_in_block(declaration, guard) || guard.field_child("initializer") == Some(declaration);
+        (before && call.kind() == "call_expression").then_some(call)
+    }
+}
+
+impl Cx<'_, '_> {
+    /// Whether the region takes the address of `name` (`&name`): a pointer could change it.
+    fn addressed(&self, name: &str) -> bool {
+        self.site.region.node.descendants().any(|n| {
+            n.kind() == "unary_expression" && operator(n) == "&" && n.field_child("operand").is_some_and(|o| o.kind() == "identifier" && o.text() == name)
+        })
     }
 }
