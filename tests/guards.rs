@@ -298,3 +298,37 @@ fn a_long_disjunction_is_read_however_deep_the_call_sits() {
         Ok(true),
     );
 }
+
+#[test]
+fn a_guard_that_must_return_a_value_returns_it_on_every_path() {
+    let with_returns = |body: &str| {
+        let src = JAVASCRIPT.template.replace("BODY", body);
+        let pattern = |p: &str| ArgPattern::parse(p).unwrap();
+        let facts = [
+            FactSpec { name: "sink".into(), region: "r".into(), kind: FactKind::Call { callee: "sink".into(), args: None, matching: false } },
+            FactSpec {
+                name: "guard".into(),
+                region: "r".into(),
+                kind: FactKind::Guard {
+                    callee: "check".into(),
+                    receiver: None,
+                    args: vec![pattern("any")],
+                    before: "sink".into(),
+                    negated: true,
+                    returns: Some("DENIED".into()),
+                    conjuncts: vec![],
+                    equals: None,
+                },
+            },
+        ];
+        let region = RegionSpec { name: "r".into(), kind: RegionKind::Function("h".into()), optional: false };
+        let file = SourceFile { path: "m.js".into(), bytes: src.into_bytes() };
+        analyze(Lang::JavaScript, &[file], &[region], &facts).map(|a| a.facts.iter().any(|f| f.name == "guard")).map_err(|e| e.code)
+    };
+    assert_eq!(with_returns("  if (!check(x)) { console.log(x); return \"DENIED\"; }"), Ok(true));
+    // Another value first on some path, or a throw first: the block does not return DENIED on every path.
+    for body in ["  if (!check(x)) { if (x === \"\") { return \"fine\"; } return \"DENIED\"; }", "  if (!check(x)) { throw new Error(x); return \"DENIED\"; }"]
+    {
+        assert_eq!(with_returns(body), Err(EscalationCode::ShapeMismatch), "{body}");
+    }
+}

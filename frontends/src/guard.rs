@@ -218,8 +218,14 @@ pub fn guard_fact<'a, L: GuardShape<'a>>(lang: &L, site: &FactSite<'_, 'a>, ask:
 /// that string literal counts.
 pub fn exits(lang: &dyn Control, stmt: Node<'_>, returns: Option<&str>) -> Option<BTreeSet<&'static str>> {
     if let Some(statements) = lang.block(stmt) {
-        // Statements before the first that leaves run and fall into it.
-        return statements.iter().find_map(|s| exits(lang, *s, returns));
+        // Statements before the first that always leaves run and fall into it;
+        // it decides how the block leaves. With `returns`, none of them may
+        // leave on some path of its own (with another value, or by throwing).
+        let first = statements.iter().position(|s| exits(lang, *s, None).is_some())?;
+        if returns.is_some() && statements[..first].iter().any(|s| may_leave(lang, *s)) {
+            return None;
+        }
+        return exits(lang, statements[first], returns);
     }
     if let Some(parts) = lang.if_statement(stmt) {
         if !parts.otherwise {
@@ -236,6 +242,12 @@ pub fn exits(lang: &dyn Control, stmt: Node<'_>, returns: Option<&str>) -> Optio
         Some(r) if how != "return" || !stmt.descendants().any(|d| lang.string(d).as_deref() == Some(r)) => None,
         _ => Some(BTreeSet::from([how])),
     }
+}
+
+/// Whether some path through `stmt` leaves the function (a leaving
+/// statement anywhere inside it, outside nested functions).
+fn may_leave(lang: &dyn Control, stmt: Node<'_>) -> bool {
+    stmt.descendants().any(|d| lang.leaves(d).is_some() && !d.ancestors().take_while(|a| *a != stmt).any(|a| lang.is_function(a)))
 }
 
 /// Whether the condition `c` holds whenever the reviewed test does (and the
