@@ -332,3 +332,13 @@ fn a_guard_that_must_return_a_value_returns_it_on_every_path() {
         assert_eq!(with_returns(body), Err(EscalationCode::ShapeMismatch), "{body}");
     }
 }
+
+#[test]
+fn go_never_reads_a_redeclared_nil() {
+    // `nil` bound to a denial error would turn `err != nil` into "allowed".
+    let body = "\t\tnil := errDenied\n\t\tif err := check(x); err != nil {\n\t\t\treturn err\n\t\t}";
+    assert_eq!(GO.plain_guard(body), Err(EscalationCode::ShapeMismatch), "{body}");
+    let package = GO.template.replace("package m\n", "package m\n\nvar nil = errDenied\n");
+    let guarded = "\t\tif err := check(x); err != nil {\n\t\t\treturn err\n\t\t}";
+    assert_eq!(Spelling { template: Box::leak(package.into_boxed_str()), ..GO }.plain_guard(guarded), Err(EscalationCode::ShapeMismatch));
+}
