@@ -23,7 +23,7 @@
 mod support;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use fcd::canonical::Canonical;
 use fcd::certify::{Verdict, check_call, decide};
@@ -78,20 +78,9 @@ fn drive(source: &Path, arguments: &serde_json::Map<String, Value>, what: &str) 
     let work = scratch.path().join("root");
     copy_tree(source, &release);
     std::fs::create_dir(&work).unwrap();
-    let mut child = Command::new("node")
-        .arg(root().join("tests/support/run_filesystem.mjs"))
-        .arg(&release)
-        .arg(&work)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("node runs");
-    use std::io::Write as _;
-    child.stdin.take().unwrap().write_all(Value::Object(arguments.clone()).to_string().as_bytes()).unwrap();
-    let out = child.wait_with_output().unwrap();
-    let last = String::from_utf8_lossy(&out.stdout).lines().last().unwrap_or_default().to_owned();
-    serde_json::from_str(&last).unwrap_or_else(|e| panic!("{what}: driver output ({e}): {last}{}", String::from_utf8_lossy(&out.stderr)))
+    let mut command = Command::new("node");
+    command.arg(root().join("tests/support/run_filesystem.mjs")).arg(&release).arg(&work);
+    support::drive(command, &Value::Object(arguments.clone()), what)
 }
 
 #[test]

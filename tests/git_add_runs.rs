@@ -17,7 +17,7 @@
 mod support;
 
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use fcd::canonical::Canonical;
 use fcd::certify::{Verdict, check_call, decide};
@@ -69,22 +69,9 @@ fn no_certificate_for_a_call_that_stages_outside_the_contract_when_run() {
         let run: Vec<&(String, fcd::certify::Call)> = calls.iter().filter(|(n, _)| summary.is_some() || case.truth.contains_key(n)).collect();
         let arguments: serde_json::Map<String, Value> = run.iter().map(|(n, c)| (n.clone(), Value::Object(c.arguments.clone()))).collect();
         let scratch = tempfile::tempdir().unwrap();
-        let mut child = Command::new("python3")
-            .arg(&driver)
-            .arg(&tree.path)
-            .arg(scratch.path())
-            .current_dir(scratch.path())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("python3 runs");
-        use std::io::Write as _;
-        child.stdin.take().unwrap().write_all(Value::Object(arguments).to_string().as_bytes()).unwrap();
-        let out = child.wait_with_output().unwrap();
-        let report: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-            panic!("case {}: driver output ({e}): {}{}", case.name, String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
-        });
+        let mut command = Command::new("python3");
+        command.arg(&driver).arg(&tree.path).arg(scratch.path()).current_dir(scratch.path());
+        let report = support::drive(command, &Value::Object(arguments), &format!("case {}", case.name));
         cases_run += 1;
         let Some(results) = report.get("calls").and_then(Value::as_object) else { continue };
 

@@ -12,7 +12,7 @@
 mod support;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use fcd::canonical::Canonical;
 use fcd::certify::{Verdict, check_call, decide};
@@ -87,22 +87,9 @@ fn no_certificate_for_a_call_that_writes_when_run() {
             }
             calls.insert(name.clone(), Value::Object(args));
         }
-        let mut child = Command::new("python3")
-            .arg(&driver)
-            .arg(&release)
-            .arg(&canary)
-            .current_dir(scratch.path())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("python3 runs");
-        use std::io::Write as _;
-        child.stdin.take().unwrap().write_all(Value::Object(calls).to_string().as_bytes()).unwrap();
-        let out = child.wait_with_output().unwrap();
-        let report: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-            panic!("case {}: driver output ({e}): {}{}", case.name, String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
-        });
+        let mut command = Command::new("python3");
+        command.arg(&driver).arg(&release).arg(&canary).current_dir(scratch.path());
+        let report = support::drive(command, &Value::Object(calls), &format!("case {}", case.name));
         cases_run += 1;
         let Some(results) = report.get("calls").and_then(Value::as_object) else { continue };
 

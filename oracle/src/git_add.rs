@@ -19,9 +19,8 @@ use serde_json::{Map, Value};
 
 use crate::Verdict;
 use crate::contract::{Context, Effect};
-use crate::files;
 use crate::git_route::Tool;
-use crate::lex::{Dialect, Kind, Token, scan};
+use crate::lex::{Kind, Token};
 
 /// `git_add(repo, files)`, routed with the call's files.
 const TOOL: Tool = Tool { name: "git_add", argument: "files", arity: 2 };
@@ -50,29 +49,19 @@ pub fn read(root: &Path) -> Shape {
 
 /// The one sink of the handler and where it and the route were seen.
 fn handler(root: &Path) -> Result<(Sink, String), String> {
-    let found = files::find(root, &|p| p.ends_with("mcp_server_git/server.py"));
-    let [(name, path)] = found.as_slice() else {
-        return Err(format!("{} files named mcp_server_git/server.py", found.len()));
-    };
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{name}: {e}"))?;
-    let tokens = scan(&text, Dialect::Python).map_err(|e| format!("{name}: {e}"))?;
-    let defs: Vec<usize> =
-        (0..tokens.len().saturating_sub(2)).filter(|&i| tokens[i].is("def") && tokens[i + 1].is("git_add") && tokens[i + 2].is("(")).collect();
-    let [def] = defs.as_slice() else {
-        return Err(format!("{name}: {} definitions of git_add", defs.len()));
-    };
-    let route = crate::git_route::check(name, &tokens, &TOOL)?;
+    let (file, tokens, def, route) = crate::git_route::server_function(root, &TOOL)?;
+    let name = file.as_str();
     library(name, &tokens)?;
     // A decorator would run instead of the function it names.
-    let previous = tokens[..*def].iter().rev().skip_while(|t| t.kind == Kind::Newline).take_while(|t| t.kind != Kind::Newline).last();
+    let previous = tokens[..def].iter().rev().skip_while(|t| t.kind == Kind::Newline).take_while(|t| t.kind != Kind::Newline).last();
     if previous.is_some_and(|t| t.is("@")) {
-        return Err(format!("{name}:{}: git_add is decorated", tokens[*def].line));
+        return Err(format!("{name}:{}: git_add is decorated", tokens[def].line));
     }
-    let header: Vec<&Token> = tokens[*def..].iter().take_while(|t| t.kind != Kind::Newline).collect();
+    let header: Vec<&Token> = tokens[def..].iter().take_while(|t| t.kind != Kind::Newline).collect();
     if !header.iter().any(|t| t.is("files")) {
-        return Err(format!("{name}:{}: git_add takes no `files`", tokens[*def].line));
+        return Err(format!("{name}:{}: git_add takes no `files`", tokens[def].line));
     }
-    let body = crate::git_diff::body_lines(&tokens, *def);
+    let body = crate::git_diff::body_lines(&tokens, def);
     let mut index = Vec::new();
     let mut cli = Vec::new();
     for line in &body {

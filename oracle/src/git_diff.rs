@@ -12,8 +12,7 @@ use serde_json::{Map, Value};
 
 use crate::Verdict;
 use crate::contract::{Context, Effect};
-use crate::files;
-use crate::lex::{Dialect, Kind, Token, scan};
+use crate::lex::{Kind, Token};
 
 /// `git_diff(repo, target, context_lines)`, routed with the call's target.
 const TOOL: crate::git_route::Tool = crate::git_route::Tool { name: "git_diff", argument: "target", arity: 3 };
@@ -38,20 +37,9 @@ fn understand(root: &Path) -> Result<(bool, String), String> {
 
 /// Whether the handler is guarded, where that was seen, and where the route is.
 fn handler(root: &Path) -> Result<(bool, String, String), String> {
-    let found = files::find(root, &|p| p.ends_with("mcp_server_git/server.py"));
-    let [(name, path)] = found.as_slice() else {
-        return Err(format!("{} files named mcp_server_git/server.py", found.len()));
-    };
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{name}: {e}"))?;
-    let tokens = scan(&text, Dialect::Python).map_err(|e| format!("{name}: {e}"))?;
-    let defs: Vec<usize> =
-        (0..tokens.len().saturating_sub(2)).filter(|&i| tokens[i].is("def") && tokens[i + 1].is("git_diff") && tokens[i + 2].is("(")).collect();
-    let [def] = defs.as_slice() else {
-        return Err(format!("{name}: {} definitions of git_diff", defs.len()));
-    };
-    // The tool name must reach this function with the call's own target.
-    let route = crate::git_route::check(name, &tokens, &TOOL)?;
-    let body = body_lines(&tokens, *def);
+    let (file, tokens, def, route) = crate::git_route::server_function(root, &TOOL)?;
+    let name = file.as_str();
+    let body = body_lines(&tokens, def);
     if body.is_empty() {
         return Err(format!("{name}: git_diff has no body"));
     }

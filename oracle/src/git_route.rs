@@ -25,6 +25,25 @@ pub struct Tool {
     pub arity: usize,
 }
 
+/// The server module's one file (`mcp_server_git/server.py`), its name, its
+/// tokens and where its one `def TOOL(` starts, with the route to it checked.
+pub fn server_function(root: &std::path::Path, tool: &Tool) -> Result<(String, Vec<Token>, usize, String), String> {
+    let found = crate::files::find(root, &|p| p.ends_with("mcp_server_git/server.py"));
+    let [(name, path)] = found.as_slice() else {
+        return Err(format!("{} files named mcp_server_git/server.py", found.len()));
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{name}: {e}"))?;
+    let tokens = crate::lex::scan(&text, crate::lex::Dialect::Python).map_err(|e| format!("{name}: {e}"))?;
+    let defs: Vec<usize> =
+        (0..tokens.len().saturating_sub(2)).filter(|&i| tokens[i].is("def") && tokens[i + 1].is(tool.name) && tokens[i + 2].is("(")).collect();
+    let [def] = defs.as_slice() else {
+        return Err(format!("{name}: {} definitions of {}", defs.len(), tool.name));
+    };
+    // The tool name must reach this function with the call's own argument.
+    let route = check(name, &tokens, tool)?;
+    Ok((name.clone(), tokens, *def, route))
+}
+
 /// Finds the route; `Ok` says where it is, `Err` why the oracle cannot follow it.
 pub fn check(name: &str, tokens: &[Token], tool: &Tool) -> Result<String, String> {
     let file = File::new(name, tokens, tool);

@@ -1,5 +1,5 @@
 //! What the tests that run real handlers share: the decision to skip when a
-//! tool they need is missing. CI installs every tool and sets FCD_REQUIRE_TOOLS,
+//! tool they need is missing, and running a driver script. CI installs every tool and sets FCD_REQUIRE_TOOLS,
 //! so there a missing tool fails the test instead of hiding a gap.
 
 /// Whether `test` may go on: `tools` is what checking its tools found. A
@@ -23,4 +23,20 @@ pub fn git_and_gitpython() -> Result<(), String> {
         return Err("python3 cannot import GitPython (pip install gitpython)".into());
     }
     Ok(())
+}
+
+/// Runs a driver script (`command`, its program, arguments and directory set)
+/// with `input` as JSON on its stdin, and returns its report: the last
+/// non-empty line of its stdout, as JSON (whatever the release itself prints
+/// may come first). `what` names the run when the report is not JSON.
+#[allow(dead_code)] // only the binaries that run handlers under a driver use it
+pub fn drive(mut command: std::process::Command, input: &serde_json::Value, what: &str) -> serde_json::Value {
+    use std::io::Write as _;
+    use std::process::Stdio;
+    let mut child = command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap_or_else(|e| panic!("{what}: {e}"));
+    child.stdin.take().expect("a piped stdin").write_all(input.to_string().as_bytes()).unwrap_or_else(|e| panic!("{what}: {e}"));
+    let out = child.wait_with_output().unwrap_or_else(|e| panic!("{what}: {e}"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let last = stdout.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or_default();
+    serde_json::from_str(last).unwrap_or_else(|e| panic!("{what}: driver output ({e}): {stdout}{}", String::from_utf8_lossy(&out.stderr)))
 }

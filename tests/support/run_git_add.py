@@ -26,15 +26,10 @@ import subprocess
 import sys
 
 root, scratch = sys.argv[1], sys.argv[2]
-report = os.fdopen(os.dup(1), "w")
-os.dup2(2, 1)
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mcp_stub  # noqa: E402
 
 sys.path.pop(0)
-registered = mcp_stub.install()
-sys.path.insert(0, root)
 
 OUTSIDE = "secret outside the working tree\n"
 PASSWD = "root:x:0:0:fixture:/root:/bin/sh\n"
@@ -69,15 +64,7 @@ def layout(base):
     return repo
 
 
-try:
-    import importlib
-
-    module = importlib.import_module("mcp_server_git.server")
-    asyncio.run(module.serve(None))
-    dispatch = registered[-1]
-except BaseException as e:  # the edited release may not even load
-    print(json.dumps({"load_error": repr(e)}), file=report)
-    sys.exit(0)
+dispatch, report = mcp_stub.dispatcher(root)
 
 foreign = {blob(OUTSIDE), blob(PASSWD)}
 # One layout, copied (links kept as links) for every call.

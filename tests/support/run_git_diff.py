@@ -11,27 +11,12 @@ import os
 import sys
 
 root, canary = sys.argv[1], sys.argv[2]
-# The report goes to the original stdout; anything the release prints or its
-# subprocesses write goes to stderr instead.
-report = os.fdopen(os.dup(1), "w")
-os.dup2(2, 1)
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mcp_stub  # noqa: E402
 
 sys.path.pop(0)
-registered = mcp_stub.install()
-sys.path.insert(0, root)
 
-try:
-    import importlib
-
-    module = importlib.import_module("mcp_server_git.server")
-    asyncio.run(module.serve(None))
-    dispatch = registered[-1]
-except BaseException as e:  # the edited release may not even load
-    print(json.dumps({"load_error": repr(e)}), file=report)
-    sys.exit(0)
+dispatch, report = mcp_stub.dispatcher(root)
 
 results = {}
 for name, arguments in json.loads(sys.stdin.read()).items():
