@@ -194,4 +194,11 @@ pub trait Frontend: Sync {
     fn check_program(&self, _program: &Program<'_, '_>) -> Result<(), Escalation> {
         Ok(())
     }
+
+    /// The operations of one file that may write process-wide state (calls,
+    /// references, writes), their names resolved through imports and aliases;
+    /// [`crate::ambient`] decides which of them do.
+    fn ambient<'a>(&self, _file: &str, _syntax: &'a Syntax) -> Vec<crate::ambient::Op<'a>> {
+        Vec::new()
+    }
 }

@@ -18,6 +18,7 @@
 //! unchanged from its fact to its sink (`held`), and templates are read as
 //! strict JSON (`json`).
 
+mod ambient;
 mod control;
 mod facts;
 mod held;
@@ -87,6 +88,10 @@ impl Frontend for CSharp {
 
     fn check_build_file(&self, file: &SourceFile) -> Result<(), Escalation> {
         project::check(file)
+    }
+
+    fn ambient<'a>(&self, _file: &str, syntax: &'a Syntax) -> Vec<crate::ambient::Op<'a>> {
+        ambient::ops(syntax)
     }
 
     fn check_program(&self, p: &Program<'_, '_>) -> Result<(), Escalation> {

@@ -11,6 +11,7 @@
 //! Go's grammar cannot tell `F[T](x)` (an instantiation) from `m[k](x)` (a
 //! call of a map value): an index whose text is not type-like is a dynamic callee.
 
+mod ambient;
 mod bindings;
 mod control;
 mod facts;
@@ -67,6 +68,10 @@ impl Frontend for Go {
 
     fn check_region(&self, region: &Region<'_>) -> Result<(), Escalation> {
         surroundings::check(region)
+    }
+
+    fn ambient<'a>(&self, _file: &str, syntax: &'a Syntax) -> Vec<crate::ambient::Op<'a>> {
+        ambient::ops(syntax)
     }
 
     fn extract<'a>(&self, region: &Region<'a>, spec: &FactSpec, found: &BTreeMap<String, Found<'a>>) -> Result<Option<Found<'a>>, Escalation> {

@@ -12,6 +12,7 @@
 //! its type), so renaming a local changes no identity; calling an indexed
 //! value, a call's result or `eval` is dynamic.
 
+mod ambient;
 mod bindings;
 mod control;
 mod facts;
@@ -132,6 +133,10 @@ impl Frontend for JavaScript {
 
     fn loaded(&self, entries: &[String], trees: &[(&str, &Syntax)], opaque: &[(&str, &str)]) -> Result<Option<BTreeSet<String>>, Escalation> {
         package::loaded(entries, trees, opaque).map(Some)
+    }
+
+    fn ambient<'a>(&self, _file: &str, syntax: &'a Syntax) -> Vec<crate::ambient::Op<'a>> {
+        ambient::ops(syntax, crate::ambient::JAVASCRIPT.writes_first_argument)
     }
 
     fn check_program(&self, program: &Program<'_, '_>) -> Result<(), Escalation> {

@@ -5,6 +5,7 @@
 //! from syntax only: comments are separate nodes and string contents are
 //! leaves, so neither can ever produce a callee, a guard or a sink.
 
+mod ambient;
 mod binding;
 mod builtins;
 mod control;
@@ -61,6 +62,10 @@ impl Frontend for Python {
             .filter_map(|n| implicit_or_call(&scope, n, region).map(|id| (n, id)))
             .chain(route::shared(region.node, &region.env.tool).into_iter().filter_map(|n| shared_site(&scope, n, region).map(|id| (n, id))))
             .collect()
+    }
+
+    fn ambient<'a>(&self, file: &str, syntax: &'a Syntax) -> Vec<crate::ambient::Op<'a>> {
+        ambient::ops(file, syntax)
     }
 
     fn check_region(&self, region: &Region<'_>) -> Result<(), Escalation> {

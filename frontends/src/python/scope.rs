@@ -44,6 +44,13 @@ impl<'a> Scope<'a> {
         scope
     }
 
+    /// The scope of module-level code of `root` (no function around it).
+    pub fn module(root: Node<'a>, path: &str) -> Scope<'a> {
+        let module_name = path.rsplit('/').next().unwrap_or(path).trim_end_matches(".py").to_owned();
+        let wildcard = root.descendants().any(|n| n.kind() == "wildcard_import");
+        Scope { module: module_level(root), module_name, wildcard, enclosing: Vec::new(), local: Level::default() }
+    }
+
     /// Whether a bare `name` in the region means a function or class the
     /// module defines (no local, enclosing or parameter binding hides it).
     pub fn is_module_definition(&self, name: &str) -> bool {

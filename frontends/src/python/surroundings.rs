@@ -128,7 +128,9 @@ fn no_patching(file: &str, root: Node<'_>) -> Result<(), Escalation> {
                 "call" => true,
                 _ => false,
             };
-            if patched {
+            // Process-wide state (`os.environ[k] = …`) is judged by the
+            // ambient check, which names it and knows the pinned regions.
+            if patched && !super::ambient::writes_state(root, target, file) {
                 return Err(escalate(
                     file,
                     target,

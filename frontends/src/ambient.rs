@@ -1,0 +1,326 @@
+//! Process-wide state: what a release may not change anywhere in its closure.
+//!
+//! Some operations change state every part of the process shares, and that
+//! no region's facts show: the environment (which every child process a sink
+//! starts inherits: `git` reads `GIT_DIR`, a database driver its `PG*`
+//! variables), the working directory (every relative path a sink resolves),
+//! the umask (the mode of every file a sink creates), signal handlers and the
+//! logging configuration (what runs, and where text goes, on any event).
+//! Writing any of them anywhere in the loaded closure escalates: by
+//! assignment, augmented assignment, deletion, a mutating method or a call
+//! that sets it. A region the profile pins with a `body` fact was read by a
+//! reviewer, whose digest states everything it does: an operation inside it
+//! does not escalate.
+//!
+//! One [`Table`] per language says which operations write such state. Each
+//! frontend lists the candidate operations of a file with their names
+//! resolved through imports and aliases ([`crate::Frontend::ambient`]); this
+//! module matches them against the table, language-neutrally.
+
+use crate::ir::{Anchor, Escalation, EscalationCode};
+use crate::lang::{Lang, Program};
+use crate::spec::FactKind;
+use crate::ts::Node;
+
+/// How an entry's path writes its state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Writes {
+    /// Calling it writes (`os.putenv`); a reference that is not called may be called elsewhere.
+    Call,
+    /// Calling it with an argument writes (`process.umask(m)`; without one it reads).
+    CallWithArgs,
+    /// Calling it with a signal name (a literal `SIG…`, or anything not a
+    /// literal) installs a handler (`process.on("SIGINT", …)`).
+    Listener,
+    /// An object: writing it, a member or an item of it, or calling one of
+    /// the table's mutating methods on it (`os.environ.setdefault`).
+    Object,
+    /// Calling it writes, unless every argument is a keyword the entry lists
+    /// with a value it allows: `logging.basicConfig(level=…, stream=sys.stderr)`
+    /// only says how much is written to a standard stream, which no sink
+    /// reads; `filename=` or `handlers=` sends text somewhere else.
+    CallUnlessQuiet(&'static [Quiet]),
+}
+
+/// A keyword argument that leaves a configuration call without effect on
+/// any sink, and the values it may have (`None`: any; otherwise the resolved
+/// names allowed, such as `sys.stderr`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Quiet {
+    pub keyword: &'static str,
+    pub values: Option<&'static [&'static str]>,
+}
+
+/// One operation on process-wide state.
+#[derive(Debug, Clone, Copy)]
+pub struct Entry {
+    /// The resolved path, as the language's frontend spells it.
+    pub path: &'static str,
+    /// The state it writes, for the reason.
+    pub state: &'static str,
+    pub writes: Writes,
+}
+
+/// One language's operations on process-wide state.
+pub struct Table {
+    pub entries: &'static [Entry],
+    /// Methods that change the object they are called on.
+    pub mutators: &'static [&'static str],
+    /// Calls that write their first argument (`Object.assign(process.env, …)`).
+    pub writes_first_argument: &'static [&'static str],
+}
+
+const ENV: &str = "the process environment";
+const CWD: &str = "the working directory";
+const UMASK: &str = "the umask";
+const SIGNALS: &str = "the signal handlers";
+const LOGGING: &str = "the logging configuration";
+
+const fn call(path: &'static str, state: &'static str) -> Entry {
+    Entry { path, state, writes: Writes::Call }
+}
+
+const fn object(path: &'static str, state: &'static str) -> Entry {
+    Entry { path, state, writes: Writes::Object }
+}
+
+const fn any(keyword: &'static str) -> Quiet {
+    Quiet { keyword, values: None }
+}
+
+const STANDARD_STREAMS: &[&str] = &["sys.stderr", "sys.stdout"];
+
+/// `logging.basicConfig`'s keywords that only shape messages on a standard
+/// stream: `filename`, `filemode`, `handlers` or another stream escalate.
+const QUIET_BASIC_CONFIG: &[Quiet] =
+    &[any("level"), any("format"), any("datefmt"), any("style"), any("force"), Quiet { keyword: "stream", values: Some(STANDARD_STREAMS) }];
+
+pub const PYTHON: Table = Table {
+    entries: &[
+        object("os.environ", ENV),
+        object("os.environb", ENV),
+        call("os.putenv", ENV),
+        call("os.unsetenv", ENV),
+        call("os.chdir", CWD),
+        call("os.fchdir", CWD),
+        call("os.umask", UMASK),
+        call("signal.signal", SIGNALS),
+        call("signal.setitimer", SIGNALS),
+        call("signal.alarm", SIGNALS),
+        call("signal.siginterrupt", SIGNALS),
+        call("signal.pthread_sigmask", SIGNALS),
+        call("signal.set_wakeup_fd", SIGNALS),
+        Entry { path: "logging.basicConfig", state: LOGGING, writes: Writes::CallUnlessQuiet(QUIET_BASIC_CONFIG) },
+        call("logging.setLoggerClass", LOGGING),
+        call("logging.setLogRecordFactory", LOGGING),
+        call("logging.captureWarnings", LOGGING),
+        call("logging.config.dictConfig", LOGGING),
+        call("logging.config.fileConfig", LOGGING),
+        call("logging.config.listen", LOGGING),
+        object("logging.root", LOGGING),
+        object("logging.getLogger()", LOGGING),
+    ],
+    mutators: &[
+        "setdefault",
+        "update",
+        "pop",
+        "popitem",
+        "clear",
+        "__setitem__",
+        "__delitem__",
+        "__ior__",
+        "addHandler",
+        "removeHandler",
+        "addFilter",
+        "removeFilter",
+    ],
+    writes_first_argument: &[],
+};
+
+pub const JAVASCRIPT: Table = Table {
+    entries: &[
+        object("process.env", ENV),
+        call("process.chdir", CWD),
+        Entry { path: "process.umask", state: UMASK, writes: Writes::CallWithArgs },
+        Entry { path: "process.on", state: SIGNALS, writes: Writes::Listener },
+        Entry { path: "process.once", state: SIGNALS, writes: Writes::Listener },
+        Entry { path: "process.addListener", state: SIGNALS, writes: Writes::Listener },
+        Entry { path: "process.prependListener", state: SIGNALS, writes: Writes::Listener },
+        Entry { path: "process.prependOnceListener", state: SIGNALS, writes: Writes::Listener },
+    ],
+    mutators: &[],
+    writes_first_argument: &[
+        "Object.assign",
+        "Object.defineProperty",
+        "Object.defineProperties",
+        "Reflect.set",
+        "Reflect.defineProperty",
+        "Reflect.deleteProperty",
+    ],
+};
+
+/// Go paths are `IMPORT_PATH.Name`.
+pub const GO: Table = Table {
+    entries: &[
+        call("os.Setenv", ENV),
+        call("os.Unsetenv", ENV),
+        call("os.Clearenv", ENV),
+        call("syscall.Setenv", ENV),
+        call("syscall.Unsetenv", ENV),
+        call("syscall.Clearenv", ENV),
+        call("golang.org/x/sys/unix.Setenv", ENV),
+        call("golang.org/x/sys/unix.Unsetenv", ENV),
+        call("golang.org/x/sys/unix.Clearenv", ENV),
+        call("os.Chdir", CWD),
+        call("syscall.Chdir", CWD),
+        call("syscall.Fchdir", CWD),
+        call("golang.org/x/sys/unix.Chdir", CWD),
+        call("golang.org/x/sys/unix.Fchdir", CWD),
+        call("syscall.Umask", UMASK),
+        call("golang.org/x/sys/unix.Umask", UMASK),
+        call("os/signal.Notify", SIGNALS),
+        call("os/signal.NotifyContext", SIGNALS),
+        call("os/signal.Ignore", SIGNALS),
+        call("os/signal.Reset", SIGNALS),
+        call("log.SetOutput", LOGGING),
+        call("log.SetFlags", LOGGING),
+        call("log.SetPrefix", LOGGING),
+        call("log/slog.SetDefault", LOGGING),
+        call("log/slog.SetLogLoggerLevel", LOGGING),
+    ],
+    mutators: &[],
+    writes_first_argument: &[],
+};
+
+/// C# paths are dotted as written, aliases substituted, a leading `global::`
+/// and the namespaces `System`, `System.IO` and `System.Runtime.InteropServices` left out.
+pub const CSHARP: Table = Table {
+    entries: &[
+        call("Environment.SetEnvironmentVariable", ENV),
+        object("Environment.CurrentDirectory", CWD),
+        call("Directory.SetCurrentDirectory", CWD),
+        object("Console.CancelKeyPress", SIGNALS),
+        object("AppDomain.CurrentDomain.ProcessExit", SIGNALS),
+        call("PosixSignalRegistration.Create", SIGNALS),
+    ],
+    mutators: &[],
+    writes_first_argument: &[],
+};
+
+impl Lang {
+    /// The language's operations on process-wide state.
+    pub fn ambient_table(self) -> &'static Table {
+        match self {
+            Lang::Python => &PYTHON,
+            Lang::JavaScript | Lang::TypeScript => &JAVASCRIPT,
+            Lang::Go => &GO,
+            Lang::CSharp => &CSHARP,
+        }
+    }
+}
+
+/// What a frontend found at one node, its names resolved.
+#[derive(Debug, Clone)]
+pub enum Use {
+    /// `PATH` named as a value or a callee that is not called here.
+    Reference(String),
+    /// `PATH(…)`: the callee, the number of arguments, the first argument
+    /// as a plain string literal when it is one, and the keyword arguments
+    /// (Python's `name=value`), each value's resolved name when it is one.
+    Called { callee: String, args: usize, first: Option<String>, keywords: Vec<(String, Option<String>)> },
+    /// `PATH` (or `PATH[…]`, spelled `PATH[]`) assigned, augmented, deleted
+    /// or handed to a call that writes its first argument.
+    Written(String),
+}
+
+/// A candidate operation of one file.
+#[derive(Debug, Clone)]
+pub struct Op<'a> {
+    pub node: Node<'a>,
+    pub what: Use,
+}
+
+/// The entry `what` writes, if any.
+pub fn classify(table: &Table, what: &Use) -> Option<&'static Entry> {
+    let under = |path: &str, object: &str| {
+        path.strip_prefix(object).is_some_and(|rest| rest.is_empty() || rest.starts_with('.') || rest.starts_with('[') || rest.starts_with('('))
+    };
+    let method_of = |path: &str| {
+        table
+            .entries
+            .iter()
+            .filter(|e| e.writes == Writes::Object)
+            .find(|e| path.strip_prefix(e.path).and_then(|rest| rest.strip_prefix('.')).is_some_and(|m| table.mutators.contains(&m)))
+    };
+    match what {
+        Use::Written(path) => table.entries.iter().find(|e| e.writes == Writes::Object && under(path, e.path)),
+        Use::Reference(path) => table.entries.iter().find(|e| e.writes != Writes::Object && e.path == path).or_else(|| method_of(path)),
+        Use::Called { callee, args, first, keywords } => table
+            .entries
+            .iter()
+            .find(|e| {
+                e.path == callee
+                    && match e.writes {
+                        Writes::Call => true,
+                        Writes::CallWithArgs => *args > 0,
+                        Writes::Listener => first.as_deref().is_none_or(|s| s.starts_with("SIG")),
+                        Writes::CallUnlessQuiet(quiet) => !is_quiet(quiet, *args, keywords),
+                        Writes::Object => false,
+                    }
+            })
+            .or_else(|| method_of(callee)),
+    }
+}
+
+/// Whether a call's arguments are all keywords of `quiet`, each with a value it allows.
+fn is_quiet(quiet: &[Quiet], args: usize, keywords: &[(String, Option<String>)]) -> bool {
+    args == keywords.len()
+        && keywords.iter().all(|(name, value)| {
+            quiet.iter().any(|q| q.keyword == name && q.values.is_none_or(|allowed| value.as_deref().is_some_and(|v| allowed.contains(&v))))
+        })
+}
+
+/// Whether a write to `path` is one [`check`] judges (so another check can leave it to it).
+pub fn is_state_write(lang: Lang, path: &str) -> bool {
+    classify(lang.ambient_table(), &Use::Written(path.to_owned())).is_some()
+}
+
+/// Escalates on the first operation of the closure that writes process-wide
+/// state outside a region pinned by a `body` fact.
+pub fn check(lang: Lang, program: &Program<'_, '_>) -> Result<(), Escalation> {
+    let frontend = lang.frontend();
+    let pinned: Vec<_> =
+        program.regions.iter().filter(|r| program.facts.iter().any(|f| f.region == r.name && matches!(f.kind, FactKind::Body { .. }))).collect();
+    for (file, syntax) in program.trees {
+        let table = lang.for_file(file).ambient_table();
+        for op in frontend.ambient(file, syntax) {
+            let Some(entry) = classify(table, &op.what) else { continue };
+            if pinned.iter().any(|r| r.file == *file && r.node.contains(op.node)) {
+                continue;
+            }
+            let how = match &op.what {
+                Use::Reference(p) if entry.writes == Writes::Object => format!("`{p}` changes {}", entry.state),
+                Use::Reference(p) => format!("`{p}` is taken as a value, and calling it changes {}", entry.state),
+                Use::Called { callee, .. } => format!("`{callee}(…)` changes {}", entry.state),
+                Use::Written(p) => format!("writing `{p}` changes {}", entry.state),
+            };
+            let why = match entry.state {
+                ENV => "every child process a sink starts (git, a database driver) inherits it",
+                CWD => "every relative path a sink resolves depends on it",
+                UMASK => "the mode of every file a sink creates depends on it",
+                SIGNALS => "a handler runs code no region shows, at any point of a call",
+                _ => "it decides what runs and where text goes on any event, in code no region shows",
+            };
+            return Err(Escalation::new(
+                EscalationCode::ShapeMismatch,
+                format!(
+                    "`{}` writes process-wide state: {how} ({}), and {why}; only a region the profile pins with a `body` fact may",
+                    op.node.compact_text().chars().take(80).collect::<String>(),
+                    entry.path
+                ),
+                Some(Anchor::new(file, op.node.line(), op.node.end_line(), op.node.text())),
+            ));
+        }
+    }
+    Ok(())
+}

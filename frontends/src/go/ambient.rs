@@ -1,0 +1,28 @@
+//! Go's candidate operations on process-wide state ([`crate::ambient`]):
+//! every `pkg.Name` whose `pkg` is an import of the file, spelled by the
+//! import path (`o.Setenv` with `import o "os"` is `os.Setenv`), called or
+//! taken as a value.
+
+use crate::ambient::{Op, Use};
+use crate::ts::{Node, Syntax};
+
+pub fn ops(syntax: &Syntax) -> Vec<Op<'_>> {
+    let root = syntax.root();
+    let imports = super::scope::imports(root);
+    let mut out = Vec::new();
+    for node in root.descendants().filter(|n| n.kind() == "selector_expression") {
+        let (Some(operand), Some(field)) = (node.field_child("operand"), node.field_child("field")) else { continue };
+        let Some((path, _)) = imports.get(operand.text()).filter(|_| operand.kind() == "identifier") else { continue };
+        let name = format!("{path}.{}", field.text());
+        let call = node.parent().filter(|p| p.kind() == "call_expression" && p.field_child("function") == Some(node));
+        let what = match call {
+            Some(call) => {
+                let args: Vec<Node<'_>> = call.items("arguments");
+                Use::Called { callee: name, args: args.len(), first: None, keywords: Vec::new() }
+            }
+            None => Use::Reference(name),
+        };
+        out.push(Op { node, what });
+    }
+    out
+}

@@ -1,0 +1,114 @@
+//! Python's candidate operations on process-wide state ([`crate::ambient`]):
+//! every name or attribute chain, resolved through the imports and aliases of
+//! the function it stands in (`from os import environ as E`, `import os as o`,
+//! `env = os.environ`), as a call, a reference or a write target.
+
+use crate::ambient::{Op, Use};
+use crate::ts::{Node, Syntax};
+
+use super::binding::is_function;
+use super::scope::Scope;
+
+pub fn ops<'a>(file: &str, syntax: &'a Syntax) -> Vec<Op<'a>> {
+    let root = syntax.root();
+    // One scope per function (and one for module-level code), built once.
+    let mut scopes: Vec<(Node<'a>, Scope<'a>)> = Vec::new();
+    let mut out = Vec::new();
+    for node in root.descendants() {
+        let targets: Vec<Node<'a>> = match node.kind() {
+            "assignment" | "augmented_assignment" | "for_statement" => node.field_child("left").into_iter().collect(),
+            "delete_statement" => node.named_children().collect(),
+            "attribute" | "identifier" => {
+                if !expression(node) {
+                    continue;
+                }
+                let scope = scope_at(&mut scopes, root, node, file);
+                let Some(path) = scope.resolve(node) else { continue };
+                let call = node.parent().filter(|p| p.kind() == "call" && p.field_child("function") == Some(node));
+                let what = match call {
+                    Some(call) => {
+                        let args: Vec<Node<'_>> =
+                            call.field_child("arguments").map(|a| a.named_children().filter(|c| c.kind() != "comment").collect()).unwrap_or_default();
+                        let keywords = args
+                            .iter()
+                            .filter(|a| a.kind() == "keyword_argument")
+                            .filter_map(|a| Some((a.field_child("name")?.text().to_owned(), a.field_child("value").and_then(|v| scope.resolve(v)))))
+                            .collect();
+                        Use::Called { callee: path, args: args.len(), first: args.first().and_then(|a| super::plain_string(*a)), keywords }
+                    }
+                    None => Use::Reference(path),
+                };
+                out.push(Op { node, what });
+                continue;
+            }
+            _ => continue,
+        };
+        for target in targets.into_iter().flat_map(written) {
+            let scope = scope_at(&mut scopes, root, target, file);
+            if let Some(path) = target_path(scope, target) {
+                out.push(Op { node: target, what: Use::Written(path) });
+            }
+        }
+    }
+    out
+}
+
+/// Whether an identifier or attribute is an expression: not an import's
+/// name, an attribute's name, a keyword argument's name, a parameter or a
+/// definition's name.
+fn expression(node: Node<'_>) -> bool {
+    if node.ancestors().any(|a| matches!(a.kind(), "import_statement" | "import_from_statement" | "future_import_statement")) {
+        return false;
+    }
+    let Some(parent) = node.parent() else { return false };
+    match parent.kind() {
+        "attribute" => parent.field_child("attribute") != Some(node),
+        "keyword_argument" => parent.field_child("name") != Some(node),
+        "function_definition" | "class_definition" => parent.field_child("name") != Some(node),
+        "parameters" | "default_parameter" | "typed_parameter" | "typed_default_parameter" | "lambda_parameters" => false,
+        _ => true,
+    }
+}
+
+/// Whether the write target `target` of file `file` (module `root`) writes
+/// process-wide state, which [`crate::ambient::check`] judges.
+pub(super) fn writes_state(root: Node<'_>, target: Node<'_>, file: &str) -> bool {
+    let mut scopes = Vec::new();
+    let scope = scope_at(&mut scopes, root, target, file);
+    target_path(scope, target).is_some_and(|p| crate::ambient::is_state_write(crate::lang::Lang::Python, &p))
+}
+
+/// The scope of the function (or module code) `node` stands in.
+fn scope_at<'s, 'a>(scopes: &'s mut Vec<(Node<'a>, Scope<'a>)>, root: Node<'a>, node: Node<'a>, file: &str) -> &'s Scope<'a> {
+    let owner = node.ancestors().find(|a| is_function(*a)).unwrap_or(root);
+    let at = match scopes.iter().position(|(o, _)| *o == owner) {
+        Some(i) => i,
+        None => {
+            let scope = if owner == root { Scope::module(root, file) } else { Scope::new(root, owner, file) };
+            scopes.push((owner, scope));
+            scopes.len() - 1
+        }
+    };
+    &scopes[at].1
+}
+
+/// The attribute and subscript targets of a write (`a.b = …`, `a[k] = …`, `del a[k]`).
+fn written(target: Node<'_>) -> Vec<Node<'_>> {
+    match target.kind() {
+        "attribute" | "subscript" => vec![target],
+        "identifier" => Vec::new(),
+        _ => target.named_children().flat_map(written).collect(),
+    }
+}
+
+/// A write target's path, a subscript spelled `[]`: `os.environ[k]` is `os.environ[]`.
+fn target_path<'a>(scope: &Scope<'a>, target: Node<'a>) -> Option<String> {
+    match target.kind() {
+        "subscript" => Some(format!("{}[]", target_path(scope, target.field_child("value")?)?)),
+        "attribute" if target.field_child("object").is_some_and(|o| o.kind() == "subscript") => {
+            Some(format!("{}.{}", target_path(scope, target.field_child("object")?)?, target.field_child("attribute")?.text()))
+        }
+        "parenthesized_expression" => target_path(scope, target.named_children().find(|c| c.kind() != "comment")?),
+        _ => scope.resolve(target),
+    }
+}

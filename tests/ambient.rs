@@ -1,0 +1,315 @@
+//! Process-wide state (issue 26, point 2): an operation that writes the
+//! environment, the working directory, the umask, signal handlers or the
+//! logging configuration anywhere in the closure escalates, in every
+//! language, whatever import or alias spells it; a read does not; a region
+//! pinned by a `body` fact may. Each case is written once per language.
+
+use fcd_frontends::{Escalation, EscalationCode, FactKind, FactSpec, Lang, RegionKind, RegionSpec, SourceFile, analyze};
+
+/// How one language spells a handler `h` (calling `sink(x)`) beside a
+/// helper `setup` whose body is `BODY`, with `IMPORTS` at the top.
+struct Spelling {
+    lang: Lang,
+    path: &'static str,
+    template: &'static str,
+    region: &'static str,
+    helper: &'static str,
+}
+
+const PYTHON: Spelling = Spelling {
+    lang: Lang::Python,
+    path: "m.py",
+    template: "IMPORTS\nfrom lib import sink\n\n\ndef h(x):\n    sink(x)\n\n\ndef setup(x, k):\n    BODY\n",
+    region: "h",
+    helper: "setup",
+};
+
+const JAVASCRIPT: Spelling = Spelling {
+    lang: Lang::JavaScript,
+    path: "m.js",
+    template: "IMPORTS\nimport { sink } from \"lib\";\n\nexport function h(x) {\n  sink(x);\n}\n\nfunction setup(x, k) {\n  BODY;\n}\n",
+    region: "h",
+    helper: "setup",
+};
+
+const GO: Spelling = Spelling {
+    lang: Lang::Go,
+    path: "pkg/m.go",
+    template: "package m\n\nIMPORTS\n\nfunc F() T {\n\treturn New(func(x string) error {\n\t\tsink(x)\n\t\treturn nil\n\t})\n}\n\nfunc setup(x, k string) {\n\tBODY\n}\n",
+    region: "F",
+    helper: "setup",
+};
+
+const CSHARP: Spelling = Spelling {
+    lang: Lang::CSharp,
+    path: "src/M.cs",
+    template: "IMPORTS\n\npublic class C\n{\n    public void M(string x)\n    {\n        Sink(x);\n    }\n\n    public void Setup(string x, string k)\n    {\n        BODY;\n    }\n}\n",
+    region: "C.M",
+    helper: "C.Setup",
+};
+
+impl Spelling {
+    fn source(&self, imports: &str, body: &str) -> String {
+        self.template.replace("IMPORTS", imports).replace("BODY", body)
+    }
+
+    fn kind(&self, name: &str) -> RegionKind {
+        if self.lang == Lang::Go && name == self.region { RegionKind::Literal(name.into()) } else { RegionKind::Function(name.into()) }
+    }
+
+    /// The analysis of the source, with the helper a region pinned by a `body` fact when `pinned` holds the digest.
+    fn analyze(&self, imports: &str, body: &str, pinned: Option<&str>) -> Result<(), Escalation> {
+        let sink = if self.lang == Lang::CSharp {
+            "Sink"
+        } else if self.lang == Lang::Python {
+            "lib.sink"
+        } else {
+            "sink"
+        };
+        let mut regions = vec![RegionSpec { name: "r".into(), kind: self.kind(self.region), optional: false }];
+        let mut facts = vec![FactSpec { name: "sink".into(), region: "r".into(), kind: FactKind::Call { callee: sink.into(), args: None, matching: false } }];
+        if let Some(digest) = pinned {
+            regions.push(RegionSpec { name: "setup".into(), kind: self.kind(self.helper), optional: false });
+            facts.push(FactSpec { name: "pin".into(), region: "setup".into(), kind: FactKind::Body { digests: vec![digest.into()] } });
+        }
+        let file = SourceFile { path: self.path.into(), bytes: self.source(imports, body).into_bytes() };
+        analyze(self.lang, &[file], &regions, &facts).map(|_| ())
+    }
+}
+
+/// `(imports, body)` per language, for one case.
+type Case = [(&'static str, &'static str); 4];
+
+const ALL: [&Spelling; 4] = [&PYTHON, &JAVASCRIPT, &GO, &CSHARP];
+
+/// Every spelling of `case` escalates with `shape_mismatch`, anchored in the helper, naming `state`.
+fn escalates(what: &str, case: Case, state: &str) {
+    for (s, (imports, body)) in ALL.iter().zip(case) {
+        let e = s.analyze(imports, body, None).expect_err(&format!("{what} ({}): `{body}` must escalate", s.lang));
+        assert_eq!(e.code, EscalationCode::ShapeMismatch, "{what} ({}): {}", s.lang, e.detail);
+        assert!(e.detail.contains(state), "{what} ({}): the reason names {state}: {}", s.lang, e.detail);
+        let anchor = e.anchor.as_ref().unwrap_or_else(|| panic!("{what} ({}): an anchor", s.lang));
+        let line = s.source(imports, body).lines().position(|l| l.contains(body.trim())).unwrap() as u32 + 1;
+        assert_eq!((anchor.file.as_str(), anchor.line), (s.path, line), "{what} ({}): {}", s.lang, e.detail);
+    }
+}
+
+fn registers(what: &str, case: Case) {
+    for (s, (imports, body)) in ALL.iter().zip(case) {
+        if let Err(e) = s.analyze(imports, body, None) {
+            panic!("{what} ({}): `{body}` must not escalate: {e:?}", s.lang);
+        }
+    }
+}
+
+const PY_OS: &str = "import os";
+const GO_OS: &str = "import \"os\"";
+const CS: &str = "using System;";
+
+#[test]
+fn setting_an_environment_variable_escalates() {
+    escalates(
+        "set",
+        [
+            (PY_OS, "os.environ.setdefault(\"GIT_DIR\", x)"),
+            ("", "process.env.GIT_DIR = x"),
+            (GO_OS, "os.Setenv(\"GIT_DIR\", x)"),
+            (CS, "Environment.SetEnvironmentVariable(\"GIT_DIR\", x)"),
+        ],
+        "the process environment",
+    );
+    escalates(
+        "set by key",
+        [
+            (PY_OS, "os.environ[k] = x"),
+            ("", "process.env[k] = x"),
+            ("import \"syscall\"", "syscall.Setenv(k, x)"),
+            ("using System;", "System.Environment.SetEnvironmentVariable(k, x)"),
+        ],
+        "the process environment",
+    );
+}
+
+#[test]
+fn every_mutating_spelling_escalates() {
+    for (py, js) in [
+        ("os.environ.update({\"A\": x})", "Object.assign(process.env, { A: x })"),
+        ("os.environ.pop(k)", "delete process.env[k]"),
+        ("os.environ.popitem()", "delete process.env.A"),
+        ("os.environ.clear()", "Object.defineProperty(process.env, k, { value: x })"),
+        ("os.environ.__setitem__(k, x)", "process.env.A += x"),
+        ("del os.environ[k]", "Reflect.deleteProperty(process.env, k)"),
+        ("os.environ |= {k: x}", "process.env.A ||= x"),
+        ("os.putenv(k, x)", "process.env = {}"),
+    ] {
+        let go = if py.contains("del ") { "os.Unsetenv(k)" } else { "os.Clearenv()" };
+        escalates(py, [(PY_OS, py), ("", js), (GO_OS, go), (CS, "Environment.SetEnvironmentVariable(k, null)")], "the process environment");
+    }
+}
+
+#[test]
+fn the_working_directory_the_umask_and_signal_handlers_escalate() {
+    escalates(
+        "cwd",
+        [(PY_OS, "os.chdir(x)"), ("", "process.chdir(x)"), (GO_OS, "os.Chdir(x)"), ("using System.IO;", "Directory.SetCurrentDirectory(x)")],
+        "the working directory",
+    );
+    escalates(
+        "cwd property",
+        [
+            ("from os import chdir", "chdir(x)"),
+            ("import { chdir } from \"node:process\";", "chdir(x)"),
+            ("import \"syscall\"", "syscall.Chdir(x)"),
+            (CS, "Environment.CurrentDirectory = x"),
+        ],
+        "the working directory",
+    );
+    escalates(
+        "umask",
+        [(PY_OS, "os.umask(0)"), ("", "process.umask(0)"), ("import \"syscall\"", "syscall.Umask(0)"), (CS, "Environment.CurrentDirectory = x")],
+        "",
+    );
+    escalates(
+        "signals",
+        [
+            ("import signal", "signal.signal(signal.SIGTERM, signal.SIG_IGN)"),
+            ("", "process.on(\"SIGTERM\", () => {})"),
+            ("import \"os/signal\"", "signal.Notify(nil)"),
+            (CS, "Console.CancelKeyPress += (s, e) => { }"),
+        ],
+        "the signal handlers",
+    );
+}
+
+#[test]
+fn aliased_imports_escalate() {
+    escalates(
+        "aliased",
+        [
+            ("from os import environ as E", "E.setdefault(\"GIT_DIR\", x)"),
+            ("import { env as E } from \"process\";", "E.GIT_DIR = x"),
+            ("import o \"os\"", "o.Setenv(\"GIT_DIR\", x)"),
+            ("using E = System.Environment;", "E.SetEnvironmentVariable(\"GIT_DIR\", x)"),
+        ],
+        "the process environment",
+    );
+    escalates(
+        "module aliased",
+        [
+            ("import os as o", "o.environ.update(A=x)"),
+            ("import p from \"node:process\";", "p.env.GIT_DIR = x"),
+            ("import (\n\to \"os\"\n)", "f := o.Setenv; f(k, x)"),
+            ("using global::System;", "global::System.Environment.SetEnvironmentVariable(k, x)"),
+        ],
+        "the process environment",
+    );
+    escalates(
+        "local alias",
+        [
+            ("import os\nenv = os.environ", "env[k] = x"),
+            ("const { env } = process;", "env.GIT_DIR = x"),
+            ("import (\n\t\"os\"\n)", "os.Unsetenv(k)"),
+            ("using D = System.IO.Directory;", "D.SetCurrentDirectory(x)"),
+        ],
+        "",
+    );
+}
+
+#[test]
+fn logging_configuration_escalates_in_python() {
+    for (imports, body) in [
+        ("import logging", "logging.basicConfig(filename=x)"),
+        ("import logging", "logging.basicConfig(level=k, handlers=[x])"),
+        ("import logging", "logging.basicConfig(level=k, stream=x)"),
+        ("import logging\nimport sys", "logging.basicConfig(k, stream=sys.stderr)"),
+        ("import logging", "logging.basicConfig(**x)"),
+        ("import logging", "config = logging.basicConfig"),
+        ("import logging", "logging.root.addHandler(x)"),
+        ("import logging", "logging.getLogger().addHandler(x)"),
+        ("import logging as L", "L.getLogger(\"git\").addFilter(k)"),
+        ("import logging.config", "logging.config.dictConfig(x)"),
+        ("from logging import root", "root.handlers = []"),
+    ] {
+        let e = PYTHON.analyze(imports, body, None).expect_err(body);
+        assert_eq!(e.code, EscalationCode::ShapeMismatch, "{body}: {}", e.detail);
+        assert!(e.detail.contains("the logging configuration"), "{body}: {}", e.detail);
+    }
+    let go = GO.analyze("import \"log/slog\"", "slog.SetDefault(nil)", None).expect_err("slog.SetDefault");
+    assert!(go.detail.contains("the logging configuration"), "{}", go.detail);
+}
+
+/// How much is said, and in what format, on a standard stream is no sink's
+/// input: `basicConfig` with only such keywords, and a logger's level, register.
+#[test]
+fn logging_verbosity_on_a_standard_stream_registers_in_python() {
+    for (imports, body) in [
+        ("import logging\nimport sys", "logging.basicConfig(level=k, stream=sys.stderr)"),
+        ("import logging\nfrom sys import stdout as out", "logging.basicConfig(level=logging.DEBUG, format=x, stream=out)"),
+        ("import logging", "logging.basicConfig(level=k)"),
+        ("import logging", "logging.basicConfig()"),
+        ("import logging as L", "L.getLogger(\"git\").setLevel(k)"),
+    ] {
+        if let Err(e) = PYTHON.analyze(imports, body, None) {
+            panic!("`{body}` must register: {}", e.detail);
+        }
+    }
+}
+
+#[test]
+fn reads_do_not_escalate() {
+    registers(
+        "get",
+        [
+            (PY_OS, "return os.environ.get(\"GIT_DIR\", x)"),
+            ("", "return process.env.GIT_DIR ?? x"),
+            (GO_OS, "_ = os.Getenv(\"GIT_DIR\")"),
+            (CS, "var v = Environment.GetEnvironmentVariable(\"GIT_DIR\")"),
+        ],
+    );
+    registers(
+        "copy",
+        [
+            ("from os import environ as E", "return {**E, \"A\": x, \"B\": E[k], \"C\": E.copy()}"),
+            ("import { env } from \"node:process\";", "return { ...env, A: x, B: env[k], C: process.cwd() }"),
+            ("import o \"os\"", "_, _ = o.LookupEnv(k); _, _ = o.Getwd()"),
+            ("using E = System.Environment;", "var v = E.CurrentDirectory + E.GetEnvironmentVariables()"),
+        ],
+    );
+    registers(
+        "umask read, other listeners",
+        [
+            ("import logging", "logging.getLogger(__name__).info(x)"),
+            ("", "process.umask(); process.on(\"exit\", () => {})"),
+            ("import \"log\"", "log.Printf(x)"),
+            (CS, "Console.WriteLine(x)"),
+        ],
+    );
+    // A local of another value named like the state is not it.
+    registers(
+        "shadowed",
+        [
+            ("import os", "environ = {}\n    environ.update(A=x)"),
+            ("", "const process = { env: {} }; process.env.A = x"),
+            ("import \"os\"", "m := map[string]string{}; m[k] = x"),
+            (CS, "var d = new Dictionary<string, string>(); d[k] = x"),
+        ],
+    );
+}
+
+#[test]
+fn a_region_pinned_by_a_body_fact_may_write_it() {
+    let case: Case = [
+        (PY_OS, "os.environ.setdefault(\"GIT_DIR\", x)"),
+        ("", "process.env.GIT_DIR = x"),
+        (GO_OS, "os.Setenv(\"GIT_DIR\", x)"),
+        (CS, "Environment.SetEnvironmentVariable(\"GIT_DIR\", x)"),
+    ];
+    for (s, (imports, body)) in ALL.iter().zip(case) {
+        // The body's digest, from the escalation a wrong one gives.
+        let wrong = s.analyze(imports, body, Some("0")).expect_err("a wrong digest escalates");
+        let digest = wrong.detail.split("token digest ").nth(1).and_then(|d| d.split_whitespace().next()).unwrap_or_else(|| panic!("{}", wrong.detail));
+        s.analyze(imports, body, Some(digest)).unwrap_or_else(|e| panic!("{} pinned: {e:?}", s.lang));
+        // Unpinned, the same helper escalates.
+        assert!(s.analyze(imports, body, None).is_err(), "{}: unpinned", s.lang);
+    }
+}
