@@ -1,8 +1,11 @@
 //! fcd: call-specific, provenance-bound evidence that a formed tool call keeps
 //! its meaning on the release that will execute it.
 //!
-//! This crate is the `fcd` command ([`cli`], with its bundled `demo`) and
-//! the profile test runner ([`profile_test`]). The pipeline lives in crates
+//! This crate is the `fcd` command ([`cli`], with its bundled `demo`), the
+//! profile test runner ([`profile_test`]) and the way an official release
+//! reaches a registry ([`release`]: fetch, verify, register, regenerate in a
+//! second process, admit), which `fcd release add` and `cargo xtask releases`
+//! share. The pipeline lives in crates
 //! named for its stages, re-exported here under their module names:
 //! `fcd-model` (the shared vocabulary: effects, rules, summaries, digests),
 //! `fcd-frontends` (tree-sitter regions and facts), `fcd-compiler` (profile,
@@ -12,7 +15,9 @@
 //! ARCHITECTURE.md.
 
 pub mod cli;
+pub mod files;
 pub mod profile_test;
+pub mod release;
 
 pub use fcd_compiler::{guard, loader, profile, register, source, summary};
 pub use fcd_lifecycle as lifecycle;

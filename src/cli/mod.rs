@@ -14,11 +14,11 @@ mod keygen;
 mod profile;
 mod register;
 mod registry;
+mod release;
 mod runtime;
 
 use std::ffi::OsString;
 use std::io::Write;
-use std::path::{Path, PathBuf};
 
 use clap::{Parser, Subcommand, ValueEnum};
 
@@ -87,6 +87,9 @@ enum Command {
     /// The registry of admitted epochs: list, show, verify.
     #[command(subcommand)]
     Registry(registry::RegistryCommand),
+    /// Official releases: fetch, verify, register, regenerate in a second process and admit.
+    #[command(subcommand)]
+    Release(release::ReleaseCommand),
     /// Views for profile authors: what a frontend sees.
     #[command(subcommand)]
     Debug(debug::DebugCommand),
@@ -131,6 +134,7 @@ where
         Command::Profile(c) => profile::run(c, &mut io),
         Command::Demo(a) => demo::run(a.format, &mut io),
         Command::Registry(c) => registry::run(c, &mut io),
+        Command::Release(c) => release::run(c, &mut io),
         Command::Runtime(c) => runtime::run(c, &mut io),
         Command::Audit(c) => audit::run(c, &mut io),
         Command::Gateway(c) => gateway::run(c, &mut io),
@@ -156,24 +160,7 @@ pub fn print(io: &mut Io<'_>, text: &str) -> Result<(), InputError> {
     io.out.write_all(text.as_bytes()).map_err(|e| InputError::new("<stdout>", e.to_string()))
 }
 
-/// Writes a file all at once: a temporary file in the same directory, renamed
-/// into place, so a reader never sees half of it.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), InputError> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
-        _ => PathBuf::from("."),
-    };
-    let mut tmp = tempfile::NamedTempFile::new_in(&dir).map_err(|e| InputError::new(path, format!("cannot create a file in {}: {e}", dir.display())))?;
-    tmp.write_all(bytes).map_err(|e| InputError::new(path, format!("cannot write: {e}")))?;
-    // Temporary files are private (0600); summaries and certificates are not secrets.
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let _ = std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o644));
-    }
-    tmp.persist(path).map_err(|e| InputError::new(path, format!("cannot write: {}", e.error)))?;
-    Ok(())
-}
+pub use crate::files::write_atomic;
 
 /// Seconds since the Unix epoch, or `now` when a test fixes the clock.
 pub fn unix_now(now: Option<u64>) -> u64 {

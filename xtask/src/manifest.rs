@@ -220,51 +220,9 @@ pub struct DirSource {
     pub path: std::path::PathBuf,
 }
 
-/// An sdist on PyPI, fetched with `pip download`.
-#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct PypiSource {
-    pub package: String,
-    pub version: String,
-    /// Lower-case hex sha256 of the sdist, as the registry publishes it.
-    pub sha256: String,
-}
-
-/// A package on the npm registry, fetched with `npm pack`.
-#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct NpmSource {
-    pub package: String,
-    pub version: String,
-    /// Lower-case hex sha256 of the packed tarball.
-    pub sha256: String,
-    /// The registry's own `dist.integrity` (`sha512-BASE64`), checked as well when given.
-    pub integrity: Option<String>,
-}
-
-/// A tag of an official git repository, read from a local mirror, or a
-/// commit without a tag (some releases were published from untagged commits).
-#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct GitSource {
-    pub repository: String,
-    /// The tag; without one, `commit` (40 hex digits) is the release.
-    #[serde(default)]
-    pub tag: String,
-    /// The commit the tag must point to.
-    pub commit: String,
-    /// Only these folders of the tag (the part that holds the handler and its
-    /// package); the whole tree when empty.
-    #[serde(default)]
-    pub paths: Vec<String>,
-}
-
-impl GitSource {
-    /// The revision git reads: the tag, or the commit when there is none.
-    pub fn rev(&self) -> &str {
-        if self.tag.is_empty() { &self.commit } else { &self.tag }
-    }
-}
+// The registry and git sources are the `fcd` library's, which fetches them
+// (`fcd release add` reads the same tables of releases.toml).
+pub use fcd::release::fetch::{GitSource, NpmSource, PypiSource};
 
 /// Where a release comes from.
 #[derive(Debug, Clone)]

@@ -3,9 +3,11 @@
 //! built `fcd` binary, one process per step — and each outcome is compared
 //! with what the profile's releases.toml and canonical.json expect.
 //!
-//! Per release: fetch and verify the artifact ([`crate::fetch`]); `fcd
-//! register`; `fcd regenerate` in a second process (must report `match`);
-//! `fcd certify` for every canonical call, compared with `expect[regime]`.
+//! Per release: fetch and verify the artifact ([`crate::fetch`]); register
+//! it in this process, record the outcome, then `fcd regenerate` in a second
+//! process (must report `match`) and admit it — the `fcd` library's
+//! [`fcd::release::add`], the very code of `fcd release add`; `fcd certify`
+//! for every canonical call, compared with `expect[regime]`.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -266,10 +268,8 @@ fn run_release(job: &mut Job<'_>, plan: &Plan, release: &Release, cache: &Path, 
         ok: false,
         seconds: 0.0,
     };
+    // (The previous summary is removed by the registration.)
     let summary = cache.join(format!("{}.summary.json", release.id));
-    if summary.exists() {
-        std::fs::remove_file(&summary).with_context(|| format!("{}: cannot remove the previous summary", summary.display()))?;
-    }
     check_release(job, plan, release, &art, &summary, &mut o)?;
     if job.oracle && matches!(o.registration, Some(Registration::Registered { .. })) {
         let decisions: Vec<(String, String, String)> = o.decisions.iter().map(|d| (d.call.clone(), d.decision.clone(), d.why.clone())).collect();
@@ -285,29 +285,33 @@ fn run_release(job: &mut Job<'_>, plan: &Plan, release: &Release, cache: &Path, 
 /// Register, regenerate, admit, certify; every difference from the expectation goes into `o.problems`.
 fn check_release(job: &mut Job<'_>, plan: &Plan, release: &Release, art: &fetch::Materialized, summary: &Path, o: &mut Outcome) -> Result<()> {
     let (fcd, dir, canonical) = (job.fcd, plan.dir.as_path(), &plan.canonical);
-    let registration = match register(fcd, dir, release, art, summary) {
-        Ok(r) => r,
+    let target = match target(dir, &plan.name, release, art, summary) {
+        Ok(t) => t,
         Err(e) => {
             o.problems.push(format!("{e:#}"));
             return Ok(());
         }
     };
-    let registered = matches!(registration, Registration::Registered { .. });
-    // What the job saw last time, and what a person accepted.
+    // What the job saw last time, and what a person accepted, before this run's outcome is recorded.
     let previous = job.registry.previous_outcome(&plan.name, &release.id).map_err(|e| anyhow::anyhow!("{e}"))?;
     let accepted = job.registry.accepted_escalation(&plan.name, &release.id).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let now = match &registration {
-        Registration::Registered { .. } => fcd::registry::ReleaseStatus { status: "automatic".into(), code: None },
-        Registration::Escalated { code, .. } => {
-            if job.accept.contains(&release.id) {
-                job.registry.accept_escalation(&plan.name, &release.id, code).map_err(|e| anyhow::anyhow!("{e}"))?;
-            }
-            fcd::registry::ReleaseStatus { status: "escalated".into(), code: Some(code.clone()) }
+    // Registration in this process, its outcome recorded (`fcd release add` does the same).
+    let registration = match fcd::release::add::register(&job.registry, &target) {
+        Ok(r) => Registration::from(&r),
+        Err(fcd::release::add::AddError::Input(e)) => {
+            o.problems.push(e.to_string());
+            return Ok(());
         }
+        Err(fcd::release::add::AddError::Registry(e)) => bail!("{e}"),
     };
+    let registered = matches!(registration, Registration::Registered { .. });
+    if let Registration::Escalated { code, .. } = &registration
+        && job.accept.contains(&release.id)
+    {
+        job.registry.accept_escalation(&plan.name, &release.id, code).map_err(|e| anyhow::anyhow!("{e}"))?;
+    }
     let accepted_now = job.accept.contains(&release.id);
     o.problems.extend(review(&release.expect, &registration, previous.as_ref(), accepted.as_deref(), accepted_now));
-    job.registry.record_outcome(&plan.name, &release.id, &now).map_err(|e| anyhow::anyhow!("{e}"))?;
     o.registration = Some(registration);
     let (regime, decisions) = match &release.expect {
         Expectation::Regime(r) => (Some(r.as_str()), None),
@@ -323,27 +327,23 @@ fn check_release(job: &mut Job<'_>, plan: &Plan, release: &Release, art: &fetch:
     if !registered {
         return Ok(());
     }
-    match regenerate(fcd, dir, art, summary) {
-        Ok((regeneration, problem)) => {
-            let matched = problem.is_none();
-            o.problems.extend(problem);
-            if matched {
-                // Admission: only a summary a second process reproduced, in one transaction.
-                let stored = fcd::summary::Summary::load(summary).map_err(|e| anyhow::anyhow!("{e}"))?;
-                let evidence = fcd::registry::Regeneration {
-                    process: regeneration.pid.unwrap_or(0) as u32,
-                    summary_digest: regeneration.digest.clone().unwrap_or_default(),
-                };
-                match job.registry.admit(&stored, &evidence) {
+    // The second process, then admission of only a summary it reproduced, in one transaction.
+    let admission = fcd::release::add::regenerate_and_admit(&mut job.registry, &fcd.exe, &target);
+    match admission.regeneration {
+        Ok(second) => {
+            o.problems.extend(second.problem());
+            if let Some(epoch) = admission.epoch {
+                match epoch {
                     Ok(epoch) => o.epoch = Some(epoch),
                     Err(e) => o.problems.push(format!("registry: {e}")),
                 }
+                let stored = fcd::summary::Summary::load(summary).map_err(|e| anyhow::anyhow!("{e}"))?;
                 o.summary_digest = Some(stored.summary_digest.clone());
                 o.profile_digest = Some(stored.profile.digest.clone());
             }
-            o.regeneration = Some(regeneration);
+            o.regeneration = Some(Regeneration { status: second.status, pid: second.pid, digest: second.summary_digest });
         }
-        Err(e) => o.problems.push(format!("{e:#}")),
+        Err(e) => o.problems.push(e.to_string()),
     }
     let work = tempfile::tempdir().context("cannot create a directory for the canonical calls")?;
     for (name, call) in &canonical.calls {
@@ -419,46 +419,36 @@ fn escalation_problems(expect: &Expectation, got: &Registration) -> Option<Strin
     }
 }
 
-fn register(fcd: &Fcd, dir: &Path, release: &Release, art: &fetch::Materialized, summary: &Path) -> Result<Registration> {
-    let mut cmd = fcd.command("register");
-    cmd.arg("--profile").arg(dir).arg("--source").arg(&art.root);
-    cmd.args(["--release", &release.id]);
-    if let Some(d) = &art.artifact_digest {
-        cmd.args(["--artifact-digest", d]);
-    }
-    // The configuration registered is the canonical environment's: the
-    // canonical calls are decided under it.
+/// What the registration binds: the release tree, its artifact digest, and
+/// the canonical environment's configuration (the canonical calls are
+/// decided under it), written beside the summary for both processes to read.
+fn target(dir: &Path, profile_name: &str, release: &Release, art: &fetch::Materialized, summary: &Path) -> Result<fcd::release::add::Target> {
     let config = summary.with_extension("config.json");
     let canonical: Value = serde_json::from_str(&std::fs::read_to_string(dir.join(canonical::FILE))?)?;
     std::fs::write(&config, canonical["env"]["config"].to_string()).with_context(|| format!("{}: cannot write", config.display()))?;
-    cmd.arg("--config").arg(&config);
-    cmd.arg("--out").arg(summary).args(["--format", "json"]);
-    let run = fcd.run(cmd, &[0, 3])?;
-    let v = &run.json;
-    match v["status"].as_str() {
-        Some("registered") if run.code == 0 => Ok(Registration::Registered { summary_digest: text(&v["summary_digest"]) }),
-        Some("escalated") if run.code == 3 => {
-            let reason = &v["reason"];
-            Ok(Registration::Escalated {
-                code: text(&reason["code"]),
-                detail: text(&reason["detail"]),
-                file: reason["anchor"]["file"].as_str().map(str::to_owned),
-                line: reason["anchor"]["line"].as_u64(),
-            })
-        }
-        _ => bail!("fcd register: exit {} with unexpected output {v}", run.code),
-    }
+    Ok(fcd::release::add::Target {
+        profile: dir.to_owned(),
+        profile_name: profile_name.to_owned(),
+        release: release.id.clone(),
+        root: art.root.clone(),
+        artifact_digest: art.artifact_digest.clone(),
+        config: Some(config),
+        summary: summary.to_owned(),
+    })
 }
 
-/// The second-process check; the problem, if any, in words.
-fn regenerate(fcd: &Fcd, dir: &Path, art: &fetch::Materialized, summary: &Path) -> Result<(Regeneration, Option<String>)> {
-    let mut cmd = fcd.command("regenerate");
-    cmd.arg("--summary").arg(summary).arg("--source").arg(&art.root).arg("--profile").arg(dir).args(["--format", "json"]);
-    cmd.arg("--config").arg(summary.with_extension("config.json"));
-    let run = fcd.run(cmd, &[0, 1, 3])?;
-    let status = run.json["status"].as_str().unwrap_or("?").to_owned();
-    let problem = (run.code != 0 || status != "match").then(|| format!("regeneration: {status} (exit {}): {}", run.code, run.json["differing"]));
-    Ok((Regeneration { status, pid: run.json["process"].as_u64(), digest: run.json["summary_digest"].as_str().map(str::to_owned) }, problem))
+impl From<&fcd::register::Registration> for Registration {
+    fn from(r: &fcd::register::Registration) -> Registration {
+        match r {
+            fcd::register::Registration::Registered(s) => Registration::Registered { summary_digest: s.summary_digest.clone() },
+            fcd::register::Registration::Escalated(e) => Registration::Escalated {
+                code: e.code.as_str().to_owned(),
+                detail: e.detail.clone(),
+                file: e.anchor.as_ref().map(|a| a.file.clone()),
+                line: e.anchor.as_ref().map(|a| a.line as u64),
+            },
+        }
+    }
 }
 
 /// Writes the canonical call, env and contract as files and runs `fcd certify`;
@@ -496,18 +486,13 @@ fn certify(fcd: &Fcd, canonical: &Canonical, name: &str, summary: &Path, work: &
     }
 }
 
-fn text(v: &Value) -> String {
-    v.as_str().unwrap_or_default().to_owned()
-}
-
 /// The `fcd` binary next to this xtask executable, built fresh by [`Fcd::build`].
 struct Fcd {
     exe: PathBuf,
 }
 
-/// One finished `fcd` process.
+/// One finished `fcd` process: the JSON document it printed.
 struct Run {
-    code: i32,
     json: Value,
 }
 
@@ -558,7 +543,7 @@ impl Fcd {
         }
         let json = serde_json::from_slice(&output.stdout)
             .with_context(|| format!("{shown}: stdout is not JSON: {}", String::from_utf8_lossy(&output.stdout).trim_end()))?;
-        Ok(Run { code, json })
+        Ok(Run { json })
     }
 }
 
