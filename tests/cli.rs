@@ -574,3 +574,43 @@ fn debug_region_names_the_closest_call_when_a_fact_has_no_candidate() {
     assert!(r.stdout.contains("  NEW git.Repo.git.dif "), "{}", r.stdout);
     assert!(r.stdout.contains("candidates: call sites resolving to `git.Repo.git.diff`: none\n    did you mean `git.Repo.git.dif`?"), "{}", r.stdout);
 }
+
+#[test]
+fn an_uncertain_lease_keeps_its_epoch_from_retiring_until_the_resolvers_signed_resolution() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = format!("sqlite:{}", dir.path().join("rt.sqlite").display());
+    let rt = |args: &[&str]| {
+        let mut all = vec!["runtime", args[0], "--store", &store];
+        all.extend_from_slice(&args[1..]);
+        fcd(&all)
+    };
+    let epoch = ["register-epoch", "--epoch", "e0", "--tool", "t", "--artifact-digest", "sha256:a", "--config-digest", "sha256:c"];
+    assert_eq!(rt(&epoch).code, 0);
+    let formed = rt(&["form", "--snapshot", "s", "--tool", "t", "--args-digest", "sha256:x", "--principal", "user:alice", "--source", "e0"]);
+    assert_eq!(formed.code, 0, "{}", formed.stderr);
+    let formation = formed.json()["formation"].to_string();
+    let admitted = rt(&["admit", "--formation", &formation]);
+    assert_eq!(admitted.code, 0, "{}", admitted.stderr);
+    let lease = admitted.json()["id"].to_string();
+    assert_eq!(rt(&["uncertain", "--lease", &lease]).code, 0);
+    let listed = rt(&["leases"]);
+    assert_eq!(listed.json()[0]["state"], "uncertain", "{}", listed.stdout);
+    assert_eq!(rt(&["transition", "--epoch", "e0", "--to", "drain"]).code, 0);
+    let stuck = rt(&["transition", "--epoch", "e0", "--to", "retire"]);
+    assert_eq!((stuck.code, stuck.json()["refused"].as_str()), (1, Some("leases_outstanding")), "{}", stuck.stdout);
+    let key = dir.path().join("resolver.pem");
+    assert_eq!(fcd(&["keygen", "--out", s(&key)]).code, 0);
+    let other = dir.path().join("other.pem");
+    assert_eq!(fcd(&["keygen", "--out", s(&other)]).code, 0);
+    let unregistered = rt(&["resolve", "--lease", &lease, "--result", "did-not-run", "--key", s(&key)]);
+    assert_eq!(unregistered.json()["refused"], "no_resolver", "{}", unregistered.stdout);
+    let public = format!("{}.pub", key.display());
+    assert_eq!(rt(&["resolver", "--pubkey", &public]).code, 0);
+    let forged = rt(&["resolve", "--lease", &lease, "--result", "did-not-run", "--key", s(&other)]);
+    assert_eq!(forged.code, 1, "{}", forged.stdout);
+    let resolved = rt(&["resolve", "--lease", &lease, "--result", "did-not-run", "--key", s(&key)]);
+    assert_eq!(resolved.code, 0, "{} {}", resolved.stdout, resolved.stderr);
+    assert_eq!(rt(&["transition", "--epoch", "e0", "--to", "retire"]).code, 0, "resolved, the epoch retires");
+    let audit = fcd(&["audit", "check", "--store", &store]);
+    assert_eq!(audit.code, 0, "{}{}", audit.stdout, audit.stderr);
+}

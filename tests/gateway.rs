@@ -1,10 +1,11 @@
-//! The paper's end-to-end scenarios on stock handlers: mcp-server-git
-//! 2025.9.25 (unguarded: `git_diff` passes a `--output=PATH` target to git,
-//! which writes the file) and 2026.1.14 (guarded: it refuses a target that
-//! starts with `-`), installed from PyPI by tests/support/stock.rs, run
-//! against a scratch git repository; the official MCP Python SDK as the
-//! client, through `fcd gateway serve`. Every scenario asserts the effect on
-//! the real canary file, not only what the gateway says.
+//! The gateway on stock handlers, driven by the official MCP Python SDK
+//! client through `fcd gateway serve`, as an agent's host would drive it:
+//! mcp-server-git 2025.9.25 (unguarded: `git_diff` passes a `--output=PATH`
+//! target to git, which writes the file) and 2026.1.14 (guarded: it refuses
+//! a target that starts with `-`), installed from PyPI by
+//! tests/support/stock.rs, run against a scratch git repository. Every
+//! scenario asserts the effect on the real canary file and counts the calls
+//! the stock server received, not only what the gateway says.
 //!
 //! The same for dbhub's `execute_sql` (the tests at the end): @bytebase/dbhub
 //! 0.22.3 (unguarded: in read-only mode it runs `PRAGMA user_version = 1`,
@@ -20,21 +21,17 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 
-use ed25519_dalek::SigningKey;
-use ed25519_dalek::pkcs8::EncodePublicKey;
-use ed25519_dalek::pkcs8::spki::der::pem::LineEnding;
-use fcd::canon;
-use fcd::cert::{self, Issue};
 use fcd::certify::{Call, CallInput, Contract, Env, Verdict, check_call, decide};
 use fcd::profile::Profile;
 use fcd::register::{Registration, Request, register};
-use fcd::registry::{Regeneration, Registry};
-use fcd::runtime::{EvidenceKind, Runtime, State};
+use fcd::registry::{Regeneration, Registry, epoch_id};
+use fcd::runtime::{LeaseState, Runtime, State};
 use fcd::summary::Summary;
 use fcd_gateway::{Config, Gateway};
 use rmcp::model::CallToolRequestParams;
-use serde_json::json;
+use serde_json::{Value, json};
 use stock::{DbhubRelease, GitRelease};
 
 const UNGUARDED: &str = "2025.9.25";
@@ -42,6 +39,10 @@ const GUARDED: &str = "2026.1.14";
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn fcd_bin() -> String {
+    env!("CARGO_BIN_EXE_fcd").to_owned()
 }
 
 /// Both releases installed and registered (once per test process), or why not.
@@ -84,52 +85,97 @@ fn releases() -> Option<&'static Releases> {
     }
 }
 
+fn admit(registry: &Path, summary: &Summary) -> String {
+    let mut registry = Registry::open(registry).unwrap();
+    registry.admit(summary, &Regeneration { process: std::process::id(), summary_digest: summary.summary_digest.clone() }).unwrap()
+}
+
+fn toml_str(s: &str) -> String {
+    serde_json::to_string(s).unwrap()
+}
+
+/// Waits (at most a minute) until `done` holds.
+fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !done() {
+        assert!(Instant::now() < deadline, "gave up waiting until {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn touch(path: &Path) {
+    std::fs::write(path, b"").unwrap();
+}
+
+/// One release of a server in a gateway configuration.
+struct Rel {
+    epochs: Vec<String>,
+    command: Vec<String>,
+    root: PathBuf,
+    strip: &'static str,
+    extra: String,
+}
+
+/// A gateway configuration at `dir/gateway.toml`: `top` lines first, the
+/// contracts of `(principal, tool, file)`, then one server.
+fn write_config(dir: &Path, top: &str, contracts: &[(&str, &str, &str)], server: &str, releases: &[Rel]) -> PathBuf {
+    let mut text = format!("runtime = {}\nregistry = \"registry.sqlite\"\n{top}\n", toml_str(&format!("sqlite:{}", dir.join("runtime.sqlite").display())));
+    for (principal, tool, file) in contracts {
+        text.push_str(&format!("[[contract]]\nprincipal = {}\ntool = {}\nfile = {}\n\n", toml_str(principal), toml_str(tool), toml_str(file)));
+    }
+    text.push_str(&format!("[[server]]\n{server}\n"));
+    for r in releases {
+        text.push_str(&format!(
+            "\n[[server.release]]\nepochs = {}\ncommand = {}\ninstalled = {{ root = {}, strip = {} }}\n{}\n",
+            serde_json::to_string(&r.epochs).unwrap(),
+            serde_json::to_string(&r.command).unwrap(),
+            toml_str(&r.root.to_string_lossy()),
+            toml_str(r.strip),
+            r.extra
+        ));
+    }
+    let path = dir.join("gateway.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn serve(config: &Path) -> Vec<String> {
+    vec![fcd_bin(), "gateway".into(), "serve".into(), "--config".into(), config.to_string_lossy().into()]
+}
+
+/// The refusal code the client read, if the result is a refusal by fcd.
+fn refused(result: &Value) -> Option<&str> {
+    result["structured"]["fcd"]["refused"].as_str()
+}
+
 /// One scenario's world: a scratch repository, registry, runtime store,
-/// issuer key, contract and certificate directory, and the gateway's TOML.
+/// the gateway's issuer key and contract.
 struct World {
     dir: tempfile::TempDir,
     repo: PathBuf,
     canary: PathBuf,
-    issuer: SigningKey,
     env: Env,
     contract: Contract,
     guarded: String,
     unguarded: String,
 }
 
-fn git(repo: &Path, args: &[&str]) {
-    let out = Command::new("git").arg("-C").arg(repo).args(args).output().unwrap();
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-}
-
-fn world(r: &Releases) -> World {
+/// A world whose registry has admitted the releases `admitted` says.
+fn world(r: &Releases, admitted: &[&Summary]) -> World {
     let dir = tempfile::tempdir().unwrap();
-    let repo = dir.path().join("repo");
-    std::fs::create_dir(&repo).unwrap();
-    git(&repo, &["init", "-q", "-b", "main"]);
-    git(&repo, &["config", "user.email", "fcd@example.invalid"]);
-    git(&repo, &["config", "user.name", "fcd test"]);
-    std::fs::write(repo.join("notes.txt"), "first line\n").unwrap();
-    git(&repo, &["add", "notes.txt"]);
-    git(&repo, &["commit", "-q", "-m", "first"]);
-    git(&repo, &["checkout", "-q", "-b", "work"]);
-    std::fs::write(repo.join("notes.txt"), "first line\nsecond line\n").unwrap();
-    git(&repo, &["commit", "-q", "-am", "second"]);
+    let repo = stock::scratch_repo(dir.path());
     let repo_text = repo.to_string_lossy().into_owned();
     let env: Env = serde_json::from_value(json!({"principal": "user:alice", "destination": format!("local:{repo_text}"), "config": {}})).unwrap();
     let contract: Contract = serde_json::from_value(json!({"principal": "user:alice", "allow": ["git:diff"], "destinations": [format!("local:{repo_text}")],
         "resources": [repo_text], "max_exposure": "private", "mutation": false, "write_scopes": []}))
     .unwrap();
     std::fs::write(dir.path().join("contract.json"), serde_json::to_vec(&contract).unwrap()).unwrap();
-    let issuer = SigningKey::from_bytes(&[16; 32]);
-    std::fs::write(dir.path().join("issuer.pub"), issuer.verifying_key().to_public_key_pem(LineEnding::LF).unwrap()).unwrap();
-    std::fs::create_dir(dir.path().join("certificates")).unwrap();
-    // The registry: both releases admitted, each regenerated by a second registration.
-    let mut registry = Registry::open(&dir.path().join("registry.sqlite")).unwrap();
-    let mut admit = |s: &Summary| registry.admit(s, &Regeneration { process: std::process::id(), summary_digest: s.summary_digest.clone() }).unwrap();
-    let (guarded, unguarded) = (admit(&r.guarded_summary), admit(&r.unguarded_summary));
+    fcd::cert::keygen(&dir.path().join("issuer.pem")).unwrap();
+    for s in admitted {
+        admit(&dir.path().join("registry.sqlite"), s);
+    }
     let canary = dir.path().join("canary");
-    World { dir, repo, canary, issuer, env, contract, guarded, unguarded }
+    World { dir, repo, canary, env, contract, guarded: epoch_id(&r.guarded_summary), unguarded: epoch_id(&r.unguarded_summary) }
 }
 
 impl World {
@@ -140,38 +186,32 @@ impl World {
     /// The command that runs release `r` against the scratch repository, every
     /// message it receives appended to `log` (to count the calls it saw).
     fn server(&self, r: &GitRelease, log: &str) -> Vec<String> {
-        let script = r#"tee -a "$0" | exec "$1" --repository "$2""#;
-        vec![
-            "sh".into(),
-            "-c".into(),
-            script.into(),
-            self.path(log).to_string_lossy().into(),
-            r.program.to_string_lossy().into(),
-            self.repo.to_string_lossy().into(),
-        ]
+        self.wrapped(r, log, r#"tee -a "$0""#, &[])
     }
 
-    /// The gateway's TOML: the guarded release first (the source while it is
-    /// advertised), the unguarded one as the possible successor.
-    fn config(&self, r: &Releases, guarded_root: &Path, guarded_command: &[String]) -> PathBuf {
-        let epoch = |id: &str, command: &[String], root: &Path| {
-            format!(
-                "[[epoch]]\nid = {}\ncommand = {}\ninstalled = {{ root = {}, strip = \"src/\" }}\n",
-                toml_str(id),
-                serde_json::to_string(command).unwrap(),
-                toml_str(&root.to_string_lossy())
-            )
-        };
-        let text = format!(
-            "runtime = {}\nregistry = \"registry.sqlite\"\nprincipal = \"user:alice\"\ncontract = \"contract.json\"\nissuers = [\"issuer.pub\"]\n\
-             certificates = \"certificates\"\ntools = [\"git_diff\"]\n\n{}\n{}",
-            toml_str(&format!("sqlite:{}", self.path("runtime.sqlite").display())),
-            epoch(&self.guarded, guarded_command, guarded_root),
-            epoch(&self.unguarded, &self.server(&r.unguarded, "unguarded.log"), &r.unguarded.site_packages),
-        );
-        let path = self.path("gateway.toml");
-        std::fs::write(&path, text).unwrap();
-        path
+    /// Like [`World::server`], but every `tools/call` waits until the file `go` exists before the server reads it.
+    fn held_server(&self, r: &GitRelease, log: &str, go: &Path) -> Vec<String> {
+        let hold = r#"while IFS= read -r line; do printf '%s\n' "$line" >> "$0"; case "$line" in *'"tools/call"'*) while [ ! -e "$3" ]; do sleep 0.05; done;; esac; printf '%s\n' "$line"; done"#;
+        self.wrapped(r, log, hold, &[go])
+    }
+
+    /// `sh -c 'FILTER | exec SERVER --repository REPO' LOG SERVER REPO EXTRA…`: the server behind a filter of its input.
+    fn wrapped(&self, r: &GitRelease, log: &str, filter: &str, extra: &[&Path]) -> Vec<String> {
+        let mut command: Vec<String> = vec!["sh".into(), "-c".into(), format!(r#"{filter} | exec "$1" --repository "$2""#)];
+        let args = [self.path(log), r.program.clone(), self.repo.clone()];
+        command.extend(args.iter().map(|p| p.to_string_lossy().into_owned()).chain(extra.iter().map(|p| p.to_string_lossy().into_owned())));
+        command
+    }
+
+    fn release(&self, epochs: &[&str], command: Vec<String>, r: &GitRelease) -> Rel {
+        Rel { epochs: epochs.iter().map(|e| (*e).to_owned()).collect(), command, root: r.site_packages.clone(), strip: "src/", extra: String::new() }
+    }
+
+    /// A configuration for `principal` (alice's contract for git_diff), the given server lines and releases.
+    fn config(&self, principal: &str, server: &str, releases: &[Rel]) -> PathBuf {
+        let top = format!("principal = {}\nissuer_key = \"issuer.pem\"\n", toml_str(principal));
+        let server = format!("name = \"git\"\ndestination = {}\n{server}", toml_str(&format!("local:{}", self.repo.display())));
+        write_config(self.dir.path(), &top, &[("user:alice", "git_diff", "contract.json")], &server, releases)
     }
 
     fn runtime(&self) -> Runtime {
@@ -179,132 +219,188 @@ impl World {
     }
 
     fn call(&self, target: &str) -> Call {
-        serde_json::from_value(json!({"tool": "git_diff", "arguments": {"repo_path": self.repo.to_string_lossy(), "target": target}})).unwrap()
+        serde_json::from_value(json!({"tool": "git_diff", "arguments": self.args(target)})).unwrap()
     }
 
-    /// A certificate for `target`'s call on the unguarded release, formed
-    /// against the guarded one, if fcd certifies it (only a safe call is).
-    fn certify(&self, r: &Releases, target: &str) -> Option<Vec<u8>> {
-        let input = CallInput::new(self.call(target), "call");
-        let checked = check_call(&r.unguarded_summary, &input).unwrap();
-        let decision = decide(&checked, &self.env, &self.contract);
-        let safe = decision.certifiable()?;
-        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
-        let issue = Issue { call: checked, env: &self.env, contract: &self.contract, decision: safe, now, valid_for: 600, source: Some(&r.guarded_summary) };
-        let mut bytes = canon::to_canonical(&cert::issue(&issue, &self.issuer));
-        bytes.push(b'\n');
-        Some(bytes)
+    fn args(&self, target: &str) -> Value {
+        json!({"repo_path": self.repo.to_string_lossy(), "target": target})
     }
 
     /// How many `tools/call` messages the server logging to `log` received.
     fn calls_seen(&self, log: &str) -> usize {
         std::fs::read_to_string(self.path(log)).unwrap_or_default().lines().filter(|l| l.contains("\"tools/call\"")).count()
     }
+
+    fn completed(&self) -> Vec<String> {
+        self.runtime().leases().unwrap().into_iter().filter(|l| l.state == LeaseState::Completed).map(|l| l.epoch).collect()
+    }
 }
 
-fn toml_str(s: &str) -> String {
-    serde_json::to_string(s).unwrap()
-}
-
-fn params(call: &Call) -> CallToolRequestParams {
-    serde_json::from_value(json!({"name": call.tool, "arguments": call.arguments})).unwrap()
-}
-
-/// The reason code of a refused result, if it is one.
-fn refusal(result: &rmcp::model::CallToolResult) -> Option<String> {
-    result.structured_content.as_ref().and_then(|s| s["fcd"]["refused"].as_str()).map(str::to_owned)
-}
-
-fn text(result: &rmcp::model::CallToolResult) -> String {
-    serde_json::to_value(&result.content).unwrap().as_array().unwrap().iter().filter_map(|c| c["text"].as_str()).collect::<Vec<_>>().join("\n")
-}
-
-fn block_on<T>(f: impl std::future::Future<Output = T>) -> T {
-    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap().block_on(f)
-}
-
-fn retire(rt: &mut Runtime, epoch: &str) {
-    rt.transition(epoch, State::Draining).unwrap();
-    rt.transition(epoch, State::Stale).unwrap();
+fn call(tool: &str, arguments: Value) -> Value {
+    json!({"tool": tool, "arguments": arguments})
 }
 
 #[test]
 fn drift_reproduced_without_protection() {
     let Some(r) = releases() else { return };
-    let w = world(r);
+    let w = world(r, &[]);
     let canary = w.canary.to_string_lossy().into_owned();
     let drifted = json!({"repo_path": w.repo.to_string_lossy(), "target": format!("--output={canary}")});
     // The guarded release refuses the target itself ...
-    let plan = json!({"command": w.server(&r.guarded, "guarded.log"), "calls": [{"tool": "git_diff", "arguments": drifted}]});
+    let plan = json!({"command": w.server(&r.guarded, "guarded.log"), "calls": [call("git_diff", drifted.clone())]});
     let report = stock::drive(&plan).unwrap();
     assert!(!w.canary.exists(), "the guarded release wrote the canary: {report}");
     // ... the unguarded one, given the same call, writes the file.
-    let plan = json!({"command": w.server(&r.unguarded, "unguarded.log"), "calls": [{"tool": "git_diff", "arguments": drifted}]});
+    let plan = json!({"command": w.server(&r.unguarded, "unguarded.log"), "calls": [call("git_diff", drifted)]});
     let report = stock::drive(&plan).unwrap();
     assert!(w.canary.exists(), "the unguarded release did not write the canary: {report}");
     assert_eq!(w.calls_seen("unguarded.log"), 1);
 }
 
 #[test]
-fn through_the_gateway_the_safe_call_completes_and_the_drifted_call_is_refused_before_the_handler() {
+fn on_the_unguarded_release_the_unsafe_and_unknown_calls_and_schema_violations_are_refused_before_the_server_sees_them() {
     let Some(r) = releases() else { return };
-    let w = world(r);
-    let safe = w.call("main");
-    let drifted = w.call(&format!("--output={}", w.canary.display()));
-    std::fs::write(w.path("certificates/safe.json"), w.certify(r, "main").expect("the safe call is certified on the unguarded release")).unwrap();
-    assert!(w.certify(r, &format!("--output={}", w.canary.display())).is_none(), "fcd never certifies the drifted call");
-    let config = Config::load(&w.config(r, &r.guarded.site_packages, &w.server(&r.guarded, "guarded.log"))).unwrap();
-    block_on(async {
-        let gateway = Gateway::start(config).await.unwrap();
-        assert_eq!(gateway.session().0, w.guarded, "the session forms against the guarded release");
-        // Both calls formed against the guarded release; then it retires, and only the certified one moves.
-        let (a, b) = (gateway.form(params(&safe)).unwrap(), gateway.form(params(&drifted)).unwrap());
-        retire(&mut w.runtime(), &w.guarded);
-        let ran = gateway.execute(a).await;
-        assert_eq!(refusal(&ran), None, "{}", text(&ran));
-        assert!(text(&ran).contains("second line"), "the stock handler's diff: {}", text(&ran));
-        let stopped = gateway.execute(b).await;
-        assert_eq!(refusal(&stopped).as_deref(), Some("not_captured"), "{}", text(&stopped));
-    });
-    assert!(!w.canary.exists(), "the drifted call reached a handler");
-    assert_eq!(w.calls_seen("unguarded.log"), 1, "the unguarded server saw the safe call only");
+    let w = world(r, &[&r.unguarded_summary]);
+    let config = w.config("user:alice", "tools = [\"git_diff\"]", &[w.release(&[&w.unguarded], w.server(&r.unguarded, "unguarded.log"), &r.unguarded)]);
+    let repo = w.repo.to_string_lossy().into_owned();
+    let calls = [
+        call("git_diff", w.args("main")),
+        call("git_diff", w.args(&format!("--output={}", w.canary.display()))),
+        call("git_diff", w.args("--stat")),
+        call("git_diff", json!({"repo_path": repo, "target": "main", "colour": true})),
+        call("git_diff", json!({"repo_path": repo, "target": 5})),
+        call("git_diff", json!({"repo_path": repo})),
+    ];
+    let report = stock::drive(&json!({"command": serve(&config), "calls": calls})).unwrap();
+    let results = report["results"].as_array().unwrap();
+    assert_eq!(results[0]["error"], false, "{report}");
+    assert!(results[0]["text"].as_str().unwrap().contains("second line"), "the stock handler's diff: {report}");
+    assert_eq!(refused(&results[1]), Some("unsafe"), "{report}");
+    assert!(results[1]["text"].as_str().unwrap().contains("filesystem:write"), "the reason names the effect: {report}");
+    assert_eq!(results[1]["structured"]["fcd"]["decision"]["decision"], "unsafe", "{report}");
+    assert_eq!(refused(&results[2]), Some("unknown"), "{report}");
+    for (i, word) in [(3, "colour"), (4, "target"), (5, "target")] {
+        assert_eq!(refused(&results[i]), Some("bad_arguments"), "{report}");
+        assert!(results[i]["text"].as_str().unwrap().contains(word), "{report}");
+    }
+    assert!(!w.canary.exists(), "the unsafe call reached the handler");
+    assert_eq!(w.calls_seen("unguarded.log"), 1, "the server saw the safe call only");
+    assert_eq!(w.completed(), vec![w.unguarded.clone()]);
+}
+
+#[test]
+fn a_principal_without_a_contract_for_the_tool_is_refused() {
+    let Some(r) = releases() else { return };
+    let w = world(r, &[&r.guarded_summary]);
+    let config = w.config("user:bob", "tools = [\"git_diff\"]", &[w.release(&[&w.guarded], w.server(&r.guarded, "guarded.log"), &r.guarded)]);
+    let report = stock::drive(&json!({"command": serve(&config), "calls": [call("git_diff", w.args("main"))]})).unwrap();
+    assert_eq!(refused(&report["results"][0]), Some("no_contract"), "{report}");
+    assert!(report["results"][0]["text"].as_str().unwrap().contains("user:bob"), "{report}");
     assert_eq!(w.calls_seen("guarded.log"), 0);
 }
 
 #[test]
-fn a_call_moves_to_the_successor_only_once_the_source_is_stale_and_a_later_certificate_never_joins() {
+fn tools_without_a_profile_are_denied_unless_the_operator_pins_them_and_the_listing_says_which() {
     let Some(r) = releases() else { return };
-    let w = world(r);
-    let safe = w.call("main");
-    let config = Config::load(&w.config(r, &r.guarded.site_packages, &w.server(&r.guarded, "guarded.log"))).unwrap();
-    block_on(async {
-        let gateway = Gateway::start(config).await.unwrap();
-        // Formed before any certificate exists: it captures nothing.
-        let early = gateway.form(params(&safe)).unwrap();
-        std::fs::write(w.path("certificates/safe.json"), w.certify(r, "main").unwrap()).unwrap();
-        let late = gateway.form(params(&safe)).unwrap();
-        let mut rt = w.runtime();
-        assert_eq!(rt.authority(early.formation).unwrap().unwrap().1, None, "a later certificate never joins an earlier formation");
-        assert_eq!(rt.authority(late.formation).unwrap().unwrap().1.as_deref(), Some(w.unguarded.as_str()));
-        rt.transition(&w.guarded, State::Draining).unwrap();
-        // While the source drains, nothing is admitted, on either release.
-        let waiting = gateway.form(params(&safe));
-        assert_eq!(waiting.err().map(|r| r.code).as_deref(), Some("source_not_eligible"));
-        rt.transition(&w.guarded, State::Stale).unwrap();
-        let moved = gateway.execute(late).await;
-        assert_eq!(refusal(&moved), None, "{}", text(&moved));
-        let stopped = gateway.execute(early).await;
-        assert_eq!(refusal(&stopped).as_deref(), Some("not_captured"));
-        let leases = rt.leases().unwrap();
-        assert_eq!(leases.len(), 1);
-        assert_eq!(leases[0].epoch, w.unguarded);
-    });
-    assert_eq!(w.calls_seen("unguarded.log"), 1);
+    let w = world(r, &[&r.guarded_summary]);
+    let server = "tools = [\"git_diff\", \"git_status\", \"git_log\"]\npolicy = { git_status = \"pin\" }";
+    let config = w.config("user:alice", server, &[w.release(&[&w.guarded], w.server(&r.guarded, "guarded.log"), &r.guarded)]);
+    let repo = w.repo.to_string_lossy().into_owned();
+    let calls = [call("git_log", json!({"repo_path": repo})), call("git_status", json!({"repo_path": repo})), call("git_diff", w.args("main"))];
+    let report = stock::drive(&json!({"command": serve(&config), "calls": calls})).unwrap();
+    let policy = |name: &str| report["listed"].as_array().unwrap().iter().find(|t| t["name"] == name).map(|t| t["meta"]["fcd"]["policy"].clone());
+    assert_eq!(policy("git_diff"), Some(json!("decide")), "{report}");
+    assert_eq!(policy("git_status"), Some(json!("pin")), "{report}");
+    assert_eq!(policy("git_log"), Some(json!("deny")), "{report}");
+    assert_eq!(report["tools"].as_array().unwrap().len(), 3, "the client sees the fronted tools only: {report}");
+    let results = report["results"].as_array().unwrap();
+    assert_eq!(refused(&results[0]), Some("denied"), "{report}");
+    assert_eq!(results[1]["error"], false, "the pinned tool runs: {report}");
+    assert!(results[1]["text"].as_str().unwrap().contains("work"), "git status names the branch: {report}");
+    assert_eq!(results[2]["error"], false, "{report}");
+    assert_eq!(w.calls_seen("guarded.log"), 2, "the denied call never reached the server");
+    // The pinned tool runs on an epoch of its own, fenced like the profiled one.
+    let epochs: Vec<String> = w.runtime().leases().unwrap().into_iter().map(|l| l.epoch).collect();
+    assert_eq!(epochs.len(), 2);
+    assert!(epochs[0].starts_with("pin:") && epochs[1] == w.guarded, "{epochs:?}");
+}
+
+#[test]
+fn a_reject_is_refused_by_the_gateway_unless_the_operator_wants_the_handlers_own_refusal() {
+    let Some(r) = releases() else { return };
+    let w = world(r, &[&r.guarded_summary]);
+    let drifted = call("git_diff", w.args(&format!("--output={}", w.canary.display())));
+    let release = || w.release(&[&w.guarded], w.server(&r.guarded, "guarded.log"), &r.guarded);
+    let config = w.config("user:alice", "tools = [\"git_diff\"]", &[release()]);
+    let report = stock::drive(&json!({"command": serve(&config), "calls": [drifted]})).unwrap();
+    assert_eq!(refused(&report["results"][0]), Some("reject"), "{report}");
+    assert!(report["results"][0]["text"].as_str().unwrap().contains("dash_target"), "the rule's code: {report}");
     assert_eq!(w.calls_seen("guarded.log"), 0);
+    let config = w.config("user:alice", "tools = [\"git_diff\"]\nforward_reject = [\"git_diff\"]", &[release()]);
+    let report = stock::drive(&json!({"command": serve(&config), "calls": [drifted]})).unwrap();
+    assert_eq!(report["results"][0]["error"], true, "{report}");
+    assert_eq!(refused(&report["results"][0]), None, "the handler refused it itself: {report}");
+    assert_eq!(w.calls_seen("guarded.log"), 1);
+    assert!(!w.canary.exists());
+}
+
+/// The paper's lifecycle experiment through `fcd gateway serve`: calls
+/// formed while the guarded release is the source and admitted after it
+/// retired. One formed after the unguarded successor was admitted, on whose
+/// summary it is safe, captured it and runs there; the same call formed
+/// before the successor existed captured nothing and is refused.
+#[test]
+fn a_pending_call_runs_on_the_successor_it_captured_after_the_source_retires_and_a_later_successor_governs_new_formations_only() {
+    let Some(r) = releases() else { return };
+    let w = world(r, &[&r.guarded_summary]);
+    let (go, send_early, send_late) = (w.path("go"), w.path("send-early"), w.path("send-late"));
+    let config = w.config(
+        "user:alice",
+        "tools = [\"git_diff\"]",
+        &[
+            w.release(&[&w.guarded], w.held_server(&r.guarded, "guarded.log", &go), &r.guarded),
+            w.release(&[&w.unguarded], w.server(&r.unguarded, "unguarded.log"), &r.unguarded),
+        ],
+    );
+    let safe = w.args("main");
+    let plan = json!({"command": serve(&config), "concurrent": true, "calls": [
+        call("git_diff", safe.clone()),
+        {"tool": "git_diff", "arguments": safe.clone(), "after": send_early},
+        {"tool": "git_diff", "arguments": safe, "after": send_late},
+    ]});
+    let client = std::thread::spawn(move || stock::drive(&plan));
+    // The first call is on the guarded server, which holds it: the release is busy.
+    wait_until("the guarded server has the first call", || w.calls_seen("guarded.log") == 1);
+    touch(&send_early);
+    wait_until("the early call is formed", || w.runtime().authority(2).unwrap().is_some());
+    assert_eq!(w.runtime().authority(2).unwrap(), Some((w.guarded.clone(), None)), "no successor existed when it was formed");
+    // The successor is admitted now; the next formation captures it.
+    admit(&w.path("registry.sqlite"), &r.unguarded_summary);
+    touch(&send_late);
+    wait_until("the late call is formed", || w.runtime().authority(3).unwrap().is_some());
+    assert_eq!(w.runtime().authority(3).unwrap(), Some((w.guarded.clone(), Some(w.unguarded.clone()))), "the late call captured the successor");
+    // The source retires once its work is done; the pending calls are admitted after that.
+    w.runtime().transition(&w.guarded, State::Draining).unwrap();
+    touch(&go);
+    wait_until("the guarded release is stale", || w.runtime().transition(&w.guarded, State::Stale).is_ok());
+    let report = client.join().unwrap().unwrap();
+    let results = report["results"].as_array().unwrap();
+    assert_eq!(results[0]["error"], false, "{report}");
+    assert_eq!(refused(&results[1]), Some("not_captured"), "the call formed before the successor existed: {report}");
+    assert_eq!(results[2]["error"], false, "{report}");
+    assert!(results[2]["text"].as_str().unwrap().contains("second line"), "the successor's handler ran it: {report}");
+    assert_eq!(w.calls_seen("guarded.log"), 1);
+    assert_eq!(w.calls_seen("unguarded.log"), 1);
+    assert_eq!(w.completed(), [w.guarded.clone(), w.unguarded.clone()]);
+    // No capture for a call the successor would run unsafely: the drifted call is refused on the guarded source (reject)
+    // and the gateway never certifies it on the unguarded release.
+    let input = CallInput::new(w.call(&format!("--output={}", w.canary.display())), "call");
+    let decision = decide(&check_call(&r.unguarded_summary, &input).unwrap(), &w.env, &w.contract);
+    assert_eq!(decision.decision, Verdict::Unsafe);
 }
 
 /// A copy of the guarded release's package outside its virtual environment,
-/// which the server imports first (PYTHONPATH), so a test can replace its files.
+/// which the server imports first (PYTHONPATH), so a test can change its files.
 fn replaceable_copy(w: &World, r: &GitRelease) -> (PathBuf, Vec<String>) {
     let copy = w.path("installed");
     std::fs::create_dir(&copy).unwrap();
@@ -312,131 +408,54 @@ fn replaceable_copy(w: &World, r: &GitRelease) -> (PathBuf, Vec<String>) {
     assert!(out.status.success());
     let python = r.program.parent().unwrap().join("python");
     let script = r#"tee -a "$0" | PYTHONPATH="$3" exec "$1" -m mcp_server_git --repository "$2""#;
-    let command = vec![
-        "sh".into(),
-        "-c".into(),
-        script.into(),
-        w.path("guarded.log").to_string_lossy().into(),
-        python.to_string_lossy().into(),
-        w.repo.to_string_lossy().into(),
-        copy.to_string_lossy().into(),
-    ];
+    let mut command: Vec<String> = vec!["sh".into(), "-c".into(), script.into()];
+    command.extend([w.path("guarded.log"), python, w.repo.clone(), copy.clone()].iter().map(|p| p.to_string_lossy().into_owned()));
     (copy, command)
 }
 
 #[test]
-fn a_replaced_artifact_is_refused_at_the_final_hop_and_the_server_sees_no_call() {
+fn a_server_file_changed_before_the_start_is_never_run_and_one_changed_after_it_is_refused_even_when_restored() {
     let Some(r) = releases() else { return };
-    let w = world(r);
+    let w = world(r, &[&r.guarded_summary]);
     let (copy, command) = replaceable_copy(&w, &r.guarded);
-    let config = w.config(r, &copy, &command);
-    let args = json!({"repo_path": w.repo.to_string_lossy(), "target": "main"});
-    let gateway = vec![env!("CARGO_BIN_EXE_fcd").to_owned(), "gateway".into(), "serve".into(), "--config".into(), config.to_string_lossy().into()];
-    // The official client through `fcd gateway serve`: the safe call completes on the stock handler.
-    let report = stock::drive(&json!({"command": gateway, "calls": [{"tool": "git_diff", "arguments": args}]})).unwrap();
-    assert_eq!(report["tools"], json!(["git_diff"]), "{report}");
-    assert_eq!(report["results"][0]["error"], false, "{report}");
-    assert!(report["results"][0]["text"].as_str().unwrap().contains("second line"), "{report}");
-    assert_eq!(w.calls_seen("guarded.log"), 1);
-    // The server's installed files change after registration (one line appended to its handler module).
+    let release = Rel { epochs: vec![w.guarded.clone()], command, root: copy.clone(), strip: "src/", extra: String::new() };
+    let config = w.config("user:alice", "tools = [\"git_diff\"]", &[release]);
     let server = copy.join("mcp_server_git/server.py");
-    let mut text = std::fs::read_to_string(&server).unwrap();
-    text.push_str("\n# replaced after registration\n");
-    std::fs::write(&server, text).unwrap();
-    let report = stock::drive(&json!({"command": gateway, "calls": [{"tool": "git_diff", "arguments": args}]})).unwrap();
-    let result = &report["results"][0];
-    assert_eq!(result["error"], true, "{report}");
-    assert_eq!(result["structured"]["fcd"]["refused"], "final_hop_artifact_mismatch", "{report}");
+    let registered = std::fs::read(&server).unwrap();
+    // Changed before the gateway starts (and restored after, which no longer matters): the server never starts.
+    let mut changed = registered.clone();
+    changed.extend_from_slice(b"\n# changed before the gateway started\n");
+    std::fs::write(&server, &changed).unwrap();
+    let out = Command::new(fcd_bin()).args(&serve(&config)[1..]).stdin(std::process::Stdio::null()).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("final_hop_artifact_mismatch") && stderr.contains("server.py"), "{stderr}");
+    assert!(!w.path("guarded.log").exists(), "the changed server was never started");
+    // Restored: the server starts from the measured files; one changed and restored after the start is refused.
+    std::fs::write(&server, &registered).unwrap();
+    let touched = w.path("touched");
+    let plan = json!({"command": serve(&config), "concurrent": true, "calls": [
+        call("git_diff", w.args("main")),
+        {"tool": "git_diff", "arguments": w.args("main"), "after": touched},
+    ]});
+    let client = std::thread::spawn(move || stock::drive(&plan));
+    wait_until("the first call completed", || w.completed().len() == 1);
+    std::fs::write(&server, &changed).unwrap();
+    std::fs::write(&server, &registered).unwrap();
+    touch(&touched);
+    let report = client.join().unwrap().unwrap();
+    assert_eq!(report["results"][0]["error"], false, "{report}");
+    let result = &report["results"][1];
+    assert_eq!(refused(result), Some("final_hop_artifact_mismatch"), "{report}");
     assert!(result["text"].as_str().unwrap().contains("final_hop_artifact_mismatch"), "the code is in the words the agent reads: {report}");
-    assert_eq!(w.calls_seen("guarded.log"), 1, "the replaced server received no call");
-}
-
-/// What came of one call under one policy.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Outcome {
-    Completed,
-    Blocked,
-    /// It ran, and its effect is not the one it was formed for (the canary was written).
-    WrongEffect,
-}
-
-#[test]
-fn the_policy_comparison_through_the_gateway_on_stock_servers() {
-    let Some(r) = releases() else { return };
-    // Calls A (safe), B (drift: --output), C (--stat) formed against the guarded release, run after it retires.
-    let policies = ["exact pinning", "release-wide deny", "release-wide allow", "call-specific certificates"];
-    let mut table = Vec::new();
-    for policy in policies {
-        let w = world(r);
-        let targets = [("A", "main".to_owned()), ("B", format!("--output={}", w.canary.display())), ("C", "--stat".to_owned())];
-        if policy == "call-specific certificates" {
-            for (name, target) in &targets {
-                if let Some(c) = w.certify(r, target) {
-                    std::fs::write(w.path(&format!("certificates/{name}.json")), c).unwrap();
-                }
-            }
-        }
-        let config = Config::load(&w.config(r, &r.guarded.site_packages, &w.server(&r.guarded, "guarded.log"))).unwrap();
-        let outcomes = block_on(async {
-            let gateway = Gateway::start(config).await.unwrap();
-            let mut formed = Vec::new();
-            for (name, target) in &targets {
-                let mut p = params(&w.call(target));
-                if policy == "release-wide allow" {
-                    // One signed edge for every call of the tool, offered at formation.
-                    let mut rt = w.runtime();
-                    let edge = rt.add_evidence(EvidenceKind::Edge, "git_diff", None, &w.guarded, &w.unguarded, 0, u64::MAX / 4).unwrap();
-                    let digest = canon::digest(&w.call(target).arguments);
-                    let (snapshot, source) = (gateway.session().1.to_owned(), gateway.session().0.to_owned());
-                    let f = rt.form(&snapshot, "git_diff", &digest, "user:alice", &source, Some(edge), now(), 300).unwrap();
-                    p.meta = None;
-                    formed.push((*name, fcd_gateway::proxy::Formed::from_formation(f, p)));
-                } else {
-                    formed.push((*name, gateway.form(p).unwrap()));
-                }
-            }
-            retire(&mut w.runtime(), &w.guarded);
-            let mut outcomes = Vec::new();
-            for (name, f) in formed {
-                let had_canary = w.canary.exists();
-                let result = gateway.execute(f).await;
-                let outcome = match refusal(&result) {
-                    Some(_) => Outcome::Blocked,
-                    None if !had_canary && w.canary.exists() => Outcome::WrongEffect,
-                    None => Outcome::Completed,
-                };
-                outcomes.push((name, outcome));
-            }
-            outcomes
-        });
-        let count = |o| outcomes.iter().filter(|(_, x)| *x == o).count();
-        table.push((policy, count(Outcome::Completed), count(Outcome::Blocked), count(Outcome::WrongEffect), outcomes.clone()));
-        let wrote = w.canary.exists();
-        assert_eq!(wrote, count(Outcome::WrongEffect) > 0, "{policy}: the canary tells the wrong effect");
-    }
-    println!(
-        "\npolicy                       completed  blocked  wrong-effect   (A safe, B --output=PATH, C --stat; formed on {GUARDED}, run after it retired)"
-    );
-    for (policy, completed, blocked, wrong, outcomes) in &table {
-        println!("{policy:<28} {completed:>9} {blocked:>8} {wrong:>13}   {outcomes:?}");
-    }
-    let row = |p: &str| table.iter().find(|t| t.0 == p).map(|t| (t.1, t.2, t.3)).unwrap();
-    assert_eq!(row("exact pinning"), (0, 3, 0));
-    assert_eq!(row("release-wide deny"), (0, 3, 0));
-    let (_, _, wrong) = row("release-wide allow");
-    assert_eq!(wrong, 1, "release-wide allow runs the drifted call on the unguarded release");
-    assert_eq!(row("call-specific certificates"), (1, 2, 0), "only the safe call moves, and nothing wrong happens");
-}
-
-fn now() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs()
+    assert_eq!(w.calls_seen("guarded.log"), 1, "the server saw no call after its file changed");
 }
 
 #[test]
 fn certificate_verdicts_on_the_stock_releases() {
     let Some(r) = releases() else { return };
-    let w = world(r);
-    // fcd's own judgement of the three calls on each stock release, the ground the gateway stands on.
+    let w = world(r, &[]);
+    // fcd's own judgement of the calls on each stock release, the ground the gateway stands on.
     for (target, guarded, unguarded) in [("main", Verdict::Safe, Verdict::Safe), ("--output=/tmp/x", Verdict::Reject, Verdict::Unsafe)] {
         let input = CallInput::new(w.call(target), "call");
         let g = decide(&check_call(&r.guarded_summary, &input).unwrap(), &w.env, &w.contract).decision;
@@ -445,6 +464,21 @@ fn certificate_verdicts_on_the_stock_releases() {
     }
 }
 
+fn block_on<T>(f: impl std::future::Future<Output = T>) -> T {
+    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap().block_on(f)
+}
+
+fn params(call: &Call) -> CallToolRequestParams {
+    serde_json::from_value(json!({"name": call.tool, "arguments": call.arguments})).unwrap()
+}
+
+fn refusal(result: &rmcp::model::CallToolResult) -> Option<String> {
+    result.structured_content.as_ref().and_then(|s| s["fcd"]["refused"].as_str()).map(str::to_owned)
+}
+
+fn text(result: &rmcp::model::CallToolResult) -> String {
+    serde_json::to_value(&result.content).unwrap().as_array().unwrap().iter().filter_map(|c| c["text"].as_str()).collect::<Vec<_>>().join("\n")
+}
 const DBHUB_UNGUARDED: &str = "0.22.3";
 const DBHUB_GUARDED: &str = "0.24.0";
 
@@ -498,13 +532,10 @@ fn dbhub_releases() -> Option<&'static DbhubReleases> {
 
 /// One dbhub scenario's world: a scratch SQLite database (table t, one row,
 /// user_version 0), dbhub's read-only configuration for it, the registry with
-/// both releases admitted, runtime store, issuer key and certificate directory.
+/// both releases admitted, and the contract of `user:alice` for execute_sql.
 struct DbWorld {
     dir: tempfile::TempDir,
     db: PathBuf,
-    issuer: SigningKey,
-    env: Env,
-    contract: Contract,
     guarded: String,
     unguarded: String,
 }
@@ -530,13 +561,10 @@ fn db_world(r: &DbhubReleases) -> DbWorld {
     contract["destinations"] = json!([destination]);
     let (env, contract): (Env, Contract) = (serde_json::from_value(env).unwrap(), serde_json::from_value(contract).unwrap());
     std::fs::write(dir.path().join("contract.json"), serde_json::to_vec(&contract).unwrap()).unwrap();
-    let issuer = SigningKey::from_bytes(&[17; 32]);
-    std::fs::write(dir.path().join("issuer.pub"), issuer.verifying_key().to_public_key_pem(LineEnding::LF).unwrap()).unwrap();
-    std::fs::create_dir(dir.path().join("certificates")).unwrap();
-    let mut registry = Registry::open(&dir.path().join("registry.sqlite")).unwrap();
-    let mut admit = |s: &Summary| registry.admit(s, &Regeneration { process: std::process::id(), summary_digest: s.summary_digest.clone() }).unwrap();
-    let (guarded, unguarded) = (admit(&r.guarded_summary), admit(&r.unguarded_summary));
-    DbWorld { dir, db, issuer, env, contract, guarded, unguarded }
+    let _ = env;
+    let registry = dir.path().join("registry.sqlite");
+    let (guarded, unguarded) = (admit(&registry, &r.guarded_summary), admit(&registry, &r.unguarded_summary));
+    DbWorld { dir, db, guarded, unguarded }
 }
 
 impl DbWorld {
@@ -572,31 +600,23 @@ impl DbWorld {
         ]
     }
 
-    /// The gateway's TOML: the guarded release first (the source while it is
-    /// advertised), the unguarded one as the possible successor. The gateway
-    /// measures both the registered configuration (JSON, the registry's
-    /// binding) and dbhub's own TOML (its bytes, bound when the runtime
-    /// first registers the epoch).
-    fn config(&self, r: &DbhubReleases) -> PathBuf {
-        let epoch = |id: &str, release: &DbhubRelease, log: &str| {
-            format!(
-                "[[epoch]]\nid = {}\ncommand = {}\ninstalled = {{ root = {}, strip = \"\" }}\nconfig_file = \"registered-config.json\"\n\
-                 server_config = [\"dbhub.toml\"]\n",
-                toml_str(id),
-                serde_json::to_string(&self.server(release, log)).unwrap(),
-                toml_str(&release.installed.to_string_lossy())
-            )
-        };
-        let text = format!(
-            "runtime = {}\nregistry = \"registry.sqlite\"\nprincipal = \"user:alice\"\ncontract = \"contract.json\"\nissuers = [\"issuer.pub\"]\n\
-             certificates = \"certificates\"\ntools = [\"execute_sql\"]\n\n{}\n{}",
-            toml_str(&format!("sqlite:{}", self.path("runtime.sqlite").display())),
-            epoch(&self.guarded, &r.guarded, "guarded.log"),
-            epoch(&self.unguarded, &r.unguarded, "unguarded.log"),
-        );
-        let path = self.path("gateway.toml");
-        std::fs::write(&path, text).unwrap();
-        path
+    /// The gateway's TOML: `releases` in order, each with its epoch. The
+    /// gateway measures both the registered configuration (JSON, the
+    /// registry's binding, and what calls are decided with) and dbhub's own
+    /// TOML (its bytes, bound when the runtime first registers the epoch).
+    fn config(&self, releases: &[(&str, &DbhubRelease, &str)]) -> PathBuf {
+        let rels: Vec<Rel> = releases
+            .iter()
+            .map(|(epoch, release, log)| Rel {
+                epochs: vec![(*epoch).to_owned()],
+                command: self.server(release, log),
+                root: release.installed.clone(),
+                strip: "",
+                extra: "config_file = \"registered-config.json\"\nserver_config = [\"dbhub.toml\"]".into(),
+            })
+            .collect();
+        let server = format!("name = \"db\"\ntools = [\"execute_sql\"]\ndestination = {}", toml_str(&format!("sqlite:{}", self.db.display())));
+        write_config(self.dir.path(), "principal = \"user:alice\"", &[("user:alice", "execute_sql", "contract.json")], &server, &rels)
     }
 
     fn runtime(&self) -> Runtime {
@@ -606,20 +626,6 @@ impl DbWorld {
     /// Canonical call `name` (A to D) of the dbhub profile.
     fn call(&self, r: &DbhubReleases, name: &str) -> Call {
         serde_json::from_value(json!({"tool": "execute_sql", "arguments": r.canonical["calls"][name]["arguments"]})).unwrap()
-    }
-
-    /// A certificate for call `name` on the unguarded release, formed against
-    /// the guarded one, if fcd certifies it (only a safe call is).
-    fn certify(&self, r: &DbhubReleases, name: &str) -> Option<Vec<u8>> {
-        let input = CallInput::new(self.call(r, name), name);
-        let checked = check_call(&r.unguarded_summary, &input).unwrap();
-        let decision = decide(&checked, &self.env, &self.contract);
-        let safe = decision.certifiable()?;
-        let issue =
-            Issue { call: checked, env: &self.env, contract: &self.contract, decision: safe, now: now(), valid_for: 600, source: Some(&r.guarded_summary) };
-        let mut bytes = canon::to_canonical(&cert::issue(&issue, &self.issuer));
-        bytes.push(b'\n');
-        Some(bytes)
     }
 
     /// How many `tools/call` messages the server logging to `log` received.
@@ -649,62 +655,46 @@ fn dbhub_drift_reproduced_without_protection() {
 }
 
 #[test]
-fn dbhub_through_the_gateway_the_safe_calls_complete_and_the_drifted_call_is_refused_before_the_handler() {
+fn dbhub_on_the_unguarded_release_the_pragma_assignment_is_refused_and_the_database_is_unchanged() {
     let Some(r) = dbhub_releases() else { return };
     let w = db_world(r);
-    for name in ["A", "C"] {
-        let c = w.certify(r, name).unwrap_or_else(|| panic!("call {name} is certified on {DBHUB_UNGUARDED}"));
-        std::fs::write(w.path(&format!("certificates/{name}.json")), c).unwrap();
-    }
-    assert!(w.certify(r, "B").is_none(), "fcd never certifies the PRAGMA assignment on {DBHUB_UNGUARDED}");
-    let config = Config::load(&w.config(r)).unwrap();
-    block_on(async {
-        let gateway = Gateway::start(config).await.unwrap();
-        assert_eq!(gateway.session().0, w.guarded, "the session forms against the guarded release");
-        // A, B and C formed against the guarded release; then it retires, and only the certified calls move.
-        let (a, b, c) =
-            (gateway.form(params(&w.call(r, "A"))).unwrap(), gateway.form(params(&w.call(r, "B"))).unwrap(), gateway.form(params(&w.call(r, "C"))).unwrap());
-        retire(&mut w.runtime(), &w.guarded);
-        let ran = gateway.execute(a).await;
-        assert_eq!(refusal(&ran), None, "{}", text(&ran));
-        assert!(text(&ran).contains("\"success\": true"), "the stock handler's rows: {}", text(&ran));
-        let stopped = gateway.execute(b).await;
-        assert_eq!(refusal(&stopped).as_deref(), Some("not_captured"), "{}", text(&stopped));
-        let read = gateway.execute(c).await;
-        assert_eq!(refusal(&read), None, "{}", text(&read));
-        // (0.22.3 runs a PRAGMA as a statement and returns no rows for it: the reply only says it ran.)
-        assert!(text(&read).contains("\"success\": true"), "the stock handler ran the read: {}", text(&read));
-        let leases = w.runtime().leases().unwrap();
-        assert_eq!(leases.len(), 2);
-        assert!(leases.iter().all(|l| l.epoch == w.unguarded));
-    });
-    assert_eq!(w.user_version(), 0, "the drifted call reached a handler");
-    assert_eq!(w.rows(), [7]);
-    assert_eq!(w.calls_seen("unguarded.log"), 2, "the unguarded server saw the two certified calls only");
-    assert_eq!(w.calls_seen("guarded.log"), 0);
+    let config = w.config(&[(&w.unguarded, &r.unguarded, "unguarded.log")]);
+    let calls: Vec<Value> = ["A", "B", "C", "D"].iter().map(|n| json!({"tool": "execute_sql", "arguments": r.canonical["calls"][n]["arguments"]})).collect();
+    let report = stock::drive(&json!({"command": serve(&config), "calls": calls})).unwrap();
+    let results = report["results"].as_array().unwrap();
+    assert_eq!(results[0]["error"], false, "{report}");
+    assert!(results[0]["text"].as_str().unwrap().contains("\"success\": true"), "the stock handler's rows: {report}");
+    assert_eq!(refused(&results[1]), Some("unsafe"), "the PRAGMA assignment mutates on {DBHUB_UNGUARDED}: {report}");
+    assert!(results[1]["text"].as_str().unwrap().contains("sql:mutate"), "{report}");
+    assert_eq!(results[2]["error"], false, "{report}");
+    assert_eq!(refused(&results[3]), Some("unknown"), "several statements are outside the envelope: {report}");
+    assert_eq!(w.calls_seen("unguarded.log"), 2, "the server saw A and C only");
+    assert_eq!((w.user_version(), w.rows()), (0, vec![7]), "the database is unchanged");
 }
 
 #[test]
 fn dbhub_through_fcd_gateway_serve_the_official_client_runs_the_safe_call_and_a_changed_configuration_is_refused_at_the_final_hop() {
     let Some(r) = dbhub_releases() else { return };
     let w = db_world(r);
-    let config = w.config(r);
-    let gateway = vec![env!("CARGO_BIN_EXE_fcd").to_owned(), "gateway".into(), "serve".into(), "--config".into(), config.to_string_lossy().into()];
+    let config = w.config(&[(&w.guarded, &r.guarded, "guarded.log")]);
     let safe = &r.canonical["calls"]["A"]["arguments"];
     // The official client through `fcd gateway serve`: call A completes on the stock handler of the advertised release.
-    let report = stock::drive(&json!({"command": gateway, "calls": [{"tool": "execute_sql", "arguments": safe}]})).unwrap();
+    let report = stock::drive(&json!({"command": serve(&config), "calls": [{"tool": "execute_sql", "arguments": safe}]})).unwrap();
     assert_eq!(report["tools"], json!(["execute_sql"]), "{report}");
     assert_eq!(report["results"][0]["error"], false, "{report}");
     assert!(report["results"][0]["text"].as_str().unwrap().contains("\"success\": true"), "{report}");
     assert_eq!(w.calls_seen("guarded.log"), 1);
-    // The measured configuration is no longer the registered one (read-only switched off).
+    // The measured configuration is no longer the registered one (read-only switched off): the decision is
+    // made with the configuration read at the start, and the fence refuses what is configured now.
     let mut changed = r.canonical["env"]["config"].clone();
     changed["readonly"] = json!(false);
     std::fs::write(w.path("registered-config.json"), changed.to_string()).unwrap();
-    let report = stock::drive(&json!({"command": gateway, "calls": [{"tool": "execute_sql", "arguments": safe}]})).unwrap();
+    let plan = json!({"command": serve(&config), "concurrent": true, "calls": [{"tool": "execute_sql", "arguments": safe}]});
+    let report = stock::drive(&plan).unwrap();
     let result = &report["results"][0];
     assert_eq!(result["error"], true, "{report}");
-    assert_eq!(result["structured"]["fcd"]["refused"], "final_hop_config_mismatch", "{report}");
+    // Started under the changed file, the gateway decides with it: the summary was registered read-only, so it cannot decide.
+    assert_eq!(refused(result), Some("unknown"), "{report}");
     assert_eq!(w.calls_seen("guarded.log"), 1, "the server received no call under the changed configuration");
     assert_eq!((w.user_version(), w.rows()), (0, vec![7]));
 }
@@ -713,44 +703,96 @@ fn dbhub_through_fcd_gateway_serve_the_official_client_runs_the_safe_call_and_a_
 fn dbhub_its_own_toml_changed_after_registration_is_refused_at_the_final_hop_before_the_server_sees_it() {
     let Some(r) = dbhub_releases() else { return };
     let w = db_world(r);
-    let config = w.config(r);
-    let drifted = params(&w.call(r, "B"));
+    let config = w.config(&[(&w.guarded, &r.guarded, "guarded.log")]);
     let toml = w.path("dbhub.toml");
     let registered = std::fs::read_to_string(&toml).unwrap();
     // Read-only switched off in dbhub's own file; the registered JSON beside it is untouched.
     let writable = registered.replace("readonly = true", "readonly = false");
     assert_ne!(writable, registered);
+    let (a, c) = (w.call(r, "A"), w.call(r, "C"));
     block_on(async {
         // The first start registers the epochs: the TOML's digest is bound to them in the runtime.
         let gateway = Gateway::start(Config::load(&config).unwrap()).await.unwrap();
-        assert_eq!(gateway.session().0, w.guarded);
+        assert_eq!(gateway.source_of("execute_sql"), Some(w.guarded.as_str()));
         let bound = w.runtime().server_config(&w.guarded).unwrap();
         assert!(bound.as_deref().is_some_and(|d| d.starts_with("sha256:")), "{bound:?}");
-        let ran = gateway.call(params(&w.call(r, "A"))).await;
+        let ran = gateway.call("user:alice", params(&a)).await;
         assert_eq!(refusal(&ran), None, "{}", text(&ran));
         // Edited while the gateway runs: the next call is refused before dbhub sees it.
         std::fs::write(&toml, &writable).unwrap();
-        let stopped = gateway.call(drifted.clone()).await;
+        let stopped = gateway.call("user:alice", params(&c)).await;
         assert_eq!(refusal(&stopped).as_deref(), Some("final_hop_config_mismatch"), "{}", text(&stopped));
         assert!(text(&stopped).contains("configuration files"), "{}", text(&stopped));
     });
     assert_eq!(w.calls_seen("guarded.log"), 1, "dbhub saw the first call only");
     // A restart with the changed file does not bind it again: the official client's call through `fcd gateway serve` is refused too.
-    let serve = vec![env!("CARGO_BIN_EXE_fcd").to_owned(), "gateway".into(), "serve".into(), "--config".into(), config.to_string_lossy().into()];
-    let call = json!({"tool": "execute_sql", "arguments": r.canonical["calls"]["B"]["arguments"]});
-    let report = stock::drive(&json!({"command": serve, "calls": [call]})).unwrap();
-    assert_eq!(report["results"][0]["structured"]["fcd"]["refused"], "final_hop_config_mismatch", "{report}");
+    let safe = json!({"tool": "execute_sql", "arguments": r.canonical["calls"]["A"]["arguments"]});
+    let report = stock::drive(&json!({"command": serve(&config), "calls": [safe]})).unwrap();
+    assert_eq!(refused(&report["results"][0]), Some("final_hop_config_mismatch"), "{report}");
     assert_eq!(w.calls_seen("guarded.log"), 1, "dbhub saw no call under its changed configuration");
     assert_eq!((w.user_version(), w.rows()), (0, vec![7]), "the database is unchanged");
     // The file as registered passes again: the fence judged its bytes.
     std::fs::write(&toml, &registered).unwrap();
-    let safe = json!({"tool": "execute_sql", "arguments": r.canonical["calls"]["A"]["arguments"]});
-    let report = stock::drive(&json!({"command": serve, "calls": [safe]})).unwrap();
+    let report = stock::drive(&json!({"command": serve(&config), "calls": [safe]})).unwrap();
     assert_eq!(report["results"][0]["error"], false, "{report}");
     assert_eq!(w.calls_seen("guarded.log"), 2);
-    // What the fence kept out: the same call, sent to dbhub directly under the changed file, changes the database.
+    // What the fence kept out: the assignment, sent to dbhub directly under the changed file, changes the database.
     std::fs::write(&toml, &writable).unwrap();
-    let report = stock::drive(&json!({"command": w.server(&r.guarded, "direct.log"), "calls": [call]})).unwrap();
+    let drifted = json!({"tool": "execute_sql", "arguments": r.canonical["calls"]["B"]["arguments"]});
+    let report = stock::drive(&json!({"command": w.server(&r.guarded, "direct.log"), "calls": [drifted]})).unwrap();
     assert_eq!(report["results"][0]["error"], false, "{report}");
     assert_eq!(w.user_version(), 1, "read-only off, dbhub {DBHUB_GUARDED} runs the assignment: {report}");
+}
+
+#[test]
+fn one_gateway_fronts_two_servers_each_tool_decided_on_its_own_release() {
+    let (Some(g), Some(d)) = (releases(), dbhub_releases()) else { return };
+    let w = world(g, &[&g.unguarded_summary]);
+    let db = db_world(d);
+    // The git world's registry admits the dbhub release too; dbhub's files sit in its own world.
+    let dbhub_epoch = admit(&w.path("registry.sqlite"), &d.unguarded_summary);
+    for f in ["registered-config.json", "dbhub.toml", "contract.json"] {
+        std::fs::copy(db.path(f), w.path(&format!("db-{f}"))).unwrap();
+    }
+    let dbhub_toml = std::fs::read_to_string(w.path("db-dbhub.toml")).unwrap();
+    let mut dbhub_command = db.server(&d.unguarded, "dbhub.log");
+    *dbhub_command.last_mut().unwrap() = w.path("db-dbhub.toml").to_string_lossy().into_owned();
+    assert!(dbhub_toml.contains("readonly = true"));
+    let text = format!(
+        "runtime = {}\nregistry = \"registry.sqlite\"\nprincipal = \"user:alice\"\n\n\
+         [[contract]]\nprincipal = \"user:alice\"\ntool = \"git_diff\"\nfile = \"contract.json\"\n\n\
+         [[contract]]\nprincipal = \"user:alice\"\ntool = \"execute_sql\"\nfile = \"db-contract.json\"\n\n\
+         [[server]]\nname = \"git\"\ntools = [\"git_diff\"]\ndestination = {}\n\n\
+         [[server.release]]\nepochs = [{}]\ncommand = {}\ninstalled = {{ root = {}, strip = \"src/\" }}\n\n\
+         [[server]]\nname = \"db\"\ntools = [\"execute_sql\"]\ndestination = {}\n\n\
+         [[server.release]]\nepochs = [{}]\ncommand = {}\ninstalled = {{ root = {}, strip = \"\" }}\n\
+         config_file = \"db-registered-config.json\"\nserver_config = [\"db-dbhub.toml\"]\n",
+        toml_str(&format!("sqlite:{}", w.path("runtime.sqlite").display())),
+        toml_str(&format!("local:{}", w.repo.display())),
+        toml_str(&w.unguarded),
+        serde_json::to_string(&w.server(&g.unguarded, "unguarded.log")).unwrap(),
+        toml_str(&g.unguarded.site_packages.to_string_lossy()),
+        toml_str(&format!("sqlite:{}", db.db.display())),
+        toml_str(&dbhub_epoch),
+        serde_json::to_string(&dbhub_command).unwrap(),
+        toml_str(&d.unguarded.installed.to_string_lossy()),
+    );
+    let config = w.path("gateway.toml");
+    std::fs::write(&config, text).unwrap();
+    let calls = [
+        call("git_diff", w.args("main")),
+        call("git_diff", w.args(&format!("--output={}", w.canary.display()))),
+        json!({"tool": "execute_sql", "arguments": d.canonical["calls"]["A"]["arguments"]}),
+        json!({"tool": "execute_sql", "arguments": d.canonical["calls"]["B"]["arguments"]}),
+    ];
+    let report = stock::drive(&json!({"command": serve(&config), "calls": calls})).unwrap();
+    assert_eq!(report["tools"], json!(["git_diff", "execute_sql"]), "{report}");
+    let results = report["results"].as_array().unwrap();
+    assert_eq!(results[0]["error"], false, "{report}");
+    assert_eq!(refused(&results[1]), Some("unsafe"), "{report}");
+    assert_eq!(results[2]["error"], false, "{report}");
+    assert_eq!(refused(&results[3]), Some("unsafe"), "{report}");
+    assert!(!w.canary.exists());
+    assert_eq!((db.user_version(), db.rows()), (0, vec![7]));
+    assert_eq!((w.calls_seen("unguarded.log"), db.calls_seen("dbhub.log")), (1, 1));
 }

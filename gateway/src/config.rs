@@ -1,10 +1,16 @@
-//! The gateway's one TOML file: where the runtime and the registry are, whom
-//! calls are formed for and under which contract, which issuers' certificates
-//! count, the tools it fronts, and for each registered epoch the stock server
-//! command, the installed files it runs and its configuration file.
+//! The gateway's one TOML file: where the runtime and the registry are, the
+//! principal of a stdio session, the contracts each principal's calls are
+//! decided against (per tool), the gateway's issuer key for captured
+//! successors, and the servers it fronts: for each, the tools, what the
+//! gateway does with each (its policy), the authenticated destination, and
+//! every release it may run (the stock server command, the installed files,
+//! the configuration, and the registry epochs of the release's profiled
+//! tools).
+//!
 //! Every key is known (unknown keys are refused) and every path is resolved
 //! against the file's directory, so a configuration means one thing.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
@@ -20,15 +26,20 @@ pub struct Config {
     pub runtime: String,
     /// The registry (SQLite) the epochs were admitted into.
     pub registry: PathBuf,
-    /// The principal calls are formed for (the agent's user).
+    /// The principal of a stdio session (the agent's user): the gateway's
+    /// configuration says who the local client is, never the client.
     pub principal: String,
-    /// The contract calls are formed under (JSON); certificates must name its digest.
-    pub contract: PathBuf,
-    /// Trusted certificate issuers' public keys (PEM).
+    /// The gateway's own issuer key (PKCS#8 PEM, `fcd keygen`): it signs the
+    /// certificate of a successor captured at formation. Without it no
+    /// successor is captured by the gateway.
+    pub issuer_key: Option<PathBuf>,
+    /// Seconds a captured successor's certificate is valid (default: `formation_ttl`).
+    pub capture_validity: Option<u64>,
+    /// Further trusted certificate issuers' public keys (PEM), for certificates offered from `certificates`.
     #[serde(default)]
     pub issuers: Vec<PathBuf>,
-    /// A directory of certificates (DSSE envelopes, `*.json`) the gateway
-    /// offers the runtime at formation. Optional: without it no call is formed with a successor.
+    /// A directory of certificates (DSSE envelopes, `*.json`) offered at
+    /// formation when the gateway captured no successor itself. Optional.
     pub certificates: Option<PathBuf>,
     /// Seconds a formation stays admissible.
     #[serde(default = "default_ttl")]
@@ -41,11 +52,12 @@ pub struct Config {
     /// and lifecycle decisions are always fsynced.
     #[serde(default = "default_durability")]
     pub call_durability: String,
-    /// The tools the gateway fronts; the client sees no other.
-    pub tools: Vec<String>,
-    /// Every registered epoch the gateway may run, by registry epoch id.
-    #[serde(rename = "epoch")]
-    pub epochs: Vec<EpochConfig>,
+    /// The contracts calls are decided against, one per principal and tool.
+    #[serde(rename = "contract", default)]
+    pub contracts: Vec<ContractConfig>,
+    /// The servers the gateway fronts.
+    #[serde(rename = "server")]
+    pub servers: Vec<ServerConfig>,
 }
 
 fn default_ttl() -> u64 {
@@ -56,21 +68,88 @@ fn default_durability() -> String {
     CallDurability::Full.as_str().to_owned()
 }
 
-/// One registered epoch and how to run it.
+/// The contract of one principal for one tool (DESIGN.md's CONTRACT.json).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct EpochConfig {
-    /// The registry's epoch id (the digest of the release's manifest).
-    pub id: String,
+pub struct ContractConfig {
+    pub principal: String,
+    /// The tool as the client sees it (namespaced `SERVER__TOOL` when two servers front the same name).
+    pub tool: String,
+    pub file: PathBuf,
+}
+
+/// What the gateway does with a tool's calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Policy {
+    /// Decide every call on the summary of the release that will run it
+    /// (the default for a tool with a registry epoch): only `safe` runs.
+    Decide,
+    /// Exact-source pinning without a decision: the call runs on the
+    /// release its session listed, fenced, whatever it does. Weaker than
+    /// `decide`; never a default.
+    Pin,
+    /// Refuse every call (the default for a tool without a registry epoch).
+    Deny,
+}
+
+impl Policy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Policy::Decide => "decide",
+            Policy::Pin => "pin",
+            Policy::Deny => "deny",
+        }
+    }
+}
+
+/// One stock server and the releases of it the gateway may run.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerConfig {
+    /// A short name (letters, digits, `_`, `-`): the namespace of its tools when names collide.
+    pub name: String,
+    /// The tools of the server the gateway fronts; the client sees no other.
+    pub tools: Vec<String>,
+    /// The authenticated destination the summaries' rules and the contracts
+    /// see (`local:/srv/repo`, `sqlite:/srv/app.db`): where the server acts.
+    pub destination: Option<String>,
+    /// Per tool: `decide`, `pin` or `deny`. A tool left out is `decide` when
+    /// a release names an epoch for it, `deny` otherwise.
+    #[serde(default)]
+    pub policy: BTreeMap<String, Policy>,
+    /// Tools whose handler's own refusal is wanted: a `reject` decision is
+    /// forwarded (the handler refuses the call itself) instead of being
+    /// refused by the gateway.
+    #[serde(default)]
+    pub forward_reject: Vec<String>,
+    /// The releases, in order of preference: a tool's source for a new
+    /// session is the first release whose epoch for it is ADVERTISED.
+    #[serde(rename = "release")]
+    pub releases: Vec<ReleaseConfig>,
+}
+
+/// One release of a server and how to run it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReleaseConfig {
+    /// A name for logs and errors (default: the command's program).
+    pub name: Option<String>,
+    /// The registry epochs of this release, one per profiled tool (each
+    /// summary names its tool). An epoch not yet admitted in the registry
+    /// is taken up at a later formation, once it is.
+    #[serde(default)]
+    pub epochs: Vec<String>,
     /// The stock server: program and arguments (MCP over stdio).
     pub command: Vec<String>,
     /// Environment variables for the server, besides PATH and HOME.
     #[serde(default)]
-    pub env: std::collections::BTreeMap<String, String>,
-    /// Where the release's files are installed, measured at every final hop.
+    pub env: BTreeMap<String, String>,
+    /// Where the release's files are installed, measured before the server starts.
     pub installed: Installed,
     /// The configuration the release was registered with (JSON, the
-    /// registry's config digest is over it in canonical form), measured at
+    /// registry's config digest is over it in canonical form): the
+    /// authenticated configuration calls are decided with, measured at
     /// every final hop; when the server reads none, leave it out: its
     /// configuration is `{}`.
     pub config_file: Option<PathBuf>,
@@ -94,12 +173,36 @@ pub struct Installed {
     pub strip: String,
 }
 
+impl ReleaseConfig {
+    /// The release's name for messages.
+    pub fn label(&self) -> &str {
+        self.name.as_deref().unwrap_or(&self.command[0])
+    }
+}
+
+impl ServerConfig {
+    /// The policy of `tool`: the configured one, else `decide` when a release names an epoch, `deny` otherwise.
+    /// `profiled` says whether one does (only the registry knows which tool an epoch is of).
+    pub fn policy(&self, tool: &str, profiled: bool) -> Policy {
+        match self.policy.get(tool) {
+            Some(p) => *p,
+            None if profiled => Policy::Decide,
+            None => Policy::Deny,
+        }
+    }
+}
+
 impl Config {
     /// Reads and checks the configuration at `path`; relative paths are taken from its directory.
     pub fn load(path: &Path) -> Result<Config, InputError> {
         let text = std::fs::read_to_string(path).map_err(|e| InputError::new(path, format!("cannot read: {e}")))?;
-        let mut config: Config = toml::from_str(&text).map_err(|e| match e.span() {
-            Some(span) => InputError::at_offset(path, &text, span.start, e.message().to_owned()),
+        Config::parse(path, &text)
+    }
+
+    /// Reads and checks configuration `text`, as if read from `path`.
+    pub fn parse(path: &Path, text: &str) -> Result<Config, InputError> {
+        let mut config: Config = toml::from_str(text).map_err(|e| match e.span() {
+            Some(span) => InputError::at_offset(path, text, span.start, e.message().to_owned()),
             None => InputError::new(path, e.message().to_owned()),
         })?;
         let base = path.parent().unwrap_or(Path::new("."));
@@ -109,17 +212,17 @@ impl Config {
             }
         };
         resolve(&mut config.registry);
-        resolve(&mut config.contract);
         config.issuers.iter_mut().for_each(resolve);
-        if let Some(p) = config.certificates.as_mut() {
+        for p in [config.certificates.as_mut(), config.issuer_key.as_mut()].into_iter().flatten() {
             resolve(p);
         }
-        for e in &mut config.epochs {
-            resolve(&mut e.installed.root);
-            if let Some(p) = e.config_file.as_mut() {
+        config.contracts.iter_mut().for_each(|c| resolve(&mut c.file));
+        for r in config.servers.iter_mut().flat_map(|s| s.releases.iter_mut()) {
+            resolve(&mut r.installed.root);
+            if let Some(p) = r.config_file.as_mut() {
                 resolve(p);
             }
-            e.server_config.iter_mut().for_each(resolve);
+            r.server_config.iter_mut().for_each(resolve);
         }
         config.check(path)?;
         Ok(config)
@@ -127,23 +230,56 @@ impl Config {
 
     fn check(&self, path: &Path) -> Result<(), InputError> {
         let fail = |m: String| Err(InputError::new(path, m));
-        if self.tools.is_empty() {
-            return fail("`tools` names no tool: the gateway would front nothing".into());
-        }
-        if self.epochs.is_empty() {
-            return fail("no [[epoch]]: the gateway has nothing to run".into());
-        }
-        let mut seen = std::collections::BTreeSet::new();
-        for e in &self.epochs {
-            if !seen.insert(&e.id) {
-                return fail(format!("epoch {} is given twice", e.id));
-            }
-            if e.command.is_empty() {
-                return fail(format!("epoch {}: `command` is empty", e.id));
-            }
+        if self.servers.is_empty() {
+            return fail("no [[server]]: the gateway would front nothing".into());
         }
         if self.principal.is_empty() {
             return fail("`principal` is empty".into());
+        }
+        let mut names = BTreeSet::new();
+        let mut epochs = BTreeSet::new();
+        for s in &self.servers {
+            if s.name.is_empty() || !s.name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+                return fail(format!("server name `{}` must be letters, digits, `_` or `-`", s.name));
+            }
+            if !names.insert(&s.name) {
+                return fail(format!("server `{}` is given twice", s.name));
+            }
+            if s.tools.is_empty() {
+                return fail(format!("server `{}`: `tools` names no tool", s.name));
+            }
+            let tools: BTreeSet<&String> = s.tools.iter().collect();
+            if tools.len() != s.tools.len() {
+                return fail(format!("server `{}`: a tool is named twice in `tools`", s.name));
+            }
+            for t in s.policy.keys().chain(&s.forward_reject) {
+                if !tools.contains(t) {
+                    return fail(format!("server `{}`: `{t}` is not one of its `tools`", s.name));
+                }
+            }
+            if s.releases.is_empty() {
+                return fail(format!("server `{}`: no [[server.release]]: the gateway has nothing to run", s.name));
+            }
+            for r in &s.releases {
+                if r.command.is_empty() {
+                    return fail(format!("server `{}`: a release's `command` is empty", s.name));
+                }
+                for e in &r.epochs {
+                    if !epochs.insert(e) {
+                        return fail(format!("epoch {e} is given twice"));
+                    }
+                }
+            }
+        }
+        let visible: BTreeSet<String> = self.routes().into_iter().map(|r| r.visible).collect();
+        let mut contracts = BTreeSet::new();
+        for c in &self.contracts {
+            if !visible.contains(&c.tool) {
+                return fail(format!("[[contract]] for `{}`: no server fronts a tool of that name (fronted: {})", c.tool, join(&visible)));
+            }
+            if !contracts.insert((&c.principal, &c.tool)) {
+                return fail(format!("two [[contract]]s for principal `{}` and tool `{}`", c.principal, c.tool));
+            }
         }
         self.durability().map_err(|e| InputError::new(path, format!("`call_durability`: {e}")))?;
         Ok(())
@@ -153,6 +289,35 @@ impl Config {
     pub fn durability(&self) -> Result<CallDurability, String> {
         CallDurability::parse(&self.call_durability)
     }
+
+    /// Every fronted tool with the name the client sees: its own, or
+    /// `SERVER__TOOL` when another server fronts a tool of the same name.
+    pub fn routes(&self) -> Vec<Route> {
+        let mut count: BTreeMap<&str, usize> = BTreeMap::new();
+        for t in self.servers.iter().flat_map(|s| &s.tools) {
+            *count.entry(t).or_default() += 1;
+        }
+        let mut out = Vec::new();
+        for (server, s) in self.servers.iter().enumerate() {
+            for t in &s.tools {
+                let visible = if count[t.as_str()] > 1 { format!("{}__{t}", s.name) } else { t.clone() };
+                out.push(Route { server, tool: t.clone(), visible });
+            }
+        }
+        out
+    }
+}
+
+/// A fronted tool: its server (index into `servers`), its name there, and the name the client sees.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Route {
+    pub server: usize,
+    pub tool: String,
+    pub visible: String,
+}
+
+fn join(names: &BTreeSet<String>) -> String {
+    names.iter().map(String::as_str).collect::<Vec<_>>().join(", ")
 }
 
 #[cfg(test)]
@@ -162,11 +327,20 @@ mod tests {
     const GOOD: &str = r#"runtime = "sqlite:rt.sqlite"
 registry = "registry.sqlite"
 principal = "user:alice"
-contract = "contract.json"
-tools = ["git_diff"]
 
-[[epoch]]
-id = "sha256:one"
+[[contract]]
+principal = "user:alice"
+tool = "git_diff"
+file = "contract.json"
+
+[[server]]
+name = "git"
+tools = ["git_diff", "git_status"]
+destination = "local:/srv/repo"
+policy = { git_status = "pin" }
+
+[[server.release]]
+epochs = ["sha256:one"]
 command = ["server", "--flag"]
 installed = { root = "site", strip = "src/" }
 "#;
@@ -178,36 +352,65 @@ installed = { root = "site", strip = "src/" }
         Config::load(&path).map(|mut c| {
             // Paths are resolved against the file's directory; strip it to compare.
             c.registry = c.registry.strip_prefix(dir.path()).unwrap().to_owned();
-            c.epochs[0].installed.root = c.epochs[0].installed.root.strip_prefix(dir.path()).unwrap().to_owned();
+            let r = &mut c.servers[0].releases[0];
+            r.installed.root = r.installed.root.strip_prefix(dir.path()).unwrap().to_owned();
             c
         })
     }
 
     #[test]
-    fn a_configuration_reads_with_its_paths_resolved() {
+    fn a_configuration_reads_with_its_paths_resolved_and_its_policies() {
         let c = load(GOOD).unwrap();
         assert_eq!(c.registry, Path::new("registry.sqlite"));
-        assert_eq!(c.epochs[0].installed.root, Path::new("site"));
+        assert_eq!(c.servers[0].releases[0].installed.root, Path::new("site"));
         assert_eq!(c.formation_ttl, 300);
-        assert!(c.epochs[0].config_file.is_none());
+        assert!(c.servers[0].releases[0].config_file.is_none());
         assert_eq!(c.durability(), Ok(CallDurability::Full), "per-call records are fsynced unless the operator says otherwise");
-        let fast = load(&GOOD.replace("tools =", "call_durability = \"process-crash\"\ntools =")).unwrap();
+        let s = &c.servers[0];
+        assert_eq!(s.policy("git_diff", true), Policy::Decide, "a profiled tool is decided by default");
+        assert_eq!(s.policy("git_status", false), Policy::Pin, "pinning is the operator's explicit choice");
+        assert_eq!(s.policy("git_commit", false), Policy::Deny, "an unprofiled tool is denied by default");
+        let fast = load(&GOOD.replace("principal = \"user:alice\"\n\n", "principal = \"user:alice\"\ncall_durability = \"process-crash\"\n\n")).unwrap();
         assert_eq!(fast.durability(), Ok(CallDurability::ProcessCrash));
+    }
+
+    #[test]
+    fn colliding_tool_names_are_namespaced_by_server() {
+        let two = format!(
+            "{}\n[[server]]\nname = \"other\"\ntools = [\"git_diff\"]\n[[server.release]]\ncommand = [\"x\"]\ninstalled = {{ root = \"r\" }}\n",
+            GOOD.replace("tool = \"git_diff\"", "tool = \"git__git_diff\"")
+        );
+        let c = load(&two).unwrap();
+        let visible: Vec<String> = c.routes().into_iter().map(|r| r.visible).collect();
+        assert_eq!(visible, ["git__git_diff", "git_status", "other__git_diff"]);
+        // A contract must name a tool as the client sees it.
+        let e = load(&format!(
+            "{GOOD}\n[[server]]\nname = \"other\"\ntools = [\"git_diff\"]\n[[server.release]]\ncommand = [\"x\"]\ninstalled = {{ root = \"r\" }}\n"
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("no server fronts a tool of that name") && e.contains("git__git_diff"), "{e}");
     }
 
     #[test]
     fn unknown_keys_and_empty_lists_are_refused_with_their_place() {
         let e = load(&GOOD.replace("tools =", "tool_list =")).unwrap_err().to_string();
         assert!(e.contains("tool_list") && e.contains("gateway.toml"), "{e}");
-        let e = load(&GOOD.replace(r#"tools = ["git_diff"]"#, "tools = []")).unwrap_err().to_string();
+        let e = load(&GOOD.replace(r#"tools = ["git_diff", "git_status"]"#, "tools = []")).unwrap_err().to_string();
         assert!(e.contains("names no tool"), "{e}");
         let e = load(&GOOD.replace(r#"command = ["server", "--flag"]"#, "command = []")).unwrap_err().to_string();
         assert!(e.contains("`command` is empty"), "{e}");
-        let e = load(&GOOD.replace("tools =", "call_durability = \"normal\"\ntools =")).unwrap_err().to_string();
+        let e = load(&GOOD.replace("principal = \"user:alice\"\n\n", "principal = \"user:alice\"\ncall_durability = \"normal\"\n\n")).unwrap_err().to_string();
         assert!(e.contains("call_durability") && e.contains("process-crash"), "{e}");
-        let twice = format!("{GOOD}\n[[epoch]]\nid = \"sha256:one\"\ncommand = [\"x\"]\ninstalled = {{ root = \"r\" }}\n");
+        let e = load(&GOOD.replace("git_status = \"pin\"", "git_commit = \"pin\"")).unwrap_err().to_string();
+        assert!(e.contains("`git_commit` is not one of its `tools`"), "{e}");
+        let e = load(&GOOD.replace("git_status = \"pin\"", "git_status = \"allow\"")).unwrap_err().to_string();
+        assert!(e.contains("allow"), "{e}");
+        let twice = format!("{GOOD}\n[[server.release]]\nepochs = [\"sha256:one\"]\ncommand = [\"x\"]\ninstalled = {{ root = \"r\" }}\n");
         assert!(load(&twice).unwrap_err().to_string().contains("given twice"));
         let e = load(&GOOD.replace("installed = { root = \"site\", strip = \"src/\" }", "installed = { root = \"site\", strip = \"src/\", extra = 1 }"));
         assert!(e.is_err());
+        let e = load(&format!("{GOOD}\n[[contract]]\nprincipal = \"user:alice\"\ntool = \"git_diff\"\nfile = \"c2.json\"\n")).unwrap_err().to_string();
+        assert!(e.contains("two [[contract]]s"), "{e}");
     }
 }

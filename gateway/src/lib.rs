@@ -1,17 +1,24 @@
 //! fcd-gateway: `fcd gateway`, an MCP proxy in front of stock tool servers
-//! that puts every `tools/call` through the admission runtime. The client
-//! sees the tool list of the epoch it formed against; each call is formed,
-//! admitted, checked at the final hop against what is installed and
-//! configured at that moment, and only then forwarded ([`proxy`]). The
-//! configuration is one TOML file ([`config`]); what runs is measured by
-//! [`measure`].
+//! that decides every `tools/call` before a server sees it. The client sees
+//! the tools of each tool's source release, each with its policy; each call
+//! is decided on the summary of the release that will run it against the
+//! principal's contract ([`decide`]), formed with the successor the gateway
+//! captured, admitted, checked at the final hop against what the server was
+//! started from and what is configured now, and only then forwarded
+//! ([`proxy`]). The configuration is one TOML file ([`config`]); what runs
+//! is measured by [`measure`] and started by [`upstream`].
 //!
 //! It depends on the runtime and the verifier, never on a parser: a
 //! gateway host builds no tree-sitter.
 
 pub mod config;
+pub mod decide;
+pub mod init;
 pub mod measure;
 pub mod proxy;
+pub mod refused;
+pub mod upstream;
 
 pub use config::Config;
 pub use proxy::{Gateway, StartError, serve_stdio};
+pub use refused::Refused;

@@ -1,89 +1,48 @@
 //! The MCP proxy: an rmcp server for the agent, an rmcp client for each
-//! stock server it runs. A client session forms against one source epoch
-//! (the first configured epoch the runtime advertises when it starts) and
-//! sees that epoch's tool list, cut to the fronted tools; the digest of those
-//! descriptors is the session's snapshot, bound to every formation.
+//! stock server release it runs. A session lists the fronted tools of each
+//! tool's source (the first configured release whose epoch for it the
+//! runtime holds ADVERTISED), each with its policy in `_meta.fcd`; the
+//! digest of that listing is the session's snapshot, bound to every formation.
 //!
-//! A `tools/call` is formed (tool, arguments digest, principal, snapshot,
-//! and at most one certificate for this very call found in the certificate
-//! directory), admitted by the runtime, checked at the final hop against the
-//! installed files and configuration measured now, and only then forwarded
-//! to the stock server of the epoch the lease is on. A reply completes the
-//! lease; no reply marks it uncertain. Anything refused is an MCP error
-//! result naming the runtime's reason code, and the stock server never sees
-//! the call.
+//! A `tools/call` ([`Gateway::call`]) is decided before anything is
+//! recorded ([`crate::decide`]): its tool must be fronted and not denied,
+//! the session's principal must have a contract for it, and under `decide`
+//! it must fit the summary's argument schema and be safe on the source's
+//! summary. Then it is formed (with the successor the gateway captured, if
+//! the same call is safe on one), admitted, fenced against what the server
+//! started from and what is configured now, and forwarded; the reply
+//! completes the lease, no reply marks it uncertain.
 //!
-//! A call from the client is formed and run at once, so the gateway measures
-//! the source first and the runtime forms, admits and fences it in one
-//! decision ([`Runtime::form_admit`]): one commit before the call goes on,
-//! one (the completion) after. A call formed earlier and run later
-//! ([`Gateway::form`], [`Gateway::execute`]) is admitted, measured and
-//! fenced in steps, since its epoch is known only at admission.
+//! When the source's server is free, formation, admission and fence are one
+//! runtime decision ([`Runtime::form_admit`]): one commit before the call
+//! goes on, one after. When it is busy, the call is formed at once (its
+//! authority fixed now) and admitted once the server is free: on the
+//! source while it is eligible, waiting while it drains, and on the captured
+//! successor only once the source is STALE.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
-use ed25519_dalek::VerifyingKey;
+use ed25519_dalek::{SigningKey, VerifyingKey};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ListToolsResult, MetaObject, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
 };
-use rmcp::service::{RequestContext, RunningService};
-use rmcp::transport::TokioChildProcess;
-use rmcp::{ErrorData, RoleClient, RoleServer, ServerHandler, ServiceExt};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 
 use fcd_model::canon;
-use fcd_model::summary::Summary;
 use fcd_runtime::registry::Registry;
-use fcd_runtime::runtime::{Call, Refusal, Runtime, State, StoreSpec};
+use fcd_runtime::runtime::{Call as Formation, Lease, RefusalCode, Runtime, State, StoreSpec};
 use fcd_verify::cert;
+use fcd_verify::certify::{Call, CallInput, Contract};
 
-use crate::config::{Config, EpochConfig};
+use crate::config::{Config, Policy, Route};
+use crate::decide;
 use crate::measure;
-
-/// One epoch the gateway may run: its admitted summary, how to run it, and its server once started.
-struct Epoch {
-    summary: Summary,
-    run: EpochConfig,
-    server: tokio::sync::Mutex<Option<RunningService<RoleClient, ()>>>,
-}
-
-/// The gateway: the runtime, the epochs and the session's snapshot.
-pub struct Gateway {
-    config: Config,
-    runtime: Mutex<Runtime>,
-    issuers: Vec<VerifyingKey>,
-    contract: String,
-    epochs: BTreeMap<String, Arc<Epoch>>,
-    /// The session's source epoch, its fronted tool list and that list's digest.
-    source: String,
-    tools: Vec<Tool>,
-    snapshot: String,
-    /// Certificates the runtime accepted from the source, by file digest.
-    offered: Mutex<BTreeMap<String, Offered>>,
-}
-
-/// A certificate the runtime recorded as evidence, and the call it is for.
-struct Offered {
-    id: i64,
-    tool: String,
-    args_digest: String,
-}
-
-/// A call formed on the session's source, not yet admitted.
-#[derive(Debug)]
-pub struct Formed {
-    pub formation: i64,
-    params: CallToolRequestParams,
-}
-
-impl Formed {
-    /// A call formed through the runtime directly (for instance with a
-    /// manual edge as its evidence), to be executed by the gateway.
-    pub fn from_formation(formation: i64, params: CallToolRequestParams) -> Formed {
-        Formed { formation, params }
-    }
-}
+use crate::refused::Refused;
+use crate::upstream::{Epoch, Release};
 
 /// Why the gateway could not start.
 #[derive(Debug)]
@@ -101,290 +60,478 @@ fn unix_now() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }
 
-/// A call the gateway refused before any handler saw it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Refused {
-    pub code: String,
-    pub detail: String,
+/// A fronted tool as the session sees it.
+struct Fronted {
+    route: Route,
+    policy: Policy,
+    forward_reject: bool,
+    /// The session's source: the release (index) and its epoch for the tool; none for a denied tool.
+    source: Option<(usize, Arc<Epoch>)>,
+    /// The tool's descriptor as listed (named as the client sees it, `_meta.fcd` added).
+    descriptor: Tool,
 }
 
-impl Refused {
-    fn new(code: &str, detail: &str) -> Refused {
-        Refused { code: code.to_owned(), detail: detail.to_owned() }
-    }
+/// What a captured certificate is for: (target epoch, tool, arguments digest, principal); its evidence id and end of validity.
+type CaptureKey = (String, String, String, String);
 
-    /// The MCP error result the client receives.
-    pub fn result(&self) -> CallToolResult {
-        refused(&self.code, &self.detail)
-    }
+/// A contract, read, with its digest (certificates name it).
+struct Bound {
+    contract: Contract,
+    digest: String,
 }
 
-/// The MCP error result for a refusal: the code in words and in structured content.
-fn refused(code: &str, detail: &str) -> CallToolResult {
-    let mut r = CallToolResult::error(vec![ContentBlock::text(format!("fcd refused this call: {code}: {detail}"))]);
-    r.structured_content = Some(json!({"fcd": {"refused": code, "detail": detail}}));
-    r
-}
-
-fn refusal(r: &Refusal) -> CallToolResult {
-    refused(r.code.as_str(), &r.detail)
+/// The gateway: the runtime, the releases and the session.
+pub struct Gateway {
+    config: Config,
+    runtime: Mutex<Runtime>,
+    releases: Vec<Release>,
+    /// Contracts by (principal, tool as the client sees it).
+    contracts: BTreeMap<(String, String), Bound>,
+    /// The gateway's issuer key, which signs captured successors.
+    issuer: Option<SigningKey>,
+    /// Every key a certificate offered to the runtime may be signed by.
+    issuers: Vec<VerifyingKey>,
+    fronted: Vec<Fronted>,
+    snapshot: String,
+    /// Certificates the gateway captured and recorded as evidence.
+    captured: Mutex<BTreeMap<CaptureKey, (i64, u64)>>,
+    /// Offered certificate files already recorded, by file digest: (id, tool, arguments digest).
+    offered: Mutex<BTreeMap<String, (i64, String, String)>>,
+    _private: tempfile::TempDir,
 }
 
 impl Gateway {
-    /// Opens the runtime and registry, registers every configured epoch from
-    /// the registry, picks the session's source epoch and lists its tools.
+    /// Opens the runtime and registry, registers every configured epoch the
+    /// registry admitted, picks each tool's source, starts the servers the
+    /// listing needs (each from a measured installation) and lists the tools.
     pub async fn start(config: Config) -> Result<Gateway, StartError> {
         let fail = |m: String| StartError(m);
         let spec = StoreSpec::parse(&config.runtime).map_err(|e| fail(format!("runtime `{}`: {e}", config.runtime)))?;
         let durability = config.durability().map_err(fail)?;
         let mut runtime = Runtime::open_store_with(&spec, durability).map_err(|e| fail(format!("runtime {spec}: {e}")))?;
         let registry = Registry::open(&config.registry).map_err(|e| fail(e.to_string()))?;
-        let mut epochs = BTreeMap::new();
-        for run in &config.epochs {
-            // The server's own configuration files, bound to the epoch the first time it is registered in this runtime.
-            let files = measure::server_config(&run.server_config).map_err(|e| fail(format!("epoch {}: {e}", run.id)))?;
-            let summary = runtime.register_admitted(&registry, &run.id, files.as_deref()).map_err(|e| fail(format!("epoch {}: {e}", run.id)))?;
-            let bound = runtime.server_config(&run.id).map_err(|e| fail(e.to_string()))?;
-            if bound != files {
-                // Never bound again: every call on this epoch is refused at the final hop until the files are restored.
-                eprintln!(
-                    "fcd gateway: epoch {}: the server's configuration files measure {}, the runtime bound {} when it registered the epoch: \
-                     calls on it are refused (final_hop_config_mismatch)",
-                    run.id,
-                    files.as_deref().unwrap_or("nothing"),
-                    bound.as_deref().unwrap_or("none")
-                );
-            }
-            epochs.insert(run.id.clone(), Arc::new(Epoch { summary, run: run.clone(), server: tokio::sync::Mutex::new(None) }));
-        }
-        let issuers = config.issuers.iter().map(|p| cert::load_verifying_key(p).map_err(|e| fail(e.to_string()))).collect::<Result<Vec<_>, _>>()?;
-        let contract_value: Value = fcd_verify::certify::read_input(&config.contract).map_err(|e| fail(e.to_string()))?;
-        let contract = canon::try_digest(&contract_value).map_err(|e| fail(format!("{}: {e}", config.contract.display())))?;
-        let mut source = None;
-        for run in &config.epochs {
-            if runtime.state(&run.id).map_err(|e| fail(e.to_string()))? == Some(State::Advertised) {
-                source = Some(run.id.clone());
-                break;
+        let private = tempfile::Builder::new().prefix("fcd-gateway-").tempdir().map_err(|e| fail(format!("no private directory: {e}")))?;
+        let mut releases = Vec::new();
+        for (si, s) in config.servers.iter().enumerate() {
+            for (ri, r) in s.releases.iter().enumerate() {
+                let registered_config = measure::config_value(r.config_file.as_deref()).map_err(|e| fail(format!("release {}: {e}", r.label())))?;
+                let dir = private.path().join(format!("{si}-{ri}"));
+                std::fs::create_dir(&dir).map_err(|e| fail(format!("{}: {e}", dir.display())))?;
+                let release = Release {
+                    server: si,
+                    config: r.clone(),
+                    registered_config,
+                    epochs: Default::default(),
+                    pending: Default::default(),
+                    slot: tokio::sync::Mutex::new(None),
+                    private: dir,
+                };
+                for id in &r.epochs {
+                    if !take_up(&mut runtime, &registry, &release, id, &s.tools).map_err(fail)? {
+                        eprintln!("fcd gateway: release {}: epoch {id} is not admitted in the registry yet: taken up once it is", r.label());
+                        release.pending.lock().map_err(|_| fail("poisoned".into()))?.push(id.clone());
+                    }
+                }
+                releases.push(release);
             }
         }
-        let Some(source) = source else { return Err(fail("no configured epoch is ADVERTISED: there is no release to form calls against".into())) };
+        let mut contracts = BTreeMap::new();
+        for c in &config.contracts {
+            let contract: Contract = fcd_verify::certify::read_input(&c.file).map_err(|e| fail(e.to_string()))?;
+            if contract.principal != c.principal {
+                return Err(fail(format!(
+                    "{}: the contract is for principal `{}`, the [[contract]] names `{}`",
+                    c.file.display(),
+                    contract.principal,
+                    c.principal
+                )));
+            }
+            let digest = canon::digest(&contract);
+            contracts.insert((c.principal.clone(), c.tool.clone()), Bound { contract, digest });
+        }
+        let issuer = config.issuer_key.as_deref().map(cert::load_signing_key).transpose().map_err(|e| fail(e.to_string()))?;
+        let mut issuers = config.issuers.iter().map(|p| cert::load_verifying_key(p).map_err(|e| fail(e.to_string()))).collect::<Result<Vec<_>, _>>()?;
+        issuers.extend(issuer.as_ref().map(SigningKey::verifying_key));
         let mut gateway = Gateway {
             config,
             runtime: Mutex::new(runtime),
+            releases,
+            contracts,
+            issuer,
             issuers,
-            contract,
-            epochs,
-            source,
-            tools: Vec::new(),
+            fronted: Vec::new(),
             snapshot: String::new(),
+            captured: Mutex::new(BTreeMap::new()),
             offered: Mutex::new(BTreeMap::new()),
+            _private: private,
         };
-        let epoch = Arc::clone(&gateway.epochs[&gateway.source]);
-        let listed = {
-            let mut server = epoch.server.lock().await;
-            let client = gateway.server(&epoch, &mut server).await.map_err(fail)?;
-            client.peer().list_all_tools().await.map_err(|e| fail(format!("the stock server of {} lists no tools: {e}", gateway.source)))?
-        };
-        let tools: Vec<Tool> = listed.into_iter().filter(|t| gateway.config.tools.iter().any(|n| n == t.name.as_ref())).collect();
-        for name in &gateway.config.tools {
-            if !tools.iter().any(|t| t.name == name.as_str()) {
-                return Err(fail(format!("the stock server of {} has no tool `{name}`", gateway.source)));
-            }
-        }
-        gateway.snapshot = canon::try_digest(&tools).map_err(|e| fail(format!("the tool list: {e}")))?;
-        gateway.tools = tools;
+        gateway.pin_unprofiled().map_err(fail)?;
+        gateway.front().await.map_err(fail)?;
         Ok(gateway)
     }
 
-    /// The session's source epoch and snapshot digest.
-    pub fn session(&self) -> (&str, &str) {
-        (&self.source, &self.snapshot)
+    /// Gives every pinned tool without a summary a runtime epoch per
+    /// release that has a profiled sibling (whose files its fence measures).
+    fn pin_unprofiled(&mut self) -> Result<(), String> {
+        for route in self.config.routes() {
+            let s = &self.config.servers[route.server];
+            let profiled = self.of_server(route.server).any(|(_, r)| r.epoch_of(&route.tool).is_some());
+            if profiled || s.policy(&route.tool, false) != Policy::Pin {
+                continue;
+            }
+            let mut rt = self.runtime.lock().map_err(|_| "the runtime lock is poisoned")?;
+            for (_, release) in self.of_server(route.server) {
+                let sibling = release.epochs.read().map_err(|_| "poisoned")?.iter().find(|e| e.summary.is_some()).cloned();
+                let Some(sibling) = sibling else { continue };
+                let Some(summary) = &sibling.summary else { continue };
+                let id = format!("pin:{}", canon::digest(&json!({"pin": route.tool, "with": sibling.id})).trim_start_matches("sha256:"));
+                let pinned = format!("none:{}", route.tool);
+                rt.register_epoch(&id, &route.tool, &sibling.artifact, &summary.config_digest, &pinned).map_err(|e| e.to_string())?;
+                let epoch = Epoch { id, tool: route.tool.clone(), summary: None, artifact: sibling.artifact.clone() };
+                release.epochs.write().map_err(|_| "poisoned")?.push(Arc::new(epoch));
+            }
+        }
+        Ok(())
     }
 
-    /// The running client of `epoch`'s stock server, started on first use.
-    async fn server<'s>(&self, epoch: &Epoch, slot: &'s mut Option<RunningService<RoleClient, ()>>) -> Result<&'s RunningService<RoleClient, ()>, String> {
-        if slot.is_none() {
-            let run = &epoch.run;
-            let mut command = tokio::process::Command::new(&run.command[0]);
-            command.args(&run.command[1..]).env_clear();
-            for key in ["PATH", "HOME"] {
-                if let Some(v) = std::env::var_os(key) {
-                    command.env(key, v);
+    /// The releases of server `server`, in order, with their indexes.
+    fn of_server(&self, server: usize) -> impl Iterator<Item = (usize, &Release)> {
+        self.releases.iter().enumerate().filter(move |(_, r)| r.server == server)
+    }
+
+    /// Picks each tool's source, starts the servers that list them and builds the session's listing.
+    async fn front(&mut self) -> Result<(), String> {
+        let mut fronted = Vec::new();
+        let mut listings: BTreeMap<usize, Vec<Tool>> = BTreeMap::new();
+        for route in self.config.routes() {
+            let s = &self.config.servers[route.server];
+            let profiled = self.of_server(route.server).any(|(_, r)| r.epoch_of(&route.tool).is_some_and(|e| e.summary.is_some()));
+            let policy = s.policy(&route.tool, profiled);
+            if policy == Policy::Decide && !profiled {
+                return Err(format!("tool `{}`: policy decide, but no release names an admitted epoch for it", route.visible));
+            }
+            if policy == Policy::Decide && s.destination.is_none() {
+                return Err(format!("server `{}`: `destination` is needed to decide its calls", s.name));
+            }
+            let mut source = None;
+            if policy != Policy::Deny {
+                let rt = self.runtime.lock().map_err(|_| "the runtime lock is poisoned")?;
+                for (ri, release) in self.of_server(route.server) {
+                    if let Some(e) = release.epoch_of(&route.tool)
+                        && rt.state(&e.id).map_err(|e| e.to_string())? == Some(State::Advertised)
+                    {
+                        source = Some((ri, e));
+                        break;
+                    }
+                }
+                if source.is_none() && policy == Policy::Pin && !profiled {
+                    return Err(format!(
+                        "tool `{}`: policy pin needs a release with an admitted epoch of another tool, whose files its fence measures",
+                        route.visible
+                    ));
                 }
             }
-            command.envs(&run.env);
-            let (transport, _) = TokioChildProcess::builder(command)
-                .stderr(std::process::Stdio::inherit())
-                .spawn()
-                .map_err(|e| format!("cannot start the stock server of {} ({}): {e}", run.id, run.command[0]))?;
-            let client = ().serve(transport).await.map_err(|e| format!("the stock server of {} did not initialize: {e}", run.id))?;
-            *slot = Some(client);
+            let Some(lister) = source.as_ref().map(|(ri, _)| *ri).or_else(|| self.of_server(route.server).map(|(ri, _)| ri).next()) else {
+                return Err(format!("server `{}` has no release", s.name));
+            };
+            if let std::collections::btree_map::Entry::Vacant(v) = listings.entry(lister) {
+                let release = &self.releases[lister];
+                let mut slot = release.slot.lock().await;
+                let running = release.running(&mut slot).await.map_err(|r| format!("{}: {}", r.code, r.detail))?;
+                let tools =
+                    running.service.peer().list_all_tools().await.map_err(|e| format!("the stock server of {} lists no tools: {e}", release.config.label()))?;
+                v.insert(tools);
+            }
+            let Some(mut descriptor) = listings[&lister].iter().find(|t| t.name == route.tool.as_str()).cloned() else {
+                return Err(format!("the stock server of {} has no tool `{}`", self.releases[lister].config.label(), route.tool));
+            };
+            descriptor.name = route.visible.clone().into();
+            let epoch = source.as_ref().map(|(_, e)| e.id.clone());
+            let mut meta = descriptor.meta.take().map(|m| m.0).unwrap_or_default();
+            meta.insert("fcd".into(), json!({"policy": policy.as_str(), "epoch": epoch}));
+            descriptor.meta = Some(MetaObject(meta));
+            let what = match &source {
+                Some((ri, e)) => format!("{} on {} ({})", policy.as_str(), e.id, self.releases[*ri].config.label()),
+                None if policy == Policy::Deny => "deny".to_owned(),
+                None => format!("{}, but no release of it is ADVERTISED: every call is refused", policy.as_str()),
+            };
+            eprintln!("fcd gateway: tool {}: {what}", route.visible);
+            let forward_reject = s.forward_reject.contains(&route.tool);
+            fronted.push(Fronted { route, policy, forward_reject, source, descriptor });
         }
-        slot.as_ref().ok_or_else(|| "the stock server is not running".to_owned())
+        let tools: Vec<&Tool> = fronted.iter().map(|f| &f.descriptor).collect();
+        self.snapshot = canon::try_digest(&tools).map_err(|e| format!("the tool list: {e}"))?;
+        self.fronted = fronted;
+        Ok(())
     }
 
-    /// A certificate in the certificate directory for this call, offered to
-    /// the runtime (which verifies it) as evidence from the source to the
-    /// epoch it names; its evidence id, if one is accepted.
-    fn certificate_for(&self, rt: &mut Runtime, tool: &str, args_digest: &str, now: u64) -> Result<Option<i64>, String> {
-        let Some(dir) = &self.config.certificates else { return Ok(None) };
-        let entries = match std::fs::read_dir(dir) {
-            Ok(e) => e,
-            Err(e) => return Err(format!("cannot read the certificate directory {}: {e}", dir.display())),
+    /// The session's tool list and its snapshot digest.
+    pub fn session(&self) -> (Vec<Tool>, &str) {
+        (self.fronted.iter().map(|f| f.descriptor.clone()).collect(), &self.snapshot)
+    }
+
+    /// The source epoch of the tool the client calls `visible`, if it has one.
+    pub fn source_of(&self, visible: &str) -> Option<&str> {
+        self.fronted.iter().find(|f| f.route.visible == visible).and_then(|f| f.source.as_ref()).map(|(_, e)| e.id.as_str())
+    }
+
+    /// One `tools/call` of a session of `principal`: decided, formed (with the
+    /// captured successor), admitted, fenced and forwarded, or refused.
+    pub async fn call(&self, principal: &str, params: CallToolRequestParams) -> CallToolResult {
+        match self.run(principal, params).await {
+            Ok(result) => result,
+            Err(refused) => refused.result(),
+        }
+    }
+
+    async fn run(&self, principal: &str, mut params: CallToolRequestParams) -> Result<CallToolResult, Refused> {
+        let name = params.name.to_string();
+        let Some(f) = self.fronted.iter().find(|f| f.route.visible == name) else {
+            return Err(Refused::new("unknown_tool", format!("`{name}` is not a tool this gateway fronts")));
         };
+        if f.policy == Policy::Deny {
+            return Err(Refused::new("denied", format!("`{name}` has no profile the operator admitted, and its policy is deny")));
+        }
+        let Some((source_release, source)) = &f.source else {
+            return Err(Refused::new("source_not_eligible", format!("no release of `{name}` was ADVERTISED when this session started")));
+        };
+        let call = Call { tool: f.route.tool.clone(), arguments: params.arguments.clone().unwrap_or_default() };
+        let args_digest = canon::try_digest(&Value::Object(call.arguments.clone())).map_err(|e| Refused::new("bad_arguments", e))?;
+        let input = CallInput::new(call.clone(), "tools/call");
+        let mut successor = None;
+        if let Some(summary) = &source.summary {
+            decide::schema(summary, &input)?;
+        }
+        if f.policy == Policy::Decide {
+            let Some(bound) = self.contracts.get(&(principal.to_owned(), name.clone())) else {
+                return Err(Refused::new("no_contract", format!("principal `{principal}` has no contract for `{name}`")));
+            };
+            let release = &self.releases[*source_release];
+            let env = self.env(principal, release);
+            let summary = source.summary.as_ref().ok_or_else(|| Refused::new("unknown", "the source has no summary"))?;
+            decide::on_source(summary, &input, &env, &bound.contract, f.forward_reject)?;
+            successor = self.capture(f, *source_release, source, &call, principal, bound, &args_digest)?;
+        }
+        params.name = f.route.tool.clone().into();
+        let formation = Formation { snapshot: &self.snapshot, tool: &f.route.tool, args_digest: &args_digest, principal, source: &source.id };
+        self.execute(*source_release, source, &formation, successor, params).await
+    }
+
+    /// The authenticated context of a call on `release`.
+    fn env(&self, principal: &str, release: &Release) -> fcd_verify::certify::Env {
+        let destination = self.config.servers[release.server].destination.as_deref().unwrap_or_default();
+        decide::env(principal, destination, &release.registered_config)
+    }
+
+    /// The successor captured for this call at formation: the first other
+    /// release of the server whose epoch for the tool is registered,
+    /// ADVERTISED or HIDDEN_BUT_VALID, and on whose summary the call is safe
+    /// under the contract; its certificate is signed with the gateway's key
+    /// and recorded as evidence. Without a key, a certificate offered in the
+    /// certificate directory for exactly this call may serve instead.
+    #[allow(clippy::too_many_arguments)] // reason: the formation's parts, each read once
+    fn capture(
+        &self,
+        f: &Fronted,
+        source_release: usize,
+        source: &Epoch,
+        call: &Call,
+        principal: &str,
+        bound: &Bound,
+        args_digest: &str,
+    ) -> Result<Option<i64>, Refused> {
+        let storage = |e: String| Refused::new("storage", e);
+        let Some(source_summary) = &source.summary else { return Ok(None) };
+        let now = unix_now();
+        if let Some(key) = &self.issuer {
+            self.take_up_pending(f.route.server).map_err(storage)?;
+            for (ri, release) in self.of_server(f.route.server) {
+                if ri == source_release {
+                    continue;
+                }
+                let Some(epoch) = release.epoch_of(&f.route.tool) else { continue };
+                let Some(summary) = &epoch.summary else { continue };
+                let mut rt = self.runtime.lock().map_err(|_| storage("the runtime lock is poisoned".into()))?;
+                if !matches!(rt.state(&epoch.id).map_err(|e| storage(e.to_string()))?, Some(State::Advertised | State::HiddenButValid)) {
+                    continue;
+                }
+                let key_of = (epoch.id.clone(), f.route.tool.clone(), args_digest.to_owned(), principal.to_owned());
+                let ttl = self.config.formation_ttl;
+                if let Some((id, until)) = self.captured.lock().map_err(|_| storage("poisoned".into()))?.get(&key_of)
+                    && *until > now.saturating_add(ttl)
+                {
+                    return Ok(Some(*id));
+                }
+                let env = self.env(principal, release);
+                let valid_for = self.config.capture_validity.unwrap_or(ttl).max(ttl);
+                let Some(bytes) = decide::capture(summary, source_summary, call, &env, &bound.contract, key, now, valid_for) else { continue };
+                match rt.add_certificate(&bytes, &self.issuers, &source.id, &epoch.id, &bound.digest, now) {
+                    Ok(id) => {
+                        self.captured.lock().map_err(|_| storage("poisoned".into()))?.insert(key_of, (id, now.saturating_add(valid_for)));
+                        return Ok(Some(id));
+                    }
+                    Err(r) if r.is_storage() => return Err((&r).into()),
+                    Err(r) => {
+                        eprintln!("fcd gateway: the capture on {} was not recorded: {r}", epoch.id);
+                        continue;
+                    }
+                }
+            }
+        }
+        self.offered_certificate(f, source, principal, bound, args_digest, now)
+    }
+
+    /// Registers the configured epochs of server `server`'s releases that the
+    /// registry has admitted since the gateway started.
+    fn take_up_pending(&self, server: usize) -> Result<(), String> {
+        for (_, release) in self.of_server(server) {
+            let mut pending = release.pending.lock().map_err(|_| "poisoned")?;
+            if pending.is_empty() {
+                continue;
+            }
+            let registry = Registry::open(&self.config.registry).map_err(|e| e.to_string())?;
+            let mut rt = self.runtime.lock().map_err(|_| "the runtime lock is poisoned")?;
+            let tools = &self.config.servers[server].tools;
+            let mut still = Vec::new();
+            for id in pending.drain(..) {
+                if !take_up(&mut rt, &registry, release, &id, tools)? {
+                    still.push(id);
+                }
+            }
+            *pending = still;
+        }
+        Ok(())
+    }
+
+    /// A certificate in the certificate directory for exactly this call,
+    /// from this source, offered to the runtime (which verifies it again).
+    fn offered_certificate(&self, f: &Fronted, source: &Epoch, principal: &str, bound: &Bound, args_digest: &str, now: u64) -> Result<Option<i64>, Refused> {
+        let storage = |e: String| Refused::new("storage", e);
+        let Some(dir) = &self.config.certificates else { return Ok(None) };
+        let Some(source_summary) = &source.summary else { return Ok(None) };
+        let entries = std::fs::read_dir(dir).map_err(|e| storage(format!("cannot read the certificate directory {}: {e}", dir.display())))?;
         let mut files: Vec<_> = entries.filter_map(Result::ok).map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "json")).collect();
         files.sort();
-        let source_summary = &self.epochs[&self.source].summary.summary_digest;
+        let tool = &f.route.tool;
         for path in files {
-            let bytes = std::fs::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-            let key = canon::sha256(&bytes);
-            if let Some(known) = self.offered.lock().map_err(|_| "the certificate cache is poisoned")?.get(&key) {
-                if known.tool == tool && known.args_digest == args_digest {
-                    return Ok(Some(known.id));
+            let bytes = std::fs::read(&path).map_err(|e| storage(format!("cannot read {}: {e}", path.display())))?;
+            let file = canon::sha256(&bytes);
+            if let Some((id, t, a)) = self.offered.lock().map_err(|_| storage("poisoned".into()))?.get(&file) {
+                if t == tool && a == args_digest {
+                    return Ok(Some(*id));
                 }
                 continue;
             }
-            // Only a statement for this call, from this source, is offered; the runtime verifies it again and records it.
             let Ok(statement) = cert::verify_by(&bytes, &self.issuers, now) else { continue };
             let p = &statement.predicate;
-            if p.tool != tool || p.arguments_digest != args_digest || p.principal != self.config.principal {
+            if &p.tool != tool || p.arguments_digest != args_digest || p.principal != principal || p.contract_digest != bound.digest {
                 continue;
             }
-            if p.source.as_ref().is_none_or(|s| &s.summary_digest != source_summary) {
+            if p.source.as_ref().is_none_or(|s| s.summary_digest != source_summary.summary_digest) {
                 continue;
             }
-            let Some(target) = self.epochs.iter().find(|(id, e)| **id != self.source && e.summary.summary_digest == p.summary_digest).map(|(id, _)| id.clone())
-            else {
-                continue;
-            };
-            match rt.add_certificate(&bytes, &self.issuers, &self.source, &target, &self.contract, now) {
+            let target = self
+                .of_server(f.route.server)
+                .filter_map(|(_, r)| r.epoch_of(tool))
+                .find(|e| e.id != source.id && e.summary.as_ref().is_some_and(|s| s.summary_digest == p.summary_digest));
+            let Some(target) = target else { continue };
+            let mut rt = self.runtime.lock().map_err(|_| storage("the runtime lock is poisoned".into()))?;
+            match rt.add_certificate(&bytes, &self.issuers, &source.id, &target.id, &bound.digest, now) {
                 Ok(id) => {
-                    let known = Offered { id, tool: tool.to_owned(), args_digest: args_digest.to_owned() };
-                    self.offered.lock().map_err(|_| "the certificate cache is poisoned")?.insert(key, known);
+                    self.offered.lock().map_err(|_| storage("poisoned".into()))?.insert(file, (id, tool.clone(), args_digest.to_owned()));
                     return Ok(Some(id));
                 }
-                Err(r) if r.is_storage() => return Err(r.to_string()),
+                Err(r) if r.is_storage() => return Err((&r).into()),
                 Err(_) => continue,
             }
         }
         Ok(None)
     }
 
-    /// One `tools/call`, end to end and at once: the source measured, then
-    /// formed, admitted and fenced in one runtime decision, then forwarded.
-    pub async fn call(&self, params: CallToolRequestParams) -> CallToolResult {
-        let (tool, args_digest) = match self.digest(&params) {
-            Ok(d) => d,
-            Err(refused) => return refused.result(),
-        };
-        let Some(epoch) = self.epochs.get(&self.source).cloned() else {
-            return refused("unknown_epoch", &format!("the session's source {} is not a configured epoch", self.source));
-        };
-        // The final hop, measured before the decision that passes it: what is installed and configured now.
-        let measured = match measure::all(&epoch.summary, &epoch.run) {
-            Ok(m) => m,
-            Err(e) => return refused("final_hop_unmeasured", &e),
-        };
-        let lease = {
-            let now = unix_now();
-            let Ok(mut rt) = self.runtime.lock() else { return refused("storage", "the runtime lock is poisoned") };
-            let evidence = match self.certificate_for(&mut rt, &tool, &args_digest, now) {
-                Ok(e) => e,
-                Err(e) => return refused("storage", &e),
-            };
-            let call = Call { snapshot: &self.snapshot, tool: &tool, args_digest: &args_digest, principal: &self.config.principal, source: &self.source };
-            match rt.form_admit(&call, evidence, now, self.config.formation_ttl, Some(measured.measured())) {
-                Ok(lease) => lease,
-                Err(r) => return refusal(&r),
-            }
-        };
-        if lease.epoch != self.source {
-            // The fence passed what was measured for the source: a lease elsewhere must not run on it.
-            self.settle_uncertain(lease.id);
-            return refused("unknown_epoch", &format!("lease {} is on {}, not on the source {}", lease.id, lease.epoch, self.source));
-        }
-        self.forward(&epoch, lease.id, params).await
-    }
-
-    /// The call's tool, which must be fronted, and its arguments' digest.
-    fn digest(&self, params: &CallToolRequestParams) -> Result<(String, String), Refused> {
-        let tool = params.name.to_string();
-        if !self.tools.iter().any(|t| t.name == tool.as_str()) {
-            return Err(Refused::new("unknown_tool", &format!("`{tool}` is not a tool this gateway fronts for {}", self.source)));
-        }
-        let arguments = Value::Object(params.arguments.clone().unwrap_or_default());
-        let args_digest = canon::try_digest(&arguments).map_err(|e| Refused::new("bad_arguments", &e))?;
-        Ok((tool, args_digest))
-    }
-
-    /// Forms a call on the session's source: its tool must be fronted, its
-    /// arguments digested, and a certificate for it is offered now (one
-    /// added later never joins this formation).
-    pub fn form(&self, params: CallToolRequestParams) -> Result<Formed, Refused> {
-        let (tool, args_digest) = self.digest(&params)?;
-        let now = unix_now();
-        let Ok(mut rt) = self.runtime.lock() else { return Err(Refused::new("storage", "the runtime lock is poisoned")) };
-        let evidence = self.certificate_for(&mut rt, &tool, &args_digest, now).map_err(|e| Refused::new("storage", &e))?;
-        let formation = rt
-            .form(&self.snapshot, &tool, &args_digest, &self.config.principal, &self.source, evidence, now, self.config.formation_ttl)
-            .map_err(|r| Refused::new(r.code.as_str(), &r.detail))?;
-        Ok(Formed { formation, params })
-    }
-
-    /// Executes a formed call: admitted on the epoch its fixed authority
-    /// allows now, checked at the final hop, forwarded, completed or marked uncertain.
-    pub async fn execute(&self, formed: Formed) -> CallToolResult {
-        let Formed { formation, params } = formed;
-        let lease = match self.runtime.lock() {
-            Ok(mut rt) => match rt.admit(formation, unix_now()) {
-                Ok(lease) => lease,
-                Err(r) => return refusal(&r),
-            },
-            Err(_) => return refused("storage", "the runtime lock is poisoned"),
-        };
-        let Some(epoch) = self.epochs.get(&lease.epoch).cloned() else {
-            let detail = format!("lease {} is on {}, which this gateway does not run", lease.id, lease.epoch);
-            self.settle_uncertain(lease.id);
-            return refused("unknown_epoch", &detail);
-        };
-        // The final hop: what is installed and configured now.
-        let measured = match measure::all(&epoch.summary, &epoch.run) {
-            Ok(m) => m,
-            Err(e) => {
+    /// Admits, fences and forwards a decided call. When the source's server
+    /// is free, formation, admission and fence are one decision; otherwise
+    /// the call is formed now and admitted when a server is free for it.
+    async fn execute(
+        &self,
+        source_release: usize,
+        source: &Epoch,
+        formation: &Formation<'_>,
+        successor: Option<i64>,
+        params: CallToolRequestParams,
+    ) -> Result<CallToolResult, Refused> {
+        let release = &self.releases[source_release];
+        let ttl = self.config.formation_ttl;
+        if let Ok(mut slot) = release.slot.try_lock() {
+            let running = release.running(&mut slot).await?;
+            let measured = release.measure(running, source)?;
+            let lease = self.rt()?.form_admit(formation, successor, unix_now(), ttl, Some(measured.measured())).map_err(|r| Refused::from(&r))?;
+            if lease.epoch != source.id {
+                // The fence passed what was measured for the source: a lease elsewhere must not run on it.
                 self.settle_uncertain(lease.id);
-                return refused("final_hop_unmeasured", &e);
+                return Err(Refused::new("unknown_epoch", format!("lease {} is on {}, not on the source {}", lease.id, lease.epoch, source.id)));
+            }
+            return Ok(self.forward(running, lease.id, params).await);
+        }
+        let id = {
+            let mut rt = self.rt()?;
+            let f = formation;
+            rt.form(f.snapshot, f.tool, f.args_digest, f.principal, f.source, successor, unix_now(), ttl).map_err(|r| Refused::from(&r))?
+        };
+        let deadline = std::time::Instant::now() + Duration::from_secs(ttl);
+        let lease = loop {
+            let slot = release.slot.lock().await;
+            let admitted = self.rt()?.admit(id, unix_now());
+            match admitted {
+                Ok(lease) => break lease,
+                // The source drains: once its work clears it is STALE, and the formation's authority decides.
+                Err(r) if r.code == RefusalCode::SourceDraining && std::time::Instant::now() < deadline => {
+                    drop(slot);
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                Err(r) => return Err((&r).into()),
             }
         };
-        let fenced = match self.runtime.lock() {
-            Ok(mut rt) => rt.fence_measured(&lease.token, &measured.measured(), lease.generation, unix_now()),
-            Err(_) => return refused("storage", "the runtime lock is poisoned"),
-        };
-        if let Err(r) = fenced {
-            self.settle_uncertain(lease.id);
-            return refusal(&r);
-        }
-        self.forward(&epoch, lease.id, params).await
+        self.run_lease(lease, params).await
     }
 
-    /// Forwards a call whose lease passed the fence to the stock server of
-    /// its epoch; the reply completes the lease, no reply leaves it uncertain.
-    async fn forward(&self, epoch: &Epoch, lease: i64, params: CallToolRequestParams) -> CallToolResult {
-        let reply = {
-            let mut slot = epoch.server.lock().await;
-            match self.server(epoch, &mut slot).await {
-                Ok(client) => client.peer().call_tool(params).await.map_err(|e| e.to_string()),
-                Err(e) => Err(e),
-            }
+    /// Runs an admitted lease on the release of its epoch: measured, fenced, forwarded.
+    async fn run_lease(&self, lease: Lease, params: CallToolRequestParams) -> Result<CallToolResult, Refused> {
+        let found = self.releases.iter().find_map(|r| r.epochs.read().ok()?.iter().find(|e| e.id == lease.epoch).cloned().map(|e| (r, e)));
+        let Some((release, epoch)) = found else {
+            self.settle_uncertain(lease.id);
+            return Err(Refused::new("unknown_epoch", format!("lease {} is on {}, which this gateway does not run", lease.id, lease.epoch)));
         };
-        match reply {
-            Ok(result) => match self.runtime.lock().map(|mut rt| rt.complete(lease)) {
+        let mut slot = release.slot.lock().await;
+        let hop = async {
+            let running = release.running(&mut slot).await?;
+            let measured = release.measure(running, &epoch)?;
+            self.rt()?.fence_measured(&lease.token, &measured.measured(), lease.generation, unix_now()).map_err(|r| Refused::from(&r))?;
+            Ok::<_, Refused>(running)
+        };
+        match hop.await {
+            Ok(running) => Ok(self.forward(running, lease.id, params).await),
+            Err(r) => {
+                self.settle_uncertain(lease.id);
+                Err(r)
+            }
+        }
+    }
+
+    fn rt(&self) -> Result<std::sync::MutexGuard<'_, Runtime>, Refused> {
+        self.runtime.lock().map_err(|_| Refused::new("storage", "the runtime lock is poisoned"))
+    }
+
+    /// Forwards a call whose lease passed the fence; the reply completes the lease, no reply leaves it uncertain.
+    async fn forward(&self, running: &crate::upstream::Running, lease: i64, params: CallToolRequestParams) -> CallToolResult {
+        match running.service.peer().call_tool(params).await {
+            Ok(result) => match self.rt().map(|mut rt| rt.complete(lease)) {
                 Ok(Ok(())) => result,
-                Ok(Err(r)) => refused(r.code.as_str(), &format!("the call ran, but its completion was not recorded: {}", r.detail)),
-                Err(_) => refused("storage", "the call ran, but the runtime lock is poisoned"),
+                Ok(Err(r)) => Refused::new(r.code.as_str(), format!("the call ran, but its completion was not recorded: {}", r.detail)).result(),
+                Err(r) => r.result(),
             },
             Err(e) => {
                 self.settle_uncertain(lease);
-                refused("uncertain", &format!("the stock server gave no reply ({e}): lease {lease} is uncertain"))
+                Refused::new("uncertain", format!("the stock server gave no reply ({e}): lease {lease} is uncertain")).result()
             }
         }
     }
@@ -398,9 +545,48 @@ impl Gateway {
     }
 }
 
-/// The gateway as the agent's MCP server.
+/// Registers epoch `id` of `release` in the runtime when the registry has
+/// admitted it (false when it has not yet); its tool must be one the
+/// server fronts, once per release.
+fn take_up(rt: &mut Runtime, registry: &Registry, release: &Release, id: &str, tools: &[String]) -> Result<bool, String> {
+    let label = release.config.label();
+    match registry.admitted(id) {
+        Err(e) => return Err(format!("the registry: {e}")),
+        Ok(Err(problems)) => return Err(format!("release {label}: epoch {id} does not verify in the registry: {}", problems.join("; "))),
+        Ok(Ok(None)) => return Ok(false),
+        Ok(Ok(Some(_))) => {}
+    }
+    // The server's own configuration files, bound to the epoch the first time it is registered in this runtime.
+    let files = measure::server_config(&release.config.server_config).map_err(|e| format!("release {label}: {e}"))?;
+    let summary = rt.register_admitted(registry, id, files.as_deref()).map_err(|e| format!("release {label}: epoch {id}: {e}"))?;
+    if !tools.contains(&summary.tool) {
+        return Err(format!("release {label}: epoch {id} is of tool `{}`, which the server's `tools` do not name", summary.tool));
+    }
+    if release.epoch_of(&summary.tool).is_some() {
+        return Err(format!("release {label}: two epochs of tool `{}`", summary.tool));
+    }
+    let bound = rt.server_config(id).map_err(|e| e.to_string())?;
+    if bound != files {
+        // Never bound again: every call on this epoch is refused at the final hop until the files are restored.
+        eprintln!(
+            "fcd gateway: epoch {id}: the server's configuration files measure {}, the runtime bound {} when it registered the epoch: \
+             calls on it are refused (final_hop_config_mismatch)",
+            files.as_deref().unwrap_or("nothing"),
+            bound.as_deref().unwrap_or("none")
+        );
+    }
+    let artifact = cert::subject_digest(summary.artifact_digest.as_deref(), &summary.source.digest).to_owned();
+    let epoch = Epoch { id: id.to_owned(), tool: summary.tool.clone(), summary: Some(summary), artifact };
+    release.epochs.write().map_err(|_| "the epoch table is poisoned")?.push(Arc::new(epoch));
+    Ok(true)
+}
+
+/// The gateway as the agent's MCP server, for one session of `principal`.
 #[derive(Clone)]
-pub struct Handler(pub Arc<Gateway>);
+pub struct Handler {
+    pub gateway: Arc<Gateway>,
+    pub principal: String,
+}
 
 impl ServerHandler for Handler {
     fn get_info(&self) -> ServerConfig {
@@ -408,17 +594,20 @@ impl ServerHandler for Handler {
     }
 
     async fn list_tools(&self, _request: Option<PaginatedRequestParams>, _context: RequestContext<RoleServer>) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.0.tools.clone()))
+        Ok(ListToolsResult::with_all_items(self.gateway.session().0))
     }
 
     async fn call_tool(&self, request: CallToolRequestParams, _context: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
-        Ok(self.0.call(request).await.into())
+        Ok(self.gateway.call(&self.principal, request).await.into())
     }
 }
 
-/// Serves the gateway on stdio until the client goes away.
+/// Serves the gateway on stdio until the client goes away; the session's
+/// principal is the configured one.
 pub async fn serve_stdio(gateway: Gateway) -> Result<(), StartError> {
-    let service = Handler(Arc::new(gateway)).serve(rmcp::transport::stdio()).await.map_err(|e| StartError(format!("the client did not initialize: {e}")))?;
+    let principal = gateway.config.principal.clone();
+    let handler = Handler { gateway: Arc::new(gateway), principal };
+    let service = handler.serve(rmcp::transport::stdio()).await.map_err(|e| StartError(format!("the client did not initialize: {e}")))?;
     service.waiting().await.map_err(|e| StartError(e.to_string()))?;
     Ok(())
 }

@@ -64,6 +64,33 @@ pub enum RuntimeCommand {
         #[arg(long, value_parser = ["advertise", "hide", "drain", "retire"])]
         to: String,
     },
+    /// Registers the resolver's public key (PEM, `fcd keygen`): only its signatures settle uncertain leases. Set once.
+    Resolver {
+        #[command(flatten)]
+        store: StoreArgs,
+        /// The resolver's public key (PEM).
+        #[arg(long, value_name = "PUBKEY")]
+        pubkey: PathBuf,
+    },
+    /// Settles an uncertain lease with the resolver's signature over its outcome, so its epoch may retire.
+    Resolve {
+        #[command(flatten)]
+        store: StoreArgs,
+        /// The uncertain lease's id (`fcd runtime leases`).
+        #[arg(long)]
+        lease: i64,
+        /// What the operator found the call did (for the audit log), e.g. `ran` or `did-not-run`.
+        #[arg(long)]
+        result: String,
+        /// The resolver's private key (PKCS#8 PEM).
+        #[arg(long, value_name = "KEY")]
+        key: PathBuf,
+    },
+    /// Lists every lease: its formation, epoch and state (admitted, completed, uncertain, resolved).
+    Leases {
+        #[command(flatten)]
+        store: StoreArgs,
+    },
     /// Records a signed manual edge (every call of a tool) from source to target.
     Evidence {
         #[command(flatten)]
@@ -367,6 +394,21 @@ pub fn run(c: RuntimeCommand, io: &mut Io<'_>) -> Result<Status, InputError> {
             };
             open(&store)?.transition(&epoch, state).map(|()| json!({"epoch": epoch, "state": state.as_str()}))
         }
+        RuntimeCommand::Resolver { store, pubkey } => {
+            let key = crate::cert::load_verifying_key(&pubkey)?;
+            open(&store)?.set_resolver(&key).map(|()| json!({"resolver": crate::cert::key_id(&key)}))
+        }
+        RuntimeCommand::Resolve { store, lease, result, key } => {
+            use ed25519_dalek::Signer;
+            let signing = crate::cert::load_signing_key(&key)?;
+            let signature = signing.sign(fcd_runtime::runtime::resolution_message(lease, &result).as_bytes());
+            open(&store)?.resolve(lease, &result, &signature.to_bytes()).map(|()| json!({"lease": lease, "state": LeaseState::Resolved.as_str()}))
+        }
+        RuntimeCommand::Leases { store } => open(&store)?.leases().map(|leases| {
+            Value::Array(
+                leases.iter().map(|l| json!({"lease": l.id, "formation": l.formation, "epoch": l.epoch, "state": l.state.as_str(), "used": l.used})).collect(),
+            )
+        }),
         RuntimeCommand::Evidence { store, kind: _, tool, args_digest, source, target, valid_from, valid_until } => open(&store)?
             .add_evidence(EvidenceKind::Edge, &tool, args_digest.as_deref(), &source, &target, valid_from, valid_until)
             .map(|id| json!({"evidence": id})),

@@ -2,14 +2,19 @@
 agent's client would: initialize, list the tools, then make the calls given.
 
 Usage: python mcp_client.py PLAN.json
-PLAN: {"command": [...], "env": {...}, "calls": [{"tool": ..., "arguments": {...}}],
+PLAN: {"command": [...], "env": {...}, "calls": [{"tool": ..., "arguments": {...},
+       "after": PATH (optional: sent only once PATH exists)}],
+       "concurrent": bool (optional: every call in flight at once, each sent when its
+       "after" file appears, so a test orders them from outside),
        "repeat": N (optional: time every call N times, for the benchmark)}
-Prints one JSON object: {"tools": [names], "results": [{"error": bool, "text": str,
-"structured": any}], "micros": [per-call wall time, only with repeat]}.
+Prints one JSON object: {"tools": [names], "listed": [{"name", "meta"}], "results":
+[{"error": bool, "text": str, "structured": any}], "micros": [per-call wall time,
+only with repeat]}.
 """
 
 import asyncio
 import json
+import os
 import sys
 import time
 
@@ -26,6 +31,13 @@ def summarize(result):
     }
 
 
+async def one(session, call):
+    after = call.get("after")
+    while after and not os.path.exists(after):
+        await asyncio.sleep(0.02)
+    return summarize(await session.call_tool(call["tool"], call["arguments"]))
+
+
 async def drive(plan):
     params = StdioServerParameters(command=plan["command"][0], args=plan["command"][1:], env=plan.get("env"))
     out = {"tools": [], "results": [], "micros": []}
@@ -34,7 +46,11 @@ async def drive(plan):
             await session.initialize()
             listed = await session.list_tools()
             out["tools"] = [t.name for t in listed.tools]
+            out["listed"] = [{"name": t.name, "meta": t.meta} for t in listed.tools]
             repeat = plan.get("repeat")
+            if plan.get("concurrent"):
+                out["results"] = list(await asyncio.gather(*(one(session, call) for call in plan["calls"])))
+                return out
             for call in plan["calls"]:
                 if repeat:
                     for _ in range(repeat):
@@ -42,7 +58,7 @@ async def drive(plan):
                         await session.call_tool(call["tool"], call["arguments"])
                         out["micros"].append((time.perf_counter_ns() - began) / 1000.0)
                 else:
-                    out["results"].append(summarize(await session.call_tool(call["tool"], call["arguments"])))
+                    out["results"].append(await one(session, call))
     return out
 
 

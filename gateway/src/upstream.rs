@@ -1,0 +1,160 @@
+//! The releases a gateway may run and their server processes. A release is
+//! one installation of a stock server (its command, files and
+//! configuration) with the runtime epochs of its tools. Its server is
+//! started on first use, and only from a measured installation: every file
+//! of its epochs' summaries is hashed before the process starts, the process
+//! starts only when they are the registered release's, and it is dropped
+//! again when a measured file moved before it finished initializing. At each
+//! final hop the measurement is whether the files are still the ones the
+//! server started from ([`measure`]).
+//!
+//! A release serves one call at a time: its slot (the server, behind an
+//! async lock) is held from the final hop to the reply, so a call waiting
+//! for it has been formed and is not yet admitted.
+
+use std::path::PathBuf;
+use std::sync::{Arc, RwLock};
+
+use rmcp::service::RunningService;
+use rmcp::transport::TokioChildProcess;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::Value;
+
+use fcd_model::summary::Summary;
+use fcd_runtime::runtime::Measured;
+
+use crate::config::ReleaseConfig;
+use crate::measure::{self, Loaded};
+use crate::refused::Refused;
+
+/// One runtime epoch of a release: a profiled tool's admitted summary, or a
+/// pinned tool without one (measured by a sibling's files).
+#[derive(Debug)]
+pub struct Epoch {
+    pub id: String,
+    pub tool: String,
+    /// The admitted summary; `None` for a pinned tool that has none.
+    pub summary: Option<Summary>,
+    /// The artifact digest the runtime registered the epoch with.
+    pub artifact: String,
+}
+
+/// A release and its server.
+pub struct Release {
+    /// Index of its server in the configuration.
+    pub server: usize,
+    pub config: ReleaseConfig,
+    /// The configuration the release was registered with, as read at start: what calls are decided with.
+    pub registered_config: Value,
+    /// The runtime epochs of its tools.
+    pub epochs: RwLock<Vec<Arc<Epoch>>>,
+    /// Configured epoch ids not (yet) admitted in the registry.
+    pub pending: std::sync::Mutex<Vec<String>>,
+    pub slot: tokio::sync::Mutex<Option<Running>>,
+    /// A directory of the gateway's own for the server's bytecode caches.
+    pub private: PathBuf,
+}
+
+/// A started server and the measurement it was started from.
+pub struct Running {
+    pub service: RunningService<RoleClient, ()>,
+    loaded: Loaded,
+    /// The epochs whose files were measured before it started.
+    measured: Vec<String>,
+}
+
+impl Release {
+    /// The epoch of `tool` in this release, if registered.
+    pub fn epoch_of(&self, tool: &str) -> Option<Arc<Epoch>> {
+        self.epochs.read().ok()?.iter().find(|e| e.tool == tool).cloned()
+    }
+
+    /// The release's server, started now from a measured installation if it is not running.
+    pub async fn running<'s>(&self, slot: &'s mut Option<Running>) -> Result<&'s Running, Refused> {
+        // A server that exited, or that started before an epoch of its release was registered
+        // (whose files it was not measured for), is started again: nobody holds its slot now.
+        if let Some(r) = slot.take() {
+            if r.service.is_closed() || r.measured != self.profiled() {
+                let _ = r.service.cancel().await;
+            } else {
+                *slot = Some(r);
+            }
+        }
+        if slot.is_none() {
+            *slot = Some(self.start().await?);
+        }
+        slot.as_ref().ok_or_else(|| Refused::new("upstream", "the stock server is not running"))
+    }
+
+    /// The ids of the epochs with a summary, whose files a server is measured for.
+    fn profiled(&self) -> Vec<String> {
+        self.epochs.read().map(|e| e.iter().filter(|e| e.summary.is_some()).map(|e| e.id.clone()).collect()).unwrap_or_default()
+    }
+
+    async fn start(&self) -> Result<Running, Refused> {
+        let run = &self.config;
+        let mismatch = |e: String| Refused::new("final_hop_artifact_mismatch", format!("release {}: not started: {e}", run.label()));
+        let loaded = {
+            let epochs = self.epochs.read().map_err(|_| Refused::new("upstream", "the epoch table is poisoned"))?;
+            let closures: Vec<(&str, &fcd_model::summary::Closure)> =
+                epochs.iter().filter_map(|e| e.summary.as_ref().map(|s| (e.tool.as_str(), &s.source))).collect();
+            if closures.is_empty() {
+                return Err(mismatch("no admitted summary says which files to measure".into()));
+            }
+            measure::before_start(closures, &run.installed).map_err(mismatch)?
+        };
+        let mut command = tokio::process::Command::new(&run.command[0]);
+        command.args(&run.command[1..]).env_clear();
+        for key in ["PATH", "HOME"] {
+            if let Some(v) = std::env::var_os(key) {
+                command.env(key, v);
+            }
+        }
+        // A Python server reads and writes bytecode in a directory of the gateway's, never a
+        // cached .pyc beside the measured sources (which could hold other code).
+        command.env("PYTHONPYCACHEPREFIX", &self.private);
+        command.envs(&run.env);
+        let (transport, _) = TokioChildProcess::builder(command)
+            .stderr(std::process::Stdio::inherit())
+            .spawn()
+            .map_err(|e| Refused::new("upstream", format!("cannot start the stock server of {} ({}): {e}", run.label(), run.command[0])))?;
+        let service = ().serve(transport).await.map_err(|e| Refused::new("upstream", format!("the stock server of {} did not initialize: {e}", run.label())))?;
+        if let Some(path) = loaded.changed() {
+            let _ = service.cancel().await;
+            return Err(mismatch(format!("{} changed while the server started", path.display())));
+        }
+        Ok(Running { service, loaded, measured: self.profiled() })
+    }
+
+    /// What the final hop measures for `epoch` on the running server: the
+    /// registered artifact while every file the server started from is
+    /// unchanged, and the registered configuration and server files as they are now.
+    pub fn measure(&self, running: &Running, epoch: &Epoch) -> Result<Measurement, Refused> {
+        let artifact = match running.loaded.changed() {
+            None if epoch.summary.is_none() || running.measured.contains(&epoch.id) => epoch.artifact.clone(),
+            None => format!("unmeasured:{}", epoch.id),
+            Some(path) => format!("changed-since-start:{}", path.display()),
+        };
+        let unmeasured = |e: String| Refused::new("final_hop_unmeasured", e);
+        Ok(Measurement {
+            artifact,
+            config: measure::config(self.config.config_file.as_deref()).map_err(unmeasured)?,
+            server_config: measure::server_config(&self.config.server_config).map_err(unmeasured)?,
+        })
+    }
+}
+
+/// Everything the final hop measured for one epoch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Measurement {
+    pub artifact: String,
+    pub config: String,
+    pub server_config: Option<String>,
+}
+
+impl Measurement {
+    /// What the runtime's fence compares.
+    pub fn measured(&self) -> Measured<'_> {
+        Measured { artifact: &self.artifact, config: &self.config, server_config: self.server_config.as_deref() }
+    }
+}
