@@ -4,7 +4,7 @@
 //! language, whatever import or alias spells it; a read does not; a region
 //! pinned by a `body` fact may. Each case is written once per language.
 
-use fcd_frontends::{Escalation, EscalationCode, FactKind, FactSpec, Lang, RegionKind, RegionSpec, SourceFile, analyze};
+use fcd_frontends::{Env, Escalation, EscalationCode, FactKind, FactSpec, Lang, RegionKind, RegionSpec, SourceFile, analyze, analyze_with};
 
 /// How one language spells a handler `h` (calling `sink(x)`) beside a
 /// helper `setup` whose body is `BODY`, with `IMPORTS` at the top.
@@ -312,4 +312,74 @@ fn a_region_pinned_by_a_body_fact_may_write_it() {
         // Unpinned, the same helper escalates.
         assert!(s.analyze(imports, body, None).is_err(), "{}: unpinned", s.lang);
     }
+}
+
+/// The analysis of `source` (handler `h` calling `sink`), with the function
+/// `pinned` a region pinned by a `body` fact when `digest` is given.
+fn analyze_pinned(lang: Lang, path: &str, source: &str, pinned: &str, digest: Option<&str>) -> Result<(), Escalation> {
+    let sink = if lang == Lang::Python { "lib.sink" } else { "sink" };
+    let mut regions = vec![RegionSpec { name: "r".into(), kind: RegionKind::Function("h".into()), optional: false }];
+    let mut facts = vec![FactSpec { name: "sink".into(), region: "r".into(), kind: FactKind::Call { callee: sink.into(), args: None, matching: false } }];
+    if let Some(digest) = digest {
+        regions.push(RegionSpec { name: "listener".into(), kind: RegionKind::Function(pinned.into()), optional: false });
+        facts.push(FactSpec { name: "pin".into(), region: "listener".into(), kind: FactKind::Body { digests: vec![digest.into()] } });
+    }
+    analyze(lang, &[SourceFile { path: path.into(), bytes: source.as_bytes().to_vec() }], &regions, &facts).map(|_| ())
+}
+
+/// A signal listener is code that runs at any point of a call: installing
+/// one registers only when its function is a region a reviewer pinned, and
+/// the name that installs it is bound to that function alone.
+#[test]
+fn a_signal_listener_registers_only_when_its_function_is_pinned() {
+    let js = "import { sink } from \"lib\";\n\nexport function h(x) {\n  sink(x);\n}\n\nfunction main() {\n  const stop = async () => {\n    console.error(\"bye\");\n    process.exit(0);\n  };\n  LISTEN;\n}\n";
+    let py =
+        "import signal\nfrom lib import sink\n\n\ndef h(x):\n    sink(x)\n\n\ndef stop(signum, frame):\n    raise SystemExit(0)\n\n\ndef main():\n    LISTEN\n";
+    let cases = [(Lang::JavaScript, "m.js", js, "process.on(\"SIGTERM\", stop)"), (Lang::Python, "m.py", py, "signal.signal(signal.SIGTERM, stop)")];
+    for (lang, path, template, listen) in cases {
+        let source = template.replace("LISTEN", listen);
+        let unpinned = analyze_pinned(lang, path, &source, "stop", None).expect_err("an unpinned listener escalates");
+        assert!(unpinned.detail.contains("the signal handlers"), "{lang}: {}", unpinned.detail);
+        let wrong = analyze_pinned(lang, path, &source, "stop", Some("0")).expect_err("a wrong digest escalates");
+        let digest = wrong.detail.split("token digest ").nth(1).and_then(|d| d.split_whitespace().next()).unwrap_or_else(|| panic!("{}", wrong.detail));
+        analyze_pinned(lang, path, &source, "stop", Some(digest)).unwrap_or_else(|e| panic!("{lang}: the pinned listener registers: {e:?}"));
+        // The same pin, but the listener installed is another function, one written inline, or the name is bound twice.
+        let (other, inline, rebound) = match lang {
+            Lang::Python => (
+                source.replace(listen, "signal.signal(signal.SIGTERM, main)"),
+                source.replace(listen, "signal.signal(signal.SIGTERM, lambda s, f: None)"),
+                source.replace(listen, "signal.signal(signal.SIGTERM, stop)\n\n\nstop = main"),
+            ),
+            _ => (
+                source.replace(listen, "process.on(\"SIGTERM\", main)"),
+                source.replace(listen, "process.on(\"SIGTERM\", () => {})"),
+                source.replace(listen, "process.on(\"SIGTERM\", stop);\n  if (k) { var stop = main; }"),
+            ),
+        };
+        for variant in [other, inline, rebound] {
+            let e = analyze_pinned(lang, path, &variant, "stop", Some(digest)).err();
+            assert!(e.is_some(), "{lang}: must escalate:\n{variant}");
+        }
+    }
+}
+
+/// A listener whose function's token digest the profile lists
+/// (`source.signal-listeners`) registers without a region; the escalation of
+/// an unlisted one names that digest; another function escalates.
+#[test]
+fn a_signal_listener_registers_when_its_digest_is_reviewed() {
+    let source = "import { sink } from \"lib\";\n\nexport function h(x) {\n  sink(x);\n}\n\nfunction main() {\n  const stop = async () => {\n    process.exit(0);\n  };\n  process.on(\"SIGINT\", stop);\n  process.on(\"SIGTERM\", stop);\n}\n";
+    let regions = [RegionSpec { name: "r".into(), kind: RegionKind::Function("h".into()), optional: false }];
+    let facts = [FactSpec { name: "sink".into(), region: "r".into(), kind: FactKind::Call { callee: "sink".into(), args: None, matching: false } }];
+    let run = |source: &str, listeners: &[String]| {
+        let env = Env { signal_listeners: listeners.to_vec(), reviewed: vec!["h".into()], ..Env::default() };
+        analyze_with(Lang::JavaScript, &[SourceFile { path: "m.js".into(), bytes: source.as_bytes().to_vec() }], &regions, &facts, &env).map(|_| ())
+    };
+    let e = run(source, &[]).expect_err("an unreviewed listener escalates");
+    assert!(e.detail.contains("line 8") && e.detail.contains("source.signal-listeners"), "{}", e.detail);
+    let digest = e.detail.split("token digest ").nth(1).and_then(|d| d.split([',', ')']).next()).unwrap().to_owned();
+    assert!(digest.starts_with("sha256:"), "{}", e.detail);
+    run(source, std::slice::from_ref(&digest)).unwrap_or_else(|e| panic!("the reviewed listener registers: {e:?}"));
+    let other = source.replace("process.exit(0);", "require(\"fs\").writeFileSync(\"/tmp/x\", \"\");\n    process.exit(0);");
+    assert!(run(&other, &[digest]).is_err(), "a listener with another body escalates");
 }

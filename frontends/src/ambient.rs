@@ -10,16 +10,15 @@
 //! assignment, augmented assignment, deletion, a mutating method or a call
 //! that sets it. A region the profile pins with a `body` fact was read by a
 //! reviewer, whose digest states everything it does: an operation inside it
-//! does not escalate.
+//! does not escalate, and neither does a signal listener whose function is
+//! such a region (`process.on("SIGTERM", shutdown)` with `shutdown` pinned).
 //!
 //! One [`Table`] per language says which operations write such state. Each
 //! frontend lists the candidate operations of a file with their names
 //! resolved through imports and aliases ([`crate::Frontend::ambient`]); this
-//! module matches them against the table, language-neutrally.
+//! module matches them against the table, language-neutrally, and
+//! [`crate::ambient_check`] escalates on the first one outside reviewed code.
 
-use crate::ir::{Anchor, Escalation, EscalationCode};
-use crate::lang::{Lang, Program};
-use crate::spec::FactKind;
 use crate::ts::Node;
 
 /// How an entry's path writes its state.
@@ -70,11 +69,11 @@ pub struct Table {
     pub writes_first_argument: &'static [&'static str],
 }
 
-const ENV: &str = "the process environment";
-const CWD: &str = "the working directory";
-const UMASK: &str = "the umask";
-const SIGNALS: &str = "the signal handlers";
-const LOGGING: &str = "the logging configuration";
+pub const ENV: &str = "the process environment";
+pub const CWD: &str = "the working directory";
+pub const UMASK: &str = "the umask";
+pub const SIGNALS: &str = "the signal handlers";
+pub const LOGGING: &str = "the logging configuration";
 
 const fn call(path: &'static str, state: &'static str) -> Entry {
     Entry { path, state, writes: Writes::Call }
@@ -207,18 +206,6 @@ pub const CSHARP: Table = Table {
     writes_first_argument: &[],
 };
 
-impl Lang {
-    /// The language's operations on process-wide state.
-    pub fn ambient_table(self) -> &'static Table {
-        match self {
-            Lang::Python => &PYTHON,
-            Lang::JavaScript | Lang::TypeScript => &JAVASCRIPT,
-            Lang::Go => &GO,
-            Lang::CSharp => &CSHARP,
-        }
-    }
-}
-
 /// What a frontend found at one node, its names resolved.
 #[derive(Debug, Clone)]
 pub enum Use {
@@ -238,6 +225,16 @@ pub enum Use {
 pub struct Op<'a> {
     pub node: Node<'a>,
     pub what: Use,
+    /// The function a call installs (its last argument), when the file
+    /// binds it exactly once or it is written inline: a signal listener
+    /// whose function is a pinned region is reviewed code.
+    pub handler: Option<Node<'a>>,
+}
+
+impl<'a> Op<'a> {
+    pub fn new(node: Node<'a>, what: Use) -> Op<'a> {
+        Op { node, what, handler: None }
+    }
 }
 
 /// The entry `what` writes, if any.
@@ -280,47 +277,7 @@ fn is_quiet(quiet: &[Quiet], args: usize, keywords: &[(String, Option<String>)])
         })
 }
 
-/// Whether a write to `path` is one [`check`] judges (so another check can leave it to it).
-pub fn is_state_write(lang: Lang, path: &str) -> bool {
-    classify(lang.ambient_table(), &Use::Written(path.to_owned())).is_some()
-}
-
-/// Escalates on the first operation of the closure that writes process-wide
-/// state outside a region pinned by a `body` fact.
-pub fn check(lang: Lang, program: &Program<'_, '_>) -> Result<(), Escalation> {
-    let frontend = lang.frontend();
-    let pinned: Vec<_> =
-        program.regions.iter().filter(|r| program.facts.iter().any(|f| f.region == r.name && matches!(f.kind, FactKind::Body { .. }))).collect();
-    for (file, syntax) in program.trees {
-        let table = lang.for_file(file).ambient_table();
-        for op in frontend.ambient(file, syntax) {
-            let Some(entry) = classify(table, &op.what) else { continue };
-            if pinned.iter().any(|r| r.file == *file && r.node.contains(op.node)) {
-                continue;
-            }
-            let how = match &op.what {
-                Use::Reference(p) if entry.writes == Writes::Object => format!("`{p}` changes {}", entry.state),
-                Use::Reference(p) => format!("`{p}` is taken as a value, and calling it changes {}", entry.state),
-                Use::Called { callee, .. } => format!("`{callee}(…)` changes {}", entry.state),
-                Use::Written(p) => format!("writing `{p}` changes {}", entry.state),
-            };
-            let why = match entry.state {
-                ENV => "every child process a sink starts (git, a database driver) inherits it",
-                CWD => "every relative path a sink resolves depends on it",
-                UMASK => "the mode of every file a sink creates depends on it",
-                SIGNALS => "a handler runs code no region shows, at any point of a call",
-                _ => "it decides what runs and where text goes on any event, in code no region shows",
-            };
-            return Err(Escalation::new(
-                EscalationCode::ShapeMismatch,
-                format!(
-                    "`{}` writes process-wide state: {how} ({}), and {why}; only a region the profile pins with a `body` fact may",
-                    op.node.compact_text().chars().take(80).collect::<String>(),
-                    entry.path
-                ),
-                Some(Anchor::new(file, op.node.line(), op.node.end_line(), op.node.text())),
-            ));
-        }
-    }
-    Ok(())
+/// Whether a write to `path` is one [`crate::ambient_check`] judges (so another check can leave it to it).
+pub fn is_state_write(table: &Table, path: &str) -> bool {
+    classify(table, &Use::Written(path.to_owned())).is_some()
 }

@@ -37,6 +37,8 @@ pub struct Program<'p, 'a> {
     pub facts: &'p [FactSpec],
     /// Every parsed file of the closure.
     pub trees: &'p [(&'a str, &'a Syntax)],
+    /// What the profile says beyond regions and facts.
+    pub env: &'p Env,
     /// Files of the closure that did not parse (and could hold no region), with their text.
     pub opaque: &'p [(&'a str, &'a str)],
 }
@@ -62,6 +64,9 @@ pub struct Env {
     /// keeping or calling back what they are handed (a logger, a schema
     /// printer): module state a region reads may be passed to them.
     pub read_only_callees: Vec<String>,
+    /// Token digests of the signal listeners a reviewer read
+    /// (`source.signal-listeners`): installing one of them is no escalation.
+    pub signal_listeners: Vec<String>,
     /// The release files its package manifest names as what the runtime
     /// starts from (JavaScript), resolved by the caller; only what they load
     /// is analysed. `None`: every selected file counts.
@@ -200,5 +205,17 @@ pub trait Frontend: Sync {
     /// [`crate::ambient`] decides which of them do.
     fn ambient<'a>(&self, _file: &str, _syntax: &'a Syntax) -> Vec<crate::ambient::Op<'a>> {
         Vec::new()
+    }
+}
+
+impl Lang {
+    /// The language's operations on process-wide state.
+    pub fn ambient_table(self) -> &'static crate::ambient::Table {
+        match self {
+            Lang::Python => &crate::ambient::PYTHON,
+            Lang::JavaScript | Lang::TypeScript => &crate::ambient::JAVASCRIPT,
+            Lang::Go => &crate::ambient::GO,
+            Lang::CSharp => &crate::ambient::CSHARP,
+        }
     }
 }

@@ -8,6 +8,7 @@
 //! only module that touches tree-sitter.
 
 pub mod ambient;
+mod ambient_check;
 pub mod default;
 pub mod facts;
 pub mod field;
@@ -239,9 +240,9 @@ pub fn analyze_parsed(release: &Parsed<'_>, regions: &[RegionSpec], facts: &[Fac
         located.insert(&spec.name, region);
     }
     let in_order: Vec<Region<'_>> = regions.iter().filter_map(|r| located.get(r.name.as_str()).copied()).collect();
-    let program = Program { regions: &in_order, calls: &all_calls, facts, trees: &trees, opaque: &opaque };
+    let program = Program { regions: &in_order, calls: &all_calls, facts, trees: &trees, opaque: &opaque, env };
     frontend.check_program(&program)?;
-    ambient::check(lang, &program)?;
+    ambient_check::check(lang, &program)?;
 
     // Facts that refer to other facts (a guard names its sink) run after the
     // ones they refer to; the order of the output stays the order asked for.

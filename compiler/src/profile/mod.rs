@@ -107,6 +107,8 @@ pub struct Profile {
     pub inert_attributes: Vec<String>,
     /// (JavaScript) callees reviewed as only reading what they are handed (`source.read-only-callees`).
     pub read_only_callees: Vec<String>,
+    /// Token digests of signal listeners a reviewer read (`source.signal-listeners`).
+    pub signal_listeners: Vec<String>,
     pub inventories: BTreeMap<String, BTreeSet<String>>,
     pub facts: Vec<FactRequest>,
     pub rules: Vec<RuleTemplate>,
@@ -191,6 +193,7 @@ impl Profile {
             handoff: self.handoff.clone(),
             inert_attributes: self.inert_attributes.clone(),
             read_only_callees: self.read_only_callees.clone(),
+            signal_listeners: self.signal_listeners.clone(),
             entries: None,
         }
     }
@@ -311,6 +314,7 @@ impl Validator<'_> {
         let entry = language.and_then(|language| self.keep(self.entry(&raw.source, language)));
         let inert_attributes = language.and_then(|language| self.keep(self.inert_attributes(&raw.source, language)));
         let read_only_callees = language.and_then(|language| self.keep(self.read_only_callees(&raw.source, language)));
+        let signal_listeners = self.keep(self.signal_listeners(&raw.source));
         let regions = self.regions(&raw.regions, language);
         let imports = self.imports(&raw.imports);
         let inventories = self.inventories(&raw.inventory, &raw.regions);
@@ -351,6 +355,7 @@ impl Validator<'_> {
             handoff,
             inert_attributes: inert_attributes?,
             read_only_callees: read_only_callees?,
+            signal_listeners: signal_listeners?,
             inventories,
             facts: facts?,
             rules,

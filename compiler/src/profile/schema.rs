@@ -151,6 +151,11 @@ pub(super) struct RawSource {
     /// keeping or calling back what they are handed.
     #[serde(default, rename = "read-only-callees")]
     pub read_only_callees: Vec<Spanned<String>>,
+    /// Token digests (`sha256:…`) of signal listeners a reviewer read: a
+    /// listener the release installs whose function has one of them does not
+    /// escalate as a write of the signal handlers.
+    #[serde(default, rename = "signal-listeners")]
+    pub signal_listeners: Vec<Spanned<String>>,
 }
 
 #[derive(Clone, Deserialize, JsonSchema)]

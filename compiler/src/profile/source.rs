@@ -85,6 +85,20 @@ impl Validator<'_> {
         Ok(out)
     }
 
+    /// `source.signal-listeners`: `sha256:` token digests, as `body` facts spell them.
+    pub(super) fn signal_listeners(&self, source: &RawSource) -> Result<Vec<String>, InputError> {
+        let mut out = Vec::new();
+        for d in &source.signal_listeners {
+            let digest = d.get_ref();
+            let hex = digest.strip_prefix("sha256:").unwrap_or_default();
+            if hex.len() != 64 || !hex.chars().all(|c| c.is_ascii_digit() || ('a'..='f').contains(&c)) {
+                return self.err(d.span(), "source.signal-listeners", "list `sha256:` digests (64 lower-case hex digits)");
+            }
+            out.push(digest.clone());
+        }
+        Ok(out)
+    }
+
     /// `source.read-only-callees`: JavaScript only, callee identities as an
     /// inventory spells them (`console.error`, `zod-to-json-schema:zodToJsonSchema`).
     pub(super) fn read_only_callees(&self, source: &RawSource, language: Lang) -> Result<Vec<String>, InputError> {

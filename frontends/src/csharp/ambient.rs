@@ -20,7 +20,7 @@ pub fn ops(syntax: &Syntax) -> Vec<Op<'_>> {
         .filter(|n| n.kind() == "using_directive")
         .filter_map(|n| {
             let name = n.field_child("name")?;
-            let target = n.named_children().filter(|c| *c != name && c.kind() != "comment").last()?;
+            let target = n.named_children().rfind(|c| *c != name && c.kind() != "comment")?;
             Some((name.text().to_owned(), normal(&target.compact_text(), &BTreeMap::new())))
         })
         .collect();
@@ -32,7 +32,7 @@ pub fn ops(syntax: &Syntax) -> Vec<Op<'_>> {
         match node.kind() {
             "assignment_expression" => {
                 if let Some(path) = node.field_child("left").and_then(path_of).map(|p| normal(&p, &aliases)) {
-                    out.push(Op { node, what: Use::Written(path) });
+                    out.push(Op::new(node, Use::Written(path)));
                 }
             }
             "member_access_expression" | "identifier" | "qualified_name" => {
@@ -42,7 +42,7 @@ pub fn ops(syntax: &Syntax) -> Vec<Op<'_>> {
                     Some(call) => Use::Called { callee: path, args: call.items("arguments").len(), first: None, keywords: Vec::new() },
                     None => Use::Reference(path),
                 };
-                out.push(Op { node, what });
+                out.push(Op::new(node, what));
             }
             _ => {}
         }

@@ -22,7 +22,7 @@ pub fn ops(syntax: &Syntax) -> Vec<Op<'_>> {
             }
             None => Use::Reference(name),
         };
-        out.push(Op { node, what });
+        out.push(Op::new(node, what));
     }
     out
 }

@@ -35,12 +35,14 @@ pub fn ops<'a>(syntax: &'a Syntax, writes_first_argument: &[&str]) -> Vec<Op<'a>
             "member_expression" | "identifier" => {
                 let Some(path) = resolve(root, node, 0) else { continue };
                 let call = node.parent().filter(|p| p.kind() == "call_expression" && p.field_child("function").map(bare) == Some(node));
+                let mut handler = None;
                 let what = match call {
                     Some(call) => {
                         let args = arguments(call);
+                        handler = args.last().and_then(|a| installed_function(root, bare(*a)));
                         if writes_first_argument.contains(&path.as_str()) {
                             if let Some(written) = args.first().and_then(|a| resolve(root, bare(*a), 0)) {
-                                out.push(Op { node: call, what: Use::Written(written) });
+                                out.push(Op::new(call, Use::Written(written)));
                             }
                             continue;
                         }
@@ -48,7 +50,7 @@ pub fn ops<'a>(syntax: &'a Syntax, writes_first_argument: &[&str]) -> Vec<Op<'a>
                     }
                     None => Use::Reference(path),
                 };
-                out.push(Op { node, what });
+                out.push(Op { handler, ..Op::new(node, what) });
                 continue;
             }
             _ => continue,
@@ -57,10 +59,25 @@ pub fn ops<'a>(syntax: &'a Syntax, writes_first_argument: &[&str]) -> Vec<Op<'a>
         if matches!(target.kind(), "member_expression" | "subscript_expression" | "identifier")
             && let Some(path) = resolve(root, target, 0)
         {
-            out.push(Op { node: target, what: Use::Written(path) });
+            out.push(Op::new(target, Use::Written(path)));
         }
     }
     out
+}
+
+/// The function `arg` stands for: an inline function, or a name the file
+/// binds exactly once, to a function.
+fn installed_function<'a>(root: Node<'a>, arg: Node<'a>) -> Option<Node<'a>> {
+    if FUNCTIONS.contains(&arg.kind()) {
+        return Some(arg);
+    }
+    if arg.kind() != "identifier" {
+        return None;
+    }
+    match origins(root, arg.text()).as_slice() {
+        [Some(value)] if FUNCTIONS.contains(&value.kind()) => Some(*value),
+        _ => None,
+    }
 }
 
 /// The first name of a chain: `process` in `process.env[k]`.

@@ -21,7 +21,7 @@ use crate::lang::Region;
 use crate::ts::{Node, Syntax};
 
 use super::FUNCTIONS;
-use super::syntax::{bare, dotted, identity};
+use super::syntax::{bare, dotted, identity, string_content};
 
 /// Globals whose members every module shares: writing them changes code elsewhere.
 pub const BUILTINS: &[&str] = &[
@@ -519,7 +519,7 @@ impl Check<'_> {
             "function_declaration" | "generator_function_declaration" => true,
             "variable_declarator" => parent.field_child("name") == Some(n),
             "import_specifier" | "export_specifier" | "import_clause" => true,
-            "arguments" => self.registers_tool(parent, n),
+            "arguments" => self.registers_tool(parent, n) || process_listener(parent, n),
             _ => false,
         };
         if ok {
@@ -682,4 +682,21 @@ impl Check<'_> {
             _ => fail("is read outside the reviewed regions in a way that may change it"),
         }
     }
+}
+
+/// Whether `f` is the listener (last argument, after a literal event name)
+/// of a listener registration on the process or one of its streams
+/// (`process.on("SIGTERM", f)`, `process.stdin.on("end", f)`): the process
+/// calls the function itself, and dispatches no tool call. Whether the
+/// listener may be installed at all is [`crate::ambient`]'s to judge.
+fn process_listener(arguments: Node<'_>, f: Node<'_>) -> bool {
+    let Some(call) = arguments.parent().filter(|c| c.kind() == "call_expression") else { return false };
+    let items: Vec<Node<'_>> = arguments.named_children().filter(|c| c.kind() != "comment").collect();
+    let callee = call.field_child("function").and_then(dotted).unwrap_or_default();
+    let Some((object, method)) = callee.rsplit_once('.') else { return false };
+    matches!(object, "process" | "process.stdin" | "process.stdout" | "process.stderr")
+        && matches!(method, "on" | "once" | "addListener" | "prependListener" | "prependOnceListener")
+        && items.len() == 2
+        && items.last() == Some(&f)
+        && string_content(items[0]).is_some()
 }

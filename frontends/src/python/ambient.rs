@@ -25,6 +25,7 @@ pub fn ops<'a>(file: &str, syntax: &'a Syntax) -> Vec<Op<'a>> {
                 let scope = scope_at(&mut scopes, root, node, file);
                 let Some(path) = scope.resolve(node) else { continue };
                 let call = node.parent().filter(|p| p.kind() == "call" && p.field_child("function") == Some(node));
+                let mut handler = None;
                 let what = match call {
                     Some(call) => {
                         let args: Vec<Node<'_>> =
@@ -34,11 +35,12 @@ pub fn ops<'a>(file: &str, syntax: &'a Syntax) -> Vec<Op<'a>> {
                             .filter(|a| a.kind() == "keyword_argument")
                             .filter_map(|a| Some((a.field_child("name")?.text().to_owned(), a.field_child("value").and_then(|v| scope.resolve(v)))))
                             .collect();
+                        handler = args.last().and_then(|a| defined_once(root, *a));
                         Use::Called { callee: path, args: args.len(), first: args.first().and_then(|a| super::plain_string(*a)), keywords }
                     }
                     None => Use::Reference(path),
                 };
-                out.push(Op { node, what });
+                out.push(Op { handler, ..Op::new(node, what) });
                 continue;
             }
             _ => continue,
@@ -46,11 +48,48 @@ pub fn ops<'a>(file: &str, syntax: &'a Syntax) -> Vec<Op<'a>> {
         for target in targets.into_iter().flat_map(written) {
             let scope = scope_at(&mut scopes, root, target, file);
             if let Some(path) = target_path(scope, target) {
-                out.push(Op { node: target, what: Use::Written(path) });
+                out.push(Op::new(target, Use::Written(path)));
             }
         }
     }
     out
+}
+
+/// The module-level function `arg` names, when the module binds the name
+/// exactly once, by that `def`.
+fn defined_once<'a>(root: Node<'a>, arg: Node<'a>) -> Option<Node<'a>> {
+    if arg.kind() != "identifier" {
+        return None;
+    }
+    let name = arg.text();
+    let mut sites = root.descendants().filter(|n| binds(*n, name));
+    match (sites.next(), sites.next()) {
+        (Some(def), None) if is_function(def) && def.parent() == Some(root) => Some(def),
+        _ => None,
+    }
+}
+
+/// Whether `n` binds `name`: a definition, an assignment or loop target, an
+/// import, a parameter, a `global` or `nonlocal` declaration.
+fn binds(n: Node<'_>, name: &str) -> bool {
+    let named = |field: &str| n.field_child(field).is_some_and(|c| c.text() == name);
+    match n.kind() {
+        "function_definition" | "class_definition" => named("name"),
+        "assignment" | "augmented_assignment" | "for_statement" | "named_expression" | "for_in_clause" => {
+            let target = n.field_child("left").or_else(|| n.field_child("name"));
+            target.is_some_and(|t| t.descendants().any(|c| c.kind() == "identifier" && c.text() == name))
+        }
+        "aliased_import" => named("alias"),
+        "dotted_name" => n.parent().is_some_and(|p| matches!(p.kind(), "import_statement" | "import_from_statement")) && n.text() == name,
+        "identifier" => {
+            n.text() == name
+                && n.parent().is_some_and(|p| {
+                    matches!(p.kind(), "parameters" | "lambda_parameters" | "global_statement" | "nonlocal_statement" | "as_pattern_target")
+                        || (matches!(p.kind(), "default_parameter" | "typed_parameter" | "typed_default_parameter") && p.named_children().next() == Some(n))
+                })
+        }
+        _ => false,
+    }
 }
 
 /// Whether an identifier or attribute is an expression: not an import's
@@ -71,11 +110,11 @@ fn expression(node: Node<'_>) -> bool {
 }
 
 /// Whether the write target `target` of file `file` (module `root`) writes
-/// process-wide state, which [`crate::ambient::check`] judges.
+/// process-wide state, which [`crate::ambient_check`] judges.
 pub(super) fn writes_state(root: Node<'_>, target: Node<'_>, file: &str) -> bool {
     let mut scopes = Vec::new();
     let scope = scope_at(&mut scopes, root, target, file);
-    target_path(scope, target).is_some_and(|p| crate::ambient::is_state_write(crate::lang::Lang::Python, &p))
+    target_path(scope, target).is_some_and(|p| crate::ambient::is_state_write(&crate::ambient::PYTHON, &p))
 }
 
 /// The scope of the function (or module code) `node` stands in.
