@@ -11,6 +11,7 @@ pub mod canon;
 pub mod effect;
 pub mod error;
 pub mod rules;
+pub mod sql;
 pub mod summary;
 pub mod template;
 

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::effect::{Effect, Exposure};
+use crate::sql::SqlGrammar;
 pub use crate::template::{Pattern, Template, TemplateGap};
 
 /// One ordered first-match rule of a summary.
@@ -80,6 +81,10 @@ pub enum Test {
     /// (`/srv/data2/x` is prefixed by `/srv/data`): the containment test of a
     /// handler that compares `normalize(path).startsWith(dir)`.
     PrefixedBy(String),
+    /// A string that is one statement that only reads, by the grammar of
+    /// the driver's SQL dialect and the reviewed allowlists it carries
+    /// ([`crate::sql`]): never a pattern over the text.
+    SqlRead(SqlGrammar),
 }
 
 /// JSON value types an argument may have.
@@ -251,6 +256,7 @@ impl Test {
                 captures.extend(caps);
                 true
             }
+            (Test::SqlRead(grammar), Some(v)) => grammar.reads(v.as_str().ok_or_else(|| not_string(v))?).is_ok(),
             (Test::Type(t), Some(v)) => t.holds(v),
             (Test::Equals(want), Some(v)) if json_kind(want) != json_kind(v) => {
                 return Err(Unevaluable(format!("`= {want}` compared with {v}, a value of another type")));
@@ -402,6 +408,7 @@ impl std::fmt::Display for Test {
         match self {
             Test::StartsWith(p) => write!(f, "starts with {p:?}"),
             Test::Matches(r) => write!(f, "matches /{r}/"),
+            Test::SqlRead(g) => write!(f, "is one statement that only reads, by {}'s grammar", g.dialect),
             Test::Type(t) => write!(f, "is a {}", t.name()),
             Test::Equals(v) => write!(f, "= {v}"),
             Test::Absent => f.write_str("is absent"),

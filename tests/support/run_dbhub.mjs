@@ -1,12 +1,13 @@
 // Runs a materialized dbhub-execute-sql release's execute_sql handler for
 // real, against a scratch SQLite database, to observe what each call does.
 //
-// Usage: node run_dbhub.mjs RELEASE_ROOT WORK_DIR BUILT_JSON < calls.json
+// Usage: node run_dbhub.mjs RELEASE_ROOT WORK_DIR BUILT_JSON [SETTLE_MS] < calls.json
 //   RELEASE_ROOT  a scratch copy of the release (this driver writes into it:
 //                 a node_modules link and, for a TypeScript tree, the .js
 //                 files it transpiles next to the .ts sources)
 //   WORK_DIR      an empty directory for the database
 //   BUILT_JSON    the profile's reviewed build mappings, [["dist/index.js", "src/index.ts"]]
+//   SETTLE_MS     how long work a handler left running gets after each call (default 50)
 //   calls.json    {"A": {"sql": "SELECT 1"}, …}: each call's arguments
 //
 // The release's helpers (ConnectorManager, getToolRegistry, the SQL
@@ -21,7 +22,7 @@
 // — or, when a built entry is absent, the TypeScript source the profile maps
 // it to, transpiled — and every function it exports is called with a fake MCP
 // server; the handlers registered under "execute_sql" are the ones run. Each
-// call starts from a fresh database (table t with one row, user_version 0);
+// call starts from a fresh database (table t with three rows and an index, user_version 0);
 // afterwards the database file bytes, every file in WORK_DIR, user_version,
 // the rows of t and the schema are compared with before.
 //
@@ -37,7 +38,8 @@ import { createHash } from "node:crypto";
 import { createRequire } from "node:module";
 import { pathToFileURL } from "node:url";
 
-const [root, work, builtJson] = process.argv.slice(2);
+const [root, work, builtJson, settleArg] = process.argv.slice(2);
+const SETTLE_MS = settleArg === undefined ? 50 : Number(settleArg);
 const support = createRequire(new URL("./node/package.json", import.meta.url));
 const Database = support("better-sqlite3");
 const ts = support("typescript");
@@ -75,7 +77,8 @@ function freshDatabase() {
   rmSync(work, { recursive: true, force: true });
   mkdirSync(work, { recursive: true });
   const d = new Database(db);
-  d.exec("CREATE TABLE t(x); INSERT INTO t VALUES (1);");
+  // An index gives ANALYZE (which `PRAGMA optimize` and `pragma_optimize` run) something to write.
+  d.exec("CREATE TABLE t(x); CREATE INDEX t_x ON t(x); INSERT INTO t VALUES (1), (2), (3);");
   d.close();
 }
 
@@ -417,7 +420,7 @@ for (const name of keys(calls)) {
       } catch {}
     }
     // Work the handler left running gets a moment, then the connection closes.
-    await new PromiseOriginal((done) => setTimeoutOriginal(done, 50));
+    await new PromiseOriginal((done) => setTimeoutOriginal(done, SETTLE_MS));
     connection.close();
     const seen = changes(start, state());
     result.mutated ||= seen.length > 0;

@@ -142,7 +142,7 @@ impl Profile {
         })?;
         let shapes = std::mem::take(&mut raw.shapes);
         let shape_facts = raw.facts.keys().chain(shapes.values().flat_map(|s| s.get_ref().facts.keys())).cloned().collect();
-        let v = Validator { file, text, errors: RefCell::new(Vec::new()), shape_facts };
+        let v = Validator { file, text, errors: RefCell::new(Vec::new()), shape_facts, grammars: RefCell::default() };
         let base = raw.profile.shape.as_ref().map_or_else(|| "default".to_owned(), |s| s.get_ref().clone());
         if shapes.is_empty()
             && let Some(s) = &raw.profile.shape
@@ -226,6 +226,8 @@ struct Validator<'a> {
     /// Every fact name of every shape: a rule may require a fact only some
     /// shapes define (it does not apply in the others).
     shape_facts: BTreeSet<String>,
+    /// The SQL grammars `[interpreters]` lists, by dialect, for `sql-read` tests.
+    grammars: RefCell<BTreeMap<String, fcd_model::sql::SqlGrammar>>,
 }
 
 /// A byte range of the profile text, for error positions.
@@ -322,6 +324,7 @@ impl Validator<'_> {
         self.callees_in_inventory(&raw.facts, &facts, &inventories);
         let facts = facts_ok.then_some(facts);
         let kinds = facts::kinds(&raw.facts);
+        *self.grammars.borrow_mut() = self.interpreters(&raw.interpreters);
         let mut rules = Vec::new();
         for (i, rule) in raw.rules.iter().enumerate() {
             rules.extend(self.rule(i, rule, &kinds, &arguments));

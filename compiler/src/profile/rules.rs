@@ -6,13 +6,14 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use fcd_frontends::{Exposure, FactKind};
 
-use super::schema::{RawEffect, RawOutcome, RawPredicate, RawRule, Spanned};
+use super::schema::{RawEffect, RawInterpreter, RawOutcome, RawPredicate, RawRule, Spanned};
 use super::{ArgSpec, RuleTemplate, Span, Validator, diagnose};
 use crate::error::InputError;
 use crate::rules::{EffectTemplate, Outcome, Pattern, Predicate, Rule, Template, Test, ValueType};
 
 /// The tests a condition may hold, as a message lists them.
-const TESTS: &str = "`starts-with`, `matches`, `type`, `equals`, `absent`, `present`, `inside`, `below`, `prefixed-by`, `any-element`, `every-element`";
+const TESTS: &str =
+    "`starts-with`, `matches`, `type`, `equals`, `absent`, `present`, `inside`, `below`, `prefixed-by`, `sql-read`, `any-element`, `every-element`";
 
 /// How many tests a condition's table holds (exactly one is valid).
 fn test_count(p: &RawPredicate) -> usize {
@@ -26,6 +27,7 @@ fn test_count(p: &RawPredicate) -> usize {
         p.inside.is_some(),
         p.below.is_some(),
         p.prefixed_by.is_some(),
+        p.sql_read.is_some(),
         p.any_element.is_some(),
         p.every_element.is_some(),
     ]
@@ -35,6 +37,42 @@ fn test_count(p: &RawPredicate) -> usize {
 }
 
 impl Validator<'_> {
+    /// `[interpreters.DIALECT]`: a dialect fcd has the grammar of, and
+    /// lower-case names; a dialect with a problem is left out (its error recorded).
+    pub(super) fn interpreters(&self, raw: &BTreeMap<String, Spanned<RawInterpreter>>) -> BTreeMap<String, fcd_model::sql::SqlGrammar> {
+        let mut out = BTreeMap::new();
+        for (dialect, table) in raw {
+            let key = format!("interpreters.{dialect}");
+            if !fcd_model::sql::DIALECTS.contains(&dialect.as_str()) {
+                let known = fcd_model::sql::DIALECTS.join(", ");
+                self.keep(self.err::<()>(table.span(), &key, format!("fcd has no grammar for `{dialect}` (known: {known})")));
+                continue;
+            }
+            let t = table.get_ref();
+            let mut ok = true;
+            let mut names = |list: &[Spanned<String>], field: &str| -> Vec<String> {
+                for n in list {
+                    let name = n.get_ref();
+                    if name.is_empty() || !name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_') {
+                        ok = false;
+                        self.keep(self.err::<()>(n.span(), &format!("{key}.{field}"), format!("`{name}` is not a lower-case SQL name")));
+                    }
+                }
+                list.iter().map(|n| n.get_ref().clone()).collect()
+            };
+            let grammar = fcd_model::sql::SqlGrammar {
+                dialect: dialect.clone(),
+                functions: names(&t.functions, "functions"),
+                table_functions: names(&t.table_functions, "table-functions"),
+                pragmas: names(&t.pragmas, "pragmas"),
+            };
+            if ok {
+                out.insert(dialect.clone(), grammar);
+            }
+        }
+        out
+    }
+
     /// One rule, or `None` with every independent problem in it recorded.
     pub(super) fn rule(
         &self,
@@ -203,6 +241,7 @@ impl Validator<'_> {
             ("inside", p.inside.as_ref().map(Spanned::span)),
             ("below", p.below.as_ref().map(Spanned::span)),
             ("prefixed-by", p.prefixed_by.as_ref().map(Spanned::span)),
+            ("sql-read", p.sql_read.as_ref().map(Spanned::span)),
             ("any-element", p.any_element.as_ref().map(|e| e.span())),
             ("every-element", p.every_element.as_ref().map(|e| e.span())),
         ]
@@ -238,6 +277,10 @@ impl Validator<'_> {
             } else {
                 Test::PrefixedBy(path.clone())
             }
+        } else if let Some(dialect) = &p.sql_read {
+            let grammar = self.grammars.borrow().get(dialect.get_ref()).cloned();
+            let no_list = || format!("no `[interpreters.{}]` lists what that grammar may read", dialect.get_ref());
+            Test::SqlRead(grammar.map_or_else(|| self.err(dialect.span(), &test_key, no_list()), Ok)?)
         } else if let Some(element) = p.any_element.as_ref().or(p.every_element.as_ref()) {
             let inner = element.get_ref();
             if inner.arg.is_some() || inner.env.is_some() || test_count(inner) != 1 {
@@ -300,7 +343,7 @@ impl Validator<'_> {
 /// Why `test` can never hold on an argument of type `ty`, if it cannot.
 fn never_holds(test: &Test, ty: ValueType) -> Option<String> {
     match test {
-        Test::StartsWith(_) | Test::Matches(_) if ty != ValueType::String => Some("a string test never holds on it".into()),
+        Test::StartsWith(_) | Test::Matches(_) | Test::SqlRead(_) if ty != ValueType::String => Some("a string test never holds on it".into()),
         Test::Inside(_) | Test::Below(_) | Test::PrefixedBy(_) if ty != ValueType::String => {
             Some("a path test (`inside`, `below`, `prefixed-by`) never holds on it".into())
         }

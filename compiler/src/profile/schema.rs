@@ -34,6 +34,10 @@ pub(super) struct RawProfile {
     #[schemars(with = "BTreeMap<String, super::facts::FactSchema>")]
     pub facts: BTreeMap<String, Spanned<RawFactTable>>,
     pub rules: Vec<Spanned<RawRule>>,
+    /// The interpreters an argument's text is read by, each with what a
+    /// reviewer listed as only reading (`[interpreters.sqlite]`).
+    #[serde(default)]
+    pub interpreters: BTreeMap<String, Spanned<RawInterpreter>>,
     /// Further reviewed shapes of the same handler (`[shapes.NAME]`).
     #[serde(default)]
     pub shapes: BTreeMap<String, Spanned<RawShape>>,
@@ -230,10 +234,27 @@ pub(super) struct RawPredicate {
     pub below: Option<Spanned<String>>,
     /// A path that starts with one of those directories as a plain string (no `/` boundary).
     pub prefixed_by: Option<Spanned<String>>,
+    /// One statement that only reads, by the named dialect's grammar and its `[interpreters.DIALECT]`.
+    pub sql_read: Option<Spanned<String>>,
     pub all: Option<Vec<Spanned<RawPredicate>>>,
     pub any: Option<Vec<Spanned<RawPredicate>>>,
     pub not: Option<Box<Spanned<RawPredicate>>>,
     pub always: Option<Spanned<bool>>,
+}
+
+/// A SQL dialect's reviewed reads: lower-case names.
+#[derive(Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub(super) struct RawInterpreter {
+    /// Scalar, aggregate and window functions that only compute.
+    #[serde(default)]
+    pub functions: Vec<Spanned<String>>,
+    /// Table-valued functions and eponymous virtual tables a query may select from.
+    #[serde(default)]
+    pub table_functions: Vec<Spanned<String>>,
+    /// Pragmas that only read when given no value.
+    #[serde(default)]
+    pub pragmas: Vec<Spanned<String>>,
 }
 
 #[derive(Clone, Deserialize, JsonSchema)]

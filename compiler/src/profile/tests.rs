@@ -196,6 +196,39 @@ fn element_and_path_tests_load_and_are_checked_against_declared_types() {
     assert!(refused("{ arg = \"files\", any-element = { matches = \"(\" } }", files).contains("any-element.matches"));
 }
 
+/// `sql-read` names a dialect whose `[interpreters.DIALECT]` lists what
+/// only reads; the compiled test carries the dialect and the lists.
+#[test]
+fn a_sql_read_test_needs_a_known_dialect_and_its_lists() {
+    use crate::rules::{Predicate, Test};
+    let rule = "[[rules]]\nwhen = { arg = \"target\", type = \"string\" }";
+    let with = |when: &str, interpreters: &str| {
+        let (_, text) = git_diff();
+        let text = text.replacen(rule, &format!("{interpreters}\n\n[[rules]]\nwhen = {when}\nthen = {{ reject = \"x\" }}\n\n{rule}"), 1);
+        Profile::parse(Path::new("bad.toml"), &text)
+    };
+    let lists = "[interpreters.sqlite]\nfunctions = [\"count\"]\ntable-functions = [\"pragma_table_info\"]\npragmas = [\"user_version\"]";
+    let p = with("{ arg = \"target\", sql-read = \"sqlite\" }", lists).expect("loads");
+    let grammar = p.rules.iter().find_map(|r| match &r.rule.when {
+        Predicate::Arg { test: Test::SqlRead(g), .. } => Some(g.clone()),
+        _ => None,
+    });
+    let grammar = grammar.expect("a sql-read rule");
+    assert_eq!(
+        (grammar.dialect.as_str(), grammar.functions.as_slice(), grammar.pragmas.as_slice()),
+        ("sqlite", &["count".to_owned()][..], &["user_version".to_owned()][..])
+    );
+    let refused = |when: &str, interpreters: &str| with(when, interpreters).expect_err("refused").to_string();
+    assert!(refused("{ arg = \"target\", sql-read = \"sqlite\" }", "").contains("no `[interpreters.sqlite]`"));
+    assert!(
+        refused("{ arg = \"target\", sql-read = \"sqlite\" }", "[interpreters.sqlite]\nfunctions = [\"Count\"]")
+            .contains("`Count` is not a lower-case SQL name")
+    );
+    assert!(refused("{ arg = \"target\", sql-read = \"mysql\" }", "[interpreters.mysql]\nfunctions = []").contains("fcd has no grammar for `mysql`"));
+    assert!(refused("{ arg = \"context_lines\", sql-read = \"sqlite\" }", lists).contains("a string test never holds on it"));
+    assert!(refused("{ arg = \"target\", sql-read = \"sqlite\" }", "[interpreters.sqlite]\nviews = []").contains("unknown field `views`"));
+}
+
 #[test]
 fn a_callback_region_outside_javascript_is_a_load_error() {
     let err = error_of(&[("[regions.handler]\nfunction = \"git_diff\"", "[regions.handler]\ncallback = \"git_diff\"")]);
