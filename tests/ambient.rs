@@ -383,3 +383,33 @@ fn a_signal_listener_registers_when_its_digest_is_reviewed() {
     let other = source.replace("process.exit(0);", "require(\"fs\").writeFileSync(\"/tmp/x\", \"\");\n    process.exit(0);");
     assert!(run(&other, &[digest]).is_err(), "a listener with another body escalates");
 }
+
+/// Special attributes decide what an object is and does: writing one
+/// through any object, a local's too, escalates (issue 26: `obj.attr.__class__ = …`).
+#[test]
+fn writing_a_special_attribute_of_any_object_escalates() {
+    for body in [
+        "x.attr.__class__ = k",
+        "x.__dict__[\"run\"] = k",
+        "x.__dict__.update(run=k)",
+        "del x.__defaults__",
+        "x.method.__code__ = k.__code__",
+        "x.__getattr__ = k",
+        "object.__setattr__(x, \"run\", k)",
+        "type(x).__setitem__(x, \"GIT_DIR\", k)",
+        "type(x).__call__ = k",
+        "(a, x.__class__) = (1, k)",
+    ] {
+        let e = PYTHON.analyze("", body, None).expect_err(body);
+        assert!(e.detail.contains("special"), "{body}: {}", e.detail);
+    }
+    for body in ["x.__proto__ = k", "Object.setPrototypeOf(x, k)"] {
+        assert!(JAVASCRIPT.analyze("", body, None).is_err(), "{body}");
+    }
+    // Reading one, or writing an ordinary attribute of a local, is not such a write.
+    for body in ["y = x.__class__.__name__", "x.name = k", "print(x.__dict__.get(\"a\"))"] {
+        if let Err(e) = PYTHON.analyze("", body, None) {
+            panic!("`{body}` must register: {}", e.detail);
+        }
+    }
+}

@@ -190,3 +190,36 @@ fn no_read_is_no_fact() {
         assert_eq!(s.zero(""), Ok(None), "{}", s.lang);
     }
 }
+
+/// Go: a default named by a package constant is that constant's literal,
+/// unless a declaration of the same name in the enclosing function (a
+/// local, a parameter, a const outside the handler) may be what the read
+/// sees: then it escalates (issue 26: a local shadowing the constant).
+#[test]
+fn a_go_constant_default_is_taken_only_when_nothing_in_the_function_shadows_it() {
+    let go = spellings().into_iter().find(|s| s.lang == Lang::Go).unwrap();
+    let read = "\t\tprivate, err := OptionalParamWithDefault(args, \"private\", DefaultPrivate)";
+    let with = |template: &str, body: &str| {
+        let s = Spelling { template: Box::leak(template.to_owned().into_boxed_str()), ..spellings().into_iter().find(|s| s.lang == Lang::Go).unwrap() };
+        s.default_fact(body, s.helper_with_default, DefaultRule::Arg(2))
+    };
+    let constant = format!("{}\nconst DefaultPrivate = true\n", go.template);
+    let got = with(&constant, read).expect("the constant is read");
+    assert!(matches!(&got, Some((_, FactValue::Bool(true), source)) if source.starts_with("constant DefaultPrivate")), "{got:?}");
+    let shadows = [
+        // a local of the handler, bound before the read
+        (constant.clone(), format!("\t\tDefaultPrivate := false\n{read}")),
+        // a local of the constructor around the handler
+        (constant.replace("func F() T {\n", "func F() T {\n\tDefaultPrivate := false\n\t_ = DefaultPrivate\n"), read.to_owned()),
+        // a parameter of the constructor
+        (constant.replace("func F() T {", "func F(DefaultPrivate bool) T {"), read.to_owned()),
+        // a const of the constructor, outside the handler
+        (constant.replace("func F() T {\n", "func F() T {\n\tconst DefaultPrivate = false\n"), read.to_owned()),
+    ];
+    for (template, body) in shadows {
+        let got = with(&template, &body);
+        let Err((code, detail)) = got else { panic!("must escalate:\n{template}\n{body}\n{got:?}") };
+        assert_eq!(code, EscalationCode::ShapeMismatch, "{detail}");
+        assert!(detail.contains("DefaultPrivate"), "{detail}");
+    }
+}

@@ -173,6 +173,24 @@ impl<'a> Cx<'_, 'a> {
                 }
             }
         }
+        // A declaration of the name in the enclosing function (a parameter,
+        // `:=`, `var`, a range variable, a const outside the region) may be
+        // the one the read sees: the package constant's value is not taken.
+        if let Some(top) = arg.ancestors().filter(|a| matches!(a.kind(), "function_declaration" | "method_declaration" | "func_literal")).last() {
+            let bindings = super::bindings::Bindings::of(top);
+            let known = |site: Node<'_>| found.iter().any(|(_, spec)| site.parent() == Some(*spec));
+            let other = bindings.sites(arg.text()).into_iter().find(|s| !known(*s));
+            if bindings.is_param(arg.text()) || other.is_some() {
+                let line = other.map_or(top.line(), |s| s.line());
+                return Err(self.site.mismatch(
+                    arg,
+                    format!(
+                        "the default `{}` is also declared in the function (line {line}): which value the read sees depends on scope, not the package constant",
+                        arg.text()
+                    ),
+                ));
+            }
+        }
         match found.as_slice() {
             [(path, spec)] => {
                 let names: Vec<Node<'_>> = spec.field_children("name").collect();

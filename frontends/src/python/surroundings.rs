@@ -110,17 +110,28 @@ fn no_patching(file: &str, root: Node<'_>) -> Result<(), Escalation> {
         let targets: Vec<Node<'_>> = match node.kind() {
             "assignment" | "augmented_assignment" => node.field_child("left").into_iter().collect(),
             "delete_statement" => node.named_children().collect(),
+            // The grammar reads `type(x).a = v` as a type alias; Python reads
+            // it as an assignment (`type NAME = …` is the only alias form).
+            "type_alias_statement" => match node.field_child("left").and_then(|t| t.named_children().next()) {
+                Some(name) if matches!(name.kind(), "identifier" | "generic_type") => continue,
+                Some(target) => vec![target],
+                None => continue,
+            },
             "call" => {
                 let callee = node.field_child("function").map(|f| f.text()).unwrap_or_default();
                 if WRITERS.contains(&callee) && !module.contains_key(callee) {
                     let detail = format!("`{callee}(…)` can rebind any name the handler resolves; fcd cannot follow it");
                     return Err(Escalation::new(EscalationCode::DynamicCallee, detail, escalate(file, node, String::new()).anchor));
                 }
+                if let Some(function) = node.field_child("function") {
+                    special_write_by_call(file, root, function)?;
+                }
                 continue;
             }
             _ => continue,
         };
         for target in targets.into_iter().flat_map(|t| written(t)) {
+            special_write(file, target)?;
             let base = base_of(target);
             let patched = match base.kind() {
                 "identifier" => imported(base.text()),
@@ -138,6 +149,73 @@ fn no_patching(file: &str, root: Node<'_>) -> Result<(), Escalation> {
                 ));
             }
         }
+    }
+    Ok(())
+}
+
+/// Whether `name` is a special attribute (`__class__`, `__dict__`, `__code__`,
+/// `__getattr__`, …): Python reads them to decide what an object is and does.
+fn is_special(name: &str) -> bool {
+    name.len() > 4 && name.starts_with("__") && name.ends_with("__")
+}
+
+/// The special attributes an attribute or subscript chain passes through.
+fn specials_in(mut node: Node<'_>) -> Option<String> {
+    loop {
+        let next = match node.kind() {
+            "attribute" => {
+                let name = node.field_child("attribute").map(|a| a.text()).unwrap_or_default();
+                if is_special(name) {
+                    return Some(name.to_owned());
+                }
+                node.field_child("object")
+            }
+            "subscript" => node.field_child("value"),
+            _ => None,
+        };
+        node = next?;
+    }
+}
+
+/// A write through a special attribute of any object, a local's too
+/// (`obj.attr.__class__ = …`, `x.__dict__[k] = …`, `del f.__defaults__`):
+/// it changes what the object is, or what its methods do, where no region
+/// looks, so it escalates wherever it is.
+fn special_write(file: &str, target: Node<'_>) -> Result<(), Escalation> {
+    match specials_in(target) {
+        Some(name) => Err(escalate(
+            file,
+            target,
+            format!("`{}` writes the special attribute `{name}`: it changes what the object is or does, in code no region shows", target.compact_text()),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// A call that writes through a special method or attribute, which no name
+/// resolution sees through: `object.__setattr__(o, …)`,
+/// `type(os.environ).__setitem__(os.environ, …)`, a mutating method of `o.__dict__`.
+fn special_write_by_call(file: &str, root: Node<'_>, function: Node<'_>) -> Result<(), Escalation> {
+    if function.kind() != "attribute" {
+        return Ok(());
+    }
+    let method = function.field_child("attribute").map(|a| a.text()).unwrap_or_default();
+    let object = function.field_child("object");
+    // Process-wide state (`os.environ.__setitem__(…)`) is the ambient check's, which names it.
+    if object.is_some_and(|o| super::ambient::writes_state(root, o, file)) {
+        return Ok(());
+    }
+    let through_dict = object.and_then(specials_in).is_some_and(|n| n == "__dict__")
+        && matches!(method, "update" | "setdefault" | "pop" | "popitem" | "clear" | "__setitem__" | "__delitem__" | "__ior__");
+    if matches!(method, "__setattr__" | "__delattr__" | "__setitem__" | "__delitem__" | "__set__" | "__delete__" | "__ior__") || through_dict {
+        return Err(escalate(
+            file,
+            function,
+            format!(
+                "`{}(…)` writes an attribute through a special method or `__dict__`: it changes what the object is or does, in code no region shows",
+                function.compact_text()
+            ),
+        ));
     }
     Ok(())
 }
