@@ -223,3 +223,14 @@ fn a_go_constant_default_is_taken_only_when_nothing_in_the_function_shadows_it()
         assert!(detail.contains("DefaultPrivate"), "{detail}");
     }
 }
+
+/// Go: the variable a default is read into must not have its address taken:
+/// a write through the pointer changes it where no binding shows (issue 26).
+#[test]
+fn a_go_default_whose_address_is_taken_escalates() {
+    let go = spellings().into_iter().find(|s| s.lang == Lang::Go).unwrap();
+    let body = format!("{}\n\t\tp := &private\n\t\t*p = true", go.read);
+    let Err((code, detail)) = go.zero(&body) else { panic!("must escalate:\n{body}") };
+    assert_eq!(code, EscalationCode::ShapeMismatch, "{detail}");
+    assert!(detail.contains("address of `private`"), "{detail}");
+}

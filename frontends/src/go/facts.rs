@@ -115,10 +115,22 @@ impl<'a> Cx<'_, 'a> {
     pub(super) fn check_single_binding(&self, name: &str, at: Node<'a>) -> Result<(), Escalation> {
         let sites = self.names.sites(name);
         let expected = if self.names.is_param(name) { 0 } else { 1 };
-        match sites.get(expected) {
-            Some(extra) => Err(self.site.mismatch(
+        if let Some(extra) = sites.get(expected) {
+            return Err(self.site.mismatch(
                 *extra,
                 format!("`{name}` is assigned again at line {}, so the value at line {} is not the one the profile follows", extra.line(), at.line()),
+            ));
+        }
+        // `&name` hands out a pointer: a write through it (`*p = …`) changes the
+        // variable where no binding of its name shows.
+        let addressed = self
+            .uses(name)
+            .into_iter()
+            .find(|u| u.parent().is_some_and(|p| p.kind() == "unary_expression" && p.field_child("operator").is_some_and(|o| o.text() == "&")));
+        match addressed {
+            Some(u) => Err(self.site.mismatch(
+                u,
+                format!("the address of `{name}` is taken at line {}: a write through that pointer changes the value at line {}", u.line(), at.line()),
             )),
             None => Ok(()),
         }
