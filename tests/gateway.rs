@@ -796,3 +796,114 @@ fn one_gateway_fronts_two_servers_each_tool_decided_on_its_own_release() {
     assert_eq!((db.user_version(), db.rows()), (0, vec![7]));
     assert_eq!((w.calls_seen("unguarded.log"), db.calls_seen("dbhub.log")), (1, 1));
 }
+
+/// A client that writes raw lines to `fcd gateway serve` and reads every
+/// line it answers: what no SDK client sends (malformed JSON, a reused id).
+struct RawClient {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    answers: std::sync::mpsc::Receiver<Value>,
+}
+
+impl RawClient {
+    fn start(config: &Path) -> RawClient {
+        use std::io::BufRead as _;
+        use std::process::Stdio;
+        let mut child =
+            Command::new(fcd_bin()).args(&serve(config)[1..]).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().expect("fcd runs");
+        let stdin = child.stdin.take().unwrap();
+        let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+        let (tx, answers) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in stdout.lines().map_while(Result::ok) {
+                let value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("the gateway wrote a line that is not JSON ({e}): {line}"));
+                if tx.send(value).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut client = RawClient { child, stdin, answers };
+        client.send(
+            &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}})
+            .to_string(),
+        );
+        let init = client.next();
+        assert!(init["result"]["serverInfo"].is_object(), "{init}");
+        client.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string());
+        client
+    }
+
+    fn send(&mut self, line: &str) {
+        use std::io::Write as _;
+        self.stdin.write_all(line.as_bytes()).unwrap();
+        self.stdin.write_all(b"\n").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    fn next(&self) -> Value {
+        self.answers.recv_timeout(Duration::from_secs(60)).expect("the gateway answered within a minute")
+    }
+}
+
+impl Drop for RawClient {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Issue 27, point 2 and the duplicate id of point 1, through the real
+/// gateway and the stock server: every malformed line is answered -32700, a
+/// line over `max_message_bytes` -32600, a request whose id is in flight
+/// -32600 without reaching the server, and the session goes on.
+#[test]
+fn every_line_gets_an_answer_and_a_request_id_in_flight_runs_once() {
+    let Some(r) = releases() else { return };
+    let w = world(r, &[&r.guarded_summary]);
+    let go = w.path("go");
+    let top = "principal = \"user:alice\"\nmax_message_bytes = 1048576\n";
+    let server = format!("name = \"git\"\ndestination = {}\ntools = [\"git_diff\"]", toml_str(&format!("local:{}", w.repo.display())));
+    let release = w.release(&[&w.guarded], w.held_server(&r.guarded, "guarded.log", &go), &r.guarded);
+    let config = write_config(w.dir.path(), top, &[("user:alice", "git_diff", "contract.json")], &server, &[release]);
+    let mut client = RawClient::start(&config);
+    let call = |id: i64| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "git_diff", "arguments": w.args("main")}}).to_string();
+    let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    let repo = w.repo.display().to_string();
+    let bad = [
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":".to_owned(),
+        format!(r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"git_diff","arguments":{{"repo_path":"{repo}","target":1e400}}}}}}"#),
+        format!(r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{{"name":"git_diff","arguments":{{"repo_path":"{repo}","target":"\ud800"}}}}}}"#),
+        deep,
+    ];
+    for line in &bad {
+        client.send(line);
+        let answer = client.next();
+        assert_eq!((answer["error"]["code"].as_i64(), &answer["id"]), (Some(-32700), &Value::Null), "{}: {answer}", &line[..line.len().min(80)]);
+    }
+    let big = format!(
+        r#"{{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{{"name":"git_diff","arguments":{{"repo_path":"{repo}","target":"{}"}}}}}}"#,
+        "a".repeat(2 << 20)
+    );
+    client.send(&big);
+    let answer = client.next();
+    assert_eq!(answer["error"]["code"], -32600, "{answer}");
+    assert!(answer["error"]["message"].as_str().unwrap().contains("max_message_bytes"), "{answer}");
+    // The first call is held by the server; the same id again is refused at once and never reaches it.
+    client.send(&call(10));
+    wait_until("the server has the first call", || w.calls_seen("guarded.log") == 1);
+    client.send(&call(10));
+    let answer = client.next();
+    assert_eq!((answer["id"].as_i64(), answer["error"]["code"].as_i64()), (Some(10), Some(-32600)), "{answer}");
+    touch(&go);
+    let answer = client.next();
+    assert_eq!(answer["id"], 10, "{answer}");
+    assert!(answer["result"]["content"][0]["text"].as_str().unwrap_or_default().contains("second line"), "the first call ran: {answer}");
+    // Its response ended its time in flight: the id runs again, and the session goes on.
+    client.send(&call(10));
+    let answer = client.next();
+    assert_eq!(answer["id"], 10, "{answer}");
+    assert!(answer["result"]["isError"] != true, "{answer}");
+    assert_eq!(w.calls_seen("guarded.log"), 2, "nothing malformed, oversized or duplicated reached the server");
+    assert_eq!(w.completed().len(), 2);
+}

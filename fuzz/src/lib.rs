@@ -328,3 +328,34 @@ pub fn token(fence: &Mutex<Fence>, data: &[u8]) {
         assert!(f.runtime.fence(&token, &artifact, &config, generation, 2_000).is_err(), "a replayed token passed the fence");
     }
 }
+
+/// The gateway's client framing on arbitrary lines (`fcd_gateway::framing`):
+/// every line is forwarded only when it is JSON within the limit, and
+/// otherwise answered with a one-line JSON-RPC error (-32700 or -32600); a
+/// request id is forwarded again only after a response for it was sent.
+pub fn gateway_framing(data: &[u8]) {
+    use fcd_gateway::framing::{Framing, INVALID_REQUEST, PARSE_ERROR, Verdict};
+    const MAX: usize = 512;
+    let mut framing = Framing::default();
+    for (i, line) in data.split(|b| *b == b'\n').enumerate() {
+        // Every fourth line is one the gateway sent back (a response ends a request's time in flight).
+        if i % 4 == 3 {
+            framing.sent(line);
+            continue;
+        }
+        let oversized = line.len() > MAX;
+        match framing.judge(if oversized { &[] } else { line }, oversized, MAX) {
+            Verdict::Forward => {
+                assert!(!oversized, "an oversized line was forwarded");
+                assert!(serde_json::from_slice::<serde_json::Value>(line.strip_suffix(b"\r").unwrap_or(line)).is_ok(), "forwarded a line that is not JSON");
+            }
+            Verdict::Reply(reply) => {
+                let code = reply["error"]["code"].as_i64();
+                assert!(code == Some(PARSE_ERROR) || code == Some(INVALID_REQUEST), "{reply}");
+                assert_eq!(reply["jsonrpc"], "2.0");
+                assert!(!reply.to_string().contains('\n'), "a reply is one line");
+            }
+            Verdict::Skip => assert!(line.iter().all(u8::is_ascii_whitespace)),
+        }
+    }
+}

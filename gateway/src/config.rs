@@ -52,12 +52,21 @@ pub struct Config {
     /// and lifecycle decisions are always fsynced.
     #[serde(default = "default_durability")]
     pub call_durability: String,
+    /// The largest message (one line) the gateway reads from its client, in
+    /// bytes (default 64 MiB): a larger one is answered with an error and
+    /// nothing of it runs.
+    #[serde(default = "default_max_message_bytes")]
+    pub max_message_bytes: usize,
     /// The contracts calls are decided against, one per principal and tool.
     #[serde(rename = "contract", default)]
     pub contracts: Vec<ContractConfig>,
     /// The servers the gateway fronts.
     #[serde(rename = "server")]
     pub servers: Vec<ServerConfig>,
+}
+
+fn default_max_message_bytes() -> usize {
+    crate::framing::DEFAULT_MAX_MESSAGE_BYTES
 }
 
 fn default_ttl() -> u64 {
@@ -282,6 +291,9 @@ impl Config {
             }
         }
         self.durability().map_err(|e| InputError::new(path, format!("`call_durability`: {e}")))?;
+        if self.max_message_bytes < 4096 {
+            return fail(format!("`max_message_bytes` = {}: a gateway needs at least 4096 bytes to read an initialize request", self.max_message_bytes));
+        }
         Ok(())
     }
 

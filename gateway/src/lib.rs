@@ -13,6 +13,7 @@
 
 pub mod config;
 pub mod decide;
+pub mod framing;
 pub mod init;
 pub mod measure;
 pub mod proxy;

@@ -606,8 +606,12 @@ impl ServerHandler for Handler {
 /// principal is the configured one.
 pub async fn serve_stdio(gateway: Gateway) -> Result<(), StartError> {
     let principal = gateway.config.principal.clone();
+    let max = gateway.config.max_message_bytes;
     let handler = Handler { gateway: Arc::new(gateway), principal };
-    let service = handler.serve(rmcp::transport::stdio()).await.map_err(|e| StartError(format!("the client did not initialize: {e}")))?;
+    // Every line from the client is judged first (crate::framing): each gets an answer, one id runs once.
+    let (read, write) = crate::framing::serve(tokio::io::stdin(), tokio::io::stdout(), max);
+    let transport = rmcp::transport::async_rw::AsyncRwTransport::new_server(read, write).with_max_line_length(max.saturating_add(1));
+    let service = handler.serve(transport).await.map_err(|e| StartError(format!("the client did not initialize: {e}")))?;
     service.waiting().await.map_err(|e| StartError(e.to_string()))?;
     Ok(())
 }

@@ -176,6 +176,35 @@ pub fn run(root: &Path) -> Result<bool> {
         corpus.add("token", name, text.as_bytes())?;
     }
 
+    // Client lines for the gateway's framing: a session as an SDK client writes it, and the inputs it must answer.
+    let call = |id: &str| {
+        format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"git_diff","arguments":{{"repo_path":"/srv/repo","target":"main"}}}}}}"#)
+    };
+    for (name, lines) in [
+        (
+            "session",
+            vec![
+                r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}"#.to_owned(),
+                r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_owned(),
+                call("1"),
+            ],
+        ),
+        ("duplicate-id", vec![call("7"), call("7"), String::new(), r#"{"jsonrpc":"2.0","id":7,"result":{}}"#.to_owned(), call("7")]),
+        (
+            "malformed",
+            vec![
+                r#"{"jsonrpc":"2.0","id":1,"method":"#.to_owned(),
+                r#"{"id":2,"method":"x","params":1e400}"#.to_owned(),
+                r#"{"id":3,"method":"x","params":"\ud800"}"#.to_owned(),
+            ],
+        ),
+        ("nesting", vec!["[".repeat(200) + &"]".repeat(200)]),
+        ("oversized", vec!["x".repeat(600), call("\"s\"")]),
+        ("cancel", vec![call("9"), r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9}}"#.to_owned()]),
+    ] {
+        corpus.add("gateway_framing", name, lines.join("\n").as_bytes())?;
+    }
+
     for (target, n) in &corpus.written {
         println!("{target:<22} {n:>4} seeds");
     }
