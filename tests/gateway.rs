@@ -806,11 +806,13 @@ struct RawClient {
 }
 
 impl RawClient {
-    fn start(config: &Path) -> RawClient {
+    /// Starts the gateway of `config`, its stderr (the decision log) written to `log`.
+    fn start(config: &Path, log: &Path) -> RawClient {
         use std::io::BufRead as _;
         use std::process::Stdio;
+        let stderr = std::fs::File::create(log).unwrap();
         let mut child =
-            Command::new(fcd_bin()).args(&serve(config)[1..]).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().expect("fcd runs");
+            Command::new(fcd_bin()).args(&serve(config)[1..]).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(stderr).spawn().expect("fcd runs");
         let stdin = child.stdin.take().unwrap();
         let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
         let (tx, answers) = std::sync::mpsc::channel();
@@ -862,11 +864,12 @@ fn every_line_gets_an_answer_and_a_request_id_in_flight_runs_once() {
     let Some(r) = releases() else { return };
     let w = world(r, &[&r.guarded_summary]);
     let go = w.path("go");
-    let top = "principal = \"user:alice\"\nmax_message_bytes = 1048576\n";
+    let top = "principal = \"user:alice\"\nmax_message_bytes = 1048576\nlog = \"json\"\n";
     let server = format!("name = \"git\"\ndestination = {}\ntools = [\"git_diff\"]", toml_str(&format!("local:{}", w.repo.display())));
     let release = w.release(&[&w.guarded], w.held_server(&r.guarded, "guarded.log", &go), &r.guarded);
     let config = write_config(w.dir.path(), top, &[("user:alice", "git_diff", "contract.json")], &server, &[release]);
-    let mut client = RawClient::start(&config);
+    let log = w.path("gateway.log");
+    let mut client = RawClient::start(&config, &log);
     let call = |id: i64| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "git_diff", "arguments": w.args("main")}}).to_string();
     let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
     let repo = w.repo.display().to_string();
@@ -904,6 +907,27 @@ fn every_line_gets_an_answer_and_a_request_id_in_flight_runs_once() {
     let answer = client.next();
     assert_eq!(answer["id"], 10, "{answer}");
     assert!(answer["result"]["isError"] != true, "{answer}");
-    assert_eq!(w.calls_seen("guarded.log"), 2, "nothing malformed, oversized or duplicated reached the server");
+    // A call the gateway refuses: the guarded release's handler would reject it.
+    let drifted = json!({"jsonrpc": "2.0", "id": 11, "method": "tools/call", "params": {"name": "git_diff", "arguments": w.args("--output=/tmp/x")}});
+    client.send(&drifted.to_string());
+    let answer = client.next();
+    assert_eq!(answer["result"]["structuredContent"]["fcd"]["refused"], "reject", "{answer}");
+    assert_eq!(w.calls_seen("guarded.log"), 2, "nothing malformed, oversized, duplicated or refused reached the server");
     assert_eq!(w.completed().len(), 2);
+    // Issue 27, point 5: the log has one event per refused line and per call, with digests, never argument values.
+    drop(client);
+    let events: Vec<Value> = std::fs::read_to_string(&log).unwrap().lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    let of = |target: &str| events.iter().filter(|e| e["target"] == target).collect::<Vec<_>>();
+    let refused: Vec<i64> = of("fcd::gateway::framing").iter().filter_map(|e| e["code"].as_i64()).collect();
+    assert_eq!(refused, [-32700, -32700, -32700, -32700, -32600, -32600], "{events:?}");
+    let calls = of("fcd::gateway");
+    let outcomes: Vec<(&Value, &Value)> = calls.iter().map(|c| (&c["outcome"], &c["code"])).collect();
+    assert_eq!(outcomes, [(&json!("ran"), &Value::Null), (&json!("ran"), &Value::Null), (&json!("refused"), &json!("reject"))], "{events:?}");
+    for call in calls {
+        let seen = (&call["tool"], &call["principal"], &call["epoch"]);
+        assert_eq!(seen, (&json!("git_diff"), &json!("user:alice"), &json!(w.guarded)), "{call}");
+        assert!(call["arguments"].as_str().unwrap().starts_with("sha256:"), "{call}");
+        assert!(call["micros"].as_u64().is_some(), "{call}");
+        assert!(!call.to_string().contains(&repo), "no argument value is logged: {call}");
+    }
 }

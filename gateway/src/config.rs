@@ -57,12 +57,26 @@ pub struct Config {
     /// nothing of it runs.
     #[serde(default = "default_max_message_bytes")]
     pub max_message_bytes: usize,
+    /// The decision log on stderr: `"text"` (the default), `"json"` (one
+    /// object a line) or `"off"`. One event per `tools/call`: the tool,
+    /// principal, source epoch, outcome (`ran`, or the refusal code and its
+    /// detail), latency and the digest of the arguments.
+    #[serde(default = "default_log")]
+    pub log: String,
+    /// Also log the arguments' values (default false: their digest only,
+    /// since arguments may carry what the log's readers should not see).
+    #[serde(default)]
+    pub log_arguments: bool,
     /// The contracts calls are decided against, one per principal and tool.
     #[serde(rename = "contract", default)]
     pub contracts: Vec<ContractConfig>,
     /// The servers the gateway fronts.
     #[serde(rename = "server")]
     pub servers: Vec<ServerConfig>,
+}
+
+fn default_log() -> String {
+    "text".into()
 }
 
 fn default_max_message_bytes() -> usize {
@@ -291,6 +305,9 @@ impl Config {
             }
         }
         self.durability().map_err(|e| InputError::new(path, format!("`call_durability`: {e}")))?;
+        if !matches!(self.log.as_str(), "text" | "json" | "off") {
+            return fail(format!("`log` = {:?}: one of \"text\", \"json\", \"off\"", self.log));
+        }
         if self.max_message_bytes < 4096 {
             return fail(format!("`max_message_bytes` = {}: a gateway needs at least 4096 bytes to read an initialize request", self.max_message_bytes));
         }

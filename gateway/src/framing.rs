@@ -184,6 +184,9 @@ where
                     }
                 }
                 Some(Verdict::Reply(reply)) => {
+                    let (id, code) = (reply["id"].to_string(), reply["error"]["code"].as_i64().unwrap_or_default());
+                    let detail = reply["error"]["message"].as_str().unwrap_or_default();
+                    tracing::warn!(target: "fcd::gateway::framing", id, code, detail, bytes = line.len(), "line refused");
                     if replies.send(reply.to_string().into_bytes()).is_err() {
                         break;
                     }

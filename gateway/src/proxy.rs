@@ -278,9 +278,25 @@ impl Gateway {
     /// One `tools/call` of a session of `principal`: decided, formed (with the
     /// captured successor), admitted, fenced and forwarded, or refused.
     pub async fn call(&self, principal: &str, params: CallToolRequestParams) -> CallToolResult {
-        match self.run(principal, params).await {
-            Ok(result) => result,
-            Err(refused) => refused.result(),
+        let started = std::time::Instant::now();
+        let tool = params.name.to_string();
+        let arguments = Value::Object(params.arguments.clone().unwrap_or_default());
+        let outcome = self.run(principal, params).await;
+        let epoch = self.source_of(&tool).unwrap_or("-");
+        let digest = canon::try_digest(&arguments).unwrap_or_else(|_| "-".into());
+        let values = if self.config.log_arguments { arguments.to_string() } else { String::new() };
+        let micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+        match outcome {
+            Ok(result) => {
+                let handler_error = result.is_error == Some(true);
+                tracing::info!(target: "fcd::gateway", tool, principal, epoch, outcome = "ran", handler_error, micros, arguments = digest, values, "call");
+                result
+            }
+            Err(refused) => {
+                let (code, detail) = (refused.code.as_str(), refused.detail.as_str());
+                tracing::warn!(target: "fcd::gateway", tool, principal, epoch, outcome = "refused", code, detail, micros, arguments = digest, values, "call");
+                refused.result()
+            }
         }
     }
 

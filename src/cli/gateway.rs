@@ -89,6 +89,7 @@ pub fn run(c: GatewayCommand, io: &mut Io<'_>) -> Result<Status, InputError> {
 
 fn serve(path: &Path) -> Result<Status, InputError> {
     let config = fcd_gateway::Config::load(path)?;
+    decision_log(&config.log);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -99,6 +100,23 @@ fn serve(path: &Path) -> Result<Status, InputError> {
         fcd_gateway::serve_stdio(gateway).await.map_err(|e| InputError::new(path, e.to_string()))
     })?;
     Ok(Status::Success)
+}
+
+/// The gateway's decision log (`log` in its configuration) on stderr, where
+/// an MCP client keeps a stdio server's log: the gateway's own events at
+/// info, everything else (the MCP library) at warnings and errors.
+fn decision_log(format: &str) {
+    use tracing_subscriber::Layer as _;
+    use tracing_subscriber::filter::{LevelFilter, Targets};
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    let targets = Targets::new().with_target("fcd", LevelFilter::INFO).with_default(LevelFilter::WARN);
+    let text = tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_ansi(false);
+    let _ = match format {
+        "off" => return,
+        "json" => tracing_subscriber::registry().with(text.json().flatten_event(true).with_filter(targets)).try_init(),
+        _ => tracing_subscriber::registry().with(text.with_filter(targets)).try_init(),
+    };
 }
 
 fn absolute(p: &Path) -> Result<PathBuf, InputError> {
