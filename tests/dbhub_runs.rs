@@ -85,15 +85,22 @@ fn run_with(release: &std::path::Path, scratch: &std::path::Path, built: &str, c
     )
 }
 
+/// The profile's directory, the profile, its canonical calls, and its
+/// reviewed build mappings as the driver takes them.
+fn dbhub() -> (PathBuf, Profile, Canonical, Value) {
+    let dir = root().join("profiles/dbhub-execute-sql");
+    let profile = Profile::load(&dir).unwrap();
+    let canonical = Canonical::load(&dir.join("canonical.json")).unwrap();
+    let built = Value::from(profile.entry.as_ref().map(|e| e.built.iter().map(|(b, s)| vec![b.clone(), s.clone()]).collect::<Vec<_>>()).unwrap_or_default());
+    (dir, profile, canonical, built)
+}
+
 #[test]
 fn no_certificate_for_a_call_that_mutates_the_database_when_run() {
     if !support::tools_or_skip("no_certificate_for_a_call_that_mutates_the_database_when_run", tools_present()) {
         return;
     }
-    let dir = root().join("profiles/dbhub-execute-sql");
-    let profile = Profile::load(&dir).unwrap();
-    let canonical = Canonical::load(&dir.join("canonical.json")).unwrap();
-    let built = Value::from(profile.entry.as_ref().map(|e| e.built.iter().map(|(b, s)| vec![b.clone(), s.clone()]).collect::<Vec<_>>()).unwrap_or_default());
+    let (dir, profile, canonical, built) = dbhub();
     let calls: serde_json::Map<String, Value> = canonical.calls.iter().map(|(n, c)| (n.clone(), Value::Object(c.arguments.clone()))).collect();
     let (mut cases_run, mut calls_run, mut mutated, mut certified, mut holes) = (0, 0, 0, 0, Vec::new());
     for case in fcd::profile_test::load_cases(&dir).unwrap() {
@@ -329,10 +336,7 @@ fn no_generated_sql_call_that_changes_the_database_is_certified() {
     if !support::tools_or_skip("no_generated_sql_call_that_changes_the_database_is_certified", tools_present()) {
         return;
     }
-    let dir = root().join("profiles/dbhub-execute-sql");
-    let profile = Profile::load(&dir).unwrap();
-    let canonical = Canonical::load(&dir.join("canonical.json")).unwrap();
-    let built = Value::from(profile.entry.as_ref().map(|e| e.built.iter().map(|(b, s)| vec![b.clone(), s.clone()]).collect::<Vec<_>>()).unwrap_or_default());
+    let (dir, profile, canonical, built) = dbhub();
     let corpus = sql_corpus();
     let calls: serde_json::Map<String, Value> = corpus.iter().enumerate().map(|(i, sql)| (format!("q{i:05}"), serde_json::json!({ "sql": sql }))).collect();
     let cases = fcd::profile_test::load_cases(&dir).unwrap();

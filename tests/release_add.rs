@@ -8,42 +8,16 @@
 
 mod support;
 
+#[path = "support/fcd_cli.rs"]
+mod fcd_cli;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::Value;
+
+use fcd_cli::{Run, fcd, root, s};
 use sha2::{Digest, Sha256};
-
-const FCD: &str = env!("CARGO_BIN_EXE_fcd");
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-impl Run {
-    fn json(&self) -> Value {
-        serde_json::from_str(&self.stdout).unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}\n{}", self.stdout, self.stderr))
-    }
-}
-
-fn fcd(args: &[&str]) -> Run {
-    let out = Command::new(FCD).args(args).current_dir(root()).output().expect("fcd runs");
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
 
 fn git(dir: &Path, args: &[&str]) -> Vec<u8> {
     let out = Command::new("git")

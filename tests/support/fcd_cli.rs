@@ -1,0 +1,41 @@
+//! Running the `fcd` binary from a test, as a user would: its exit code and
+//! both streams, from the workspace root.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+const FCD: &str = env!("CARGO_BIN_EXE_fcd");
+
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    /// Stdout as the one JSON document `--format json` writes.
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}\n{}", self.stdout, self.stderr))
+    }
+}
+
+/// `fcd ARGS…` in the workspace root.
+pub fn fcd(args: &[&str]) -> Run {
+    let out = Command::new(FCD).args(args).current_dir(root()).output().expect("fcd runs");
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// A path as the argument text it is.
+pub fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
