@@ -6,7 +6,6 @@
 mod fcd_cli;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde_json::Value;
 

@@ -11,12 +11,12 @@ mod support;
 #[path = "support/fcd_cli.rs"]
 mod fcd_cli;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use serde_json::Value;
 
-use fcd_cli::{Run, fcd, root, s};
+use fcd_cli::{fcd, root, s};
 use sha2::{Digest, Sha256};
 
 fn git(dir: &Path, args: &[&str]) -> Vec<u8> {
