@@ -931,3 +931,45 @@ fn every_line_gets_an_answer_and_a_request_id_in_flight_runs_once() {
         assert!(!call.to_string().contains(&repo), "no argument value is logged: {call}");
     }
 }
+
+/// Issue 27, point 1: a call the stock server never answers is uncertain
+/// after `call_timeout` and its server is started again, and so is a server
+/// that exits mid-call; later calls run normally on the new process, and the
+/// audit log checks clean.
+#[test]
+fn a_hung_or_crashed_server_leaves_its_call_uncertain_and_is_started_again() {
+    let Some(r) = releases() else { return };
+    let w = world(r, &[&r.guarded_summary]);
+    let (go, crashed) = (w.path("go"), w.path("crashed"));
+    let top = "principal = \"user:alice\"\ncall_timeout = 2\n";
+    let server = format!("name = \"git\"\ndestination = {}\ntools = [\"git_diff\"]", toml_str(&format!("local:{}", w.repo.display())));
+    // The server holds every call until `go` exists (it hangs), then, once, exits on a call (it crashes).
+    let filter = r#"while IFS= read -r line; do printf '%s\n' "$line" >> "$0"; case "$line" in *'"tools/call"'*) while [ ! -e "$3" ]; do sleep 0.05; done; if [ ! -e "$4" ]; then : > "$4"; exit 0; fi;; esac; printf '%s\n' "$line"; done"#;
+    let command = w.wrapped(&r.guarded, "guarded.log", filter, &[&go, &crashed]);
+    let config = write_config(w.dir.path(), top, &[("user:alice", "git_diff", "contract.json")], &server, &[w.release(&[&w.guarded], command, &r.guarded)]);
+    let log = w.path("gateway.log");
+    let mut client = RawClient::start(&config, &log);
+    let call = |id: i64| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "git_diff", "arguments": w.args("main")}}).to_string();
+    let refusal = |answer: &Value| answer["result"]["structuredContent"]["fcd"]["refused"].as_str().map(str::to_owned);
+    let initialized = || std::fs::read_to_string(w.path("guarded.log")).unwrap_or_default().matches("\"initialize\"").count();
+    // Hung: no reply within call_timeout.
+    client.send(&call(1));
+    let answer = client.next();
+    assert_eq!(refusal(&answer).as_deref(), Some("uncertain"), "{answer}");
+    assert!(answer["result"]["content"][0]["text"].as_str().unwrap().contains("call_timeout"), "{answer}");
+    // Crashed: the (new) server's filter exits on the call.
+    touch(&go);
+    client.send(&call(2));
+    let answer = client.next();
+    assert_eq!(refusal(&answer).as_deref(), Some("uncertain"), "{answer}");
+    // The next call runs on a server started again.
+    client.send(&call(3));
+    let answer = client.next();
+    assert!(answer["result"]["content"][0]["text"].as_str().unwrap_or_default().contains("second line"), "{answer}");
+    assert_eq!(initialized(), 3, "the server was started three times");
+    drop(client);
+    let leases: Vec<LeaseState> = w.runtime().leases().unwrap().into_iter().map(|l| l.state).collect();
+    assert_eq!(leases, [LeaseState::Uncertain, LeaseState::Uncertain, LeaseState::Completed]);
+    let audit = Command::new(fcd_bin()).args(["audit", "check", "--store"]).arg(format!("sqlite:{}", w.path("runtime.sqlite").display())).output().unwrap();
+    assert!(audit.status.success(), "{}{}", String::from_utf8_lossy(&audit.stdout), String::from_utf8_lossy(&audit.stderr));
+}

@@ -57,6 +57,11 @@ pub struct Config {
     /// nothing of it runs.
     #[serde(default = "default_max_message_bytes")]
     pub max_message_bytes: usize,
+    /// Seconds a forwarded call may wait for the stock server's reply
+    /// (default 120): after that the call's lease is uncertain and the
+    /// server process is stopped and started again for the next call.
+    #[serde(default = "default_call_timeout")]
+    pub call_timeout: u64,
     /// The decision log on stderr: `"text"` (the default), `"json"` (one
     /// object a line) or `"off"`. One event per `tools/call`: the tool,
     /// principal, source epoch, outcome (`ran`, or the refusal code and its
@@ -73,6 +78,10 @@ pub struct Config {
     /// The servers the gateway fronts.
     #[serde(rename = "server")]
     pub servers: Vec<ServerConfig>,
+}
+
+fn default_call_timeout() -> u64 {
+    120
 }
 
 fn default_log() -> String {
@@ -307,6 +316,9 @@ impl Config {
         self.durability().map_err(|e| InputError::new(path, format!("`call_durability`: {e}")))?;
         if !matches!(self.log.as_str(), "text" | "json" | "off") {
             return fail(format!("`log` = {:?}: one of \"text\", \"json\", \"off\"", self.log));
+        }
+        if self.call_timeout == 0 {
+            return fail("`call_timeout` = 0: a call needs at least a second to be answered".into());
         }
         if self.max_message_bytes < 4096 {
             return fail(format!("`max_message_bytes` = {}: a gateway needs at least 4096 bytes to read an initialize request", self.max_message_bytes));

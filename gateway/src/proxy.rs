@@ -124,6 +124,7 @@ impl Gateway {
                     epochs: Default::default(),
                     pending: Default::default(),
                     slot: tokio::sync::Mutex::new(None),
+                    backoff: std::sync::Mutex::new((0, None)),
                     private: dir,
                 };
                 for id in &r.epochs {
@@ -486,7 +487,11 @@ impl Gateway {
                 self.settle_uncertain(lease.id);
                 return Err(Refused::new("unknown_epoch", format!("lease {} is on {}, not on the source {}", lease.id, lease.epoch, source.id)));
             }
-            return Ok(self.forward(running, lease.id, params).await);
+            let (result, stop) = self.forward(running, lease.id, params).await;
+            if stop {
+                release.stop(&mut slot).await;
+            }
+            return Ok(result);
         }
         let id = {
             let mut rt = self.rt()?;
@@ -522,10 +527,15 @@ impl Gateway {
             let running = release.running(&mut slot).await?;
             let measured = release.measure(running, &epoch)?;
             self.rt()?.fence_measured(&lease.token, &measured.measured(), lease.generation, unix_now()).map_err(|r| Refused::from(&r))?;
-            Ok::<_, Refused>(running)
+            Ok::<_, Refused>(self.forward(running, lease.id, params).await)
         };
         match hop.await {
-            Ok(running) => Ok(self.forward(running, lease.id, params).await),
+            Ok((result, stop)) => {
+                if stop {
+                    release.stop(&mut slot).await;
+                }
+                Ok(result)
+            }
             Err(r) => {
                 self.settle_uncertain(lease.id);
                 Err(r)
@@ -537,19 +547,27 @@ impl Gateway {
         self.runtime.lock().map_err(|_| Refused::new("storage", "the runtime lock is poisoned"))
     }
 
-    /// Forwards a call whose lease passed the fence; the reply completes the lease, no reply leaves it uncertain.
-    async fn forward(&self, running: &crate::upstream::Running, lease: i64, params: CallToolRequestParams) -> CallToolResult {
-        match running.service.peer().call_tool(params).await {
-            Ok(result) => match self.rt().map(|mut rt| rt.complete(lease)) {
-                Ok(Ok(())) => result,
-                Ok(Err(r)) => Refused::new(r.code.as_str(), format!("the call ran, but its completion was not recorded: {}", r.detail)).result(),
-                Err(r) => r.result(),
-            },
-            Err(e) => {
-                self.settle_uncertain(lease);
-                Refused::new("uncertain", format!("the stock server gave no reply ({e}): lease {lease} is uncertain")).result()
+    /// Forwards a call whose lease passed the fence; the reply completes the
+    /// lease. No reply within `call_timeout`, or a server whose transport
+    /// failed, leaves it uncertain, and the second half of the result says
+    /// the server must be stopped (the next call starts it again).
+    async fn forward(&self, running: &crate::upstream::Running, lease: i64, params: CallToolRequestParams) -> (CallToolResult, bool) {
+        let timeout = Duration::from_secs(self.config.call_timeout);
+        let why = match tokio::time::timeout(timeout, running.service.peer().call_tool(params)).await {
+            Ok(Ok(result)) => {
+                let result = match self.rt().map(|mut rt| rt.complete(lease)) {
+                    Ok(Ok(())) => result,
+                    Ok(Err(r)) => Refused::new(r.code.as_str(), format!("the call ran, but its completion was not recorded: {}", r.detail)).result(),
+                    Err(r) => r.result(),
+                };
+                return (result, false);
             }
-        }
+            Ok(Err(e)) => format!("the stock server gave no reply ({e})"),
+            Err(_) => format!("the stock server gave no reply within {} s (call_timeout)", self.config.call_timeout),
+        };
+        self.settle_uncertain(lease);
+        let detail = format!("{why}: lease {lease} is uncertain until an operator resolves it; the server is started again for the next call");
+        (Refused::new("uncertain", detail).result(), true)
     }
 
     /// Marks a lease uncertain (a hop that was refused, or a call with no reply);

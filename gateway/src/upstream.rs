@@ -51,6 +51,8 @@ pub struct Release {
     /// Configured epoch ids not (yet) admitted in the registry.
     pub pending: std::sync::Mutex<Vec<String>>,
     pub slot: tokio::sync::Mutex<Option<Running>>,
+    /// Failed starts in a row, and when the next start may be tried.
+    pub backoff: std::sync::Mutex<(u32, Option<std::time::Instant>)>,
     /// A directory of the gateway's own for the server's bytecode caches.
     pub private: PathBuf,
 }
@@ -74,16 +76,47 @@ impl Release {
         // A server that exited, or that started before an epoch of its release was registered
         // (whose files it was not measured for), is started again: nobody holds its slot now.
         if let Some(r) = slot.take() {
-            if r.service.is_closed() || r.measured != self.profiled() {
+            if r.service.is_closed() || r.service.peer().is_transport_closed() || r.measured != self.profiled() {
                 let _ = r.service.cancel().await;
             } else {
                 *slot = Some(r);
             }
         }
         if slot.is_none() {
-            *slot = Some(self.start().await?);
+            // A server that failed to start is tried again only after a backoff
+            // (0.25 s, doubling to 30 s), so a broken installation is not started in a loop.
+            let now = std::time::Instant::now();
+            if let Some(wait) = self.backoff.lock().ok().and_then(|b| b.1).and_then(|at| at.checked_duration_since(now)) {
+                return Err(Refused::new(
+                    "upstream",
+                    format!("the stock server of {} failed to start; next attempt in {} ms", self.config.label(), wait.as_millis()),
+                ));
+            }
+            match self.start().await {
+                Ok(running) => {
+                    if let Ok(mut b) = self.backoff.lock() {
+                        *b = (0, None);
+                    }
+                    *slot = Some(running);
+                }
+                Err(r) => {
+                    if let Ok(mut b) = self.backoff.lock() {
+                        let delay = std::time::Duration::from_millis(250u64.saturating_mul(1 << b.0.min(7))).min(std::time::Duration::from_secs(30));
+                        *b = (b.0.saturating_add(1), Some(now + delay));
+                    }
+                    return Err(r);
+                }
+            }
         }
         slot.as_ref().ok_or_else(|| Refused::new("upstream", "the stock server is not running"))
+    }
+
+    /// Stops the server in `slot` (a call timed out, or its transport failed):
+    /// the next call starts it again, measured.
+    pub async fn stop(&self, slot: &mut Option<Running>) {
+        if let Some(r) = slot.take() {
+            let _ = r.service.cancel().await;
+        }
     }
 
     /// The ids of the epochs with a summary, whose files a server is measured for.
@@ -114,6 +147,9 @@ impl Release {
         // cached .pyc beside the measured sources (which could hold other code).
         command.env("PYTHONPYCACHEPREFIX", &self.private);
         command.envs(&run.env);
+        // The server leads a process group of its own: stopping it ends everything it started.
+        let mut command = process_wrap::tokio::CommandWrap::from(command);
+        command.wrap(process_wrap::tokio::ProcessGroup::leader());
         let (transport, _) = TokioChildProcess::builder(command)
             .stderr(std::process::Stdio::inherit())
             .spawn()
