@@ -973,3 +973,52 @@ fn a_hung_or_crashed_server_leaves_its_call_uncertain_and_is_started_again() {
     let audit = Command::new(fcd_bin()).args(["audit", "check", "--store"]).arg(format!("sqlite:{}", w.path("runtime.sqlite").display())).output().unwrap();
     assert!(audit.status.success(), "{}{}", String::from_utf8_lossy(&audit.stdout), String::from_utf8_lossy(&audit.stderr));
 }
+
+/// Issue 27, point 1: a call cancelled while it waits for its server is
+/// never forwarded; one cancelled while the server runs it is cancelled
+/// there too and its lease is uncertain; the cancelled id may be used again.
+#[test]
+fn a_cancelled_call_is_never_forwarded_or_is_cancelled_at_the_server() {
+    let Some(r) = releases() else { return };
+    let w = world(r, &[&r.guarded_summary]);
+    let go = w.path("go");
+    let top = "principal = \"user:alice\"\nlog = \"json\"\ncall_timeout = 5\n";
+    let server = format!("name = \"git\"\ndestination = {}\ntools = [\"git_diff\"]", toml_str(&format!("local:{}", w.repo.display())));
+    let release = w.release(&[&w.guarded], w.held_server(&r.guarded, "guarded.log", &go), &r.guarded);
+    let config = write_config(w.dir.path(), top, &[("user:alice", "git_diff", "contract.json")], &server, &[release]);
+    let log = w.path("gateway.log");
+    let mut client = RawClient::start(&config, &log);
+    let call = |id: i64| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "git_diff", "arguments": w.args("main")}}).to_string();
+    let cancel = |id: i64| {
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": id, "reason": "the user changed their mind"}}).to_string()
+    };
+    let logged = || std::fs::read_to_string(&log).unwrap_or_default();
+    client.send(&call(30));
+    wait_until("the server holds call 30", || w.calls_seen("guarded.log") == 1);
+    // 31 waits for the busy server; cancelled there, it is never forwarded.
+    client.send(&call(31));
+    wait_until("call 31 is formed", || w.runtime().authority(2).unwrap().is_some());
+    client.send(&cancel(31));
+    wait_until("call 31 is refused as cancelled", || logged().matches("\"cancelled\"").count() == 1);
+    // 30 is cancelled while the server runs it.
+    client.send(&cancel(30));
+    wait_until("call 30 is refused as cancelled", || logged().matches("\"cancelled\"").count() == 2);
+    touch(&go);
+    wait_until("the server was told to cancel", || std::fs::read_to_string(w.path("guarded.log")).unwrap_or_default().contains("notifications/cancelled"));
+    // The id of a cancelled request may be used again. The stock server's SDK (mcp 1.1.0) dies on the
+    // cancellation of a call it runs: then the reused id ends uncertain, and the server is started again.
+    let refusal = |answer: &Value| answer["result"]["structuredContent"]["fcd"]["refused"].as_str().map(str::to_owned);
+    let ran = |answer: &Value| answer["result"]["content"][0]["text"].as_str().unwrap_or_default().contains("second line");
+    client.send(&call(30));
+    let answer = client.next();
+    assert_eq!(answer["id"], 30, "{answer}");
+    let survived = ran(&answer);
+    assert!(survived || refusal(&answer).as_deref() == Some("uncertain"), "{answer}");
+    client.send(&call(32));
+    let answer = client.next();
+    assert!(ran(&answer), "the session goes on: {answer}");
+    assert_eq!(w.calls_seen("guarded.log"), 3, "call 31 never reached the server");
+    let leases: Vec<LeaseState> = w.runtime().leases().unwrap().into_iter().map(|l| l.state).collect();
+    let reused = if survived { LeaseState::Completed } else { LeaseState::Uncertain };
+    assert_eq!(leases, [LeaseState::Uncertain, reused, LeaseState::Completed], "31 was never admitted; 30 may have run");
+}

@@ -9,7 +9,8 @@
 //! lone surrogate, nesting past 128 levels), gets `-32700 Parse error`; a
 //! line over `max_message_bytes` is read to its end without being kept and
 //! gets `-32600 Invalid Request`; a request whose id is still in flight gets
-//! `-32600` too, and is not run a second time. Every reply names what was
+//! `-32600` too, and is not run a second time (a response to it, or its
+//! `notifications/cancelled`, ends its time in flight). Every reply names what was
 //! wrong; the session goes on.
 //!
 //! [`Framing::judge`] is the decision for one line, a pure function the
@@ -92,6 +93,12 @@ impl Framing {
             Ok(v) => v,
             Err(e) => return Verdict::Reply(error(Value::Null, PARSE_ERROR, format!("Parse error: {e}"))),
         };
+        // A cancelled request gets no response (rmcp drops it): its id is free again now.
+        if value.get("method").and_then(Value::as_str) == Some("notifications/cancelled")
+            && let Some(id) = value.get("params").and_then(|p| p.get("requestId"))
+        {
+            self.in_flight.remove(&id.to_string());
+        }
         let Ok(head) = serde_json::from_value::<Head>(value) else {
             // Valid JSON of another shape (a batch, a bare value): rmcp answers it as an invalid request.
             return Verdict::Forward;
@@ -287,6 +294,9 @@ mod tests {
         // A string id "7" is another id; a notification has none.
         assert_eq!(f.judge(br#"{"jsonrpc":"2.0","id":"7","method":"ping"}"#, false, 1 << 20), Verdict::Forward);
         assert_eq!(f.judge(br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}"#, false, 1 << 20), Verdict::Forward);
+        // A cancellation ends it too (a cancelled request gets no response).
+        assert_eq!(f.judge(br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"7"}}"#, false, 1 << 20), Verdict::Forward);
+        assert_eq!(f.judge(br#"{"jsonrpc":"2.0","id":"7","method":"ping"}"#, false, 1 << 20), Verdict::Forward);
         // The response ends it: the id may be used again.
         f.sent(br#"{"jsonrpc":"2.0","id":7,"result":{}}"#);
         assert_eq!(f.judge(call, false, 1 << 20), Verdict::Forward);

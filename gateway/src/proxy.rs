@@ -31,6 +31,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
 
 use fcd_model::canon;
 use fcd_runtime::registry::Registry;
@@ -279,10 +280,19 @@ impl Gateway {
     /// One `tools/call` of a session of `principal`: decided, formed (with the
     /// captured successor), admitted, fenced and forwarded, or refused.
     pub async fn call(&self, principal: &str, params: CallToolRequestParams) -> CallToolResult {
+        self.call_until(principal, params, &CancellationToken::new()).await
+    }
+
+    /// [`Gateway::call`], until the client cancels it (`notifications/cancelled`
+    /// cancels `cancelled`): a call cancelled before it is forwarded is never
+    /// forwarded; one cancelled while the server runs it is cancelled there too
+    /// (rmcp sends `notifications/cancelled` when the forwarded request is
+    /// dropped) and its lease is uncertain, since it may have run.
+    pub async fn call_until(&self, principal: &str, params: CallToolRequestParams, cancelled: &CancellationToken) -> CallToolResult {
         let started = std::time::Instant::now();
         let tool = params.name.to_string();
         let arguments = Value::Object(params.arguments.clone().unwrap_or_default());
-        let outcome = self.run(principal, params).await;
+        let outcome = self.run(principal, params, cancelled).await;
         let epoch = self.source_of(&tool).unwrap_or("-");
         let digest = canon::try_digest(&arguments).unwrap_or_else(|_| "-".into());
         let values = if self.config.log_arguments { arguments.to_string() } else { String::new() };
@@ -301,7 +311,7 @@ impl Gateway {
         }
     }
 
-    async fn run(&self, principal: &str, mut params: CallToolRequestParams) -> Result<CallToolResult, Refused> {
+    async fn run(&self, principal: &str, mut params: CallToolRequestParams, cancelled: &CancellationToken) -> Result<CallToolResult, Refused> {
         let name = params.name.to_string();
         let Some(f) = self.fronted.iter().find(|f| f.route.visible == name) else {
             return Err(Refused::new("unknown_tool", format!("`{name}` is not a tool this gateway fronts")));
@@ -331,7 +341,7 @@ impl Gateway {
         }
         params.name = f.route.tool.clone().into();
         let formation = Formation { snapshot: &self.snapshot, tool: &f.route.tool, args_digest: &args_digest, principal, source: &source.id };
-        self.execute(*source_release, source, &formation, successor, params).await
+        self.execute(*source_release, source, &formation, successor, params, cancelled).await
     }
 
     /// The authenticated context of a call on `release`.
@@ -475,6 +485,7 @@ impl Gateway {
         formation: &Formation<'_>,
         successor: Option<i64>,
         params: CallToolRequestParams,
+        cancelled: &CancellationToken,
     ) -> Result<CallToolResult, Refused> {
         let release = &self.releases[source_release];
         let ttl = self.config.formation_ttl;
@@ -487,11 +498,11 @@ impl Gateway {
                 self.settle_uncertain(lease.id);
                 return Err(Refused::new("unknown_epoch", format!("lease {} is on {}, not on the source {}", lease.id, lease.epoch, source.id)));
             }
-            let (result, stop) = self.forward(running, lease.id, params).await;
+            let (result, stop) = self.forward(running, lease.id, params, cancelled).await;
             if stop {
                 release.stop(&mut slot).await;
             }
-            return Ok(result);
+            return result;
         }
         let id = {
             let mut rt = self.rt()?;
@@ -500,41 +511,55 @@ impl Gateway {
         };
         let deadline = std::time::Instant::now() + Duration::from_secs(ttl);
         let lease = loop {
-            let slot = release.slot.lock().await;
+            let slot = tokio::select! {
+                slot = release.slot.lock() => slot,
+                () = cancelled.cancelled() => return Err(not_forwarded()),
+            };
             let admitted = self.rt()?.admit(id, unix_now());
             match admitted {
                 Ok(lease) => break lease,
                 // The source drains: once its work clears it is STALE, and the formation's authority decides.
                 Err(r) if r.code == RefusalCode::SourceDraining && std::time::Instant::now() < deadline => {
                     drop(slot);
-                    tokio::time::sleep(Duration::from_millis(20)).await;
+                    tokio::select! {
+                        () = tokio::time::sleep(Duration::from_millis(20)) => {}
+                        () = cancelled.cancelled() => return Err(not_forwarded()),
+                    }
                 }
                 Err(r) => return Err((&r).into()),
             }
         };
-        self.run_lease(lease, params).await
+        self.run_lease(lease, params, cancelled).await
     }
 
     /// Runs an admitted lease on the release of its epoch: measured, fenced, forwarded.
-    async fn run_lease(&self, lease: Lease, params: CallToolRequestParams) -> Result<CallToolResult, Refused> {
+    async fn run_lease(&self, lease: Lease, params: CallToolRequestParams, cancelled: &CancellationToken) -> Result<CallToolResult, Refused> {
         let found = self.releases.iter().find_map(|r| r.epochs.read().ok()?.iter().find(|e| e.id == lease.epoch).cloned().map(|e| (r, e)));
         let Some((release, epoch)) = found else {
             self.settle_uncertain(lease.id);
             return Err(Refused::new("unknown_epoch", format!("lease {} is on {}, which this gateway does not run", lease.id, lease.epoch)));
         };
-        let mut slot = release.slot.lock().await;
+        let mut slot = tokio::select! {
+            slot = release.slot.lock() => slot,
+            () = cancelled.cancelled() => {
+                // Admitted, never fenced nor forwarded: it did not run, but only a resolution ends a lease.
+                self.settle_uncertain(lease.id);
+                let detail = format!("the client cancelled the call before it was forwarded; lease {} never ran and is uncertain until resolved", lease.id);
+                return Err(Refused::new("cancelled", detail));
+            }
+        };
         let hop = async {
             let running = release.running(&mut slot).await?;
             let measured = release.measure(running, &epoch)?;
             self.rt()?.fence_measured(&lease.token, &measured.measured(), lease.generation, unix_now()).map_err(|r| Refused::from(&r))?;
-            Ok::<_, Refused>(self.forward(running, lease.id, params).await)
+            Ok::<_, Refused>(self.forward(running, lease.id, params, cancelled).await)
         };
         match hop.await {
             Ok((result, stop)) => {
                 if stop {
                     release.stop(&mut slot).await;
                 }
-                Ok(result)
+                result
             }
             Err(r) => {
                 self.settle_uncertain(lease.id);
@@ -551,14 +576,29 @@ impl Gateway {
     /// lease. No reply within `call_timeout`, or a server whose transport
     /// failed, leaves it uncertain, and the second half of the result says
     /// the server must be stopped (the next call starts it again).
-    async fn forward(&self, running: &crate::upstream::Running, lease: i64, params: CallToolRequestParams) -> (CallToolResult, bool) {
+    async fn forward(
+        &self,
+        running: &crate::upstream::Running,
+        lease: i64,
+        params: CallToolRequestParams,
+        cancelled: &CancellationToken,
+    ) -> (Result<CallToolResult, Refused>, bool) {
         let timeout = Duration::from_secs(self.config.call_timeout);
-        let why = match tokio::time::timeout(timeout, running.service.peer().call_tool(params)).await {
+        let answered = tokio::select! {
+            answered = tokio::time::timeout(timeout, running.service.peer().call_tool(params)) => answered,
+            () = cancelled.cancelled() => {
+                // Dropping the request sent the server `notifications/cancelled`; it may have run.
+                self.settle_uncertain(lease);
+                let detail = format!("the client cancelled the call while the server ran it; the server was told, and lease {lease} is uncertain until resolved");
+                return (Err(Refused::new("cancelled", detail)), false);
+            }
+        };
+        let why = match answered {
             Ok(Ok(result)) => {
                 let result = match self.rt().map(|mut rt| rt.complete(lease)) {
-                    Ok(Ok(())) => result,
-                    Ok(Err(r)) => Refused::new(r.code.as_str(), format!("the call ran, but its completion was not recorded: {}", r.detail)).result(),
-                    Err(r) => r.result(),
+                    Ok(Ok(())) => Ok(result),
+                    Ok(Err(r)) => Err(Refused::new(r.code.as_str(), format!("the call ran, but its completion was not recorded: {}", r.detail))),
+                    Err(r) => Err(r),
                 };
                 return (result, false);
             }
@@ -567,7 +607,7 @@ impl Gateway {
         };
         self.settle_uncertain(lease);
         let detail = format!("{why}: lease {lease} is uncertain until an operator resolves it; the server is started again for the next call");
-        (Refused::new("uncertain", detail).result(), true)
+        (Err(Refused::new("uncertain", detail)), true)
     }
 
     /// Marks a lease uncertain (a hop that was refused, or a call with no reply);
@@ -615,6 +655,11 @@ fn take_up(rt: &mut Runtime, registry: &Registry, release: &Release, id: &str, t
     Ok(true)
 }
 
+/// The refusal of a call the client cancelled before anything was admitted for it.
+fn not_forwarded() -> Refused {
+    Refused::new("cancelled", "the client cancelled the call before it was forwarded: nothing ran")
+}
+
 /// The gateway as the agent's MCP server, for one session of `principal`.
 #[derive(Clone)]
 pub struct Handler {
@@ -631,8 +676,8 @@ impl ServerHandler for Handler {
         Ok(ListToolsResult::with_all_items(self.gateway.session().0))
     }
 
-    async fn call_tool(&self, request: CallToolRequestParams, _context: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
-        Ok(self.gateway.call(&self.principal, request).await.into())
+    async fn call_tool(&self, request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
+        Ok(self.gateway.call_until(&self.principal, request, &context.ct).await.into())
     }
 }
 
