@@ -1022,3 +1022,37 @@ fn a_cancelled_call_is_never_forwarded_or_is_cancelled_at_the_server() {
     let reused = if survived { LeaseState::Completed } else { LeaseState::Uncertain };
     assert_eq!(leases, [LeaseState::Uncertain, reused, LeaseState::Completed], "31 was never admitted; 30 may have run");
 }
+
+/// Issue 27, point 3 (in part): a runtime store deleted or replaced under a
+/// running gateway is noticed at the next decision, which is refused
+/// `storage` before the server sees anything; put back, it serves again.
+#[test]
+fn a_runtime_store_deleted_or_replaced_under_the_gateway_refuses_every_decision() {
+    let Some(r) = releases() else { return };
+    let w = world(r, &[&r.guarded_summary]);
+    let server = format!("name = \"git\"\ndestination = {}\ntools = [\"git_diff\"]", toml_str(&format!("local:{}", w.repo.display())));
+    let release = w.release(&[&w.guarded], w.server(&r.guarded, "guarded.log"), &r.guarded);
+    let config = write_config(w.dir.path(), "principal = \"user:alice\"\n", &[("user:alice", "git_diff", "contract.json")], &server, &[release]);
+    let mut client = RawClient::start(&config, &w.path("gateway.log"));
+    let call = |id: i64| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "git_diff", "arguments": w.args("main")}}).to_string();
+    let refusal = |answer: &Value| answer["result"]["structuredContent"]["fcd"]["refused"].as_str().map(str::to_owned);
+    client.send(&call(1));
+    assert_eq!(refusal(&client.next()), None, "the store serves");
+    let (store, aside) = (w.path("runtime.sqlite"), w.path("runtime.aside"));
+    // Moved away (as a deletion looks to the gateway), then a fresh file in its place.
+    std::fs::rename(&store, &aside).unwrap();
+    client.send(&call(2));
+    let answer = client.next();
+    assert_eq!(refusal(&answer).as_deref(), Some("storage"), "{answer}");
+    assert!(answer["result"]["content"][0]["text"].as_str().unwrap().contains("is gone"), "{answer}");
+    std::fs::write(&store, b"").unwrap();
+    client.send(&call(3));
+    let answer = client.next();
+    assert_eq!(refusal(&answer).as_deref(), Some("storage"), "{answer}");
+    assert!(answer["result"]["content"][0]["text"].as_str().unwrap().contains("replaced"), "{answer}");
+    // The store it opened, back in place, serves again.
+    std::fs::rename(&aside, &store).unwrap();
+    client.send(&call(4));
+    assert_eq!(refusal(&client.next()), None, "the store it opened serves again");
+    assert_eq!(w.calls_seen("guarded.log"), 2, "nothing was forwarded while the store was not the one opened");
+}

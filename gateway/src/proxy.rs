@@ -98,6 +98,9 @@ pub struct Gateway {
     captured: Mutex<BTreeMap<CaptureKey, (i64, u64)>>,
     /// Offered certificate files already recorded, by file digest: (id, tool, arguments digest).
     offered: Mutex<BTreeMap<String, (i64, String, String)>>,
+    /// The runtime store's file as the gateway opened it (SQLite): its path,
+    /// device and inode, compared at every runtime decision.
+    store_file: Option<(std::path::PathBuf, u64, u64)>,
     _private: tempfile::TempDir,
 }
 
@@ -110,6 +113,14 @@ impl Gateway {
         let spec = StoreSpec::parse(&config.runtime).map_err(|e| fail(format!("runtime `{}`: {e}", config.runtime)))?;
         let durability = config.durability().map_err(fail)?;
         let mut runtime = Runtime::open_store_with(&spec, durability).map_err(|e| fail(format!("runtime {spec}: {e}")))?;
+        let store_file = match &spec {
+            StoreSpec::Sqlite(path) => {
+                use std::os::unix::fs::MetadataExt as _;
+                let m = std::fs::metadata(path).map_err(|e| fail(format!("runtime {spec}: {e}")))?;
+                Some((path.clone(), m.dev(), m.ino()))
+            }
+            _ => None,
+        };
         let registry = Registry::open(&config.registry).map_err(|e| fail(e.to_string()))?;
         let private = tempfile::Builder::new().prefix("fcd-gateway-").tempdir().map_err(|e| fail(format!("no private directory: {e}")))?;
         let mut releases = Vec::new();
@@ -165,6 +176,7 @@ impl Gateway {
             snapshot: String::new(),
             captured: Mutex::new(BTreeMap::new()),
             offered: Mutex::new(BTreeMap::new()),
+            store_file,
             _private: private,
         };
         gateway.pin_unprofiled().map_err(fail)?;
@@ -569,7 +581,26 @@ impl Gateway {
     }
 
     fn rt(&self) -> Result<std::sync::MutexGuard<'_, Runtime>, Refused> {
+        self.store_is_the_one_opened()?;
         self.runtime.lock().map_err(|_| Refused::new("storage", "the runtime lock is poisoned"))
+    }
+
+    /// Whether the runtime store's file is still the one the gateway opened:
+    /// a store deleted or replaced under it would take decisions into a file
+    /// nobody reads again (or another history), so every decision is refused
+    /// until the gateway is restarted on the right store.
+    fn store_is_the_one_opened(&self) -> Result<(), Refused> {
+        use std::os::unix::fs::MetadataExt as _;
+        let Some((path, dev, ino)) = &self.store_file else { return Ok(()) };
+        let why = match std::fs::metadata(path) {
+            Ok(m) if m.dev() == *dev && m.ino() == *ino => return Ok(()),
+            Ok(_) => "was replaced by another file".to_owned(),
+            Err(e) => format!("is gone ({e})"),
+        };
+        Err(Refused::new(
+            "storage",
+            format!("the runtime store {} {why} since the gateway opened it: nothing is decided until the gateway is restarted on its store", path.display()),
+        ))
     }
 
     /// Forwards a call whose lease passed the fence; the reply completes the
