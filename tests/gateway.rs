@@ -231,6 +231,20 @@ impl World {
         std::fs::read_to_string(self.path(log)).unwrap_or_default().lines().filter(|l| l.contains("\"tools/call\"")).count()
     }
 
+    /// A gateway for git_diff (alice's contract) on the guarded release run by
+    /// `command`, with `top` lines first, and a raw client of it; the log's path.
+    fn raw_client(&self, top: &str, command: Vec<String>, r: &GitRelease) -> (RawClient, PathBuf) {
+        let server = format!("name = \"git\"\ndestination = {}\ntools = [\"git_diff\"]", toml_str(&format!("local:{}", self.repo.display())));
+        let config = write_config(self.dir.path(), top, &[("user:alice", "git_diff", "contract.json")], &server, &[self.release(&[&self.guarded], command, r)]);
+        let log = self.path("gateway.log");
+        (RawClient::start(&config, &log), log)
+    }
+
+    /// A raw `tools/call` of git_diff with target `main`, request id `id`.
+    fn raw_call(&self, id: i64) -> String {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "git_diff", "arguments": self.args("main")}}).to_string()
+    }
+
     fn completed(&self) -> Vec<String> {
         self.runtime().leases().unwrap().into_iter().filter(|l| l.state == LeaseState::Completed).map(|l| l.epoch).collect()
     }
@@ -865,12 +879,8 @@ fn every_line_gets_an_answer_and_a_request_id_in_flight_runs_once() {
     let w = world(r, &[&r.guarded_summary]);
     let go = w.path("go");
     let top = "principal = \"user:alice\"\nmax_message_bytes = 1048576\nlog = \"json\"\n";
-    let server = format!("name = \"git\"\ndestination = {}\ntools = [\"git_diff\"]", toml_str(&format!("local:{}", w.repo.display())));
-    let release = w.release(&[&w.guarded], w.held_server(&r.guarded, "guarded.log", &go), &r.guarded);
-    let config = write_config(w.dir.path(), top, &[("user:alice", "git_diff", "contract.json")], &server, &[release]);
-    let log = w.path("gateway.log");
-    let mut client = RawClient::start(&config, &log);
-    let call = |id: i64| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "git_diff", "arguments": w.args("main")}}).to_string();
+    let (mut client, log) = w.raw_client(top, w.held_server(&r.guarded, "guarded.log", &go), &r.guarded);
+    let call = |id: i64| w.raw_call(id);
     let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
     let repo = w.repo.display().to_string();
     let bad = [
@@ -942,14 +952,11 @@ fn a_hung_or_crashed_server_leaves_its_call_uncertain_and_is_started_again() {
     let w = world(r, &[&r.guarded_summary]);
     let (go, crashed) = (w.path("go"), w.path("crashed"));
     let top = "principal = \"user:alice\"\ncall_timeout = 2\n";
-    let server = format!("name = \"git\"\ndestination = {}\ntools = [\"git_diff\"]", toml_str(&format!("local:{}", w.repo.display())));
     // The server holds every call until `go` exists (it hangs), then, once, exits on a call (it crashes).
     let filter = r#"while IFS= read -r line; do printf '%s\n' "$line" >> "$0"; case "$line" in *'"tools/call"'*) while [ ! -e "$3" ]; do sleep 0.05; done; if [ ! -e "$4" ]; then : > "$4"; exit 0; fi;; esac; printf '%s\n' "$line"; done"#;
     let command = w.wrapped(&r.guarded, "guarded.log", filter, &[&go, &crashed]);
-    let config = write_config(w.dir.path(), top, &[("user:alice", "git_diff", "contract.json")], &server, &[w.release(&[&w.guarded], command, &r.guarded)]);
-    let log = w.path("gateway.log");
-    let mut client = RawClient::start(&config, &log);
-    let call = |id: i64| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "git_diff", "arguments": w.args("main")}}).to_string();
+    let (mut client, _) = w.raw_client(top, command, &r.guarded);
+    let call = |id: i64| w.raw_call(id);
     let refusal = |answer: &Value| answer["result"]["structuredContent"]["fcd"]["refused"].as_str().map(str::to_owned);
     let initialized = || std::fs::read_to_string(w.path("guarded.log")).unwrap_or_default().matches("\"initialize\"").count();
     // Hung: no reply within call_timeout.
@@ -983,12 +990,8 @@ fn a_cancelled_call_is_never_forwarded_or_is_cancelled_at_the_server() {
     let w = world(r, &[&r.guarded_summary]);
     let go = w.path("go");
     let top = "principal = \"user:alice\"\nlog = \"json\"\ncall_timeout = 5\n";
-    let server = format!("name = \"git\"\ndestination = {}\ntools = [\"git_diff\"]", toml_str(&format!("local:{}", w.repo.display())));
-    let release = w.release(&[&w.guarded], w.held_server(&r.guarded, "guarded.log", &go), &r.guarded);
-    let config = write_config(w.dir.path(), top, &[("user:alice", "git_diff", "contract.json")], &server, &[release]);
-    let log = w.path("gateway.log");
-    let mut client = RawClient::start(&config, &log);
-    let call = |id: i64| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "git_diff", "arguments": w.args("main")}}).to_string();
+    let (mut client, log) = w.raw_client(top, w.held_server(&r.guarded, "guarded.log", &go), &r.guarded);
+    let call = |id: i64| w.raw_call(id);
     let cancel = |id: i64| {
         json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": id, "reason": "the user changed their mind"}}).to_string()
     };
@@ -1030,11 +1033,8 @@ fn a_cancelled_call_is_never_forwarded_or_is_cancelled_at_the_server() {
 fn a_runtime_store_deleted_or_replaced_under_the_gateway_refuses_every_decision() {
     let Some(r) = releases() else { return };
     let w = world(r, &[&r.guarded_summary]);
-    let server = format!("name = \"git\"\ndestination = {}\ntools = [\"git_diff\"]", toml_str(&format!("local:{}", w.repo.display())));
-    let release = w.release(&[&w.guarded], w.server(&r.guarded, "guarded.log"), &r.guarded);
-    let config = write_config(w.dir.path(), "principal = \"user:alice\"\n", &[("user:alice", "git_diff", "contract.json")], &server, &[release]);
-    let mut client = RawClient::start(&config, &w.path("gateway.log"));
-    let call = |id: i64| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "git_diff", "arguments": w.args("main")}}).to_string();
+    let (mut client, _) = w.raw_client("principal = \"user:alice\"\n", w.server(&r.guarded, "guarded.log"), &r.guarded);
+    let call = |id: i64| w.raw_call(id);
     let refusal = |answer: &Value| answer["result"]["structuredContent"]["fcd"]["refused"].as_str().map(str::to_owned);
     client.send(&call(1));
     assert_eq!(refusal(&client.next()), None, "the store serves");
