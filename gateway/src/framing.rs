@@ -165,8 +165,9 @@ async fn read_bounded<R: AsyncRead + Unpin>(reader: &mut BufReader<R>, buf: &mut
 }
 
 /// The client's end of the stdio transport, framed: `(reader, writer)` for
-/// rmcp, and the tasks that feed them from `input` and drain them to `output`.
-pub fn serve<I, O>(input: I, output: O, max: usize) -> (DuplexStream, DuplexStream)
+/// rmcp, fed from `input` and drained to `output` by two tasks; the third
+/// value ends when everything rmcp and the framing wrote has reached `output`.
+pub fn serve<I, O>(input: I, output: O, max: usize) -> (DuplexStream, DuplexStream, tokio::task::JoinHandle<()>)
 where
     I: AsyncRead + Unpin + Send + 'static,
     O: AsyncWrite + Unpin + Send + 'static,
@@ -206,7 +207,7 @@ where
         let _ = forward.shutdown().await;
     });
 
-    tokio::spawn(async move {
+    let written = tokio::spawn(async move {
         let mut output = output;
         let mut from_rmcp = BufReader::new(from_rmcp);
         let mut line = Vec::new();
@@ -245,7 +246,7 @@ where
             }
         }
     });
-    (to_rmcp, rmcp_output)
+    (to_rmcp, rmcp_output, written)
 }
 
 #[cfg(test)]

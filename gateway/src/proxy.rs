@@ -719,9 +719,12 @@ pub async fn serve_stdio(gateway: Gateway) -> Result<(), StartError> {
     let max = gateway.config.max_message_bytes;
     let handler = Handler { gateway: Arc::new(gateway), principal };
     // Every line from the client is judged first (crate::framing): each gets an answer, one id runs once.
-    let (read, write) = crate::framing::serve(tokio::io::stdin(), tokio::io::stdout(), max);
+    let (read, write, written) = crate::framing::serve(tokio::io::stdin(), tokio::io::stdout(), max);
     let transport = rmcp::transport::async_rw::AsyncRwTransport::new_server(read, write).with_max_line_length(max.saturating_add(1));
     let service = handler.serve(transport).await.map_err(|e| StartError(format!("the client did not initialize: {e}")))?;
     service.waiting().await.map_err(|e| StartError(e.to_string()))?;
+    // The last responses reach the client before the process ends (bounded: the framing's
+    // reader may still wait on a client that keeps its end open).
+    let _ = tokio::time::timeout(Duration::from_secs(2), written).await;
     Ok(())
 }
