@@ -1056,3 +1056,23 @@ fn a_runtime_store_deleted_or_replaced_under_the_gateway_refuses_every_decision(
     assert_eq!(refusal(&client.next()), None, "the store it opened serves again");
     assert_eq!(w.calls_seen("guarded.log"), 2, "nothing was forwarded while the store was not the one opened");
 }
+
+/// Issue 27, point 2: a reply larger than rmcp's default 16 MiB line (a
+/// large diff) reaches the client whole, up to `max_message_bytes`.
+#[test]
+fn a_reply_over_16_mib_reaches_the_client() {
+    let Some(r) = releases() else { return };
+    let w = world(r, &[&r.guarded_summary]);
+    let mut notes = std::fs::read_to_string(w.repo.join("notes.txt")).unwrap();
+    for i in 0..180_000 {
+        notes.push_str(&format!("{i:08} a line of a large change, long enough to make the diff larger than sixteen mebibytes\n"));
+    }
+    std::fs::write(w.repo.join("notes.txt"), notes).unwrap();
+    let (mut client, _) = w.raw_client("principal = \"user:alice\"\n", w.server(&r.guarded, "guarded.log"), &r.guarded);
+    client.send(&w.raw_call(1));
+    let answer = client.next();
+    let text = answer["result"]["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(text.len() > 16 << 20, "the whole diff: {} bytes, {}", text.len(), &answer.to_string()[..answer.to_string().len().min(300)]);
+    assert!(text.contains("00179999 a line"), "its last line too");
+    assert_eq!(w.completed().len(), 1);
+}

@@ -137,6 +137,7 @@ impl Gateway {
                     pending: Default::default(),
                     slot: tokio::sync::Mutex::new(None),
                     backoff: std::sync::Mutex::new((0, None)),
+                    max_message_bytes: config.max_message_bytes,
                     private: dir,
                 };
                 for id in &r.epochs {

@@ -15,8 +15,9 @@
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 
+use process_wrap::tokio::{ChildWrapper, CommandWrap, ProcessGroup};
 use rmcp::service::RunningService;
-use rmcp::transport::TokioChildProcess;
+use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::Value;
 
@@ -55,14 +56,39 @@ pub struct Release {
     pub backoff: std::sync::Mutex<(u32, Option<std::time::Instant>)>,
     /// A directory of the gateway's own for the server's bytecode caches.
     pub private: PathBuf,
+    /// The largest message (one line) read from the server (`max_message_bytes`).
+    pub max_message_bytes: usize,
 }
 
 /// A started server and the measurement it was started from.
 pub struct Running {
     pub service: RunningService<RoleClient, ()>,
+    /// Dropped after the service: the process group is killed then.
+    _process: Process,
     loaded: Loaded,
     /// The epochs whose files were measured before it started.
     measured: Vec<String>,
+}
+
+/// A server process, killed with its process group when dropped (as rmcp's
+/// own child transport does), so a stopped server leaves nothing running.
+struct Process(Option<Box<dyn ChildWrapper>>);
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        let Some(mut child) = self.0.take() else { return };
+        match tokio::runtime::Handle::try_current() {
+            // `kill` waits for the process, so no zombie is left.
+            Ok(runtime) => {
+                runtime.spawn(async move {
+                    let _ = Box::into_pin(child.kill()).await;
+                });
+            }
+            Err(_) => {
+                let _ = child.start_kill();
+            }
+        }
+    }
 }
 
 impl Release {
@@ -147,19 +173,24 @@ impl Release {
         // cached .pyc beside the measured sources (which could hold other code).
         command.env("PYTHONPYCACHEPREFIX", &self.private);
         command.envs(&run.env);
+        command.stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::inherit());
         // The server leads a process group of its own: stopping it ends everything it started.
-        let mut command = process_wrap::tokio::CommandWrap::from(command);
-        command.wrap(process_wrap::tokio::ProcessGroup::leader());
-        let (transport, _) = TokioChildProcess::builder(command)
-            .stderr(std::process::Stdio::inherit())
-            .spawn()
-            .map_err(|e| Refused::new("upstream", format!("cannot start the stock server of {} ({}): {e}", run.label(), run.command[0])))?;
+        let mut command = CommandWrap::from(command);
+        command.wrap(ProcessGroup::leader());
+        let cannot = |e: String| Refused::new("upstream", format!("cannot start the stock server of {} ({}): {e}", run.label(), run.command[0]));
+        let mut child = command.spawn().map_err(|e| cannot(e.to_string()))?;
+        let (Some(stdin), Some(stdout)) = (child.stdin().take(), child.stdout().take()) else {
+            return Err(cannot("no pipes to its stdin and stdout".into()));
+        };
+        let process = Process(Some(child));
+        // Replies as large as the gateway's own message limit pass (rmcp's default stops at 16 MiB).
+        let transport = AsyncRwTransport::new_client(stdout, stdin).with_max_line_length(self.max_message_bytes.saturating_add(1));
         let service = ().serve(transport).await.map_err(|e| Refused::new("upstream", format!("the stock server of {} did not initialize: {e}", run.label())))?;
         if let Some(path) = loaded.changed() {
             let _ = service.cancel().await;
             return Err(mismatch(format!("{} changed while the server started", path.display())));
         }
-        Ok(Running { service, loaded, measured: self.profiled() })
+        Ok(Running { service, _process: process, loaded, measured: self.profiled() })
     }
 
     /// What the final hop measures for `epoch` on the running server: the
