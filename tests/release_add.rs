@@ -11,7 +11,7 @@ mod support;
 #[path = "support/fcd_cli.rs"]
 mod fcd_cli;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::Value;
@@ -70,15 +70,24 @@ fn git_available() -> Result<(), String> {
     }
 }
 
-#[test]
-fn a_git_tag_of_a_fixture_is_admitted_and_the_registry_verifies() {
-    if !support::tools_or_skip("a_git_tag_of_a_fixture_is_admitted_and_the_registry_verifies", git_available()) {
-        return;
+/// For `test`, when git runs: a scratch directory with a repository `name`
+/// holding the fixture `fixture` of git-diff at `tag`, and the registry's path there.
+fn tagged(test: &str, fixture: &str, name: &str, tag: &str) -> Option<(tempfile::TempDir, PathBuf, PathBuf)> {
+    if !support::tools_or_skip(test, git_available()) {
+        return None;
     }
     let tmp = tempfile::tempdir().unwrap();
-    let repo = tmp.path().join("guarded-server");
-    repository(&root().join("fixtures/git-diff/guarded"), &repo, "v1.0");
+    let repo = tmp.path().join(name);
+    repository(&root().join("fixtures/git-diff").join(fixture), &repo, tag);
     let registry = tmp.path().join("registry.sqlite");
+    Some((tmp, repo, registry))
+}
+
+#[test]
+fn a_git_tag_of_a_fixture_is_admitted_and_the_registry_verifies() {
+    let Some((tmp, repo, registry)) = tagged("a_git_tag_of_a_fixture_is_admitted_and_the_registry_verifies", "guarded", "guarded-server", "v1.0") else {
+        return;
+    };
     let cache = tmp.path().join("cache");
     let digest = documented_digest(&repo, "v1.0");
     let spec = format!("git:{}@v1.0", repo.display());
@@ -124,13 +133,9 @@ fn a_git_tag_of_a_fixture_is_admitted_and_the_registry_verifies() {
 
 #[test]
 fn a_wrong_sha256_exits_2_naming_both_digests_and_admits_nothing() {
-    if !support::tools_or_skip("a_wrong_sha256_exits_2_naming_both_digests_and_admits_nothing", git_available()) {
+    let Some((tmp, repo, registry)) = tagged("a_wrong_sha256_exits_2_naming_both_digests_and_admits_nothing", "unguarded", "server", "v2") else {
         return;
-    }
-    let tmp = tempfile::tempdir().unwrap();
-    let repo = tmp.path().join("server");
-    repository(&root().join("fixtures/git-diff/unguarded"), &repo, "v2");
-    let registry = tmp.path().join("registry.sqlite");
+    };
     let wrong = "ab".repeat(32);
     let spec = format!("git:{}@v2", repo.display());
     let r =

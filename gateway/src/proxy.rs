@@ -304,11 +304,12 @@ impl Gateway {
     pub async fn call_until(&self, principal: &str, params: CallToolRequestParams, cancelled: &CancellationToken) -> CallToolResult {
         let started = std::time::Instant::now();
         let tool = params.name.to_string();
-        let arguments = Value::Object(params.arguments.clone().unwrap_or_default());
-        let outcome = self.run(principal, params, cancelled).await;
+        // One digest of the arguments serves the formation and the log.
+        let args_digest = canon::try_digest(&Value::Object(params.arguments.clone().unwrap_or_default()));
+        let values = if self.config.log_arguments { Value::Object(params.arguments.clone().unwrap_or_default()).to_string() } else { String::new() };
+        let outcome = self.run(principal, params, &args_digest, cancelled).await;
         let epoch = self.source_of(&tool).unwrap_or("-");
-        let digest = canon::try_digest(&arguments).unwrap_or_else(|_| "-".into());
-        let values = if self.config.log_arguments { arguments.to_string() } else { String::new() };
+        let digest = args_digest.as_deref().unwrap_or("-");
         let micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
         match outcome {
             Ok(result) => {
@@ -324,7 +325,13 @@ impl Gateway {
         }
     }
 
-    async fn run(&self, principal: &str, mut params: CallToolRequestParams, cancelled: &CancellationToken) -> Result<CallToolResult, Refused> {
+    async fn run(
+        &self,
+        principal: &str,
+        mut params: CallToolRequestParams,
+        args_digest: &Result<String, String>,
+        cancelled: &CancellationToken,
+    ) -> Result<CallToolResult, Refused> {
         let name = params.name.to_string();
         let Some(f) = self.fronted.iter().find(|f| f.route.visible == name) else {
             return Err(Refused::new("unknown_tool", format!("`{name}` is not a tool this gateway fronts")));
@@ -336,7 +343,7 @@ impl Gateway {
             return Err(Refused::new("source_not_eligible", format!("no release of `{name}` was ADVERTISED when this session started")));
         };
         let call = Call { tool: f.route.tool.clone(), arguments: params.arguments.clone().unwrap_or_default() };
-        let args_digest = canon::try_digest(&Value::Object(call.arguments.clone())).map_err(|e| Refused::new("bad_arguments", e))?;
+        let args_digest = args_digest.clone().map_err(|e| Refused::new("bad_arguments", e))?;
         let input = CallInput::new(call.clone(), "tools/call");
         let mut successor = None;
         if let Some(summary) = &source.summary {
