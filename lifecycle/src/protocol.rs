@@ -12,7 +12,7 @@
 //! lease moves and the final hop call `fcd_runtime::runtime::decision`, the
 //! functions the SQLite runtime calls. What the model abstracts (clocks,
 //! MACs, ids) is checked by replaying model traces on the real runtime
-//! (`tests/lifecycle_replay.rs`). With the `mutants` feature a [`Protocol`]
+//! (`lifecycle/tests/lifecycle/replay.rs`). With the `mutants` feature a [`Protocol`]
 //! can be built with one deliberately broken decision ([`crate::mutant`]).
 
 use std::convert::Infallible;

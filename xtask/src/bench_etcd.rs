@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, anyhow};
 use etcd_client::{Client, Compare, CompareOp, Txn, TxnOp};
 
-use crate::etcd_cluster::Cluster;
 use fcd::runtime::{EvidenceKind, Runtime, StoreSpec};
+use fcd_testkit::etcd::Cluster;
 
 const LEVELS: [usize; 3] = [1, 8, 64];
 const PAPER_RATE: f64 = 256.7;

@@ -22,7 +22,7 @@ use fcd::profile::Profile;
 use fcd::register::{Registration, Request, register};
 use fcd::registry::{Regeneration, Registry};
 
-use crate::stock;
+use fcd_testkit::stock;
 
 const RELEASE: &str = "2026.1.14";
 

@@ -10,9 +10,6 @@ mod bench;
 mod bench_etcd;
 mod bench_gateway;
 mod bench_runtime;
-#[path = "../../tests/support/etcd.rs"]
-#[allow(dead_code)] // reason: the bench starts and stops the cluster; the fault controls are the tests'
-mod etcd_cluster;
 mod fetch;
 mod fuzz_seeds;
 mod history;
@@ -22,9 +19,6 @@ mod progress;
 mod releases;
 mod sarif;
 mod schemas;
-#[path = "../../tests/support/stock.rs"]
-#[allow(dead_code)] // reason: the bench installs one release; the tests read every field
-mod stock;
 mod triage;
 mod versions;
 

@@ -1,0 +1,227 @@
+//! The truth of filesystem-write-file cases, established by running them.
+//!
+//! Every fixture, mutation and adversarial case of
+//! profiles/filesystem-write-file is materialized and its write_file
+//! callback run for real by node (stand-ins for the MCP SDK and zod;
+//! tests/support/run_filesystem.mjs) in a scratch directory standing for the
+//! root, with srv/data as the one allowed directory: on the canonical calls
+//! and on probes aimed at each way out (a link inside that leads out, a
+//! sibling named like the directory, the directory itself, an existing file
+//! replaced). After each call the test reads what changed. Two properties
+//! must hold: fcd never certifies (decides `safe`) a call that changed
+//! anything outside srv/data, and a case never declares a canonical call's
+//! truth `safe` when it did. A registered callback is run as registered; a
+//! dispatcher's tool-call request handler is asked for write_file.
+//!
+//! The official 2025.3.28 release (regime prefix) is run as well, fetched
+//! with `npm pack` and checked against releases.toml: canonical call B, a
+//! sibling `srv/data2` of the allowed directory, is written outside it (the
+//! truth of its `unsafe`), and a file link inside whose target lies outside
+//! is written through (why a path inside is `unknown` there).
+//! Needs node (and npm for the release); without them the tests say so and skip.
+
+use fcd_testkit::tools;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use fcd::canonical::Canonical;
+use fcd::certify::{Verdict, check_call, decide};
+use fcd::profile::Profile;
+use fcd::register::{Registration, Request, register};
+use serde_json::{Value, json};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// Calls beside the canonical ones, each aimed at one way out.
+const PROBES: &[(&str, &str)] = &[
+    ("probe-link-out", "/srv/data/link/cron.d/job"),
+    ("probe-file-link-out", "/srv/data/passwd-link"),
+    ("probe-sibling", "/srv/data2/x"),
+    ("probe-directory", "/srv/data"),
+    ("probe-existing", "/srv/data/existing.txt"),
+    ("probe-deeper", "/srv/data/sub/new.txt"),
+];
+
+/// The canonical calls, then the probes (canonical call A aimed elsewhere).
+fn calls_with_probes(canonical: &Canonical) -> Vec<(String, fcd::certify::Call)> {
+    let template = canonical.call("A").unwrap();
+    let mut calls: Vec<(String, fcd::certify::Call)> = canonical.calls.keys().map(|n| (n.clone(), canonical.call(n).unwrap())).collect();
+    for (name, path) in PROBES {
+        let mut call = template.clone();
+        call.arguments.insert("path".into(), json!(path));
+        calls.push((name.to_string(), call));
+    }
+    calls
+}
+
+/// Runs `arguments` (call name -> arguments) through a scratch copy of the
+/// release at `source` (tests/support/run_filesystem.mjs); the driver's report.
+fn drive(source: &Path, arguments: &serde_json::Map<String, Value>, what: &str) -> Value {
+    let scratch = tempfile::tempdir().unwrap();
+    let release = scratch.path().join("release");
+    let work = scratch.path().join("root");
+    copy_tree(source, &release);
+    std::fs::create_dir(&work).unwrap();
+    let mut command = Command::new("node");
+    command.arg(root().join("tests/support/run_filesystem.mjs")).arg(&release).arg(&work);
+    tools::drive(command, &Value::Object(arguments.clone()), what)
+}
+
+#[test]
+fn no_certificate_for_a_call_that_writes_outside_the_allowed_directory_when_run() {
+    let node = Command::new("node").arg("--version").output().map_err(|e| format!("node: {e}")).map(|_| ());
+    if !tools::tools_or_skip("no_certificate_for_a_call_that_writes_outside_the_allowed_directory_when_run", node) {
+        return;
+    }
+    let dir = root().join("profiles/filesystem-write-file");
+    let profile = Profile::load(&dir).unwrap();
+    let canonical = Canonical::load(&dir.join("canonical.json")).unwrap();
+
+    let calls = calls_with_probes(&canonical);
+    let (mut cases_run, mut left, mut certified, mut refused) = (0, 0, 0, 0);
+    for case in fcd::profile_test::load_cases(&dir).unwrap() {
+        let tree = case.root().unwrap();
+        // The calls are decided under the canonical configuration, registered as such.
+        let config = canonical.env.config.as_object().cloned();
+        let request = Request { source: tree.path.clone(), release: Some(case.name.clone()), config, ..Request::default() };
+        let summary = match register(&profile, &request).unwrap() {
+            Registration::Registered(s) => Some(s),
+            Registration::Escalated(_) => None,
+        };
+        let run: Vec<&(String, fcd::certify::Call)> = calls.iter().filter(|(n, _)| summary.is_some() || case.truth.contains_key(n)).collect();
+        if run.is_empty() {
+            continue;
+        }
+        let arguments: serde_json::Map<String, Value> = run.iter().map(|(n, c)| (n.clone(), Value::Object(c.arguments.clone()))).collect();
+        let report = drive(&tree.path, &arguments, &case.name);
+        cases_run += 1;
+        let Some(results) = report.get("calls").and_then(Value::as_object) else {
+            assert!(summary.is_none(), "case {} registers, but its release does not run: {report}", case.name);
+            continue;
+        };
+        for (name, call) in run {
+            let result = &results[name];
+            let outside = result["outside"] == Value::Bool(true);
+            left += usize::from(outside);
+            if outside && let Some(truth) = case.truth.get(name) {
+                assert_ne!(*truth, Verdict::Safe, "case {}: call {name} writes {} when run, but its declared truth is safe", case.name, result["changed"]);
+            }
+            let Some(summary) = &summary else { continue };
+            let input = fcd::certify::CallInput::new(call.clone(), &dir);
+            let d = decide(&check_call(summary, &input).unwrap(), &canonical.env, &canonical.contract);
+            if d.decision == Verdict::Safe {
+                certified += 1;
+                assert!(!outside, "case {}: fcd certifies call {name}, which writes {} when run", case.name, result["changed"]);
+                // A certified call the handler refuses (a link inside that leads out) writes nothing: sound.
+                refused += usize::from(!result["error"].is_null());
+            }
+        }
+    }
+    eprintln!(
+        "filesystem-write-file cases run: {cases_run}; calls that wrote outside: {left}; certificates checked against a run: {certified} ({refused} of them refused by the handler)"
+    );
+    // The unchecked mutations write through the link: the probes must see it.
+    assert!(cases_run > 15 && left > 0 && certified > 10, "the run covers too little: {cases_run} cases, {left} leaks, {certified} certificates");
+}
+
+/// The official 2025.3.28 tarball, fetched with `npm pack` into target/stock
+/// (kept between runs), its sha256 checked against releases.toml, unpacked.
+fn prefix_release() -> Result<PathBuf, String> {
+    let text = std::fs::read_to_string(root().join("profiles/filesystem-write-file/releases.toml")).map_err(|e| e.to_string())?;
+    let value: toml::Value = toml::from_str(&text).map_err(|e| e.to_string())?;
+    let pinned = value["release"]
+        .as_array()
+        .and_then(|rs| rs.iter().find(|r| r.get("id").and_then(|i| i.as_str()) == Some(PREFIX_RELEASE)))
+        .and_then(|r| r["npm"]["sha256"].as_str().map(str::to_owned))
+        .ok_or_else(|| format!("releases.toml pins no {PREFIX_RELEASE}"))?;
+    let dir = root().join("target/stock").join(PREFIX_RELEASE);
+    let tarball = dir.join("modelcontextprotocol-server-filesystem-2025.3.28.tgz");
+    if !tarball.is_file() {
+        std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+        let out = Command::new("npm")
+            .args(["pack", "@modelcontextprotocol/server-filesystem@2025.3.28", "--silent", "--pack-destination"])
+            .arg(&dir)
+            .output()
+            .map_err(|e| format!("npm: {e}"))?;
+        if !out.status.success() {
+            return Err(format!("npm pack failed: {}", String::from_utf8_lossy(&out.stderr)));
+        }
+    }
+    let digest = fcd::canon::sha256(&std::fs::read(&tarball).map_err(|e| e.to_string())?);
+    if digest != format!("sha256:{pinned}") {
+        return Err(format!("{} is {digest}, releases.toml pins sha256:{pinned}", tarball.display()));
+    }
+    let unpacked = dir.join("unpacked");
+    if !unpacked.join("package/package.json").is_file() {
+        let _ = std::fs::remove_dir_all(&unpacked);
+        std::fs::create_dir_all(&unpacked).map_err(|e| e.to_string())?;
+        let status = Command::new("tar").arg("xzf").arg(&tarball).arg("-C").arg(&unpacked).status().map_err(|e| format!("tar: {e}"))?;
+        if !status.success() {
+            return Err("tar xzf failed".into());
+        }
+    }
+    Ok(unpacked.join("package"))
+}
+
+const PREFIX_RELEASE: &str = "server-filesystem-2025.3.28-npm";
+
+/// The official release of the prefix regime, run for real: canonical call
+/// B (a sibling of the allowed directory whose name starts like it) is
+/// written outside the directory, so `unsafe` is its truth; C is refused
+/// before any write; a file link inside whose target lies outside is
+/// written through (why A, inside, is `unknown`); fcd certifies none of them.
+#[test]
+fn the_string_prefix_release_writes_outside_the_allowed_directory_when_run() {
+    let tools = Command::new("node")
+        .arg("--version")
+        .output()
+        .map_err(|e| format!("node: {e}"))
+        .map(drop)
+        .and_then(|()| Command::new("npm").arg("--version").output().map_err(|e| format!("npm: {e}")).map(drop));
+    if !tools::tools_or_skip("the_string_prefix_release_writes_outside_the_allowed_directory_when_run", tools.and_then(|()| prefix_release().map(drop))) {
+        return;
+    }
+    let source = prefix_release().unwrap();
+    let dir = root().join("profiles/filesystem-write-file");
+    let profile = Profile::load(&dir).unwrap();
+    let canonical = Canonical::load(&dir.join("canonical.json")).unwrap();
+    let request =
+        Request { source: source.clone(), release: Some(PREFIX_RELEASE.into()), config: canonical.env.config.as_object().cloned(), ..Request::default() };
+    let Registration::Registered(summary) = register(&profile, &request).unwrap() else { panic!("{PREFIX_RELEASE} does not register") };
+    let calls = calls_with_probes(&canonical);
+    let arguments = calls.iter().map(|(n, c)| (n.clone(), Value::Object(c.arguments.clone()))).collect();
+    let report = drive(&source, &arguments, PREFIX_RELEASE);
+    let results = report["calls"].as_object().unwrap_or_else(|| panic!("{PREFIX_RELEASE} does not run: {report}"));
+    let mut decided = std::collections::BTreeMap::new();
+    for (name, call) in &calls {
+        let input = fcd::certify::CallInput::new(call.clone(), &dir);
+        let d = decide(&check_call(&summary, &input).unwrap(), &canonical.env, &canonical.contract);
+        let outside = results[name]["outside"] == Value::Bool(true);
+        assert!(!(outside && d.decision == Verdict::Safe), "fcd certifies {name}, which writes {} when run", results[name]["changed"]);
+        decided.insert(name.as_str(), (d.decision, outside, results[name].clone()));
+    }
+    let (b, b_outside, b_run) = &decided["B"];
+    assert!(*b == Verdict::Unsafe && *b_outside && b_run["changed"] == json!(["srv/data2/notes.txt"]), "B: {b:?} {b_run}");
+    let (c, c_outside, c_run) = &decided["C"];
+    assert!(*c == Verdict::Reject && !*c_outside && c_run["changed"] == json!([]) && !c_run["error"].is_null(), "C: {c:?} {c_run}");
+    let (a, _, a_run) = &decided["A"];
+    assert!(*a == Verdict::Unknown && a_run["changed"] == json!(["srv/data/notes.txt"]), "A: {a:?} {a_run}");
+    let (link, link_outside, link_run) = &decided["probe-file-link-out"];
+    assert!(*link == Verdict::Unknown && *link_outside && link_run["changed"] == json!(["etc/passwd"]), "a file link inside: {link:?} {link_run}");
+}

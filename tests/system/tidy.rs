@@ -1,0 +1,217 @@
+//! Tidy rules as ordinary tests: module docs everywhere, no stray snapshots.
+
+use std::path::PathBuf;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn files_with_ext(ext: &str) -> Vec<PathBuf> {
+    walkdir::WalkDir::new(root())
+        .into_iter()
+        // vendor/: third-party code kept as upstream wrote it (vendor/etcd-client/VENDORED.md).
+        .filter_entry(|e| !matches!(e.file_name().to_str(), Some("target" | ".git" | ".cache" | "vendor")))
+        .filter_map(Result::ok)
+        .filter(|e| e.path().extension().is_some_and(|x| x == ext))
+        .map(|e| e.into_path())
+        .collect()
+}
+
+#[test]
+fn every_rust_file_starts_with_a_module_doc() {
+    for path in files_with_ext("rs") {
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.starts_with("//!"), "{} does not start with a `//!` line saying why it exists", path.display());
+    }
+}
+
+#[test]
+fn every_snapshot_belongs_to_an_existing_test_file() {
+    for snap in files_with_ext("snap") {
+        let text = std::fs::read_to_string(&snap).unwrap();
+        let source = text.lines().find_map(|l| l.strip_prefix("source: ")).unwrap_or_default();
+        assert!(root().join(source).exists(), "{} names a missing test file `{source}`", snap.display());
+        let test_file = std::fs::read_to_string(root().join(source)).unwrap();
+        let name = snap.file_stem().unwrap().to_string_lossy();
+        // `FILE__TEST[@SUFFIX]` for an integration test, `CRATE__MODULE__…__TEST` for a module's own tests.
+        let unsuffixed = name.split('@').next().unwrap();
+        let test_name = unsuffixed.rsplit_once("__").map_or(unsuffixed, |(_, n)| n);
+        let base = test_name.trim_end_matches(|c: char| c != '_').trim_end_matches('_');
+        assert!(test_file.contains(test_name) || test_file.contains(base), "{} is not produced by any test of {source}", snap.display());
+    }
+}
+
+/// The directories of the workspace's crates: the root and every member.
+fn crate_dirs() -> Vec<PathBuf> {
+    let manifest = std::fs::read_to_string(root().join("Cargo.toml")).unwrap();
+    let value: toml::Value = toml::from_str(&manifest).unwrap();
+    let members = value["workspace"]["members"].as_array().expect("a [workspace] members list");
+    std::iter::once(root()).chain(members.iter().map(|m| root().join(m.as_str().unwrap()))).collect()
+}
+
+#[test]
+fn each_crate_links_one_integration_test_binary() {
+    // Every `tests/*.rs` and `tests/*/main.rs` is a binary linking the crate and all its
+    // dependencies: one per crate, its files as modules, keeps the suite to a handful of links.
+    let mut checked = 0;
+    for dir in crate_dirs() {
+        let Ok(entries) = std::fs::read_dir(dir.join("tests")) else { continue };
+        let mut binaries = Vec::new();
+        for entry in entries.filter_map(Result::ok) {
+            let path = entry.path();
+            if path.extension().is_some_and(|x| x == "rs") || path.join("main.rs").is_file() {
+                binaries.push(path);
+            }
+        }
+        assert!(binaries.len() <= 1, "{} has {} integration-test binaries, one is the rule: {binaries:?}", dir.display(), binaries.len());
+        checked += binaries.len();
+    }
+    assert!(checked >= 5, "the check sees the test binaries of the root, frontends, runtime, lifecycle and oracle ({checked})");
+}
+
+#[test]
+fn no_pending_snapshots() {
+    for ext in ["new", "pending-snap"] {
+        let stray = files_with_ext(ext);
+        assert!(stray.is_empty(), "unreviewed snapshots: {stray:?}");
+    }
+}
+
+/// The normal dependencies of one workspace crate, one per line (`name vX.Y.Z …`).
+fn dependencies(krate: &str) -> String {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = std::process::Command::new(cargo)
+        .args(["tree", "--offline", "-p", krate, "-e", "normal", "--prefix", "none"])
+        .current_dir(root())
+        .output()
+        .expect("cargo tree runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn the_crate_graph_draws_the_pipeline() {
+    // ARCHITECTURE.md: which stage may depend on which, enforced on the real graph.
+    let forbidden: &[(&str, &[&str])] = &[
+        // The shared vocabulary parses nothing and knows no stage.
+        ("fcd-model", &["tree-sitter", "fcd-frontends ", "fcd-verify ", "fcd-runtime ", "fcd v", "toml ", "ed25519", "rusqlite"]),
+        // Frontends never read TOML, never sign and never touch the runtime.
+        ("fcd-frontends", &["toml ", "fcd v", "fcd-verify ", "fcd-runtime ", "ed25519", "rusqlite"]),
+        // Checking a certificate or admitting a call never builds a parser.
+        ("fcd-verify", &["tree-sitter", "fcd-frontends ", "fcd-compiler ", "fcd-runtime ", "fcd v", "toml ", "rusqlite"]),
+        // The runtime checks certificates with the one verifier (fcd-verify), which builds no parser.
+        ("fcd-runtime", &["tree-sitter", "fcd-frontends ", "fcd-compiler ", "fcd-lifecycle ", "fcd v", "toml "]),
+        // The lifecycle model and history check sit on the runtime's decisions only: no parser, no compiler
+        // (and no verifier of their own: see the direct dependencies below).
+        ("fcd-lifecycle", &["tree-sitter", "fcd-frontends ", "fcd-compiler ", "fcd v", "toml "]),
+        // The gateway admits and forwards; it never builds a parser or the compiler.
+        ("fcd-gateway", &["tree-sitter", "fcd-frontends ", "fcd-compiler ", "fcd-lifecycle ", "fcd v"]),
+        // The compiler signs nothing and admits nothing.
+        ("fcd-compiler", &["fcd-verify ", "fcd-runtime ", "fcd v", "ed25519", "rusqlite"]),
+        // The oracle is independent of everything of ours.
+        ("fcd-oracle", &["fcd-"]),
+    ];
+    for (krate, banned) in forbidden {
+        let tree = dependencies(krate);
+        assert!(tree.lines().next().is_some_and(|l| l.starts_with(&format!("{krate} v"))), "the check reads the real tree of {krate}:\n{tree}");
+        for dep in tree.lines().skip(1) {
+            if let Some(b) = banned.iter().find(|b| dep.starts_with(**b)) {
+                panic!("{krate} depends on `{b}` ({dep}):\n{tree}");
+            }
+        }
+    }
+    assert!(dependencies("fcd-frontends").lines().any(|l| l.starts_with("tree-sitter ")), "the check sees tree-sitter where it is");
+    // The lifecycle reaches the verifier only through the runtime, never directly.
+    let direct = direct_dependencies("fcd-lifecycle");
+    assert!(direct.lines().any(|l| l.starts_with("fcd-runtime ")), "the check reads lifecycle's direct dependencies:\n{direct}");
+    assert!(!direct.lines().any(|l| l.starts_with("fcd-verify ")), "fcd-lifecycle depends on fcd-verify directly:\n{direct}");
+}
+
+/// The direct normal dependencies of one workspace crate.
+fn direct_dependencies(krate: &str) -> String {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = std::process::Command::new(cargo)
+        .args(["tree", "--offline", "-p", krate, "-e", "normal", "--prefix", "none", "--depth", "1"])
+        .current_dir(root())
+        .output()
+        .expect("cargo tree runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The top-level modules of a crate that each top-level module names through
+/// `crate::…` (outside comments and its `#[cfg(test)]` part).
+fn module_graph(src: &std::path::Path) -> std::collections::BTreeMap<String, std::collections::BTreeSet<String>> {
+    let mut graph = std::collections::BTreeMap::<String, std::collections::BTreeSet<String>>::new();
+    for entry in walkdir::WalkDir::new(src).into_iter().filter_map(Result::ok) {
+        let path = entry.path();
+        if path.extension().is_none_or(|x| x != "rs") {
+            continue;
+        }
+        let relative = path.strip_prefix(src).unwrap().with_extension("");
+        let top = relative.components().next().unwrap().as_os_str().to_string_lossy().into_owned();
+        if top == "lib" || top == "main" {
+            continue; // the crate root declares every module: it is above the graph
+        }
+        let text = std::fs::read_to_string(path).unwrap();
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        for line in code.lines().filter(|l| !l.trim_start().starts_with("//")) {
+            for (at, _) in line.match_indices("crate::") {
+                let name: String = line[at + 7..].chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+                if !name.is_empty() && name != top {
+                    graph.entry(top.clone()).or_default().insert(name);
+                }
+            }
+        }
+    }
+    graph
+}
+
+#[test]
+fn no_import_cycles_between_modules() {
+    // A module that imports one that imports it back has no place in the pipeline's order.
+    for krate in [
+        "src",
+        "model/src",
+        "frontends/src",
+        "compiler/src",
+        "verify/src",
+        "runtime/src",
+        "lifecycle/src",
+        "gateway/src",
+        "edits/src",
+        "oracle/src",
+        "xtask/src",
+    ] {
+        let graph = module_graph(&root().join(krate));
+        assert!(!graph.is_empty() || krate == "edits/src" || krate == "model/src", "{krate}: the check read no imports");
+        // Depth-first search for a path from a module back to itself.
+        fn back_to<'g>(
+            graph: &'g std::collections::BTreeMap<String, std::collections::BTreeSet<String>>,
+            start: &str,
+            path: &mut Vec<&'g str>,
+            seen: &mut std::collections::BTreeSet<&'g str>,
+        ) -> bool {
+            let Some(next) = graph.get(*path.last().unwrap()) else { return false };
+            for n in next {
+                if n == start {
+                    return true;
+                }
+                if seen.insert(n) {
+                    path.push(n);
+                    if back_to(graph, start, path, seen) {
+                        return true;
+                    }
+                    path.pop();
+                }
+            }
+            false
+        }
+        for start in graph.keys() {
+            let mut path = vec![start.as_str()];
+            if back_to(&graph, start, &mut path, &mut Default::default()) {
+                panic!("{krate}: modules import each other in a cycle: {} -> {start}", path.join(" -> "));
+            }
+        }
+    }
+}
