@@ -39,14 +39,14 @@ use fcd_verify::cert;
 use crate::registry::Registry;
 use crate::summary::Summary;
 
+pub use audit::AuditEntry;
 pub use events::{AuditEvent, AuditRecord};
-pub use evidence::EvidenceKind;
 pub use formation::Call;
 pub use lease::{Lease, LeaseRow};
 pub use refusal::{Refusal, RefusalCode, StorageError};
 pub use resolution::resolution_message;
 pub use state::{EPOCH_TRANSITIONS, LEASE_TRANSITIONS, LeaseState, State};
-pub use store::{AuditEntry, CallDurability, StoreSpec};
+pub use store::{CallDurability, EvidenceKind, StoreSpec};
 
 use refusal::refuse;
 use store::{Commit, Decision, View};

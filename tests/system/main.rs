@@ -14,6 +14,7 @@ mod gateway;
 mod gateway_walkthrough;
 mod git_add_runs;
 mod git_diff_runs;
+mod module_graph;
 mod profiles;
 mod release_add;
 mod runtime_certificates;

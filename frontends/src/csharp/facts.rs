@@ -12,7 +12,8 @@ use crate::lang::Found;
 use crate::spec::{ArgPattern, ArgShape, FactKind};
 use crate::ts::Node;
 
-use super::syntax::{arguments, bare, dotted, identity, inner, literal, string_content};
+use super::receiver::identity;
+use super::syntax::{arguments, bare, dotted, inner, literal, string_content};
 use super::{TYPES, held, plain};
 
 /// A C# fact extraction: names are read where each fact needs them.

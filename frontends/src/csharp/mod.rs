@@ -42,7 +42,7 @@ use crate::spec::{FactKind, FactSpec, RegionKind};
 use crate::ts::{Node, Syntax};
 
 use facts::Cx;
-use syntax::implicit_or_call;
+use receiver::implicit_or_call;
 
 /// The C# frontend.
 pub struct CSharp;

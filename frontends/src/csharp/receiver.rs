@@ -16,6 +16,7 @@
 //! derived spelling never matches it. Renaming a local then changes nothing,
 //! and binding it to another object changes the identity.
 
+use crate::ir::Identity;
 use crate::ts::Node;
 
 use super::TYPES;
@@ -221,4 +222,48 @@ fn aliased(head: Node<'_>, ty: &str) -> bool {
     let first = ty.split(['.', '<']).next().unwrap_or(ty);
     let root = head.ancestors().last().unwrap_or(head);
     root.descendants().any(|n| n.kind() == "using_directive" && n.field_child("name").is_some_and(|a| a.text() == first))
+}
+
+/// The identity of an invocation's callee, its receiver spelled by what it
+/// is where one declaration says so (this module).
+pub(super) fn identity(call: Node<'_>) -> Identity {
+    let Some(function) = call.field_child("function") else { return Identity::Dynamic("an invocation without a callee".into()) };
+    match function.kind() {
+        "element_access_expression" => Identity::Dynamic(format!("calls an indexed value (`{}`)", function.compact_text())),
+        "invocation_expression" => Identity::Dynamic(format!("calls the result of `{}`", function.compact_text())),
+        "identifier" | "generic_name" | "member_access_expression" | "conditional_access_expression" | "qualified_name" | "parenthesized_expression" => {
+            match dotted(function) {
+                Some(path) => Identity::Path(spell(function, &path)),
+                None if function.kind() == "parenthesized_expression" => Identity::Dynamic(format!("calls `{}`", function.compact_text())),
+                None => Identity::Unresolved(function.compact_text()),
+            }
+        }
+        other => Identity::Dynamic(format!("calls a {other} (`{}`)", function.compact_text())),
+    }
+}
+
+/// The identity of anything in a region that runs code: an invocation, an
+/// object creation (`new T`; a target-typed `new()` only where its type is
+/// fixed by a call's parameter, a member initializer or a `return`), or a
+/// `using` that disposes (never accepted: disposal runs code no call shows).
+pub(super) fn implicit_or_call(n: Node<'_>) -> Option<Identity> {
+    match n.kind() {
+        "invocation_expression" => Some(identity(n)),
+        "object_creation_expression" => Some(Identity::Path(format!("new {}", n.field_child("type")?.compact_text()))),
+        "implicit_object_creation_expression" => {
+            let parent = n.parent()?;
+            let fixed = matches!(parent.kind(), "argument" | "return_statement" | "arrow_expression_clause")
+                || (parent.kind() == "assignment_expression" && parent.parent().is_some_and(|i| i.kind() == "initializer_expression"));
+            Some(if fixed {
+                Identity::Path("new()".into())
+            } else {
+                Identity::Unresolved(format!("`{}`: a target-typed creation whose type fcd cannot see", n.compact_text()))
+            })
+        }
+        "using_statement" => Some(Identity::Unresolved("a `using` statement disposes its resource, running code no call shows".into())),
+        "local_declaration_statement" if n.children().any(|c| c.text() == "using") => {
+            Some(Identity::Unresolved("a `using` declaration disposes its resource, running code no call shows".into()))
+        }
+        _ => None,
+    }
 }

@@ -1,9 +1,9 @@
-//! C# syntax the facts and checks read: callee identities (dotted tokens,
-//! the implicit calls of `new` and `using`), arguments, string and other
-//! literals. Kept apart from the frontend's regions and facts so that each
+//! C# syntax the facts and checks read: dotted tokens, arguments, string
+//! and other literals (callee identities, which need receivers, are
+//! [`super::receiver`]'s). Kept apart from the frontend's regions and facts so that each
 //! reads one concern; none of it knows a profile.
 
-use crate::ir::{FactValue, Identity};
+use crate::ir::FactValue;
 use crate::ts::Node;
 
 /// Whether an identifier is the label of a named argument (`name` in
@@ -40,50 +40,6 @@ pub(super) fn dotted(n: Node<'_>) -> Option<String> {
         "object_creation_expression" => Some(format!("new {}()", n.field_child("type")?.compact_text())),
         "implicit_object_creation_expression" => Some("new()".into()),
         "postfix_unary_expression" | "parenthesized_expression" | "await_expression" => dotted(inner(n)?),
-        _ => None,
-    }
-}
-
-/// The identity of an invocation's callee, its receiver spelled by what it
-/// is where one declaration says so ([`super::receiver`]).
-pub(super) fn identity(call: Node<'_>) -> Identity {
-    let Some(function) = call.field_child("function") else { return Identity::Dynamic("an invocation without a callee".into()) };
-    match function.kind() {
-        "element_access_expression" => Identity::Dynamic(format!("calls an indexed value (`{}`)", function.compact_text())),
-        "invocation_expression" => Identity::Dynamic(format!("calls the result of `{}`", function.compact_text())),
-        "identifier" | "generic_name" | "member_access_expression" | "conditional_access_expression" | "qualified_name" | "parenthesized_expression" => {
-            match dotted(function) {
-                Some(path) => Identity::Path(super::receiver::spell(function, &path)),
-                None if function.kind() == "parenthesized_expression" => Identity::Dynamic(format!("calls `{}`", function.compact_text())),
-                None => Identity::Unresolved(function.compact_text()),
-            }
-        }
-        other => Identity::Dynamic(format!("calls a {other} (`{}`)", function.compact_text())),
-    }
-}
-
-/// The identity of anything in a region that runs code: an invocation, an
-/// object creation (`new T`; a target-typed `new()` only where its type is
-/// fixed by a call's parameter, a member initializer or a `return`), or a
-/// `using` that disposes (never accepted: disposal runs code no call shows).
-pub(super) fn implicit_or_call(n: Node<'_>) -> Option<Identity> {
-    match n.kind() {
-        "invocation_expression" => Some(identity(n)),
-        "object_creation_expression" => Some(Identity::Path(format!("new {}", n.field_child("type")?.compact_text()))),
-        "implicit_object_creation_expression" => {
-            let parent = n.parent()?;
-            let fixed = matches!(parent.kind(), "argument" | "return_statement" | "arrow_expression_clause")
-                || (parent.kind() == "assignment_expression" && parent.parent().is_some_and(|i| i.kind() == "initializer_expression"));
-            Some(if fixed {
-                Identity::Path("new()".into())
-            } else {
-                Identity::Unresolved(format!("`{}`: a target-typed creation whose type fcd cannot see", n.compact_text()))
-            })
-        }
-        "using_statement" => Some(Identity::Unresolved("a `using` statement disposes its resource, running code no call shows".into())),
-        "local_declaration_statement" if n.children().any(|c| c.text() == "using") => {
-            Some(Identity::Unresolved("a `using` declaration disposes its resource, running code no call shows".into()))
-        }
         _ => None,
     }
 }

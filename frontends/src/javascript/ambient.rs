@@ -12,7 +12,7 @@ use crate::ts::{Node, Syntax};
 
 use super::FUNCTIONS;
 use super::bindings::{Bindings, origins};
-use super::integrity::{Head, module_head};
+use super::bindings::{Head, module_head};
 use super::syntax::{arguments, bare, dotted, string_content};
 
 pub fn ops<'a>(syntax: &'a Syntax, writes_first_argument: &[&str]) -> Vec<Op<'a>> {

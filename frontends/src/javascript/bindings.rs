@@ -9,6 +9,9 @@ use std::collections::BTreeMap;
 
 use crate::ts::Node;
 
+use super::FUNCTIONS;
+use super::syntax::string_content;
+
 pub struct Bindings {
     params: Vec<String>,
     /// Each parameter in order: its name when it is a plain identifier
@@ -186,4 +189,85 @@ impl Bindings {
     pub fn count(&self, name: &str) -> usize {
         self.counts.get(name).copied().unwrap_or(0)
     }
+}
+
+/// Globals whose members every module shares: writing them changes code elsewhere.
+pub const BUILTINS: &[&str] = &[
+    "Object",
+    "Array",
+    "String",
+    "Number",
+    "Boolean",
+    "Symbol",
+    "Function",
+    "Promise",
+    "RegExp",
+    "Date",
+    "Math",
+    "JSON",
+    "Reflect",
+    "Map",
+    "Set",
+    "WeakMap",
+    "WeakSet",
+    "Error",
+    "globalThis",
+    "global",
+    "window",
+    "self",
+];
+
+/// What a name is at module level in one file.
+pub(super) enum Head {
+    /// Imported: the specifier and the imported name (`default`, `*` or a named export).
+    Import(String, String),
+    /// Declared by the module itself (a variable, function or class).
+    Declared,
+    /// Neither: a global.
+    Global,
+}
+
+/// What `name` is at the top of the module whose root is `root`.
+pub(super) fn module_head(root: Node<'_>, name: &str) -> Head {
+    for n in root.named_children() {
+        let decl = if n.kind() == "export_statement" { n.field_child("declaration").unwrap_or(n) } else { n };
+        if decl.kind() == "import_statement" {
+            let Some(spec) = decl.field_child("source").and_then(string_content) else { continue };
+            for i in decl.descendants() {
+                match i.kind() {
+                    "import_specifier" if i.field_child("alias").or_else(|| i.field_child("name")).is_some_and(|l| l.text() == name) => {
+                        let orig = i.field_child("name").map(|o| o.text().to_owned()).unwrap_or_default();
+                        return Head::Import(spec, orig);
+                    }
+                    "import_clause" | "namespace_import" if i.named_children().any(|c| c.kind() == "identifier" && c.text() == name) => {
+                        return Head::Import(spec, if i.kind() == "import_clause" { "default" } else { "*" }.to_owned());
+                    }
+                    _ => {}
+                }
+            }
+        }
+        if module_bindings(decl).iter().any(|b| b.text() == name) || decl.descendants().any(|d| module_bindings(d).iter().any(|b| b.text() == name)) {
+            return Head::Declared;
+        }
+    }
+    Head::Global
+}
+
+/// The identifiers a module-level declaration binds (imports of the same name
+/// excluded); a block-level declaration outside functions counts, as it hoists.
+pub(super) fn module_bindings(n: Node<'_>) -> Vec<Node<'_>> {
+    let module_level = || n.ancestors().all(|a| !FUNCTIONS.contains(&a.kind()) && a.kind() != "class_body");
+    let mut out = Vec::new();
+    match n.kind() {
+        "function_declaration" | "generator_function_declaration" | "class_declaration" if module_level() => {
+            out.extend(n.field_child("name"));
+        }
+        "variable_declarator" if module_level() => {
+            if let Some(p) = n.field_child("name") {
+                pattern_names(p, &mut out);
+            }
+        }
+        _ => {}
+    }
+    out
 }

@@ -2,12 +2,10 @@
 //! ([`crate::guard`]): `if`/`else`, blocks and `case` bodies, `return` and
 //! `throw`, `!`/`&&`/`||`/`===`, and a local declared once before the `if`.
 
-use crate::facts::CallShape;
-use crate::guard::{Cond, Control, GuardShape, If, binary, declared_async, earlier_in_block, if_else, last_segment, named, operator};
+use crate::guard::{Cond, Control, If, binary, if_else, named, operator};
 use crate::ts::Node;
 
 use super::FUNCTIONS;
-use super::facts::Cx;
 use super::syntax::{bare, string_content};
 
 /// JavaScript's (and TypeScript's) control syntax.
@@ -55,42 +53,8 @@ impl Control for JsControl {
     }
 }
 
-impl<'a> GuardShape<'a> for Cx<'_, 'a> {
-    fn control(&self) -> &dyn Control {
-        &JsControl
-    }
-
-    /// The local is declared once (`const ok = f(p)`), by a declaration that
-    /// is an earlier statement of the block holding the `if`.
-    fn bound_once(&self, name: Node<'a>, guard: Node<'a>) -> Option<Node<'a>> {
-        if self.names.is_param(name.text()) {
-            return None;
-        }
-        let (declarator, value) = self.declared_once(name.text())?;
-        let declaration = declarator.parent().filter(|d| matches!(d.kind(), "lexical_declaration" | "variable_declaration"))?;
-        earlier_in_block(declaration, guard).then_some(value)
-    }
-
-    fn receiver(&self, call: Node<'a>) -> Option<Node<'a>> {
-        call.field_child("function").map(bare).filter(|f| f.kind() == "member_expression").and_then(|f| f.field_child("object"))
-    }
-
-    fn spell(&self, n: Node<'a>) -> Option<String> {
-        self.names.derive(n, 0)
-    }
-
-    /// A call of an `async` function is a promise, always truthy, unless awaited.
-    fn unawaited_async(&self, call: Node<'a>) -> bool {
-        let awaited = call
-            .ancestors()
-            .find(|a| !matches!(a.kind(), "parenthesized_expression" | "as_expression" | "non_null_expression" | "satisfies_expression"))
-            .is_some_and(|a| a.kind() == "await_expression");
-        if awaited {
-            return false;
-        }
-        let written = call.field_child("function").map(|f| f.text().rsplit('.').next().unwrap_or_default().trim().to_owned());
-        let id = self.callee(call);
-        let kinds = ["function_declaration", "function_expression", "function", "arrow_function", "method_definition", "generator_function_declaration"];
-        [written, id.as_ref().and_then(last_segment).map(str::to_owned)].into_iter().flatten().any(|n| declared_async(self.site.region.trees, &n, &kinds))
-    }
+/// How a statement leaves its function on every path, if it does; with
+/// `returns`, a return must carry that string literal ([`crate::guard::exits`]).
+pub(super) fn exits(stmt: Node<'_>, returns: Option<&str>) -> Option<std::collections::BTreeSet<&'static str>> {
+    crate::guard::exits(&JsControl, stmt, returns)
 }

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use crate::facts::{self, CallShape};
+use crate::guard::{Control, GuardShape, declared_async, earlier_in_block, last_segment};
 use crate::ir::{Escalation, FactValue, Identity};
 use crate::lang::Found;
 use crate::spec::{ArgPattern, ArgShape, Comparison};
@@ -12,6 +13,7 @@ use crate::ts::Node;
 
 use super::FUNCTIONS;
 use super::bindings;
+use super::control::JsControl;
 use super::scope::Scope;
 use super::syntax::{arguments, bare, dotted, identity, string_content};
 
@@ -417,12 +419,6 @@ fn split_and<'a>(c: Node<'a>, out: &mut Vec<Node<'a>>) {
     out.push(c);
 }
 
-/// How a statement leaves its function on every path, if it does; with
-/// `returns`, a return must carry that string literal ([`crate::guard::exits`]).
-pub(super) fn exits(stmt: Node<'_>, returns: Option<&str>) -> Option<std::collections::BTreeSet<&'static str>> {
-    crate::guard::exits(&super::control::JsControl, stmt, returns)
-}
-
 /// The function whose parameter is the object pattern `{ property }` binding
 /// `site` (shorthand, not nested: `function f({ sql }, …)`), when it is one.
 fn destructured_parameter<'a>(site: Node<'a>, name: &str, property: &str) -> Option<Node<'a>> {
@@ -434,4 +430,46 @@ fn destructured_parameter<'a>(site: Node<'a>, name: &str, property: &str) -> Opt
     }
     let function = up.parent().filter(|f| up.kind() == "formal_parameters" && FUNCTIONS.contains(&f.kind()))?;
     Some(function)
+}
+
+/// The shared guard reads JavaScript's control syntax ([`JsControl`]) on a
+/// region's names.
+impl<'a> GuardShape<'a> for Cx<'_, 'a> {
+    fn control(&self) -> &dyn Control {
+        &JsControl
+    }
+
+    /// The local is declared once (`const ok = f(p)`), by a declaration that
+    /// is an earlier statement of the block holding the `if`.
+    fn bound_once(&self, name: Node<'a>, guard: Node<'a>) -> Option<Node<'a>> {
+        if self.names.is_param(name.text()) {
+            return None;
+        }
+        let (declarator, value) = self.declared_once(name.text())?;
+        let declaration = declarator.parent().filter(|d| matches!(d.kind(), "lexical_declaration" | "variable_declaration"))?;
+        earlier_in_block(declaration, guard).then_some(value)
+    }
+
+    fn receiver(&self, call: Node<'a>) -> Option<Node<'a>> {
+        call.field_child("function").map(bare).filter(|f| f.kind() == "member_expression").and_then(|f| f.field_child("object"))
+    }
+
+    fn spell(&self, n: Node<'a>) -> Option<String> {
+        self.names.derive(n, 0)
+    }
+
+    /// A call of an `async` function is a promise, always truthy, unless awaited.
+    fn unawaited_async(&self, call: Node<'a>) -> bool {
+        let awaited = call
+            .ancestors()
+            .find(|a| !matches!(a.kind(), "parenthesized_expression" | "as_expression" | "non_null_expression" | "satisfies_expression"))
+            .is_some_and(|a| a.kind() == "await_expression");
+        if awaited {
+            return false;
+        }
+        let written = call.field_child("function").map(|f| f.text().rsplit('.').next().unwrap_or_default().trim().to_owned());
+        let id = self.callee(call);
+        let kinds = ["function_declaration", "function_expression", "function", "arrow_function", "method_definition", "generator_function_declaration"];
+        [written, id.as_ref().and_then(last_segment).map(str::to_owned)].into_iter().flatten().any(|n| declared_async(self.site.region.trees, &n, &kinds))
+    }
 }

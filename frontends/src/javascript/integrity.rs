@@ -21,33 +21,8 @@ use crate::lang::Region;
 use crate::ts::{Node, Syntax};
 
 use super::FUNCTIONS;
+use super::bindings::{BUILTINS, Head, module_bindings, module_head};
 use super::syntax::{bare, dotted, identity, string_content};
-
-/// Globals whose members every module shares: writing them changes code elsewhere.
-pub const BUILTINS: &[&str] = &[
-    "Object",
-    "Array",
-    "String",
-    "Number",
-    "Boolean",
-    "Symbol",
-    "Function",
-    "Promise",
-    "RegExp",
-    "Date",
-    "Math",
-    "JSON",
-    "Reflect",
-    "Map",
-    "Set",
-    "WeakMap",
-    "WeakSet",
-    "Error",
-    "globalThis",
-    "global",
-    "window",
-    "self",
-];
 
 /// Methods that read an array and never call back with it.
 const READ_METHODS: &[&str] = &["join", "includes", "indexOf", "lastIndexOf", "at", "toString", "slice", "concat"];
@@ -260,7 +235,7 @@ fn class_methods(regions: &[Region<'_>]) -> Result<Vec<(String, String)>, Escala
 /// bare specifier (a package or a Node builtin), not of a file of the release.
 fn from_package(n: Node<'_>) -> bool {
     let statement = n.ancestors().find(|a| a.kind() == "import_statement");
-    statement.and_then(|s| s.field_child("source")).and_then(super::syntax::string_content).is_some_and(|spec| super::scope::is_package(&spec))
+    statement.and_then(|s| s.field_child("source")).and_then(super::syntax::string_content).is_some_and(|spec| super::package::is_package(&spec))
 }
 
 fn is_function(n: Node<'_>) -> bool {
@@ -269,61 +244,6 @@ fn is_function(n: Node<'_>) -> bool {
 
 fn name(n: Node<'_>) -> Option<String> {
     n.field_child("name").map(|i| i.text().to_owned())
-}
-
-/// What a name is at module level in one file.
-pub(super) enum Head {
-    /// Imported: the specifier and the imported name (`default`, `*` or a named export).
-    Import(String, String),
-    /// Declared by the module itself (a variable, function or class).
-    Declared,
-    /// Neither: a global.
-    Global,
-}
-
-/// What `name` is at the top of the module whose root is `root`.
-pub(super) fn module_head(root: Node<'_>, name: &str) -> Head {
-    for n in root.named_children() {
-        let decl = if n.kind() == "export_statement" { n.field_child("declaration").unwrap_or(n) } else { n };
-        if decl.kind() == "import_statement" {
-            let Some(spec) = decl.field_child("source").and_then(super::syntax::string_content) else { continue };
-            for i in decl.descendants() {
-                match i.kind() {
-                    "import_specifier" if i.field_child("alias").or_else(|| i.field_child("name")).is_some_and(|l| l.text() == name) => {
-                        let orig = i.field_child("name").map(|o| o.text().to_owned()).unwrap_or_default();
-                        return Head::Import(spec, orig);
-                    }
-                    "import_clause" | "namespace_import" if i.named_children().any(|c| c.kind() == "identifier" && c.text() == name) => {
-                        return Head::Import(spec, if i.kind() == "import_clause" { "default" } else { "*" }.to_owned());
-                    }
-                    _ => {}
-                }
-            }
-        }
-        if module_bindings(decl).iter().any(|b| b.text() == name) || decl.descendants().any(|d| module_bindings(d).iter().any(|b| b.text() == name)) {
-            return Head::Declared;
-        }
-    }
-    Head::Global
-}
-
-/// The identifiers a module-level declaration binds (imports of the same name
-/// excluded); a block-level declaration outside functions counts, as it hoists.
-fn module_bindings(n: Node<'_>) -> Vec<Node<'_>> {
-    let module_level = || n.ancestors().all(|a| !FUNCTIONS.contains(&a.kind()) && a.kind() != "class_body");
-    let mut out = Vec::new();
-    match n.kind() {
-        "function_declaration" | "generator_function_declaration" | "class_declaration" if module_level() => {
-            out.extend(n.field_child("name"));
-        }
-        "variable_declarator" if module_level() => {
-            if let Some(p) = n.field_child("name") {
-                super::bindings::pattern_names(p, &mut out);
-            }
-        }
-        _ => {}
-    }
-    out
 }
 
 impl Check<'_> {
@@ -608,7 +528,7 @@ impl Check<'_> {
         let identity = match module_head(root, head) {
             Head::Global => callee.clone(),
             Head::Declared => return false,
-            Head::Import(spec, orig) if super::scope::is_package(&spec) => match orig.as_str() {
+            Head::Import(spec, orig) if super::package::is_package(&spec) => match orig.as_str() {
                 "default" => format!("{spec}:default{}", &callee[head.len()..]),
                 "*" if !rest.is_empty() => format!("{spec}:{rest}"),
                 o if o == head => format!("{spec}:{callee}"),

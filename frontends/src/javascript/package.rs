@@ -157,3 +157,9 @@ fn lexical_imports(path: &str, text: &str) -> Result<Vec<(String, u32)>, Escalat
 fn literal(path: &str, n: Node<'_>) -> Result<String, Escalation> {
     string_content(n).ok_or_else(|| escalate(path, n.line(), format!("`{}` is a computed module specifier fcd cannot follow", n.compact_text())))
 }
+
+/// Whether an import specifier names a package or a Node builtin (a bare
+/// specifier), not a file of the release.
+pub(super) fn is_package(spec: &str) -> bool {
+    !spec.starts_with("./") && !spec.starts_with("../") && !spec.starts_with('/')
+}

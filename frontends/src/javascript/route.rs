@@ -182,7 +182,7 @@ pub(super) fn check_case(trees: &[(&str, &Syntax)], region: &Region<'_>) -> Resu
         }
     }
     let body: Vec<Node<'_>> = region.node.field_children("body").collect();
-    if !body.iter().any(|s| super::facts::exits(*s, None).is_some()) {
+    if !body.iter().any(|s| super::control::exits(*s, None).is_some()) {
         return mismatch(region.node, "the case does not return or throw on every path, so it falls through into the next clause".into());
     }
     let tool = region.node.field_child("value").and_then(string_content).unwrap_or_default();
@@ -197,7 +197,7 @@ pub(super) fn check_case(trees: &[(&str, &Syntax)], region: &Region<'_>) -> Resu
         }
         let root = n.ancestors().last().unwrap_or(n);
         let imported = first.filter(|a| a.kind() == "identifier").is_some_and(|a| {
-            matches!(super::integrity::module_head(root, a.text()), super::integrity::Head::Import(spec, orig) if orig == a.text() && super::scope::is_package(&spec))
+            matches!(super::bindings::module_head(root, a.text()), super::bindings::Head::Import(spec, orig) if orig == a.text() && super::package::is_package(&spec))
         });
         (!imported)
             .then(|| format!("a handler is registered for `{text}`, which is not a schema imported from a package by its own name: it could be `{schema}`"))

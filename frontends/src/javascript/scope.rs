@@ -10,7 +10,7 @@ use crate::lang::Region;
 use crate::ts::Node;
 
 use super::bindings::{self, Bindings};
-use super::integrity;
+use super::package::is_package;
 use super::syntax::{bare, string_content};
 
 /// What names mean where a region's calls are resolved: its own bindings and
@@ -100,7 +100,7 @@ impl<'a> Scope<'a> {
         if local && plain {
             return Identity::Unresolved(format!("{path}: a local or parameter of the region, not the reviewed function of that name"));
         }
-        if local && (self.declared.contains(root) || self.imports.contains_key(root) || integrity::BUILTINS.contains(&root)) {
+        if local && (self.declared.contains(root) || self.imports.contains_key(root) || bindings::BUILTINS.contains(&root)) {
             return Identity::Unresolved(format!("{path}: `{root}` is bound in the region and shadows the module's `{root}`"));
         }
         if local {
@@ -133,12 +133,6 @@ impl<'a> Scope<'a> {
             _ => Identity::Path(path),
         }
     }
-}
-
-/// Whether an import specifier names a package or a Node builtin (a bare
-/// specifier), not a file of the release.
-pub(super) fn is_package(spec: &str) -> bool {
-    !spec.starts_with("./") && !spec.starts_with("../") && !spec.starts_with('/')
 }
 
 impl<'a> Scope<'a> {
@@ -204,7 +198,7 @@ impl<'a> Scope<'a> {
                 _ => None,
             };
         }
-        if self.declared.contains(name) || self.imports.contains_key(name) || integrity::BUILTINS.contains(&name) {
+        if self.declared.contains(name) || self.imports.contains_key(name) || bindings::BUILTINS.contains(&name) {
             return None;
         }
         let site = match self.locals.count(name) {

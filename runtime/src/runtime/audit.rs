@@ -6,8 +6,21 @@
 //! stores keep it.
 
 use super::refusal::{Refusal, RefusalCode, refuse};
-use super::store::AuditEntry;
+use serde::Serialize;
+
 use crate::canon;
+
+/// One entry of the hash-chained audit log, the same on every store:
+/// `hash = sha256(prev + "\n" + entry)`, `prev` the hash of the entry before.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AuditEntry {
+    /// Increasing, not necessarily dense (on etcd it is the revision of the decision's transaction).
+    pub seq: i64,
+    /// The entry, canonical JSON.
+    pub entry: String,
+    pub prev: String,
+    pub hash: String,
+}
 
 /// The hash of `entry` chained after `prev`.
 pub(crate) fn chain(prev: &str, entry: &str) -> String {

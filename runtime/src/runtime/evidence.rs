@@ -11,36 +11,10 @@
 //! principal, window) is read from the signed statement, never given beside it.
 
 use fcd_verify::cert::{self, Statement};
-use serde::Serialize;
 use serde_json::json;
 
-use super::refusal::{Refusal, RefusalCode, StorageError, refuse};
-use super::store::{Decision, EvidenceRecord, IdKind, View, Write};
-
-/// Compatibility evidence for a successor: a generated certificate (one call)
-/// or a signed manual edge (every call of a tool).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub enum EvidenceKind {
-    Certificate,
-    Edge,
-}
-
-impl EvidenceKind {
-    pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            EvidenceKind::Certificate => "certificate",
-            EvidenceKind::Edge => "edge",
-        }
-    }
-
-    /// Reads a stored kind; an unknown one is a storage error naming it.
-    pub(crate) fn parse(s: &str) -> Result<EvidenceKind, StorageError> {
-        [EvidenceKind::Certificate, EvidenceKind::Edge]
-            .into_iter()
-            .find(|k| k.as_str() == s)
-            .ok_or_else(|| StorageError::new(format!("unknown evidence kind `{s}` in the store")))
-    }
-}
+use super::refusal::{Refusal, RefusalCode, refuse};
+use super::store::{Decision, EvidenceKind, EvidenceRecord, IdKind, View, Write};
 
 /// What a piece of evidence says, as recorded.
 pub(crate) struct NewEvidence<'a> {

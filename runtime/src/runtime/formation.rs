@@ -7,8 +7,8 @@
 use serde_json::json;
 
 use super::decision::{self, CaptureRefusal, EvidenceFacts};
-use super::evidence::EvidenceKind;
 use super::refusal::{Refusal, RefusalCode, refuse};
+use super::store::EvidenceKind;
 use super::store::{Decision, FormationRecord, IdKind, View, Write};
 
 /// A call being formed: its snapshot, tool, arguments digest, principal and source epoch.

@@ -16,7 +16,7 @@ pub(crate) mod sqlite;
 
 use serde::Serialize;
 
-use super::evidence::EvidenceKind;
+use super::audit::AuditEntry;
 use super::refusal::{Refusal, StorageError};
 use super::state::{LeaseState, State};
 
@@ -156,16 +156,29 @@ pub(crate) struct StoredLease {
     pub admitted_seq: i64,
 }
 
-/// One entry of the hash-chained audit log, the same on every store:
-/// `hash = sha256(prev + "\n" + entry)`, `prev` the hash of the entry before.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct AuditEntry {
-    /// Increasing, not necessarily dense (on etcd it is the revision of the decision's transaction).
-    pub seq: i64,
-    /// The entry, canonical JSON.
-    pub entry: String,
-    pub prev: String,
-    pub hash: String,
+/// Compatibility evidence for a successor: a generated certificate (one call)
+/// or a signed manual edge (every call of a tool).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum EvidenceKind {
+    Certificate,
+    Edge,
+}
+
+impl EvidenceKind {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            EvidenceKind::Certificate => "certificate",
+            EvidenceKind::Edge => "edge",
+        }
+    }
+
+    /// Reads a stored kind; an unknown one is a storage error naming it.
+    pub(crate) fn parse(s: &str) -> Result<EvidenceKind, StorageError> {
+        [EvidenceKind::Certificate, EvidenceKind::Edge]
+            .into_iter()
+            .find(|k| k.as_str() == s)
+            .ok_or_else(|| StorageError::new(format!("unknown evidence kind `{s}` in the store")))
+    }
 }
 
 /// Reads a decision makes. Each returns what the store holds now; a record

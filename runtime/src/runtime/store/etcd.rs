@@ -31,10 +31,10 @@ use etcd_client::{Client, Compare, CompareOp, ConnectOptions, GetOptions, KeyVal
 use serde::{Deserialize, Serialize};
 
 use super::super::audit;
-use super::super::evidence::EvidenceKind;
+use super::super::audit::AuditEntry;
 use super::super::refusal::{Refusal, StorageError};
 use super::super::state::{LeaseState, State};
-use super::{AuditEntry, Commit, DecideFn, EpochRecord, EvidenceRecord, FormationRecord, IdKind, LeaseRecord, Store, StoredLease, View, Write, nonce};
+use super::{Commit, DecideFn, EpochRecord, EvidenceKind, EvidenceRecord, FormationRecord, IdKind, LeaseRecord, Store, StoredLease, View, Write, nonce};
 use crate::canon;
 
 /// How many of its own decisions a store makes before it seals the audit queue.

@@ -22,10 +22,12 @@ use std::path::Path;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use super::super::audit;
-use super::super::evidence::EvidenceKind;
+use super::super::audit::AuditEntry;
 use super::super::refusal::{Refusal, StorageError};
 use super::super::state::{LeaseState, State};
-use super::{AuditEntry, CallDurability, Commit, DecideFn, EpochRecord, EvidenceRecord, FormationRecord, IdKind, LeaseRecord, Store, StoredLease, View, Write};
+use super::{
+    CallDurability, Commit, DecideFn, EpochRecord, EvidenceKind, EvidenceRecord, FormationRecord, IdKind, LeaseRecord, Store, StoredLease, View, Write,
+};
 
 /// The tables. `CREATE … IF NOT EXISTS`, so opening an existing store changes nothing.
 const DDL: &str = "CREATE TABLE IF NOT EXISTS secrets (name TEXT PRIMARY KEY, value BLOB NOT NULL);
