@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::error::InputError;
+use fcd_model::error::InputError;
 
 /// Writes a file all at once: a temporary file in the same directory, renamed
 /// into place, so a reader never sees half of it.

@@ -5,8 +5,8 @@
 //! profile test runner ([`profile_test`]) and the way an official release
 //! reaches a registry ([`release`]: fetch, verify, register, regenerate in a
 //! second process, admit), which `fcd release add` and `cargo xtask releases`
-//! share. The pipeline lives in crates
-//! named for its stages, re-exported here under their module names:
+//! share. The pipeline lives in crates named for its stages, which callers
+//! name directly (nothing is re-exported here under another name):
 //! `fcd-model` (the shared vocabulary: effects, rules, summaries, digests),
 //! `fcd-frontends` (tree-sitter regions and facts), `fcd-compiler` (profile,
 //! closure, registration, summarizing), `fcd-verify` (decisions and
@@ -18,9 +18,3 @@ pub mod cli;
 pub mod files;
 pub mod profile_test;
 pub mod release;
-
-pub use fcd_compiler::{guard, loader, profile, register, source, summary};
-pub use fcd_lifecycle as lifecycle;
-pub use fcd_model::{InputError, canon, error, rules};
-pub use fcd_runtime::{registry, runtime};
-pub use fcd_verify::{canonical, cert, certify};

@@ -19,13 +19,13 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::canonical::{self, Canonical};
-use crate::certify::{Call, CallInput, Verdict, check_call, decide};
-use crate::error::{InputError, read_text};
-use crate::profile::Profile;
-use crate::register::{Registration, Request, register};
-use crate::summary::Summary;
+use fcd_compiler::profile::Profile;
+use fcd_compiler::register::{Registration, Request, register};
+use fcd_compiler::summary::Summary;
 use fcd_edits::Edit;
+use fcd_model::error::{InputError, read_text};
+use fcd_verify::canonical::{self, Canonical};
+use fcd_verify::certify::{Call, CallInput, Verdict, check_call, decide};
 
 /// `tests/*.toml`: a profile's fixture cases for `fcd profile test`.
 #[derive(Deserialize, schemars::JsonSchema)]

@@ -14,9 +14,9 @@ use std::path::Path;
 
 use fcd_frontends::{Identity, Lang};
 
-use crate::error::InputError;
 use crate::inspect;
 use crate::profile::Profile;
+use fcd_model::error::InputError;
 
 /// What `fcd profile init` was asked for.
 pub struct Init<'a> {

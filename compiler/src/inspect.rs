@@ -15,9 +15,9 @@ use std::path::Path;
 
 use fcd_frontends::{Escalation, FactKind, FactSpec, Identity, RegionReport};
 
-use crate::error::InputError;
 use crate::profile::Profile;
 use crate::register::{Registration, Request, prepare};
+use fcd_model::error::InputError;
 
 /// One region as the frontend located it, or why it was not.
 pub struct RegionView {

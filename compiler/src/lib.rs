@@ -16,5 +16,3 @@ pub mod profile;
 pub mod register;
 pub mod source;
 pub mod summary;
-
-pub use fcd_model::{InputError, canon, error, rules};

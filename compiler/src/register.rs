@@ -13,13 +13,13 @@ use serde_json::{Value, json};
 
 use fcd_frontends::{Anchor, Escalation, EscalationCode};
 
-use crate::canon;
-use crate::error::{InputError, read_json};
 use crate::guard;
 use crate::loader;
 use crate::profile::Profile;
 use crate::source;
 use crate::summary::{self, Binding, Summary};
+use fcd_model::canon;
+use fcd_model::error::{InputError, read_json};
 
 /// What registration was asked to bind the summary to.
 #[derive(Debug, Clone, Default)]

@@ -14,8 +14,8 @@ use walkdir::WalkDir;
 use fcd_frontends::ts::MAX_FILE_BYTES;
 use fcd_frontends::{Anchor, Escalation, EscalationCode, SourceFile};
 
-use crate::error::InputError;
 use crate::profile::Profile;
+use fcd_model::error::InputError;
 pub use fcd_model::summary::{Closure, FileDigest};
 
 /// The closure of files read from a release, each with its digest.

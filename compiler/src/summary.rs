@@ -11,9 +11,9 @@ use std::collections::BTreeSet;
 
 use fcd_frontends::Analysis;
 
-use crate::canon;
 use crate::profile::Profile;
-use crate::rules::Rule;
+use fcd_model::canon;
+use fcd_model::rules::Rule;
 pub use fcd_model::summary::*;
 
 /// Release identity and configuration a summary is bound to.

@@ -17,11 +17,11 @@ use std::sync::Mutex;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as B64;
 use ed25519_dalek::{Signer, SigningKey};
-use fcd::canonical::Canonical;
-use fcd::certify::{Call, CallInput, Contract, Env, Verdict, check_call, decide};
-use fcd::profile::Profile;
-use fcd::register::{Registration, Request, register};
-use fcd::summary::Summary;
+use fcd_verify::canonical::Canonical;
+use fcd_verify::certify::{Call, CallInput, Contract, Env, Verdict, check_call, decide};
+use fcd_compiler::profile::Profile;
+use fcd_compiler::register::{Registration, Request, register};
+use fcd_compiler::summary::Summary;
 use fcd_frontends::{Lang, Region, SourceFile};
 
 /// The certificate key of the fuzz targets and of the seed certificate
@@ -61,7 +61,7 @@ impl Setup {
         let (profile_id, fixture, ext) = setup_of(lang);
         let profile = Profile::load(&repo().join("profiles").join(profile_id)).expect("the profile loads");
         let root = repo().join("fixtures").join(profile_id).join(fixture);
-        let base = fcd::source::collect(&root, &profile).expect("the fixture is readable").expect("the fixture is small");
+        let base = fcd_compiler::source::collect(&root, &profile).expect("the fixture is readable").expect("the fixture is small");
         let slots: Vec<String> = base.iter().filter(|f| f.path.ends_with(ext)).map(|f| f.path.clone()).collect();
         assert!(!slots.is_empty(), "{profile_id}/{fixture} has no {ext} file");
         Setup { profile, base, slots }
@@ -102,10 +102,10 @@ fn analyze(setup: &Setup, files: &[SourceFile]) {
     }
     // The pipeline as `register` runs it.
     let Ok(analysis) = fcd_frontends::analyze_with(profile.language, files, &profile.regions, &profile.fact_specs(), &env) else { return };
-    let _ = fcd::guard::check(&analysis.regions, |r| profile.inventories.get(r));
-    let closure = fcd::source::closure(files);
-    let binding = fcd::summary::Binding { release: "fuzz".into(), artifact_digest: None, config_digest: fcd::canon::digest(&serde_json::json!({})) };
-    let summary = fcd::summary::compile(profile, closure, analysis, binding);
+    let _ = fcd_compiler::guard::check(&analysis.regions, |r| profile.inventories.get(r));
+    let closure = fcd_compiler::source::closure(files);
+    let binding = fcd_compiler::summary::Binding { release: "fuzz".into(), artifact_digest: None, config_digest: fcd_model::canon::digest(&serde_json::json!({})) };
+    let summary = fcd_compiler::summary::compile(profile, closure, analysis, binding);
     assert!(summary.integrity_problems().is_empty(), "a freshly compiled summary has integrity problems: {:?}", summary.integrity_problems());
     if let Err(e) = Summary::parse(Path::new("compiled.json"), summary.to_canonical()) {
         panic!("a freshly compiled summary does not load back: {e}");
@@ -180,10 +180,10 @@ fn judge(summary: &Summary, call: &Call, env: &Env, contract: &Contract) {
         return;
     };
     let key = key();
-    let issue = fcd::cert::Issue { call, env, contract, decision: safe, now: NOW, valid_for: 300, source: None };
-    let envelope = fcd::cert::issue(&issue, &key);
-    let bytes = fcd::canon::to_canonical(&envelope);
-    if let Err(e) = fcd::cert::verify(&bytes, &key.verifying_key(), NOW) {
+    let issue = fcd_verify::cert::Issue { call, env, contract, decision: safe, now: NOW, valid_for: 300, source: None };
+    let envelope = fcd_verify::cert::issue(&issue, &key);
+    let bytes = fcd_model::canon::to_canonical(&envelope);
+    if let Err(e) = fcd_verify::cert::verify(&bytes, &key.verifying_key(), NOW) {
         panic!("a certificate just issued is refused: {e}");
     }
 }
@@ -209,7 +209,7 @@ pub fn certify(judged: &Judged, data: &[u8]) {
             }
         }
         Err(e) => {
-            let _ = fcd::InputError::json(path, &e).to_string();
+            let _ = fcd_model::InputError::json(path, &e).to_string();
         }
     }
     if let Ok(env) = serde_json::from_slice::<Env>(data) {
@@ -241,11 +241,11 @@ pub fn summary(judged: &Judged, data: &[u8]) {
         assert!(loaded.integrity_problems().is_empty());
     }
     let Ok(mut s) = serde_json::from_slice::<Summary>(data) else { return };
-    s.facts_digest = fcd::canon::digest(&s.facts);
-    s.rules_digest = fcd::canon::digest(&s.rules);
-    s.source.digest = fcd::canon::digest(&s.source.files);
+    s.facts_digest = fcd_model::canon::digest(&s.facts);
+    s.rules_digest = fcd_model::canon::digest(&s.rules);
+    s.source.digest = fcd_model::canon::digest(&s.source.files);
     s.summary_digest = s.content_digest();
-    let well_formed = s.format == fcd::summary::FORMAT && s.rules.last() == Some(&fcd::summary::catch_all());
+    let well_formed = s.format == fcd_compiler::summary::FORMAT && s.rules.last() == Some(&fcd_compiler::summary::catch_all());
     match Summary::parse(path, s.to_canonical()) {
         Ok(loaded) => {
             assert!(well_formed, "a summary with a wrong format or final rule loaded");
@@ -267,23 +267,23 @@ pub fn summary(judged: &Judged, data: &[u8]) {
 pub fn cert(data: &[u8]) {
     let key = key();
     let verifying = key.verifying_key();
-    let _ = fcd::cert::verify(data, &verifying, NOW);
-    let sig = key.sign(&fcd::cert::pae(fcd::cert::PAYLOAD_TYPE, data));
-    let envelope = fcd::cert::Envelope {
-        payload_type: fcd::cert::PAYLOAD_TYPE.into(),
+    let _ = fcd_verify::cert::verify(data, &verifying, NOW);
+    let sig = key.sign(&fcd_verify::cert::pae(fcd_verify::cert::PAYLOAD_TYPE, data));
+    let envelope = fcd_verify::cert::Envelope {
+        payload_type: fcd_verify::cert::PAYLOAD_TYPE.into(),
         payload: B64.encode(data),
-        signatures: vec![fcd::cert::EnvelopeSignature { keyid: fcd::cert::key_id(&verifying), sig: B64.encode(sig.to_bytes()) }],
+        signatures: vec![fcd_verify::cert::EnvelopeSignature { keyid: fcd_verify::cert::key_id(&verifying), sig: B64.encode(sig.to_bytes()) }],
     };
-    let bytes = fcd::canon::to_canonical(&envelope);
-    if let Ok(statement) = fcd::cert::verify(&bytes, &verifying, NOW) {
+    let bytes = fcd_model::canon::to_canonical(&envelope);
+    if let Ok(statement) = fcd_verify::cert::verify(&bytes, &verifying, NOW) {
         let p = &statement.predicate;
-        assert!(p.decision == "safe" && p.valid_from <= NOW && NOW <= p.valid_until && p.issuer == fcd::cert::key_id(&verifying));
+        assert!(p.decision == "safe" && p.valid_from <= NOW && NOW <= p.valid_until && p.issuer == fcd_verify::cert::key_id(&verifying));
     }
 }
 
 /// A runtime store with one registered epoch, for the token target.
 pub struct Fence {
-    pub runtime: fcd::runtime::Runtime,
+    pub runtime: fcd_runtime::runtime::Runtime,
 }
 
 pub const ARTIFACT: &str = "sha256:1111111111111111111111111111111111111111111111111111111111111111";
@@ -291,7 +291,7 @@ pub const CONFIG: &str = "sha256:22222222222222222222222222222222222222222222222
 
 impl Fence {
     pub fn new(db: &Path) -> Fence {
-        let mut runtime = fcd::runtime::Runtime::open(db).expect("the runtime store opens");
+        let mut runtime = fcd_runtime::runtime::Runtime::open(db).expect("the runtime store opens");
         runtime.register_epoch("e0", "tool", ARTIFACT, CONFIG, "sha256:summary").expect("epoch");
         Fence { runtime }
     }

@@ -8,8 +8,6 @@
 pub mod registry;
 pub mod runtime;
 
-pub use fcd_model::{canon, error, summary};
-
 /// `if_test_hooks! { { ITEMS… } else { ITEMS… } }` expands the first items
 /// when fcd-runtime is built with `test-hooks`, the second otherwise. It lets
 /// a dependent crate (the CLI) define its hidden test flags only where the

@@ -13,9 +13,9 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::canon;
-use crate::error::InputError;
-use crate::summary::Summary;
+use fcd_model::canon;
+use fcd_model::error::InputError;
+use fcd_model::summary::Summary;
 
 /// The registration manifest of a release: what the epoch id is the digest of.
 pub fn manifest(summary: &Summary) -> Value {

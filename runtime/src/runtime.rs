@@ -37,7 +37,7 @@ use ed25519_dalek::VerifyingKey;
 use fcd_verify::cert;
 
 use crate::registry::Registry;
-use crate::summary::Summary;
+use fcd_model::summary::Summary;
 
 pub use audit::AuditEntry;
 pub use events::{AuditEvent, AuditRecord};

@@ -8,8 +8,8 @@
 use std::path::PathBuf;
 
 use super::{Format, Io, Status, print, print_json};
-use crate::error::InputError;
-use crate::runtime::{Runtime, StoreSpec};
+use fcd_model::error::InputError;
+use fcd_runtime::runtime::{Runtime, StoreSpec};
 
 #[derive(Debug, clap::Subcommand)]
 pub enum AuditCommand {

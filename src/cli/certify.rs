@@ -6,11 +6,11 @@ use std::path::PathBuf;
 use serde_json::json;
 
 use super::{Format, Io, Status, print, print_json, rfc3339, unix_now, write_atomic};
-use crate::canonical::Canonical;
-use crate::cert::{self, Issue};
-use crate::certify::{CallInput, Contract, Decision, Env, Verdict, check_call, decide, read_input};
-use crate::error::InputError;
-use crate::summary::Summary;
+use fcd_compiler::summary::Summary;
+use fcd_model::error::InputError;
+use fcd_verify::canonical::Canonical;
+use fcd_verify::cert::{self, Issue};
+use fcd_verify::certify::{CallInput, Contract, Decision, Env, Verdict, check_call, decide, read_input};
 
 /// Decides whether a formed call fits its contract on a target summary; signs a certificate when safe.
 #[derive(Debug, clap::Args)]
@@ -111,7 +111,7 @@ pub fn certify(a: CertifyArgs, io: &mut Io<'_>) -> Result<Status, InputError> {
         cert::issue(&issue, k)
     });
     if let (Some(env), Some(out)) = (&certificate, &a.out) {
-        let mut bytes = crate::canon::to_canonical(env);
+        let mut bytes = fcd_model::canon::to_canonical(env);
         bytes.push(b'\n');
         write_atomic(out, &bytes)?;
     }

@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use fcd_frontends::{Lang, SourceFile};
 
 use super::{Io, Status, print};
-use crate::error::InputError;
-use crate::profile::Profile;
+use fcd_compiler::profile::Profile;
+use fcd_model::error::InputError;
 
 #[derive(Debug, clap::Subcommand)]
 pub enum DebugCommand {

@@ -11,13 +11,13 @@ use std::path::Path;
 
 use serde_json::json;
 
-use crate::canonical::Canonical;
-use crate::cert::{self, Issue};
-use crate::certify::{check_call, decide};
 use crate::cli::{Format, Io, Status, print, print_json, unix_now};
-use crate::error::InputError;
-use crate::profile::Profile;
-use crate::register::{Registration, Request, register};
+use fcd_compiler::profile::Profile;
+use fcd_compiler::register::{Registration, Request, register};
+use fcd_model::error::InputError;
+use fcd_verify::canonical::Canonical;
+use fcd_verify::cert::{self, Issue};
+use fcd_verify::certify::{check_call, decide};
 
 const PROFILE: &str = include_str!("../../profiles/git-diff/profile.toml");
 const CANONICAL: &str = include_str!("../../profiles/git-diff/canonical.json");
@@ -86,7 +86,7 @@ pub fn run(format: Format, io: &mut Io<'_>) -> Result<Status, InputError> {
                 let issue = Issue { call, env: &canonical.env, contract: &canonical.contract, decision: safe, now, valid_for: 300, source: None };
                 cert::issue(&issue, &key)
             });
-            let verified = certificate.as_ref().map(|env| cert::verify(&crate::canon::to_canonical(env), &verifying, now).is_ok());
+            let verified = certificate.as_ref().map(|env| cert::verify(&fcd_model::canon::to_canonical(env), &verifying, now).is_ok());
             let expected = c.expect.get(regime).copied();
             let matches = expected == Some(d.decision) && verified != Some(false);
             all_expected &= matches;

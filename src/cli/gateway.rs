@@ -10,8 +10,8 @@
 use std::path::{Path, PathBuf};
 
 use super::{Io, Status, print, write_atomic};
-use crate::error::InputError;
-use crate::registry::Registry;
+use fcd_model::error::InputError;
+use fcd_runtime::registry::Registry;
 
 #[derive(Debug, clap::Subcommand)]
 pub enum GatewayCommand {

@@ -3,8 +3,8 @@
 use std::path::PathBuf;
 
 use super::{Io, Status, print};
-use crate::cert;
-use crate::error::InputError;
+use fcd_model::error::InputError;
+use fcd_verify::cert;
 
 /// Creates an ed25519 key pair: PATH (private, PKCS#8 PEM) and PATH.pub.
 #[derive(Debug, clap::Args)]

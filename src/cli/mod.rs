@@ -22,7 +22,7 @@ use std::io::Write;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-use crate::error::InputError;
+use fcd_model::error::InputError;
 
 /// What happened, before it becomes an exit code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use fcd_frontends::Lang;
 
 use super::{Format, Io, Status, print, print_json, write_atomic};
-use crate::error::InputError;
 use crate::profile_test;
+use fcd_model::error::InputError;
 
 #[derive(Debug, clap::Subcommand)]
 pub enum ProfileCommand {
@@ -60,7 +60,7 @@ pub fn run(c: ProfileCommand, io: &mut Io<'_>) -> Result<Status, InputError> {
             let text = fcd_compiler::init::starting_profile(&init)?;
             match out {
                 Some(dir) => {
-                    let file = dir.join(crate::profile::PROFILE_FILE);
+                    let file = dir.join(fcd_compiler::profile::PROFILE_FILE);
                     if file.exists() {
                         return Err(InputError::new(&file, "already exists: init writes a new profile only"));
                     }

@@ -6,10 +6,10 @@ use std::path::PathBuf;
 use serde_json::{Value, json};
 
 use super::{Format, Io, Status, print, print_json, write_atomic};
-use crate::error::InputError;
-use crate::profile::Profile;
-use crate::register::{Registration, Request, escalation_json, read_config, register as run_register, registration_json};
-use crate::summary::Summary;
+use fcd_compiler::profile::Profile;
+use fcd_compiler::register::{Registration, Request, escalation_json, read_config, register as run_register, registration_json};
+use fcd_compiler::summary::Summary;
+use fcd_model::error::InputError;
 
 /// Compiles a profile against one release's source into a summary, or escalates.
 #[derive(Debug, clap::Args)]

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use serde_json::json;
 
 use super::{Format, Io, Status, print, print_json};
-use crate::error::InputError;
-use crate::registry::Registry;
+use fcd_model::error::InputError;
+use fcd_runtime::registry::Registry;
 
 #[derive(Debug, clap::Subcommand)]
 pub enum RegistryCommand {

@@ -11,13 +11,13 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use super::{Format, Io, Status, print, print_json};
-use crate::error::InputError;
-use crate::profile::Profile;
-use crate::register::{Registration, escalation_json};
-use crate::registry::Registry;
 use crate::release::add::{self, AddError, Target};
 use crate::release::fetch::{self, DigestFrom, Materialized, NpmSource, PypiSource};
 use crate::release::spec::{self, Spec};
+use fcd_compiler::profile::Profile;
+use fcd_compiler::register::{Registration, escalation_json};
+use fcd_model::error::InputError;
+use fcd_runtime::registry::Registry;
 
 /// The cache folder `fcd release add` uses beside the registry when `--cache` is not given.
 pub const DEFAULT_CACHE: &str = "fcd-release-cache";

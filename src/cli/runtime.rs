@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use serde_json::{Value, json};
 
 use super::{Io, Status, print_json, unix_now};
-use crate::error::InputError;
-use crate::runtime::{EvidenceKind, Lease, LeaseState, Measured, Refusal, Runtime, State, StoreSpec};
+use fcd_model::error::InputError;
+use fcd_runtime::runtime::{EvidenceKind, Lease, LeaseState, Measured, Refusal, Runtime, State, StoreSpec};
 
 /// Where the runtime's records are: `--store` or, as before, `--db FILE`.
 #[derive(Debug, clap::Args)]
@@ -306,10 +306,10 @@ fcd_runtime::if_test_hooks! {
         fn crash_after_calls(store: &StoreArgs, epoch: &str, tool: &str, count: u64) -> Result<Value, InputError> {
             let spec = store.spec();
             let fail = |e: Refusal| InputError::new(spec.to_string(), e.to_string());
-            let mut rt = Runtime::open_store_with(&spec, crate::runtime::CallDurability::ProcessCrash).map_err(fail)?;
+            let mut rt = Runtime::open_store_with(&spec, fcd_runtime::runtime::CallDurability::ProcessCrash).map_err(fail)?;
             let (artifact, config) = rt.epoch_digests(epoch).map_err(fail)?.ok_or_else(|| InputError::new(spec.to_string(), format!("no epoch {epoch}")))?;
             let hop = Measured { artifact: &artifact, config: &config, server_config: None };
-            let call = crate::runtime::Call { snapshot: "crash", tool, args_digest: "sha256:args", principal: "user:alice", source: epoch };
+            let call = fcd_runtime::runtime::Call { snapshot: "crash", tool, args_digest: "sha256:args", principal: "user:alice", source: epoch };
             for n in 0..count {
                 let lease = rt.form_admit(&call, None, unix_now(None) + n, 900, Some(hop)).map_err(fail)?;
                 rt.complete(lease.id).map_err(fail)?;
@@ -395,12 +395,12 @@ pub fn run(c: RuntimeCommand, io: &mut Io<'_>) -> Result<Status, InputError> {
             open(&store)?.transition(&epoch, state).map(|()| json!({"epoch": epoch, "state": state.as_str()}))
         }
         RuntimeCommand::Resolver { store, pubkey } => {
-            let key = crate::cert::load_verifying_key(&pubkey)?;
-            open(&store)?.set_resolver(&key).map(|()| json!({"resolver": crate::cert::key_id(&key)}))
+            let key = fcd_verify::cert::load_verifying_key(&pubkey)?;
+            open(&store)?.set_resolver(&key).map(|()| json!({"resolver": fcd_verify::cert::key_id(&key)}))
         }
         RuntimeCommand::Resolve { store, lease, result, key } => {
             use ed25519_dalek::Signer;
-            let signing = crate::cert::load_signing_key(&key)?;
+            let signing = fcd_verify::cert::load_signing_key(&key)?;
             let signature = signing.sign(fcd_runtime::runtime::resolution_message(lease, &result).as_bytes());
             open(&store)?.resolve(lease, &result, &signature.to_bytes()).map(|()| json!({"lease": lease, "state": LeaseState::Resolved.as_str()}))
         }
@@ -414,9 +414,9 @@ pub fn run(c: RuntimeCommand, io: &mut Io<'_>) -> Result<Status, InputError> {
             .map(|id| json!({"evidence": id})),
         RuntimeCommand::Certificate { store, envelope, issuers, source, target, contract, now } => {
             let bytes = std::fs::read(&envelope).map_err(|e| InputError::new(&envelope, format!("cannot read: {e}")))?;
-            let keys = issuers.iter().map(|p| crate::cert::load_verifying_key(p)).collect::<Result<Vec<_>, _>>()?;
-            let contract: crate::certify::Contract = crate::certify::read_input(&contract)?;
-            let digest = crate::canon::digest(&contract);
+            let keys = issuers.iter().map(|p| fcd_verify::cert::load_verifying_key(p)).collect::<Result<Vec<_>, _>>()?;
+            let contract: fcd_verify::certify::Contract = fcd_verify::certify::read_input(&contract)?;
+            let digest = fcd_model::canon::digest(&contract);
             open(&store)?.add_certificate(&bytes, &keys, &source, &target, &digest, unix_now(now)).map(|id| json!({"evidence": id}))
         }
         RuntimeCommand::Form { store, snapshot, tool, args_digest, principal, source, successor_evidence, ttl, now } => {

@@ -13,12 +13,12 @@ use std::process::Command;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::error::InputError;
 use crate::files::write_atomic;
-use crate::profile::Profile;
-use crate::register::{Registration, Request, read_config};
-use crate::registry::{Regeneration, Registry, ReleaseStatus};
-use crate::summary::Summary;
+use fcd_compiler::profile::Profile;
+use fcd_compiler::register::{Registration, Request, read_config};
+use fcd_compiler::summary::Summary;
+use fcd_model::error::InputError;
+use fcd_runtime::registry::{Regeneration, Registry, ReleaseStatus};
 
 /// One release tree to register and admit, and what binds its summary.
 #[derive(Debug, Clone)]
@@ -82,7 +82,7 @@ pub fn register(registry: &Registry, t: &Target) -> Result<Registration, AddErro
     let profile = Profile::load(&t.profile)?;
     let config = t.config.as_deref().map(read_config).transpose()?;
     let request = Request { source: t.root.clone(), release: Some(t.release.clone()), artifact_digest: t.artifact_digest.clone(), config };
-    let outcome = crate::register::register(&profile, &request)?;
+    let outcome = fcd_compiler::register::register(&profile, &request)?;
     if let Registration::Registered(summary) = &outcome {
         write_atomic(&t.summary, &summary.to_canonical())?;
     }

@@ -408,7 +408,7 @@ pub fn sha256_file(path: &Path) -> Result<String> {
         }
         hasher.update(&buf[..n]);
     }
-    Ok(crate::canon::hex(&hasher.finalize()))
+    Ok(fcd_model::canon::hex(&hasher.finalize()))
 }
 
 /// Unpacks a .tar.gz into a fresh `dest` and returns its single top-level folder.

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::fetch::{GitSource, NpmSource, PypiSource};
-use crate::error::InputError;
+use fcd_model::error::InputError;
 
 /// The file of a profile directory that lists its reviewed releases.
 pub const MANIFEST: &str = "releases.toml";
@@ -165,7 +165,7 @@ pub fn listed(profile_dir: &Path) -> Result<Vec<Listed>, InputError> {
     if !path.is_file() {
         return Ok(Vec::new());
     }
-    let text = crate::error::read_text(&path)?;
+    let text = fcd_model::error::read_text(&path)?;
     let file: File = toml::from_str(&text).map_err(|e| match e.span() {
         Some(span) => InputError::at_offset(&path, &text, span.start, e.message().trim_end()),
         None => InputError::new(&path, e.message().trim_end()),

@@ -7,8 +7,8 @@ use std::path::Path;
 use std::process::Command;
 
 use ed25519_dalek::{Signer, SigningKey};
-use fcd::canon;
-use fcd::runtime::{EvidenceKind, Runtime, State};
+use fcd_model::canon;
+use fcd_runtime::runtime::{EvidenceKind, Runtime, State};
 use serde_json::{Value, json};
 
 const FCD: &str = env!("CARGO_BIN_EXE_fcd");
@@ -35,7 +35,7 @@ fn record(db: &Path) {
     rt.complete(first.id).unwrap();
     let second = run(&mut rt, f2, 120);
     rt.mark_uncertain(second.id).unwrap();
-    let sig = resolver.sign(fcd::runtime::resolution_message(second.id, "completed").as_bytes());
+    let sig = resolver.sign(fcd_runtime::runtime::resolution_message(second.id, "completed").as_bytes());
     rt.resolve(second.id, "completed", &sig.to_bytes()).unwrap();
     rt.transition("e0", State::Draining).unwrap();
     rt.transition("e0", State::Stale).unwrap();

@@ -3,9 +3,9 @@
 //! with splat arguments and element tests, through the public pipeline:
 //! profile text in, registration and decisions out.
 
-use fcd::certify::{CallInput, Contract, Env, check_call, decide};
-use fcd::profile::Profile;
-use fcd::register::{Registration, Request, register};
+use fcd_compiler::profile::Profile;
+use fcd_compiler::register::{Registration, Request, register};
+use fcd_verify::certify::{CallInput, Contract, Env, check_call, decide};
 
 /// A stand-in for a staging tool: `stage` hands its `paths` to git, all of
 /// them at once for `["."]`, else after a `--` separator.

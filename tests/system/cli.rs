@@ -171,7 +171,7 @@ fn certify_signs_only_safe_calls_and_verify_cert_checks_everything() {
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     let ok = verify(&forever, &pubkey, "1900000100");
     assert_eq!(ok.code, 0, "{}", ok.stdout);
-    assert_eq!(ok.json()["statement"]["predicate"]["valid_until"], fcd::cert::MAX_VALID_UNTIL);
+    assert_eq!(ok.json()["statement"]["predicate"]["valid_until"], fcd_verify::cert::MAX_VALID_UNTIL);
 
     // A wrong key.
     let other = tmp.path().join("other");
@@ -376,13 +376,13 @@ fn registry_admits_regenerated_summaries_and_refuses_edits() {
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("registry.sqlite");
     let summary_path = register(tmp.path(), "guarded");
-    let summary = fcd::summary::Summary::load(&summary_path).unwrap();
-    let mut registry = fcd::registry::Registry::open(&db).unwrap();
+    let summary = fcd_compiler::summary::Summary::load(&summary_path).unwrap();
+    let mut registry = fcd_runtime::registry::Registry::open(&db).unwrap();
 
     // Evidence that does not reproduce the summary is refused.
-    let wrong = fcd::registry::Regeneration { process: 1, summary_digest: "sha256:00".into() };
+    let wrong = fcd_runtime::registry::Regeneration { process: 1, summary_digest: "sha256:00".into() };
     assert!(registry.admit(&summary, &wrong).is_err());
-    let evidence = fcd::registry::Regeneration { process: 42, summary_digest: summary.summary_digest.clone() };
+    let evidence = fcd_runtime::registry::Regeneration { process: 42, summary_digest: summary.summary_digest.clone() };
     let id = registry.admit(&summary, &evidence).unwrap();
     drop(registry);
 
@@ -497,7 +497,7 @@ fn profile_init_writes_a_starting_profile_that_loads() {
     };
     let r = init();
     assert_eq!(r.code, 0, "{}", r.stderr);
-    let profile = fcd::profile::Profile::load(&dir).expect("the starting profile loads");
+    let profile = fcd_compiler::profile::Profile::load(&dir).expect("the starting profile loads");
     assert_eq!(profile.id, "git-diff-start");
     assert_eq!(profile.files, ["**/mcp_server_git/server.py"]);
     let inventory = &profile.inventories["handler"];
@@ -505,7 +505,7 @@ fn profile_init_writes_a_starting_profile_that_loads() {
         assert!(inventory.contains(callee), "{inventory:?}");
     }
     // It certifies nothing until its rules are written.
-    assert!(matches!(profile.rules[0].rule.then, fcd::rules::Outcome::Unknown(_)));
+    assert!(matches!(profile.rules[0].rule.then, fcd_model::rules::Outcome::Unknown(_)));
     let again = init();
     assert_eq!(again.code, 2, "an existing profile is never overwritten");
     let missing = fcd(&["profile", "init", "--lang", "python", "--source", "fixtures/git-diff/guarded", "--function", "no_such", "--tool", "x"]);

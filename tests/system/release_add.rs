@@ -125,7 +125,7 @@ fn a_git_tag_of_a_fixture_is_admitted_and_the_registry_verifies() {
     assert!(r.stdout.starts_with(&format!("admitted epoch {epoch}\n")), "{}", r.stdout);
     assert!(r.stdout.contains("verified against the commit the tag names"), "{}", r.stdout);
     assert_eq!(epochs(&registry).len(), 1);
-    let outcome = fcd::registry::Registry::open(&registry).unwrap().previous_outcome("git-diff", "guarded-server-v1.0").unwrap();
+    let outcome = fcd_runtime::registry::Registry::open(&registry).unwrap().previous_outcome("git-diff", "guarded-server-v1.0").unwrap();
     assert_eq!(outcome.map(|o| o.status).as_deref(), Some("automatic"));
 }
 
@@ -142,7 +142,7 @@ fn a_wrong_sha256_exits_2_naming_both_digests_and_admits_nothing() {
     let actual = documented_digest(&repo, "v2");
     assert!(r.stderr.contains("digest mismatch") && r.stderr.contains(&wrong) && r.stderr.contains(&actual), "{}", r.stderr);
     assert!(epochs(&registry).is_empty());
-    assert_eq!(fcd::registry::Registry::open(&registry).unwrap().previous_outcome("git-diff", "server-v2").unwrap(), None, "nothing was registered");
+    assert_eq!(fcd_runtime::registry::Registry::open(&registry).unwrap().previous_outcome("git-diff", "server-v2").unwrap(), None, "nothing was registered");
     // A malformed digest is an input error too.
     let r = fcd(&["release", "add", "--profile", "profiles/git-diff", "--registry", s(&registry), "--sha256", "abc", &spec]);
     assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
@@ -190,7 +190,8 @@ fn an_escalating_tree_exits_3_records_the_outcome_and_writes_no_summary() {
     assert!(v["reason"]["anchor"]["file"].as_str().is_some_and(|f| f.ends_with(".py")), "{v}");
     assert!(v["reason"]["anchor"]["line"].as_u64().is_some(), "{v}");
     assert!(epochs(&registry).is_empty());
-    let outcome = fcd::registry::Registry::open(&registry).unwrap().previous_outcome("git-diff", "mutated-v3").unwrap().expect("the outcome is recorded");
+    let outcome =
+        fcd_runtime::registry::Registry::open(&registry).unwrap().previous_outcome("git-diff", "mutated-v3").unwrap().expect("the outcome is recorded");
     assert_eq!((outcome.status.as_str(), outcome.code.as_deref()), ("escalated", Some("inventory_violation")));
     assert!(walkdir::WalkDir::new(&cache).into_iter().filter_map(Result::ok).all(|e| !e.file_name().to_string_lossy().ends_with(".summary.json")));
     // In text: the code and its anchor.

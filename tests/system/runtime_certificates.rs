@@ -9,15 +9,15 @@ use std::path::PathBuf;
 
 use base64::Engine;
 use ed25519_dalek::{SigningKey, VerifyingKey};
-use fcd::canon;
-use fcd::canonical::Canonical;
-use fcd::cert::{self, Issue};
-use fcd::certify::{CallInput, check_call, decide};
-use fcd::profile::Profile;
-use fcd::register::{Registration, Request, register};
-use fcd::registry::{Regeneration, Registry};
-use fcd::runtime::{Measured, RefusalCode, Runtime, State};
-use fcd::summary::Summary;
+use fcd_compiler::profile::Profile;
+use fcd_compiler::register::{Registration, Request, register};
+use fcd_compiler::summary::Summary;
+use fcd_model::canon;
+use fcd_runtime::registry::{Regeneration, Registry};
+use fcd_runtime::runtime::{Measured, RefusalCode, Runtime, State};
+use fcd_verify::canonical::Canonical;
+use fcd_verify::cert::{self, Issue};
+use fcd_verify::certify::{CallInput, check_call, decide};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -83,7 +83,7 @@ fn issuers(w: &World) -> Vec<VerifyingKey> {
     vec![w.issuer.verifying_key()]
 }
 
-fn add(w: &mut World, envelope: &[u8], now: u64) -> Result<i64, fcd::runtime::Refusal> {
+fn add(w: &mut World, envelope: &[u8], now: u64) -> Result<i64, fcd_runtime::runtime::Refusal> {
     let (keys, contract) = (issuers(w), contract(w));
     let (source, target) = (w.v14.0.clone(), w.v13.0.clone());
     w.rt.add_certificate(envelope, &keys, &source, &target, &contract, now)
@@ -126,7 +126,7 @@ fn a_forged_certificate_is_refused() {
     let text = String::from_utf8(envelope).unwrap().replacen("{\"payload\"", "{ \"payload\"", 1);
     assert_eq!(add(&mut w, text.as_bytes(), NOW + 1).unwrap_err().code, RefusalCode::UntrustedCertificate);
     // Free fields are not a certificate at all.
-    let r = w.rt.add_evidence(fcd::runtime::EvidenceKind::Certificate, "create_repository", Some("sha256:x"), &w.v14.0, &w.v13.0, 0, NOW * 2);
+    let r = w.rt.add_evidence(fcd_runtime::runtime::EvidenceKind::Certificate, "create_repository", Some("sha256:x"), &w.v14.0, &w.v13.0, 0, NOW * 2);
     assert_eq!(r.unwrap_err().code, RefusalCode::BadEvidence);
 }
 

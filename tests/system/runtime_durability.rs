@@ -6,7 +6,7 @@
 
 use fcd_testkit::{etcd, tools};
 
-use fcd::runtime::{Call, CallDurability, Measured, RefusalCode, Runtime, State, StoreSpec};
+use fcd_runtime::runtime::{Call, CallDurability, Measured, RefusalCode, Runtime, State, StoreSpec};
 use rusqlite::{Connection, params};
 
 const CALL: Call<'static> = Call { snapshot: "snap", tool: "tool", args_digest: "sha256:args", principal: "user:alice", source: "e0" };
@@ -18,7 +18,7 @@ fn registered(rt: &mut Runtime) {
 }
 
 fn history_is_clean(rt: &Runtime) {
-    let report = fcd::lifecycle::history::check_runtime(rt).unwrap();
+    let report = fcd_lifecycle::history::check_runtime(rt).unwrap();
     assert!(report.violations.is_empty(), "{}", report.text());
 }
 
@@ -83,8 +83,8 @@ fn a_history_whose_atomic_entry_breaks_a_step_is_caught() {
     let text = format!("{:?}", last.event);
     assert!(text.contains("Atomic"), "{text}");
     let entry = rt.audit_entries().unwrap().last().unwrap().entry.replace("sha256:c0", "sha256:c9");
-    last.event = fcd::runtime::AuditEvent::parse(&entry);
-    let report = fcd::lifecycle::history::check(&records);
+    last.event = fcd_runtime::runtime::AuditEvent::parse(&entry);
+    let report = fcd_lifecycle::history::check(&records);
     assert!(report.violations.iter().any(|v| v.property == "S8"), "{}", report.text());
 }
 
@@ -209,7 +209,7 @@ fn a_crashed_process_crash_gateway_loses_no_commit_and_its_open_lease_keeps_the_
     assert_eq!(rt.lost_calls().unwrap(), None);
     let leases = rt.leases().unwrap();
     assert_eq!(leases.len(), 21, "no unsynced commit is lost when only the process dies");
-    assert_eq!(leases.iter().filter(|l| l.state == fcd::runtime::LeaseState::Completed).count(), 20);
+    assert_eq!(leases.iter().filter(|l| l.state == fcd_runtime::runtime::LeaseState::Completed).count(), 20);
     // The call that passed the fence and never reported keeps its epoch from retiring until it is resolved.
     rt.transition("e0", State::Draining).unwrap();
     assert_eq!(rt.transition("e0", State::Stale).unwrap_err().code, RefusalCode::LeasesOutstanding);

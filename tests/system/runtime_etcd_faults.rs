@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use ed25519_dalek::{Signer, SigningKey};
-use fcd::runtime::{LeaseState, RefusalCode, Runtime, State, StoreSpec};
+use fcd_runtime::runtime::{LeaseState, RefusalCode, Runtime, State, StoreSpec};
 
 const FCD: &str = env!("CARGO_BIN_EXE_fcd");
 const SOURCE: &str = "v14";
@@ -115,7 +115,7 @@ fn granted(attempts: &[Attempt], from: Instant, to: Instant) -> usize {
 fn check_history(spec: &StoreSpec, formations: &[i64], resolver: &SigningKey, attempts: &[Attempt]) {
     let mut rt = Runtime::open_store(spec).unwrap();
     let formation = formations[0];
-    let stored: BTreeMap<i64, fcd::runtime::LeaseRow> = rt.leases().unwrap().into_iter().map(|l| (l.id, l)).collect();
+    let stored: BTreeMap<i64, fcd_runtime::runtime::LeaseRow> = rt.leases().unwrap().into_iter().map(|l| (l.id, l)).collect();
     let mut given = BTreeMap::new();
     let mut model = invariants::Model::default();
     for f in formations.iter().chain(attempts.iter().filter_map(|a| a.formation.as_ref())) {
@@ -145,7 +145,7 @@ fn check_history(spec: &StoreSpec, formations: &[i64], resolver: &SigningKey, at
     for row in rt.leases().unwrap().into_iter().filter(|l| l.state == LeaseState::Admitted) {
         assert_eq!(rt.transition(SOURCE, State::Stale).unwrap_err().code, RefusalCode::LeasesOutstanding);
         rt.mark_uncertain(row.id).unwrap();
-        let signature = resolver.sign(fcd::runtime::resolution_message(row.id, "not-run").as_bytes());
+        let signature = resolver.sign(fcd_runtime::runtime::resolution_message(row.id, "not-run").as_bytes());
         rt.resolve(row.id, "not-run", &signature.to_bytes()).unwrap();
     }
     rt.transition(SOURCE, State::Stale).unwrap();
@@ -260,7 +260,7 @@ fn an_fcd_process_killed_between_admission_and_completion_leaves_its_lease_admit
     let uncertain = Command::new(FCD).args(["runtime", "uncertain", "--lease", &lease.id.to_string(), "--store", &store]).output().unwrap();
     assert!(uncertain.status.success(), "{}", String::from_utf8_lossy(&uncertain.stderr));
     assert_eq!(rt.transition(SOURCE, State::Stale).unwrap_err().code, RefusalCode::LeasesOutstanding);
-    let signature = resolver.sign(fcd::runtime::resolution_message(lease.id, "ran").as_bytes());
+    let signature = resolver.sign(fcd_runtime::runtime::resolution_message(lease.id, "ran").as_bytes());
     rt.resolve(lease.id, "ran", &signature.to_bytes()).unwrap();
     // The kill is part of the history the checks read: its lease passed the fence once.
     let mut all = attempts;

@@ -4,14 +4,14 @@
 
 use std::path::PathBuf;
 
-use fcd::canon;
-use fcd::canonical::Canonical;
-use fcd::certify::{Call, CallInput, Verdict, check_call, decide};
-use fcd::profile::Profile;
-use fcd::register::{Registration, Request, register};
-use fcd::runtime::{EvidenceKind, Runtime, State};
-use fcd::summary::Summary;
+use fcd_compiler::profile::Profile;
+use fcd_compiler::register::{Registration, Request, register};
+use fcd_compiler::summary::Summary;
 use fcd_frontends::Exposure;
+use fcd_model::canon;
+use fcd_runtime::runtime::{EvidenceKind, Runtime, State};
+use fcd_verify::canonical::Canonical;
+use fcd_verify::certify::{Call, CallInput, Verdict, check_call, decide};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -26,7 +26,7 @@ fn release(fixture: &str, id: &str) -> Release {
     let profile = Profile::load(&root().join("profiles/github-create-repository")).unwrap();
     let request = Request { source: root().join("fixtures/github-create-repository").join(fixture), release: Some(id.into()), ..Request::default() };
     let Registration::Registered(summary) = register(&profile, &request).unwrap() else { panic!("{fixture} escalated") };
-    Release { epoch: fcd::registry::epoch_id(&summary), summary: *summary }
+    Release { epoch: fcd_runtime::registry::epoch_id(&summary), summary: *summary }
 }
 
 /// v1.4 (omitted private is private) is the source; v1.3 (omitted is public) the successor.
@@ -97,7 +97,7 @@ fn run_after_retirement(w: &mut World, name: &str, evidence: Option<i64>) -> Out
 
 /// The world's recorded history keeps every safety property of docs/lifecycle.md.
 fn audit_passes(w: &World) {
-    let report = fcd::lifecycle::history::check_runtime(&w.rt).unwrap();
+    let report = fcd_lifecycle::history::check_runtime(&w.rt).unwrap();
     assert!(report.violations.is_empty(), "{}", report.text());
 }
 

@@ -8,7 +8,7 @@ use fcd_testkit::{etcd, invariants, tools};
 
 use std::process::{Command, Stdio};
 
-use fcd::runtime::{Runtime, StoreSpec};
+use fcd_runtime::runtime::{Runtime, StoreSpec};
 
 const FCD: &str = env!("CARGO_BIN_EXE_fcd");
 

@@ -4,11 +4,11 @@
 
 use std::path::{Path, PathBuf};
 
-use fcd::canonical::Canonical;
-use fcd::certify::{check_call, decide};
-use fcd::profile::Profile;
-use fcd::register::{Registration, Request, register};
-use fcd::summary::Summary;
+use fcd_compiler::profile::Profile;
+use fcd_compiler::register::{Registration, Request, register};
+use fcd_compiler::summary::Summary;
+use fcd_verify::canonical::Canonical;
+use fcd_verify::certify::{check_call, decide};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -16,7 +16,7 @@ fn root() -> PathBuf {
 
 /// The git-diff profile's top-level shape alone (its own `[shapes]` cut off)
 /// with `extra` appended, written into `dir`.
-fn profile_with(dir: &Path, extra: &str) -> Result<Profile, fcd::InputError> {
+fn profile_with(dir: &Path, extra: &str) -> Result<Profile, fcd_model::InputError> {
     let text = std::fs::read_to_string(root().join("profiles/git-diff/profile.toml")).unwrap();
     let text = text.split("# ---- further reviewed shapes").next().unwrap();
     // The directory names the profile.

@@ -8,12 +8,12 @@
 
 use std::path::{Path, PathBuf};
 
-use fcd::canonical::Canonical;
-use fcd::certify::{Verdict, check_call, decide};
-use fcd::profile::Profile;
-use fcd::register::{Registration, Request, register};
-use fcd::runtime::Runtime;
-use fcd::summary::Summary;
+use fcd_compiler::profile::Profile;
+use fcd_compiler::register::{Registration, Request, register};
+use fcd_compiler::summary::Summary;
+use fcd_runtime::runtime::Runtime;
+use fcd_verify::canonical::Canonical;
+use fcd_verify::certify::{Verdict, check_call, decide};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -109,9 +109,9 @@ fn every_flipped_byte_of_a_certificate_is_refused() {
     let (summary, canonical) = registered();
     let keys = tempfile::tempdir().unwrap();
     let key_path = keys.path().join("issuer.key");
-    fcd::cert::keygen(&key_path).unwrap();
-    let key = fcd::cert::load_signing_key(&key_path).unwrap();
-    let public = fcd::cert::load_verifying_key(&fcd::cert::public_path(&key_path)).unwrap();
+    fcd_verify::cert::keygen(&key_path).unwrap();
+    let key = fcd_verify::cert::load_signing_key(&key_path).unwrap();
+    let public = fcd_verify::cert::load_verifying_key(&fcd_verify::cert::public_path(&key_path)).unwrap();
 
     let input = canonical.input("A").expect("canonical call A");
     let call = check_call(&summary, &input).unwrap();
@@ -119,18 +119,18 @@ fn every_flipped_byte_of_a_certificate_is_refused() {
     assert_eq!(decision.decision, Verdict::Safe, "call A is safe on the guarded release");
     let now = 1_800_000_000;
     let safe = decision.certifiable().expect("a safe decision can be certified");
-    let issue = fcd::cert::Issue { call, env: &canonical.env, contract: &canonical.contract, decision: safe, now, valid_for: 3_600, source: None };
-    let envelope = fcd::cert::issue(&issue, &key);
+    let issue = fcd_verify::cert::Issue { call, env: &canonical.env, contract: &canonical.contract, decision: safe, now, valid_for: 3_600, source: None };
+    let envelope = fcd_verify::cert::issue(&issue, &key);
     // The bytes `fcd certify --out` writes: canonical JSON and a newline.
-    let mut bytes = fcd::canon::to_canonical(&envelope);
+    let mut bytes = fcd_model::canon::to_canonical(&envelope);
     bytes.push(b'\n');
     let verify_at = now + 60;
-    assert!(fcd::cert::verify(&bytes, &public, verify_at).is_ok(), "the real certificate verifies");
+    assert!(fcd_verify::cert::verify(&bytes, &public, verify_at).is_ok(), "the real certificate verifies");
     // The envelope must be byte-for-byte canonical (so a flip in its framing,
     // or of the final newline, is refused); the payload and signature are
     // base64 whose unused bits must be zero, the key id must be the key's, and
     // the signature covers every byte of the payload.
-    let (tally, accepted) = flip_all(&bytes, |changed| fcd::cert::verify(changed, &public, verify_at).is_err());
+    let (tally, accepted) = flip_all(&bytes, |changed| fcd_verify::cert::verify(changed, &public, verify_at).is_err());
     report("certificate", tally, &accepted);
 }
 
@@ -138,8 +138,8 @@ fn every_flipped_byte_of_a_certificate_is_refused() {
 fn every_flipped_byte_of_a_lease_token_is_refused_by_the_fence() {
     let dir = if Path::new("/dev/shm").is_dir() { tempfile::tempdir_in("/dev/shm").unwrap() } else { tempfile::tempdir().unwrap() };
     let mut rt = Runtime::open(&dir.path().join("runtime.sqlite")).unwrap();
-    let artifact = fcd::canon::sha256(b"artifact");
-    let config = fcd::canon::digest(&serde_json::json!({}));
+    let artifact = fcd_model::canon::sha256(b"artifact");
+    let config = fcd_model::canon::digest(&serde_json::json!({}));
     rt.register_epoch("e0", "git_diff", &artifact, &config, "sha256:summary").unwrap();
     let formation = rt.form("snapshot", "git_diff", "sha256:args", "user:alice", "e0", None, 1_000, 900).unwrap();
     let lease = rt.admit(formation, 1_100).unwrap();

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::certify::{Call, CallInput, Contract, Env, Verdict};
-use crate::error::{InputError, read_json};
+use fcd_model::error::{InputError, read_json};
 
 /// The file name inside a profile directory.
 pub const FILE: &str = "canonical.json";

@@ -20,9 +20,9 @@ use serde::{Deserialize, Serialize};
 
 use fcd_model::effect::Effect;
 
-use crate::canon;
-use crate::error::{InputError, read_text};
-use crate::summary::ProfileRef;
+use fcd_model::canon;
+use fcd_model::error::{InputError, read_text};
+use fcd_model::summary::ProfileRef;
 
 pub const PAYLOAD_TYPE: &str = "application/vnd.in-toto+json";
 pub const STATEMENT_TYPE: &str = "https://in-toto.io/Statement/v1";
@@ -285,7 +285,7 @@ pub struct Issue<'a> {
     pub valid_for: u64,
     /// For compatibility evidence: the summary of the release the call was
     /// formed against (the certificate then names it as its source).
-    pub source: Option<&'a crate::summary::Summary>,
+    pub source: Option<&'a fcd_model::summary::Summary>,
 }
 
 /// Issues a signed certificate. Only a safe decision can be given

@@ -15,10 +15,10 @@ use serde_json::Value;
 
 use fcd_model::effect::{Effect, Exposure};
 
-use crate::canon;
-use crate::error::{InputError, line_of_key, read_text};
-use crate::rules::{Bindings, Outcome, ValueType};
-use crate::summary::Summary;
+use fcd_model::canon;
+use fcd_model::error::{InputError, line_of_key, read_text};
+use fcd_model::rules::{Bindings, Outcome, ValueType};
+use fcd_model::summary::Summary;
 
 /// A formed tool call: `{"tool": …, "arguments": {…}}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

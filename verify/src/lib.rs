@@ -8,5 +8,3 @@
 pub mod canonical;
 pub mod cert;
 pub mod certify;
-
-pub use fcd_model::{canon, error, rules, summary};

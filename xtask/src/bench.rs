@@ -12,12 +12,12 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
-use fcd::canonical::{self, Canonical};
-use fcd::cert::{self, Issue};
-use fcd::certify::{Verdict, check_call, decide};
-use fcd::profile::Profile;
-use fcd::register::{Registration, Request, register};
-use fcd::summary::Summary;
+use fcd_compiler::profile::Profile;
+use fcd_compiler::register::{Registration, Request, register};
+use fcd_compiler::summary::Summary;
+use fcd_verify::canonical::{self, Canonical};
+use fcd_verify::cert::{self, Issue};
+use fcd_verify::certify::{Verdict, check_call, decide};
 
 use crate::manifest::{self, Release};
 
@@ -174,7 +174,7 @@ fn certify_rows(summaries: &[(String, Box<Summary>)], canonical: &Canonical, can
     for (label, summary) in summaries {
         for name in canonical.calls.keys() {
             let call = canonical.call(name).with_context(|| format!("{}: no call {name}", canonical_path.display()))?;
-            let input = fcd::certify::CallInput::new(call, canonical_path);
+            let input = fcd_verify::certify::CallInput::new(call, canonical_path);
             let call = check_call(summary, &input)?;
             let decision = decide(&call, env, contract);
             let stats = measure(warmup, iterations, || decide(&call, env, contract));

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, anyhow};
 use etcd_client::{Client, Compare, CompareOp, Txn, TxnOp};
 
-use fcd::runtime::{EvidenceKind, Runtime, StoreSpec};
+use fcd_runtime::runtime::{EvidenceKind, Runtime, StoreSpec};
 use fcd_testkit::etcd::Cluster;
 
 const LEVELS: [usize; 3] = [1, 8, 64];

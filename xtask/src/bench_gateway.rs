@@ -18,9 +18,9 @@ use std::process::Command;
 use anyhow::{Context, Result, anyhow, bail};
 use serde_json::json;
 
-use fcd::profile::Profile;
-use fcd::register::{Registration, Request, register};
-use fcd::registry::{Regeneration, Registry};
+use fcd_compiler::profile::Profile;
+use fcd_compiler::register::{Registration, Request, register};
+use fcd_runtime::registry::{Regeneration, Registry};
 
 use fcd_testkit::stock;
 
@@ -187,8 +187,8 @@ pub fn run(calls: usize, root: &Path, runtime_dir: Option<&Path>) -> Result<bool
         println!("{name:<32} {p50:>9.3} {p95:>9.3} {added:>9.3} {:>9.3}", p95 - direct.1);
         // Every gateway call completed on the stock handler: the runtime holds one completed lease per call.
         let store = store.as_ref().context("a gateway path without its store")?;
-        let rt = fcd::runtime::Runtime::open(store).map_err(|e| anyhow!("{e}"))?;
-        let completed = rt.leases().map_err(|e| anyhow!("{e}"))?.iter().filter(|l| l.state == fcd::runtime::LeaseState::Completed && l.used).count();
+        let rt = fcd_runtime::runtime::Runtime::open(store).map_err(|e| anyhow!("{e}"))?;
+        let completed = rt.leases().map_err(|e| anyhow!("{e}"))?.iter().filter(|l| l.state == fcd_runtime::runtime::LeaseState::Completed && l.used).count();
         if completed != (per_round + warm) * ROUNDS {
             bail!("{name}: {completed} completed leases for {} gateway calls", (per_round + warm) * ROUNDS);
         }
@@ -211,9 +211,9 @@ pub fn run(calls: usize, root: &Path, runtime_dir: Option<&Path>) -> Result<bool
 /// The gateway's decision and capture steps timed in process, on the same
 /// call and summary: what they cost without the two processes' noise, which
 /// at these sizes is larger than the steps themselves.
-fn decision_alone(summary: &fcd::summary::Summary, call: &serde_json::Value, contract: &serde_json::Value, repo: &str) -> Result<()> {
-    use fcd::certify::{Call, CallInput, Contract, Verdict};
+fn decision_alone(summary: &fcd_compiler::summary::Summary, call: &serde_json::Value, contract: &serde_json::Value, repo: &str) -> Result<()> {
     use fcd_gateway::decide;
+    use fcd_verify::certify::{Call, CallInput, Contract, Verdict};
     let call: Call = serde_json::from_value(call.clone())?;
     let contract: Contract = serde_json::from_value(contract.clone())?;
     let env = decide::env("user:alice", &format!("local:{repo}"), &json!({}));

@@ -10,7 +10,7 @@ use anyhow::{Context, Result};
 use hmac::{Hmac, KeyInit, Mac};
 use rusqlite::{Connection, TransactionBehavior, params};
 
-use fcd::runtime::{EvidenceKind, Runtime};
+use fcd_runtime::runtime::{EvidenceKind, Runtime};
 
 const NOW: u64 = 1_900_000_000;
 

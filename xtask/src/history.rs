@@ -16,10 +16,10 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 
-use fcd::canonical::{self, Canonical};
-use fcd::certify::{check_call, decide};
-use fcd::profile::Profile;
-use fcd::register::{Registration, Request, register};
+use fcd_compiler::profile::Profile;
+use fcd_compiler::register::{Registration, Request, register};
+use fcd_verify::canonical::{self, Canonical};
+use fcd_verify::certify::{check_call, decide};
 
 use crate::Format;
 use crate::fetch;
@@ -49,7 +49,7 @@ struct Plan {
     dir: PathBuf,
     profile: Profile,
     canonical: Canonical,
-    config: Option<fcd::register::Config>,
+    config: Option<fcd_compiler::register::Config>,
 }
 
 /// One published release to judge.
@@ -311,7 +311,7 @@ fn judge(plan: &Plan, task: &Task, cache: &Path, mirrors: &BTreeMap<String, Path
 
 /// Every canonical call decided under the canonical env and contract; a call
 /// the summary's schema refuses is `invalid`.
-fn decisions(canonical: &Canonical, summary: &fcd::summary::Summary) -> BTreeMap<String, String> {
+fn decisions(canonical: &Canonical, summary: &fcd_compiler::summary::Summary) -> BTreeMap<String, String> {
     canonical
         .calls
         .keys()

@@ -133,9 +133,9 @@ pub fn load_history(path: &Path) -> Result<Option<History>> {
 }
 
 fn parse_history(path: &Path, text: &str) -> Result<Option<History>> {
-    let at = |offset: usize| format!("{}:{}", path.display(), fcd::error::line_col(text, offset).0);
+    let at = |offset: usize| format!("{}:{}", path.display(), fcd_model::error::line_col(text, offset).0);
     let raw: RawHistoryFile = toml::from_str(text).map_err(|e| {
-        let line = e.span().map(|s| fcd::error::line_col(text, s.start).0);
+        let line = e.span().map(|s| fcd_model::error::line_col(text, s.start).0);
         anyhow::anyhow!("{}{}: {}", path.display(), line.map(|l| format!(":{l}")).unwrap_or_default(), e.message().trim_end())
     })?;
     let Some(spanned) = raw.history else { return Ok(None) };
@@ -290,13 +290,13 @@ pub fn load(path: &Path, regimes: &[String]) -> Result<Vec<Release>> {
 
 fn parse(path: &Path, text: &str, regimes: &[String]) -> Result<Vec<Release>> {
     let raw: RawManifest = toml::from_str(text).map_err(|e| {
-        let line = e.span().map(|s| fcd::error::line_col(text, s.start).0);
+        let line = e.span().map(|s| fcd_model::error::line_col(text, s.start).0);
         anyhow::anyhow!("{}{}: {}", path.display(), line.map(|l| format!(":{l}")).unwrap_or_default(), e.message().trim_end())
     })?;
     let mut seen = BTreeSet::new();
     let mut releases = Vec::new();
     for spanned in raw.release {
-        let line = fcd::error::line_col(text, spanned.span().start).0;
+        let line = fcd_model::error::line_col(text, spanned.span().start).0;
         let at = format!("{}:{line}", path.display());
         let mut release = validate(spanned.into_inner(), regimes).with_context(|| at.clone())?;
         // A directory release is relative to the releases.toml that names it.
@@ -496,7 +496,7 @@ mod tests {
             let dir = entry.unwrap().path();
             let path = dir.join(FILE);
             if path.is_file() {
-                let canonical = fcd::canonical::Canonical::load(&dir.join(fcd::canonical::FILE)).unwrap();
+                let canonical = fcd_verify::canonical::Canonical::load(&dir.join(fcd_verify::canonical::FILE)).unwrap();
                 let releases = load(&path, &canonical.regimes).unwrap_or_else(|e| panic!("{e:#}"));
                 assert!(load_history(&path).unwrap_or_else(|e| panic!("{e:#}")).is_some(), "{}: no [history]", path.display());
                 assert!(releases.iter().all(|r| crate::fetch::check_supported(r).is_ok()), "{}", path.display());

@@ -18,7 +18,7 @@ use anyhow::{Context, Result, bail};
 use serde::Serialize;
 use serde_json::Value;
 
-use fcd::canonical::{self, Canonical};
+use fcd_verify::canonical::{self, Canonical};
 
 use crate::Format;
 use crate::fetch;
@@ -45,7 +45,7 @@ pub struct Options {
 /// What every release of a run shares.
 struct Job<'a> {
     fcd: &'a Fcd,
-    registry: fcd::registry::Registry,
+    registry: fcd_runtime::registry::Registry,
     accept: &'a [String],
     oracle: bool,
 }
@@ -121,7 +121,7 @@ pub fn run(opts: &Options) -> Result<bool> {
     let fcd = Fcd::build(root)?;
     let build_time = start.elapsed();
     std::fs::create_dir_all(&opts.cache).with_context(|| format!("{}: cannot create", opts.cache.display()))?;
-    let registry = fcd::registry::Registry::open(&opts.registry).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let registry = fcd_runtime::registry::Registry::open(&opts.registry).map_err(|e| anyhow::anyhow!("{e}"))?;
     let mut job = Job { fcd: &fcd, registry, accept: &opts.accept, oracle: opts.oracle };
     let total: usize = plans.iter().map(|p| p.releases.len()).sum();
     let progress = crate::progress::Progress::new(total as u64);
@@ -337,7 +337,7 @@ fn check_release(job: &mut Job<'_>, plan: &Plan, release: &Release, art: &fetch:
                     Ok(epoch) => o.epoch = Some(epoch),
                     Err(e) => o.problems.push(format!("registry: {e}")),
                 }
-                let stored = fcd::summary::Summary::load(summary).map_err(|e| anyhow::anyhow!("{e}"))?;
+                let stored = fcd_compiler::summary::Summary::load(summary).map_err(|e| anyhow::anyhow!("{e}"))?;
                 o.summary_digest = Some(stored.summary_digest.clone());
                 o.profile_digest = Some(stored.profile.digest.clone());
             }
@@ -379,7 +379,7 @@ fn check_release(job: &mut Job<'_>, plan: &Plan, release: &Release, art: &fetch:
 fn review(
     expect: &Expectation,
     got: &Registration,
-    previous: Option<&fcd::registry::ReleaseStatus>,
+    previous: Option<&fcd_runtime::registry::ReleaseStatus>,
     accepted: Option<&str>,
     accepted_now: bool,
 ) -> Vec<String> {
@@ -437,11 +437,11 @@ fn target(dir: &Path, profile_name: &str, release: &Release, art: &fetch::Materi
     })
 }
 
-impl From<&fcd::register::Registration> for Registration {
-    fn from(r: &fcd::register::Registration) -> Registration {
+impl From<&fcd_compiler::register::Registration> for Registration {
+    fn from(r: &fcd_compiler::register::Registration) -> Registration {
         match r {
-            fcd::register::Registration::Registered(s) => Registration::Registered { summary_digest: s.summary_digest.clone() },
-            fcd::register::Registration::Escalated(e) => Registration::Escalated {
+            fcd_compiler::register::Registration::Registered(s) => Registration::Registered { summary_digest: s.summary_digest.clone() },
+            fcd_compiler::register::Registration::Escalated(e) => Registration::Escalated {
                 code: e.code.as_str().to_owned(),
                 detail: e.detail.clone(),
                 file: e.anchor.as_ref().map(|a| a.file.clone()),
@@ -647,8 +647,8 @@ mod tests {
         Registration::Escalated { code: code.into(), detail: "d".into(), file: Some("f".into()), line: Some(1) }
     }
 
-    fn automatic() -> fcd::registry::ReleaseStatus {
-        fcd::registry::ReleaseStatus { status: "automatic".into(), code: None }
+    fn automatic() -> fcd_runtime::registry::ReleaseStatus {
+        fcd_runtime::registry::ReleaseStatus { status: "automatic".into(), code: None }
     }
 
     #[test]

@@ -15,10 +15,10 @@ use anyhow::{Context, Result};
 /// Each schema's file name under `schemas/` and the schema.
 pub fn all() -> Vec<(&'static str, serde_json::Value)> {
     vec![
-        ("profile.schema.json", fcd::profile::json_schema()),
+        ("profile.schema.json", fcd_compiler::profile::json_schema()),
         ("tests.schema.json", fcd::profile_test::json_schema()),
         ("releases.schema.json", crate::manifest::json_schema()),
-        ("canonical.schema.json", fcd::canonical::json_schema()),
+        ("canonical.schema.json", fcd_verify::canonical::json_schema()),
     ]
 }
 

@@ -12,7 +12,7 @@ use std::path::Path;
 use fcd_frontends::{Escalation, Lang, SourceFile};
 
 use super::{Listing, Loaded, read};
-use crate::error::InputError;
+use fcd_model::error::InputError;
 
 pub fn load(root: &Path, selected: &[SourceFile]) -> Result<Result<Loaded, Escalation>, InputError> {
     let listing = Listing::of(root)?;

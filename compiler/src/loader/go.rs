@@ -18,8 +18,8 @@ use std::path::Path;
 
 use fcd_frontends::{Anchor, Escalation, EscalationCode, SourceFile};
 
-use crate::error::InputError;
 use crate::source::read_one;
+use fcd_model::error::InputError;
 
 /// Extensions `go build` compiles into a package besides `.go` (assembly, cgo, objects).
 const OTHER_SOURCES: &[&str] =

@@ -22,8 +22,8 @@ use walkdir::WalkDir;
 
 use fcd_frontends::{Escalation, Lang, SourceFile};
 
-use crate::error::InputError;
 use crate::profile::Profile;
+use fcd_model::error::InputError;
 
 /// What the runtime loads beyond the selected files.
 #[derive(Debug, Default)]

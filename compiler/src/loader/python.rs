@@ -18,8 +18,8 @@ use std::path::Path;
 use fcd_frontends::{Anchor, Escalation, EscalationCode, SourceFile};
 
 use super::{Loaded, read};
-use crate::error::InputError;
 use crate::profile::Profile;
+use fcd_model::error::InputError;
 
 const BACKENDS: &[&str] = &["hatchling.build", "setuptools.build_meta", "flit_core.buildapi", "poetry.core.masonry.api", "pdm.backend", "uv_build"];
 const MANIFESTS: &[&str] = &["pyproject.toml", "setup.cfg", "PKG-INFO"];

@@ -17,8 +17,8 @@ use fcd_frontends::{ArgPattern, ArgShape, Comparison, DefaultRule, FactKind, Fac
 use super::fields::fields;
 use super::schema::{RawFactTable, RawRegion, Spanned};
 use super::{FactRequest, Span, Validator, diagnose};
-use crate::canon;
-use crate::error::InputError;
+use fcd_model::canon;
+use fcd_model::error::InputError;
 
 /// The keys every fact has, whatever its kind (`kind` is the tag).
 #[derive(Deserialize, JsonSchema)]

@@ -32,9 +32,9 @@ use globset::GlobSet;
 
 use fcd_frontends::{FactSpec, Lang, RegionKind, RegionSpec};
 
-use crate::canon;
-use crate::error::{InputError, read_text};
-use crate::rules::{Rule, ValueType};
+use fcd_model::canon;
+use fcd_model::error::{InputError, read_text};
+use fcd_model::rules::{Rule, ValueType};
 pub use fcd_model::summary::{ArgSpec, Envelope};
 pub use schema::json_schema;
 

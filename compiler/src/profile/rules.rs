@@ -8,8 +8,8 @@ use fcd_frontends::{Exposure, FactKind};
 
 use super::schema::{RawEffect, RawInterpreter, RawOutcome, RawPredicate, RawRule, Spanned};
 use super::{ArgSpec, RuleTemplate, Span, Validator, diagnose};
-use crate::error::InputError;
-use crate::rules::{EffectTemplate, Outcome, Pattern, Predicate, Rule, Template, Test, ValueType};
+use fcd_model::error::InputError;
+use fcd_model::rules::{EffectTemplate, Outcome, Pattern, Predicate, Rule, Template, Test, ValueType};
 
 /// The tests a condition may hold, as a message lists them.
 const TESTS: &str =
@@ -366,7 +366,7 @@ impl Validator<'_> {
         for (j, later) in rules.iter().enumerate() {
             let Some(i) = rules[..j].iter().position(|earlier| covers(earlier, later)) else { continue };
             let when = raw[j].get_ref().when.span();
-            let (line, _) = crate::error::line_col(self.text, diagnose::key_at(self.text, raw[i].get_ref().when.span().start));
+            let (line, _) = fcd_model::error::line_col(self.text, diagnose::key_at(self.text, raw[i].get_ref().when.span().start));
             self.keep(self.err::<()>(
                 when,
                 &format!("rules[{j}]"),

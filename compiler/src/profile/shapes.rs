@@ -10,7 +10,7 @@
 
 use super::Validator;
 use super::schema::{RawProfile, RawShape, Spanned};
-use crate::error::InputError;
+use fcd_model::error::InputError;
 
 impl Validator<'_> {
     /// The profile as shape `name` describes it.

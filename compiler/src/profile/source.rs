@@ -7,7 +7,7 @@ use fcd_frontends::Lang;
 
 use super::schema::{RawSource, Spanned};
 use super::{EntrySpec, Validator};
-use crate::error::InputError;
+use fcd_model::error::InputError;
 
 impl Validator<'_> {
     /// The globs under `key`, each matching within path segments; every bad

@@ -159,7 +159,7 @@ fn read_only_callees_are_for_javascript_and_callee_identities() {
 
 #[test]
 fn element_and_path_tests_load_and_are_checked_against_declared_types() {
-    use crate::rules::{Predicate, Test};
+    use fcd_model::rules::{Predicate, Test};
     let rule = "[[rules]]\nwhen = { arg = \"target\", type = \"string\" }";
     let ok = |when: &str, args: &str| {
         let (_, text) = git_diff();
@@ -200,7 +200,7 @@ fn element_and_path_tests_load_and_are_checked_against_declared_types() {
 /// only reads; the compiled test carries the dialect and the lists.
 #[test]
 fn a_sql_read_test_needs_a_known_dialect_and_its_lists() {
-    use crate::rules::{Predicate, Test};
+    use fcd_model::rules::{Predicate, Test};
     let rule = "[[rules]]\nwhen = { arg = \"target\", type = \"string\" }";
     let with = |when: &str, interpreters: &str| {
         let (_, text) = git_diff();

@@ -8,7 +8,7 @@
 use super::refusal::{Refusal, RefusalCode, refuse};
 use serde::Serialize;
 
-use crate::canon;
+use fcd_model::canon;
 
 /// One entry of the hash-chained audit log, the same on every store:
 /// `hash = sha256(prev + "\n" + entry)`, `prev` the hash of the entry before.

@@ -9,7 +9,7 @@ use serde_json::json;
 use super::refusal::{Refusal, RefusalCode, refuse};
 use super::state::LeaseState;
 use super::store::{Decision, View, Write};
-use crate::canon;
+use fcd_model::canon;
 
 /// What a resolver signs to settle lease `lease` with `result`.
 pub fn resolution_message(lease: i64, result: &str) -> String {

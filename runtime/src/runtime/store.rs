@@ -279,5 +279,5 @@ pub(crate) trait Store: Send {
 pub(crate) fn nonce() -> Result<String, StorageError> {
     let mut bytes = [0u8; 16];
     getrandom::fill(&mut bytes).map_err(|e| StorageError::new(format!("no randomness: {e}")))?;
-    Ok(crate::canon::hex(&bytes))
+    Ok(fcd_model::canon::hex(&bytes))
 }

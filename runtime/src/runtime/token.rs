@@ -7,7 +7,7 @@ use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
 
 use super::refusal::StorageError;
-use crate::canon;
+use fcd_model::canon;
 
 type HmacSha256 = Hmac<Sha256>;
 

@@ -35,7 +35,7 @@ use super::super::audit::AuditEntry;
 use super::super::refusal::{Refusal, StorageError};
 use super::super::state::{LeaseState, State};
 use super::{Commit, DecideFn, EpochRecord, EvidenceKind, EvidenceRecord, FormationRecord, IdKind, LeaseRecord, Store, StoredLease, View, Write, nonce};
-use crate::canon;
+use fcd_model::canon;
 
 /// How many of its own decisions a store makes before it seals the audit queue.
 pub(crate) const SEAL_EVERY: usize = 512;
