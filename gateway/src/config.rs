@@ -24,6 +24,10 @@ use fcd_runtime::runtime::CallDurability;
 pub struct Config {
     /// The runtime store: `sqlite:FILE` or `etcd:ENDPOINTS`.
     pub runtime: String,
+    /// Start over on a runtime store other than the one the registry bound
+    /// (`fcd gateway serve --accept-new-store`): never read from the file.
+    #[serde(skip)]
+    pub accept_new_store: bool,
     /// The registry (SQLite) the epochs were admitted into.
     pub registry: PathBuf,
     /// The principal of a stdio session (the agent's user): the gateway's

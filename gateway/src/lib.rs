@@ -11,6 +11,7 @@
 //! It depends on the runtime and the verifier, never on a parser: a
 //! gateway host builds no tree-sitter.
 
+mod bound_store;
 pub mod config;
 pub mod decide;
 pub mod framing;

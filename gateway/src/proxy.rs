@@ -101,6 +101,8 @@ pub struct Gateway {
     /// The runtime store's file as the gateway opened it (SQLite): its path,
     /// device and inode, compared at every runtime decision.
     store_file: Option<(std::path::PathBuf, u64, u64)>,
+    /// The runtime store's name in the registry's bound stores (crate::bound_store).
+    store_name: String,
     _private: tempfile::TempDir,
 }
 
@@ -122,6 +124,8 @@ impl Gateway {
             _ => None,
         };
         let registry = Registry::open(&config.registry).map_err(|e| fail(e.to_string()))?;
+        let store_name = crate::bound_store::name(&spec);
+        crate::bound_store::check(&runtime, &registry, &store_name, config.accept_new_store).map_err(fail)?;
         let private = tempfile::Builder::new().prefix("fcd-gateway-").tempdir().map_err(|e| fail(format!("no private directory: {e}")))?;
         let mut releases = Vec::new();
         for (si, s) in config.servers.iter().enumerate() {
@@ -178,6 +182,7 @@ impl Gateway {
             captured: Mutex::new(BTreeMap::new()),
             offered: Mutex::new(BTreeMap::new()),
             store_file,
+            store_name,
             _private: private,
         };
         gateway.pin_unprofiled().map_err(fail)?;
@@ -588,6 +593,14 @@ impl Gateway {
         }
     }
 
+    /// Moves the registry's mark of the runtime store forward to its last
+    /// audit entry (when the gateway stops): the next start checks it is there.
+    pub fn record_store_mark(&self) -> Result<(), String> {
+        let rt = self.rt().map_err(|r| r.detail)?;
+        let registry = Registry::open(&self.config.registry).map_err(|e| e.to_string())?;
+        crate::bound_store::advance(&rt, &registry, &self.store_name)
+    }
+
     fn rt(&self) -> Result<std::sync::MutexGuard<'_, Runtime>, Refused> {
         self.store_is_the_one_opened()?;
         self.runtime.lock().map_err(|_| Refused::new("storage", "the runtime lock is poisoned"))
@@ -725,12 +738,17 @@ impl ServerHandler for Handler {
 pub async fn serve_stdio(gateway: Gateway) -> Result<(), StartError> {
     let principal = gateway.config.principal.clone();
     let max = gateway.config.max_message_bytes;
-    let handler = Handler { gateway: Arc::new(gateway), principal };
+    let gateway = Arc::new(gateway);
+    let handler = Handler { gateway: gateway.clone(), principal };
     // Every line from the client is judged first (crate::framing): each gets an answer, one id runs once.
     let (read, write, written) = crate::framing::serve(tokio::io::stdin(), tokio::io::stdout(), max);
     let transport = rmcp::transport::async_rw::AsyncRwTransport::new_server(read, write).with_max_line_length(max.saturating_add(1));
     let service = handler.serve(transport).await.map_err(|e| StartError(format!("the client did not initialize: {e}")))?;
-    service.waiting().await.map_err(|e| StartError(e.to_string()))?;
+    let ended = service.waiting().await.map_err(|e| StartError(e.to_string()));
+    if let Err(e) = gateway.record_store_mark() {
+        tracing::warn!(target: "fcd::gateway", "the runtime store's mark was not recorded in the registry: {e}");
+    }
+    ended?;
     // The last responses reach the client before the process ends (bounded: the framing's
     // reader may still wait on a client that keeps its end open).
     let _ = tokio::time::timeout(Duration::from_secs(2), written).await;

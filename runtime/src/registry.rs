@@ -36,6 +36,17 @@ pub fn epoch_id(summary: &Summary) -> String {
     canon::digest(&manifest(summary))
 }
 
+/// A runtime store as a gateway last saw it: its identity
+/// ([`crate::runtime::Runtime::identity`]) and the last entry of its audit
+/// log then (sequence 0 and no hash for an empty log). Kept in the registry,
+/// outside the store, so a store replaced, recreated or cut back is noticed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoreMark {
+    pub identity: String,
+    pub audit_seq: i64,
+    pub audit_hash: String,
+}
+
 /// Evidence that a separate process rebuilt a summary.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Regeneration {
@@ -94,7 +105,8 @@ impl Registry {
                  manifest TEXT NOT NULL, summary_digest TEXT NOT NULL REFERENCES summaries(summary_digest));
              CREATE TABLE IF NOT EXISTS regenerations (summary_digest TEXT NOT NULL, process INTEGER NOT NULL, regenerated_digest TEXT NOT NULL);
              CREATE TABLE IF NOT EXISTS outcomes (profile TEXT NOT NULL, release TEXT NOT NULL, status TEXT NOT NULL, code TEXT, PRIMARY KEY (profile, release));
-             CREATE TABLE IF NOT EXISTS accepted_escalations (profile TEXT NOT NULL, release TEXT NOT NULL, code TEXT NOT NULL, PRIMARY KEY (profile, release));",
+             CREATE TABLE IF NOT EXISTS accepted_escalations (profile TEXT NOT NULL, release TEXT NOT NULL, code TEXT NOT NULL, PRIMARY KEY (profile, release));
+             CREATE TABLE IF NOT EXISTS bound_stores (store TEXT PRIMARY KEY, identity TEXT NOT NULL, audit_seq INTEGER NOT NULL, audit_hash TEXT NOT NULL);",
         )
         .map_err(err)?;
         Ok(Registry { db, path: path.to_owned() })
@@ -102,6 +114,32 @@ impl Registry {
 
     fn err(&self, e: rusqlite::Error) -> InputError {
         sql_error(&self.path, e)
+    }
+
+    /// The runtime store bound to `store` (its name: a SQLite file's absolute
+    /// path, an etcd cluster's endpoints and prefix), as last recorded.
+    pub fn bound_store(&self, store: &str) -> Result<Option<StoreMark>, InputError> {
+        self.db
+            .query_row("SELECT identity, audit_seq, audit_hash FROM bound_stores WHERE store = ?1", params![store], |r| {
+                Ok(StoreMark { identity: r.get(0)?, audit_seq: r.get(1)?, audit_hash: r.get(2)? })
+            })
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
+    /// Records `mark` for `store`. With `rebind`, whatever was bound before
+    /// is replaced (the operator started over on another store); without it
+    /// the mark only moves forward, on the same store: a gateway that stops
+    /// after another never moves the mark back.
+    pub fn bind_store(&self, store: &str, mark: &StoreMark, rebind: bool) -> Result<(), InputError> {
+        let sql = if rebind {
+            "INSERT OR REPLACE INTO bound_stores VALUES (?1, ?2, ?3, ?4)"
+        } else {
+            "INSERT INTO bound_stores VALUES (?1, ?2, ?3, ?4) ON CONFLICT(store) DO UPDATE SET audit_seq = excluded.audit_seq, audit_hash = excluded.audit_hash
+             WHERE bound_stores.identity = excluded.identity AND excluded.audit_seq > bound_stores.audit_seq"
+        };
+        self.db.execute(sql, params![store, mark.identity, mark.audit_seq, mark.audit_hash]).map_err(|e| self.err(e))?;
+        Ok(())
     }
 
     /// Admits a summary with its regeneration evidence; refuses a summary whose

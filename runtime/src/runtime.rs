@@ -95,6 +95,14 @@ impl Runtime {
         Ok(Runtime { store, mac })
     }
 
+    /// What tells this store from every other, across restarts: a digest of
+    /// its token key, which is created with the store and never changed. A
+    /// store deleted and created again, or replaced by another, has another
+    /// identity; the key itself cannot be recovered from it.
+    pub fn identity(&self) -> String {
+        fcd_model::canon::sha256(&[b"fcd runtime store identity\n".as_slice(), &self.mac].concat())
+    }
+
     /// Registers the public key whose signatures resolve uncertain leases.
     pub fn set_resolver(&self, key: &VerifyingKey) -> Result<(), Refusal> {
         Ok(self.store.set_resolver(key.as_bytes())?)

@@ -20,6 +20,11 @@ pub enum GatewayCommand {
         /// The gateway's TOML configuration.
         #[arg(long)]
         config: PathBuf,
+        /// Start over on a runtime store that is not the one the registry bound
+        /// (replaced, or deleted and created again): its retirements and
+        /// configuration bindings are lost, so this is never the default.
+        #[arg(long)]
+        accept_new_store: bool,
     },
     /// Writes a gateway configuration for the registry's admitted releases of one server.
     Init(Box<InitArgs>),
@@ -82,13 +87,14 @@ pub struct InitArgs {
 
 pub fn run(c: GatewayCommand, io: &mut Io<'_>) -> Result<Status, InputError> {
     match c {
-        GatewayCommand::Serve { config } => serve(&config),
+        GatewayCommand::Serve { config, accept_new_store } => serve(&config, accept_new_store),
         GatewayCommand::Init(a) => init(*a, io),
     }
 }
 
-fn serve(path: &Path) -> Result<Status, InputError> {
-    let config = fcd_gateway::Config::load(path)?;
+fn serve(path: &Path, accept_new_store: bool) -> Result<Status, InputError> {
+    let mut config = fcd_gateway::Config::load(path)?;
+    config.accept_new_store = accept_new_store;
     decision_log(&config.log);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

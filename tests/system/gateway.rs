@@ -813,18 +813,23 @@ fn one_gateway_fronts_two_servers_each_tool_decided_on_its_own_release() {
 /// line it answers: what no SDK client sends (malformed JSON, a reused id).
 struct RawClient {
     child: std::process::Child,
-    stdin: std::process::ChildStdin,
+    stdin: Option<std::process::ChildStdin>,
     answers: std::sync::mpsc::Receiver<Value>,
 }
 
 impl RawClient {
     /// Starts the gateway of `config`, its stderr (the decision log) written to `log`.
     fn start(config: &Path, log: &Path) -> RawClient {
+        RawClient::start_with(config, log, &[])
+    }
+
+    /// [`RawClient::start`] with further arguments of `fcd gateway serve`.
+    fn start_with(config: &Path, log: &Path, extra: &[&str]) -> RawClient {
         use std::io::BufRead as _;
         use std::process::Stdio;
         let stderr = std::fs::File::create(log).unwrap();
         let mut child =
-            Command::new(fcd_bin()).args(&serve(config)[1..]).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(stderr).spawn().expect("fcd runs");
+            Command::new(fcd_bin()).args(&serve(config)[1..]).args(extra).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(stderr).spawn().expect("fcd runs");
         let stdin = child.stdin.take().unwrap();
         let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
         let (tx, answers) = std::sync::mpsc::channel();
@@ -836,7 +841,7 @@ impl RawClient {
                 }
             }
         });
-        let mut client = RawClient { child, stdin, answers };
+        let mut client = RawClient { child, stdin: Some(stdin), answers };
         client.send(
             &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
             "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}})
@@ -850,9 +855,24 @@ impl RawClient {
 
     fn send(&mut self, line: &str) {
         use std::io::Write as _;
-        self.stdin.write_all(line.as_bytes()).unwrap();
-        self.stdin.write_all(b"\n").unwrap();
-        self.stdin.flush().unwrap();
+        let stdin = self.stdin.as_mut().expect("the session is open");
+        stdin.write_all(line.as_bytes()).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// Ends the session as a client does, closing the gateway's stdin, and
+    /// waits for the gateway to exit; whether it exited cleanly.
+    fn stop(&mut self) -> bool {
+        self.stdin = None;
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status.success();
+            }
+            assert!(std::time::Instant::now() < deadline, "the gateway did not exit within 30 s of its stdin closing");
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 
     fn next(&self) -> Value {
@@ -1053,6 +1073,78 @@ fn a_runtime_store_deleted_or_replaced_under_the_gateway_refuses_every_decision(
     client.send(&call(4));
     assert_eq!(refusal(&client.next()), None, "the store it opened serves again");
     assert_eq!(w.calls_seen("guarded.log"), 2, "nothing was forwarded while the store was not the one opened");
+}
+
+/// `fcd gateway serve` that must refuse to start: its stderr.
+fn refused_start(config: &Path, extra: &[&str]) -> String {
+    let out = Command::new(fcd_bin()).args(&serve(config)[1..]).args(extra).stdin(std::process::Stdio::null()).output().expect("fcd runs");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "the gateway started on a store it must refuse: {stderr}");
+    stderr
+}
+
+/// Issue 27, point 3: between two runs the runtime store cannot be lost
+/// silently. The registry keeps the store's identity and the last audit
+/// entry a gateway saw: a store restored from an older copy (same identity,
+/// entries gone) and a store deleted and created empty (another identity)
+/// are refused at start before any server runs; starting over on a new
+/// store takes the operator's `--accept-new-store`.
+#[test]
+fn a_runtime_store_cut_back_or_created_again_between_runs_is_refused_at_start() {
+    let Some(r) = releases() else { return };
+    let w = world(r, &[&r.guarded_summary]);
+    let top = "principal = \"user:alice\"\n";
+    let refusal = |answer: &Value| answer["result"]["structuredContent"]["fcd"]["refused"].as_str().map(str::to_owned);
+    let session = |calls: &[i64]| {
+        let (mut client, _) = w.raw_client(top, w.server(&r.guarded, "guarded.log"), &r.guarded);
+        for id in calls {
+            client.send(&w.raw_call(*id));
+            assert_eq!(refusal(&client.next()), None, "the store serves call {id}");
+        }
+        assert!(client.stop(), "the gateway exits cleanly when its client closes the session");
+    };
+    let store = w.path("runtime.sqlite");
+    let sidecars = |p: &Path| ["", "-wal", "-shm"].map(|s| PathBuf::from(format!("{}{s}", p.display())));
+    session(&[1]);
+    let older = w.path("older.sqlite");
+    for (from, to) in sidecars(&store).iter().zip(sidecars(&older).iter()) {
+        if from.exists() {
+            std::fs::copy(from, to).unwrap();
+        }
+    }
+    session(&[2, 3]);
+    let seen = w.calls_seen("guarded.log");
+    assert_eq!(seen, 3);
+    let config = w.path("gateway.toml");
+
+    // Restored from the older copy: the same store by identity, its last entries gone.
+    for (from, to) in sidecars(&older).iter().zip(sidecars(&store).iter()) {
+        let _ = std::fs::remove_file(to);
+        if from.exists() {
+            std::fs::copy(from, to).unwrap();
+        }
+    }
+    let stderr = refused_start(&config, &[]);
+    assert!(stderr.contains("lost audit entries"), "{stderr}");
+
+    // Deleted: the next start would create an empty store, where every retirement is forgotten.
+    for p in sidecars(&store) {
+        let _ = std::fs::remove_file(p);
+    }
+    let stderr = refused_start(&config, &[]);
+    assert!(stderr.contains("is not the store the registry bound") && stderr.contains("--accept-new-store"), "{stderr}");
+    assert_eq!(w.calls_seen("guarded.log"), seen, "no server ran for a refused start");
+
+    // The operator starts over explicitly; from then on this store is the bound one.
+    let log = w.path("accept.log");
+    let mut client = RawClient::start_with(&config, &log, &["--accept-new-store"]);
+    client.send(&w.raw_call(4));
+    assert_eq!(refusal(&client.next()), None, "the new store serves");
+    assert!(client.stop());
+    assert!(std::fs::read_to_string(&log).unwrap().contains("starting over on the runtime store"));
+    session(&[5]);
+    assert_eq!(w.calls_seen("guarded.log"), seen + 2);
+    assert_eq!(w.runtime().verify_audit().ok().map(|n| n > 0), Some(true));
 }
 
 /// Issue 27, point 2: a reply larger than rmcp's default 16 MiB line (a
