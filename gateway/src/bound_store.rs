@@ -49,7 +49,10 @@ pub(crate) fn check(runtime: &Runtime, registry: &Registry, store: &str, accept_
                     bound.identity, bound.audit_seq
                 ));
             }
-            eprintln!("fcd gateway: starting over on the runtime store {store} ({}), as --accept-new-store asks: the store bound before was {}", now.identity, bound.identity);
+            eprintln!(
+                "fcd gateway: starting over on the runtime store {store} ({}), as --accept-new-store asks: the store bound before was {}",
+                now.identity, bound.identity
+            );
             rebind = true;
         } else if bound.audit_seq > 0 {
             let entries = runtime.audit_entries().map_err(|e| e.to_string())?;

@@ -76,12 +76,47 @@ pub struct Config {
     /// since arguments may carry what the log's readers should not see).
     #[serde(default)]
     pub log_arguments: bool,
+    /// Streamable HTTP (`fcd gateway serve --listen`): where to listen and
+    /// how clients authenticate. Without it the gateway speaks stdio only.
+    pub http: Option<Http>,
     /// The contracts calls are decided against, one per principal and tool.
     #[serde(rename = "contract", default)]
     pub contracts: Vec<ContractConfig>,
     /// The servers the gateway fronts.
     #[serde(rename = "server")]
     pub servers: Vec<ServerConfig>,
+}
+
+/// The `[http]` table: the Streamable HTTP listener and its bearer tokens.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Http {
+    /// The address to listen on (`127.0.0.1:8080`); `--listen` overrides it.
+    pub listen: Option<String>,
+    /// The issuer's public keys, a JWKS file (RFC 7517): a token verifies against one of them.
+    pub jwks: Option<PathBuf>,
+    /// The `iss` every token must carry.
+    pub issuer: Option<String>,
+    /// The `aud` every token must carry: this gateway's resource identifier.
+    pub audience: Option<String>,
+    /// The claim naming the principal (default `sub`).
+    #[serde(default = "default_principal_claim")]
+    pub principal_claim: String,
+    /// Put before the claim's value to make the principal (`user:` makes `alice` `user:alice`).
+    #[serde(default)]
+    pub principal_prefix: String,
+    /// Serve without authentication, every client as `principal`. Never a
+    /// default: only on a listener nothing else can reach.
+    #[serde(default)]
+    pub allow_unauthenticated: bool,
+    /// Host names (or `host:port`) the `Host` header may name, besides
+    /// loopback names (rmcp refuses other hosts, against DNS rebinding).
+    #[serde(default)]
+    pub allowed_hosts: Vec<String>,
+}
+
+fn default_principal_claim() -> String {
+    "sub".into()
 }
 
 fn default_call_timeout() -> u64 {
@@ -253,6 +288,9 @@ impl Config {
             resolve(p);
         }
         config.contracts.iter_mut().for_each(|c| resolve(&mut c.file));
+        if let Some(p) = config.http.as_mut().and_then(|h| h.jwks.as_mut()) {
+            resolve(p);
+        }
         for r in config.servers.iter_mut().flat_map(|s| s.releases.iter_mut()) {
             resolve(&mut r.installed.root);
             if let Some(p) = r.config_file.as_mut() {

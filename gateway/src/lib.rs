@@ -11,10 +11,12 @@
 //! It depends on the runtime and the verifier, never on a parser: a
 //! gateway host builds no tree-sitter.
 
+pub mod auth;
 mod bound_store;
 pub mod config;
 pub mod decide;
 pub mod framing;
+pub mod http;
 pub mod init;
 pub mod measure;
 pub mod proxy;
@@ -22,5 +24,6 @@ pub mod refused;
 pub mod upstream;
 
 pub use config::Config;
+pub use http::serve_http;
 pub use proxy::{Gateway, StartError, serve_stdio};
 pub use refused::Refused;

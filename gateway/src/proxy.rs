@@ -83,7 +83,7 @@ struct Bound {
 
 /// The gateway: the runtime, the releases and the session.
 pub struct Gateway {
-    config: Config,
+    pub(crate) config: Config,
     runtime: Mutex<Runtime>,
     releases: Vec<Release>,
     /// Contracts by (principal, tool as the client sees it).
@@ -712,11 +712,21 @@ fn not_forwarded() -> Refused {
     Refused::new("cancelled", "the client cancelled the call before it was forwarded: nothing ran")
 }
 
-/// The gateway as the agent's MCP server, for one session of `principal`.
+/// Who a session's calls are decided for.
+#[derive(Clone, Debug)]
+pub enum Principal {
+    /// A stdio session: the configuration says who the local client is.
+    Configured(String),
+    /// An HTTP request: the principal its verified bearer token names
+    /// (crate::auth), carried with the request; none means refused.
+    FromToken,
+}
+
+/// The gateway as the agent's MCP server, for one session.
 #[derive(Clone)]
 pub struct Handler {
     pub gateway: Arc<Gateway>,
-    pub principal: String,
+    pub principal: Principal,
 }
 
 impl ServerHandler for Handler {
@@ -729,7 +739,17 @@ impl ServerHandler for Handler {
     }
 
     async fn call_tool(&self, request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
-        Ok(self.gateway.call_until(&self.principal, request, &context.ct).await.into())
+        let principal = match &self.principal {
+            Principal::Configured(p) => p.clone(),
+            Principal::FromToken => {
+                let token = context.extensions.get::<axum::http::request::Parts>().and_then(|parts| parts.extensions.get::<crate::auth::Authenticated>());
+                match token {
+                    Some(who) => who.0.clone(),
+                    None => return Err(ErrorData::invalid_request("no authenticated principal for this request", None)),
+                }
+            }
+        };
+        Ok(self.gateway.call_until(&principal, request, &context.ct).await.into())
     }
 }
 
@@ -739,7 +759,7 @@ pub async fn serve_stdio(gateway: Gateway) -> Result<(), StartError> {
     let principal = gateway.config.principal.clone();
     let max = gateway.config.max_message_bytes;
     let gateway = Arc::new(gateway);
-    let handler = Handler { gateway: gateway.clone(), principal };
+    let handler = Handler { gateway: gateway.clone(), principal: Principal::Configured(principal) };
     // Every line from the client is judged first (crate::framing): each gets an answer, one id runs once.
     let (read, write, written) = crate::framing::serve(tokio::io::stdin(), tokio::io::stdout(), max);
     let transport = rmcp::transport::async_rw::AsyncRwTransport::new_server(read, write).with_max_line_length(max.saturating_add(1));

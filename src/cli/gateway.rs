@@ -25,6 +25,11 @@ pub enum GatewayCommand {
         /// configuration bindings are lost, so this is never the default.
         #[arg(long)]
         accept_new_store: bool,
+        /// Serve MCP's Streamable HTTP at http://ADDR/mcp instead of stdio
+        /// (ADDR like 127.0.0.1:8080; overrides [http] listen). Clients
+        /// authenticate with bearer tokens as [http] configures.
+        #[arg(long, value_name = "ADDR")]
+        listen: Option<String>,
     },
     /// Writes a gateway configuration for the registry's admitted releases of one server.
     Init(Box<InitArgs>),
@@ -87,14 +92,15 @@ pub struct InitArgs {
 
 pub fn run(c: GatewayCommand, io: &mut Io<'_>) -> Result<Status, InputError> {
     match c {
-        GatewayCommand::Serve { config, accept_new_store } => serve(&config, accept_new_store),
+        GatewayCommand::Serve { config, accept_new_store, listen } => serve(&config, accept_new_store, listen),
         GatewayCommand::Init(a) => init(*a, io),
     }
 }
 
-fn serve(path: &Path, accept_new_store: bool) -> Result<Status, InputError> {
+fn serve(path: &Path, accept_new_store: bool, listen: Option<String>) -> Result<Status, InputError> {
     let mut config = fcd_gateway::Config::load(path)?;
     config.accept_new_store = accept_new_store;
+    let listen = listen.or_else(|| config.http.as_ref().and_then(|h| h.listen.clone()));
     decision_log(&config.log);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -103,7 +109,11 @@ fn serve(path: &Path, accept_new_store: bool) -> Result<Status, InputError> {
         .map_err(|e| InputError::new(path, format!("no async runtime: {e}")))?;
     runtime.block_on(async {
         let gateway = fcd_gateway::Gateway::start(config).await.map_err(|e| InputError::new(path, e.to_string()))?;
-        fcd_gateway::serve_stdio(gateway).await.map_err(|e| InputError::new(path, e.to_string()))
+        match listen {
+            Some(addr) => fcd_gateway::serve_http(gateway, &addr).await,
+            None => fcd_gateway::serve_stdio(gateway).await,
+        }
+        .map_err(|e| InputError::new(path, e.to_string()))
     })?;
     Ok(Status::Success)
 }

@@ -1,8 +1,10 @@
-"""Drives one MCP server over stdio with the official MCP Python SDK, as an
-agent's client would: initialize, list the tools, then make the calls given.
+"""Drives one MCP server with the official MCP Python SDK, as an agent's
+client would: initialize, list the tools, then make the calls given. Over
+stdio (the server started from "command"), or over Streamable HTTP ("url",
+with optional "headers", such as an Authorization bearer token).
 
 Usage: python mcp_client.py PLAN.json
-PLAN: {"command": [...], "env": {...}, "calls": [{"tool": ..., "arguments": {...},
+PLAN: {"command": [...] | "url": URL, "headers": {...}, "env": {...}, "calls": [{"tool": ..., "arguments": {...},
        "after": PATH (optional: sent only once PATH exists)}],
        "concurrent": bool (optional: every call in flight at once, each sent when its
        "after" file appears, so a test orders them from outside),
@@ -17,6 +19,8 @@ import json
 import os
 import sys
 import time
+
+from contextlib import asynccontextmanager
 
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -38,10 +42,24 @@ async def one(session, call):
     return summarize(await session.call_tool(call["tool"], call["arguments"]))
 
 
-async def drive(plan):
+@asynccontextmanager
+async def transport(plan):
+    if "url" in plan:
+        import httpx2
+        from mcp.client.streamable_http import streamable_http_client
+
+        async with httpx2.AsyncClient(headers=plan.get("headers", {}), timeout=120) as http:
+            async with streamable_http_client(plan["url"], http_client=http) as streams:
+                yield streams[0], streams[1]
+        return
     params = StdioServerParameters(command=plan["command"][0], args=plan["command"][1:], env=plan.get("env"))
-    out = {"tools": [], "results": [], "micros": []}
     async with stdio_client(params) as (reader, writer):
+        yield reader, writer
+
+
+async def drive(plan):
+    out = {"tools": [], "results": [], "micros": []}
+    async with transport(plan) as (reader, writer):
         async with ClientSession(reader, writer) as session:
             await session.initialize()
             listed = await session.list_tools()

@@ -828,8 +828,14 @@ impl RawClient {
         use std::io::BufRead as _;
         use std::process::Stdio;
         let stderr = std::fs::File::create(log).unwrap();
-        let mut child =
-            Command::new(fcd_bin()).args(&serve(config)[1..]).args(extra).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(stderr).spawn().expect("fcd runs");
+        let mut child = Command::new(fcd_bin())
+            .args(&serve(config)[1..])
+            .args(extra)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(stderr)
+            .spawn()
+            .expect("fcd runs");
         let stdin = child.stdin.take().unwrap();
         let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
         let (tx, answers) = std::sync::mpsc::channel();
@@ -1165,4 +1171,165 @@ fn a_reply_over_16_mib_reaches_the_client() {
     assert!(text.len() > 16 << 20, "the whole diff: {} bytes, {}", text.len(), &answer.to_string()[..answer.to_string().len().min(300)]);
     assert!(text.contains("00179999 a line"), "its last line too");
     assert_eq!(w.completed().len(), 1);
+}
+
+/// A gateway serving Streamable HTTP (`--listen 127.0.0.1:0`); killed when dropped.
+struct HttpGateway {
+    child: std::process::Child,
+    addr: String,
+}
+
+impl HttpGateway {
+    fn start(config: &Path) -> HttpGateway {
+        use std::io::BufRead as _;
+        let mut child = Command::new(fcd_bin())
+            .args(&serve(config)[1..])
+            .args(["--listen", "127.0.0.1:0"])
+            .stdin(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("fcd runs");
+        let stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in stderr.lines().map_while(Result::ok) {
+                if let Some(rest) = line.strip_prefix("fcd gateway: listening on ") {
+                    let _ = tx.send(rest.split_whitespace().next().unwrap_or_default().to_owned());
+                }
+            }
+        });
+        let addr = rx.recv_timeout(Duration::from_secs(60)).expect("the gateway said where it listens");
+        HttpGateway { child, addr }
+    }
+
+    /// The status line's code and the whole response of an `initialize` POST to /mcp with `authorization`.
+    fn post(&self, authorization: Option<&str>) -> (u16, String) {
+        use std::io::{Read as _, Write as _};
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}})
+        .to_string();
+        let auth = authorization.map(|a| format!("Authorization: {a}\r\n")).unwrap_or_default();
+        let mut stream = std::net::TcpStream::connect(&self.addr).unwrap();
+        stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        write!(
+            stream,
+            "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n{auth}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            self.addr,
+            body.len()
+        )
+        .unwrap();
+        let mut response = Vec::new();
+        let _ = stream.read_to_end(&mut response);
+        let response = String::from_utf8_lossy(&response).into_owned();
+        let code = response.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
+        (code, response)
+    }
+}
+
+impl Drop for HttpGateway {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A compact JWT signed with Ed25519 (EdDSA), written here independently of the gateway's verifier.
+fn jwt(key: &ed25519_dalek::SigningKey, kid: &str, claims: &Value) -> String {
+    use base64::Engine as _;
+    use ed25519_dalek::Signer as _;
+    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let head = b64.encode(json!({"alg": "EdDSA", "typ": "JWT", "kid": kid}).to_string());
+    let body = b64.encode(claims.to_string());
+    let signature = key.sign(format!("{head}.{body}").as_bytes());
+    format!("{head}.{body}.{}", b64.encode(signature.to_bytes()))
+}
+
+/// Issue 27, point 4: `fcd gateway serve --listen` speaks Streamable HTTP to
+/// the official Python SDK's client. A bearer token that verifies against
+/// the JWKS, with the configured issuer and audience and not expired, names
+/// the principal (`sub` with the `user:` prefix), whose contracts decide the
+/// call as on stdio; a missing, expired, wrongly addressed or wrongly signed
+/// token is 401 with a Bearer challenge, and nothing reaches the server.
+#[test]
+fn over_streamable_http_a_verified_token_names_the_principal_and_anything_else_is_401() {
+    use base64::Engine as _;
+    let Some(r) = releases() else { return };
+    let w = world(r, &[&r.unguarded_summary]);
+    let issuer_key = ed25519_dalek::SigningKey::from_bytes(&[7; 32]);
+    let stranger = ed25519_dalek::SigningKey::from_bytes(&[8; 32]);
+    let x = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(issuer_key.verifying_key().as_bytes());
+    let jwks = json!({"keys": [{"kty": "OKP", "crv": "Ed25519", "kid": "k1", "alg": "EdDSA", "use": "sig", "x": x}]});
+    std::fs::write(w.path("jwks.json"), jwks.to_string()).unwrap();
+    let top = "principal = \"user:nobody\"\nissuer_key = \"issuer.pem\"\n\n[http]\njwks = \"jwks.json\"\nissuer = \"https://issuer.test\"\naudience = \"https://fcd.test/mcp\"\nprincipal_prefix = \"user:\"\n";
+    let server = format!("name = \"git\"\ndestination = {}\ntools = [\"git_diff\"]", toml_str(&format!("local:{}", w.repo.display())));
+    let config = write_config(
+        w.dir.path(),
+        top,
+        &[("user:alice", "git_diff", "contract.json")],
+        &server,
+        &[w.release(&[&w.unguarded], w.server(&r.unguarded, "unguarded.log"), &r.unguarded)],
+    );
+    let gateway = HttpGateway::start(&config);
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    let claims = |sub: &str, aud: &str, exp: u64| json!({"iss": "https://issuer.test", "aud": aud, "sub": sub, "exp": exp, "iat": now});
+    let alice = jwt(&issuer_key, "k1", &claims("alice", "https://fcd.test/mcp", now + 600));
+
+    // Refused at the door: 401 with a Bearer challenge.
+    let refusals = [
+        ("no token", None),
+        ("expired", Some(jwt(&issuer_key, "k1", &claims("alice", "https://fcd.test/mcp", now - 3600)))),
+        ("another audience", Some(jwt(&issuer_key, "k1", &claims("alice", "https://other.test/mcp", now + 600)))),
+        ("another key", Some(jwt(&stranger, "k1", &claims("alice", "https://fcd.test/mcp", now + 600)))),
+        ("not a JWT", Some("opaque-token".to_owned())),
+    ];
+    for (what, token) in &refusals {
+        let (code, response) = gateway.post(token.as_ref().map(|t| format!("Bearer {t}")).as_deref());
+        assert_eq!(code, 401, "{what}: {response}");
+        assert!(response.to_ascii_lowercase().contains("www-authenticate: bearer"), "{what}: {response}");
+    }
+    let (code, response) = gateway.post(Some(&format!("Bearer {alice}")));
+    assert_eq!(code, 200, "a valid token passes the door: {response}");
+
+    // The official client over HTTP: alice's contract decides her calls.
+    let url = format!("http://{}/mcp", gateway.addr);
+    let calls = [call("git_diff", w.args("main")), call("git_diff", w.args(&format!("--output={}", w.canary.display())))];
+    let report = stock::drive(&json!({"url": url, "headers": {"Authorization": format!("Bearer {alice}")}, "calls": calls})).unwrap();
+    let results = report["results"].as_array().unwrap();
+    assert_eq!(report["tools"], json!(["git_diff"]), "{report}");
+    assert_eq!(results[0]["error"], false, "{report}");
+    assert!(results[0]["text"].as_str().unwrap().contains("second line"), "the stock handler's diff: {report}");
+    assert_eq!(refused(&results[1]), Some("unsafe"), "{report}");
+    assert!(!w.canary.exists(), "the unsafe call reached the handler");
+
+    // Bob's token verifies, but bob has no contract for the tool.
+    let bob = jwt(&issuer_key, "k1", &claims("bob", "https://fcd.test/mcp", now + 600));
+    let report =
+        stock::drive(&json!({"url": url, "headers": {"Authorization": format!("Bearer {bob}")}, "calls": [call("git_diff", w.args("main"))]})).unwrap();
+    assert_eq!(report["results"][0]["error"], true, "{report}");
+    assert!(refused(&report["results"][0]).is_some(), "{report}");
+
+    // The client with an expired token gets nowhere.
+    let expired = &refusals[1].1.clone().unwrap();
+    assert!(
+        stock::drive(&json!({"url": url, "headers": {"Authorization": format!("Bearer {expired}")}, "calls": [call("git_diff", w.args("main"))]})).is_err()
+    );
+    assert_eq!(w.calls_seen("unguarded.log"), 1, "only alice's safe call reached the server");
+}
+
+/// An `[http]` table without a way to check tokens never listens, unless the
+/// operator says `allow_unauthenticated = true`.
+#[test]
+fn an_http_listener_without_token_checks_does_not_start() {
+    let Some(r) = releases() else { return };
+    let w = world(r, &[&r.guarded_summary]);
+    let server = format!("name = \"git\"\ndestination = {}\ntools = [\"git_diff\"]", toml_str(&format!("local:{}", w.repo.display())));
+    let config = write_config(
+        w.dir.path(),
+        "principal = \"user:alice\"\n\n[http]\nissuer = \"https://issuer.test\"\n",
+        &[("user:alice", "git_diff", "contract.json")],
+        &server,
+        &[w.release(&[&w.guarded], w.server(&r.guarded, "guarded.log"), &r.guarded)],
+    );
+    let stderr = refused_start(&config, &["--listen", "127.0.0.1:0"]);
+    assert!(stderr.contains("needs `jwks`, `issuer` and `audience`"), "{stderr}");
 }
