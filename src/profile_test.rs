@@ -24,8 +24,8 @@ use fcd_compiler::register::{Registration, Request, register};
 use fcd_compiler::summary::Summary;
 use fcd_edits::Edit;
 use fcd_model::error::{InputError, read_text};
-use fcd_verify::canonical::{self, Canonical};
-use fcd_verify::certify::{Call, CallInput, Verdict, check_call, decide};
+use fcd_verify::canonical_calls::{self, Canonical};
+use fcd_verify::verdict::{Call, CallInput, Verdict, check_call, decide};
 
 /// `tests/*.toml`: a profile's fixture cases for `fcd profile test`.
 #[derive(Deserialize, schemars::JsonSchema)]
@@ -228,7 +228,7 @@ impl Report {
 pub fn run(dir: &Path) -> Result<Report, InputError> {
     let profile = Profile::load(dir)?;
     let profile_dir = profile.path.parent().unwrap_or(Path::new(".")).to_owned();
-    let canonical_path = profile_dir.join(canonical::FILE);
+    let canonical_path = profile_dir.join(canonical_calls::FILE);
     let canonical = Canonical::load(&canonical_path)?;
     let mut summaries: BTreeMap<String, Summary> = BTreeMap::new();
     let mut reports = Vec::new();

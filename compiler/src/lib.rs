@@ -8,11 +8,11 @@
 //! bound by digests (the types are `fcd-model`'s). Every step either yields
 //! its output or an escalation naming file, line and reason.
 
-pub mod guard;
+pub mod closure;
 pub mod init;
 pub mod inspect;
+pub mod inventory;
 pub mod loader;
 pub mod profile;
 pub mod register;
-pub mod source;
 pub mod summary;

@@ -13,10 +13,10 @@ use serde_json::{Value, json};
 
 use fcd_frontends::{Anchor, Escalation, EscalationCode};
 
-use crate::guard;
+use crate::closure;
+use crate::inventory;
 use crate::loader;
 use crate::profile::Profile;
-use crate::source;
 use crate::summary::{self, Binding, Summary};
 use fcd_model::canon;
 use fcd_model::error::{InputError, read_json};
@@ -151,7 +151,7 @@ pub(crate) fn prepare(profile: &Profile, req: &Request) -> Result<Result<Prepare
     {
         return Err(InputError::new(&req.source, format!("--artifact-digest `{d}` is not sha256: followed by 64 lower-case hex digits")));
     }
-    let mut files = match source::collect(&req.source, profile)? {
+    let mut files = match closure::collect(&req.source, profile)? {
         Ok(files) => files,
         Err(e) => return Ok(Err(Registration::Escalated(e))),
     };
@@ -172,7 +172,7 @@ pub(crate) fn prepare(profile: &Profile, req: &Request) -> Result<Result<Prepare
     files.sort_by(|a, b| a.path.cmp(&b.path));
     let mut digested: Vec<_> = files.iter().chain(&loaded.manifests).cloned().collect();
     digested.sort_by(|a, b| a.path.cmp(&b.path));
-    let closure = source::closure(&digested);
+    let closure = closure::closure(&digested);
     Ok(Ok(Prepared { files, closure, entries: loaded.entries }))
 }
 
@@ -189,7 +189,7 @@ fn register_prepared(profile: &Profile, req: &Request, release: &Prepared, parse
         Ok(a) => a,
         Err(e) => return Ok(Registration::Escalated(e)),
     };
-    if let Err(e) = guard::check(&analysis.regions, |r| profile.inventories.get(r)) {
+    if let Err(e) = inventory::check(&analysis.regions, |r| profile.inventories.get(r)) {
         return Ok(Registration::Escalated(e));
     }
     for request in profile.facts.iter().filter(|f| f.required) {

@@ -5,8 +5,8 @@
 //! escalates, naming the operation, the state and why it matters.
 
 use crate::ambient::{CWD, ENV, SIGNALS, UMASK, Use, Writes, classify};
+use crate::frontend::{Lang, Program};
 use crate::ir::{Anchor, Escalation, EscalationCode};
-use crate::lang::{Lang, Program};
 use crate::spec::FactKind;
 use crate::ts::Node;
 

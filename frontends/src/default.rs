@@ -14,8 +14,8 @@
 use std::collections::BTreeMap;
 
 use crate::facts::{CallShape, FactSite, literal_text};
+use crate::frontend::Found;
 use crate::ir::{Escalation, FactValue, Identity};
-use crate::lang::Found;
 use crate::spec::{DefaultRule, FactKind};
 use crate::ts::Node;
 

@@ -11,8 +11,8 @@
 
 use std::collections::BTreeMap;
 
+use crate::frontend::{Found, Region};
 use crate::ir::{Escalation, EscalationCode, Fact, FactValue, Identity};
-use crate::lang::{Found, Region};
 use crate::spec::{ArgPattern, FactSpec};
 use crate::ts::Node;
 

@@ -12,8 +12,8 @@
 use std::collections::BTreeMap;
 
 use crate::facts::{FactSite, upstream_variable};
+use crate::frontend::Found;
 use crate::ir::{Escalation, FactValue};
-use crate::lang::Found;
 use crate::spec::FactKind;
 use crate::ts::Node;
 

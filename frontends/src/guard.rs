@@ -15,8 +15,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::facts::{self, CallShape, FactSite};
+use crate::frontend::Found;
 use crate::ir::{Escalation, FactValue, Identity};
-use crate::lang::Found;
 use crate::spec::{ArgPattern, FactKind};
 use crate::ts::Node;
 

@@ -12,11 +12,11 @@ mod ambient_check;
 pub mod default;
 pub mod facts;
 pub mod field;
+pub mod frontend;
 #[cfg(test)]
 mod grammar_names;
 pub mod guard;
 pub mod ir;
-pub mod lang;
 pub mod language;
 pub mod spec;
 pub mod support;
@@ -29,8 +29,8 @@ mod python;
 
 use std::collections::BTreeMap;
 
+pub use frontend::{Env, Found, Frontend, Handoff, Lang, Program, Region};
 pub use ir::{Anchor, CallSite, Effect, Escalation, EscalationCode, Exposure, Fact, FactValue, Identity, SourceFile};
-pub use lang::{Env, Found, Frontend, Handoff, Lang, Program, Region};
 pub use spec::{ArgPattern, ArgShape, Comparison, DefaultRule, FactKind, FactSpec, RegionKind, RegionSpec};
 
 use ts::Syntax;

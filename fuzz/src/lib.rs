@@ -17,8 +17,8 @@ use std::sync::Mutex;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as B64;
 use ed25519_dalek::{Signer, SigningKey};
-use fcd_verify::canonical::Canonical;
-use fcd_verify::certify::{Call, CallInput, Contract, Env, Verdict, check_call, decide};
+use fcd_verify::canonical_calls::Canonical;
+use fcd_verify::verdict::{Call, CallInput, Contract, Env, Verdict, check_call, decide};
 use fcd_compiler::profile::Profile;
 use fcd_compiler::register::{Registration, Request, register};
 use fcd_compiler::summary::Summary;
@@ -61,7 +61,7 @@ impl Setup {
         let (profile_id, fixture, ext) = setup_of(lang);
         let profile = Profile::load(&repo().join("profiles").join(profile_id)).expect("the profile loads");
         let root = repo().join("fixtures").join(profile_id).join(fixture);
-        let base = fcd_compiler::source::collect(&root, &profile).expect("the fixture is readable").expect("the fixture is small");
+        let base = fcd_compiler::closure::collect(&root, &profile).expect("the fixture is readable").expect("the fixture is small");
         let slots: Vec<String> = base.iter().filter(|f| f.path.ends_with(ext)).map(|f| f.path.clone()).collect();
         assert!(!slots.is_empty(), "{profile_id}/{fixture} has no {ext} file");
         Setup { profile, base, slots }
@@ -102,8 +102,8 @@ fn analyze(setup: &Setup, files: &[SourceFile]) {
     }
     // The pipeline as `register` runs it.
     let Ok(analysis) = fcd_frontends::analyze_with(profile.language, files, &profile.regions, &profile.fact_specs(), &env) else { return };
-    let _ = fcd_compiler::guard::check(&analysis.regions, |r| profile.inventories.get(r));
-    let closure = fcd_compiler::source::closure(files);
+    let _ = fcd_compiler::inventory::check(&analysis.regions, |r| profile.inventories.get(r));
+    let closure = fcd_compiler::closure::closure(files);
     let binding = fcd_compiler::summary::Binding { release: "fuzz".into(), artifact_digest: None, config_digest: fcd_model::canon::digest(&serde_json::json!({})) };
     let summary = fcd_compiler::summary::compile(profile, closure, analysis, binding);
     assert!(summary.integrity_problems().is_empty(), "a freshly compiled summary has integrity problems: {:?}", summary.integrity_problems());
@@ -180,10 +180,10 @@ fn judge(summary: &Summary, call: &Call, env: &Env, contract: &Contract) {
         return;
     };
     let key = key();
-    let issue = fcd_verify::cert::Issue { call, env, contract, decision: safe, now: NOW, valid_for: 300, source: None };
-    let envelope = fcd_verify::cert::issue(&issue, &key);
+    let issue = fcd_verify::certificate::Issue { call, env, contract, decision: safe, now: NOW, valid_for: 300, source: None };
+    let envelope = fcd_verify::certificate::issue(&issue, &key);
     let bytes = fcd_model::canon::to_canonical(&envelope);
-    if let Err(e) = fcd_verify::cert::verify(&bytes, &key.verifying_key(), NOW) {
+    if let Err(e) = fcd_verify::certificate::verify(&bytes, &key.verifying_key(), NOW) {
         panic!("a certificate just issued is refused: {e}");
     }
 }
@@ -267,17 +267,17 @@ pub fn summary(judged: &Judged, data: &[u8]) {
 pub fn cert(data: &[u8]) {
     let key = key();
     let verifying = key.verifying_key();
-    let _ = fcd_verify::cert::verify(data, &verifying, NOW);
-    let sig = key.sign(&fcd_verify::cert::pae(fcd_verify::cert::PAYLOAD_TYPE, data));
-    let envelope = fcd_verify::cert::Envelope {
-        payload_type: fcd_verify::cert::PAYLOAD_TYPE.into(),
+    let _ = fcd_verify::certificate::verify(data, &verifying, NOW);
+    let sig = key.sign(&fcd_verify::certificate::pae(fcd_verify::certificate::PAYLOAD_TYPE, data));
+    let envelope = fcd_verify::certificate::DsseEnvelope {
+        payload_type: fcd_verify::certificate::PAYLOAD_TYPE.into(),
         payload: B64.encode(data),
-        signatures: vec![fcd_verify::cert::EnvelopeSignature { keyid: fcd_verify::cert::key_id(&verifying), sig: B64.encode(sig.to_bytes()) }],
+        signatures: vec![fcd_verify::certificate::DsseSignature { keyid: fcd_verify::certificate::key_id(&verifying), sig: B64.encode(sig.to_bytes()) }],
     };
     let bytes = fcd_model::canon::to_canonical(&envelope);
-    if let Ok(statement) = fcd_verify::cert::verify(&bytes, &verifying, NOW) {
+    if let Ok(statement) = fcd_verify::certificate::verify(&bytes, &verifying, NOW) {
         let p = &statement.predicate;
-        assert!(p.decision == "safe" && p.valid_from <= NOW && NOW <= p.valid_until && p.issuer == fcd_verify::cert::key_id(&verifying));
+        assert!(p.decision == "safe" && p.valid_from <= NOW && NOW <= p.valid_until && p.issuer == fcd_verify::certificate::key_id(&verifying));
     }
 }
 

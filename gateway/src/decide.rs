@@ -16,8 +16,8 @@ use serde_json::{Value, json};
 
 use fcd_model::canon;
 use fcd_model::summary::Summary;
-use fcd_verify::cert::{self, Issue};
-use fcd_verify::certify::{Call, CallInput, Contract, Env, Verdict, check_call, decide};
+use fcd_verify::certificate::{self, Issue};
+use fcd_verify::verdict::{Call, CallInput, Contract, Env, Verdict, check_call, decide};
 
 use crate::refused::Refused;
 
@@ -63,7 +63,7 @@ pub fn capture(
     let decision = decide(&checked, env, contract);
     let safe = decision.certifiable()?;
     let issue = Issue { call: checked, env, contract, decision: safe, now, valid_for, source: Some(source) };
-    Some(canon::to_canonical(&cert::issue(&issue, key)))
+    Some(canon::to_canonical(&certificate::issue(&issue, key)))
 }
 
 /// The authenticated context of a call: the session's principal, the

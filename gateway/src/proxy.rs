@@ -36,8 +36,8 @@ use tokio_util::sync::CancellationToken;
 use fcd_model::canon;
 use fcd_runtime::registry::Registry;
 use fcd_runtime::runtime::{Call as Formation, Lease, RefusalCode, Runtime, State, StoreSpec};
-use fcd_verify::cert;
-use fcd_verify::certify::{Call, CallInput, Contract};
+use fcd_verify::certificate;
+use fcd_verify::verdict::{Call, CallInput, Contract};
 
 use crate::config::{Config, Policy, Route};
 use crate::decide;
@@ -155,7 +155,7 @@ impl Gateway {
         }
         let mut contracts = BTreeMap::new();
         for c in &config.contracts {
-            let contract: Contract = fcd_verify::certify::read_input(&c.file).map_err(|e| fail(e.to_string()))?;
+            let contract: Contract = fcd_verify::verdict::read_input(&c.file).map_err(|e| fail(e.to_string()))?;
             if contract.principal != c.principal {
                 return Err(fail(format!(
                     "{}: the contract is for principal `{}`, the [[contract]] names `{}`",
@@ -167,8 +167,8 @@ impl Gateway {
             let digest = canon::digest(&contract);
             contracts.insert((c.principal.clone(), c.tool.clone()), Bound { contract, digest });
         }
-        let issuer = config.issuer_key.as_deref().map(cert::load_signing_key).transpose().map_err(|e| fail(e.to_string()))?;
-        let mut issuers = config.issuers.iter().map(|p| cert::load_verifying_key(p).map_err(|e| fail(e.to_string()))).collect::<Result<Vec<_>, _>>()?;
+        let issuer = config.issuer_key.as_deref().map(certificate::load_signing_key).transpose().map_err(|e| fail(e.to_string()))?;
+        let mut issuers = config.issuers.iter().map(|p| certificate::load_verifying_key(p).map_err(|e| fail(e.to_string()))).collect::<Result<Vec<_>, _>>()?;
         issuers.extend(issuer.as_ref().map(SigningKey::verifying_key));
         let mut gateway = Gateway {
             config,
@@ -370,7 +370,7 @@ impl Gateway {
     }
 
     /// The authenticated context of a call on `release`.
-    fn env(&self, principal: &str, release: &Release) -> fcd_verify::certify::Env {
+    fn env(&self, principal: &str, release: &Release) -> fcd_verify::verdict::Env {
         let destination = self.config.servers[release.server].destination.as_deref().unwrap_or_default();
         decide::env(principal, destination, &release.registered_config)
     }
@@ -474,7 +474,7 @@ impl Gateway {
                 }
                 continue;
             }
-            let Ok(statement) = cert::verify_by(&bytes, &self.issuers, now) else { continue };
+            let Ok(statement) = certificate::verify_by(&bytes, &self.issuers, now) else { continue };
             let p = &statement.predicate;
             if &p.tool != tool || p.arguments_digest != args_digest || p.principal != principal || p.contract_digest != bound.digest {
                 continue;
@@ -701,7 +701,7 @@ fn take_up(rt: &mut Runtime, registry: &Registry, release: &Release, id: &str, t
             bound.as_deref().unwrap_or("none")
         );
     }
-    let artifact = cert::subject_digest(summary.artifact_digest.as_deref(), &summary.source.digest).to_owned();
+    let artifact = certificate::subject_digest(summary.artifact_digest.as_deref(), &summary.source.digest).to_owned();
     let epoch = Epoch { id: id.to_owned(), tool: summary.tool.clone(), summary: Some(summary), artifact };
     release.epochs.write().map_err(|_| "the epoch table is poisoned")?.push(Arc::new(epoch));
     Ok(true)

@@ -12,8 +12,8 @@
 //!   against the safety properties, behind `fcd audit check`.
 //! - `mutant` (feature `mutants`, tests only): one broken protocol per safety property.
 
+pub mod audit_check;
 pub mod explore;
-pub mod history;
 #[cfg(feature = "mutants")]
 pub mod mutant;
 pub mod properties;

@@ -2,7 +2,7 @@
 //! in LTL or CTL, plain words, its group (safety, liveness, completeness,
 //! fairness) and where it is checked. `docs/lifecycle.md` lists the same ids (a test keeps the two
 //! equal); [`check`] checks one property on an explored model, and the
-//! history checker ([`crate::history`]) uses the same safety ids.
+//! history checker ([`crate::audit_check`]) uses the same safety ids.
 
 use std::collections::BTreeSet;
 

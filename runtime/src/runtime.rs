@@ -34,7 +34,7 @@ mod token;
 use std::path::Path;
 
 use ed25519_dalek::VerifyingKey;
-use fcd_verify::cert;
+use fcd_verify::certificate;
 
 use crate::registry::Registry;
 use fcd_model::summary::Summary;
@@ -135,7 +135,7 @@ impl Runtime {
             Ok(Ok(None)) => return refuse(RefusalCode::NotAdmitted, format!("no admitted epoch {epoch_id} in the registry")),
             Ok(Ok(Some(summary))) => summary,
         };
-        let artifact = cert::subject_digest(summary.artifact_digest.as_deref(), &summary.source.digest);
+        let artifact = certificate::subject_digest(summary.artifact_digest.as_deref(), &summary.source.digest);
         let r = epoch::Registered { tool: &summary.tool, artifact, config: &summary.config_digest, summary: &summary.summary_digest, server_config };
         self.decide(Commit::Durable, |view| Ok(((), epoch::register(view, epoch_id, &r)?)))?;
         Ok(summary)
@@ -189,8 +189,8 @@ impl Runtime {
     /// digest of the contract calls are formed under). The call it is for
     /// (tool, arguments digest, principal) and its window are the statement's.
     pub fn add_certificate(&mut self, envelope: &[u8], issuers: &[VerifyingKey], source: &str, target: &str, contract: &str, now: u64) -> Result<i64, Refusal> {
-        let statement = cert::verify_by(envelope, issuers, now).map_err(|r| {
-            let code = if cert::is_time_refusal(&r) { RefusalCode::Expired } else { RefusalCode::UntrustedCertificate };
+        let statement = certificate::verify_by(envelope, issuers, now).map_err(|r| {
+            let code = if certificate::is_time_refusal(&r) { RefusalCode::Expired } else { RefusalCode::UntrustedCertificate };
             Refusal { code, detail: r.0 }
         })?;
         let want = evidence::CertificateFor { source, target, contract };

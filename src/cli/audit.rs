@@ -34,7 +34,7 @@ pub fn run(c: AuditCommand, io: &mut Io<'_>) -> Result<Status, InputError> {
         return Err(InputError::new(path, "no runtime store here"));
     }
     let rt = Runtime::open_store(&spec).map_err(|e| InputError::new(&store, e.to_string()))?;
-    let report = fcd_lifecycle::history::check_runtime(&rt).map_err(|e| InputError::new(&store, e.to_string()))?;
+    let report = fcd_lifecycle::audit_check::check_runtime(&rt).map_err(|e| InputError::new(&store, e.to_string()))?;
     match format {
         Format::Text => print(io, &report.text())?,
         Format::Json => print_json(io, &serde_json::to_value(&report).unwrap_or_default())?,

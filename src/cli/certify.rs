@@ -8,9 +8,9 @@ use serde_json::json;
 use super::{Format, Io, Status, print, print_json, rfc3339, unix_now, write_atomic};
 use fcd_compiler::summary::Summary;
 use fcd_model::error::InputError;
-use fcd_verify::canonical::Canonical;
-use fcd_verify::cert::{self, Issue};
-use fcd_verify::certify::{CallInput, Contract, Decision, Env, Verdict, check_call, decide, read_input};
+use fcd_verify::canonical_calls::Canonical;
+use fcd_verify::certificate::{self, Issue};
+use fcd_verify::verdict::{CallInput, Contract, Decision, Env, Verdict, check_call, decide, read_input};
 
 /// Decides whether a formed call fits its contract on a target summary; signs a certificate when safe.
 #[derive(Debug, clap::Args)]
@@ -103,12 +103,12 @@ pub fn certify(a: CertifyArgs, io: &mut Io<'_>) -> Result<Status, InputError> {
         return Err(InputError::new(a.env.as_deref().unwrap_or("<env>".as_ref()), "`config` must be a JSON object"));
     }
     let call = check_call(&summary, &input)?;
-    let key = a.key.as_deref().map(cert::load_signing_key).transpose()?;
+    let key = a.key.as_deref().map(certificate::load_signing_key).transpose()?;
     let decision = decide(&call, &env, &contract);
     let now = unix_now(a.now);
     let certificate = key.as_ref().zip(decision.certifiable()).map(|(k, safe)| {
         let issue = Issue { call, env: &env, contract: &contract, decision: safe, now, valid_for: a.valid_for, source: source.as_ref() };
-        cert::issue(&issue, k)
+        certificate::issue(&issue, k)
     });
     if let (Some(env), Some(out)) = (&certificate, &a.out) {
         let mut bytes = fcd_model::canon::to_canonical(env);
@@ -128,7 +128,7 @@ pub fn certify(a: CertifyArgs, io: &mut Io<'_>) -> Result<Status, InputError> {
             }),
         )?,
         Format::Text => {
-            let validity = certificate.is_some().then(|| (now, now.saturating_add(a.valid_for).min(cert::MAX_VALID_UNTIL)));
+            let validity = certificate.is_some().then(|| (now, now.saturating_add(a.valid_for).min(certificate::MAX_VALID_UNTIL)));
             print(io, &decision_text(&summary, &decision, validity, a.out.as_ref()))?
         }
     }
@@ -179,9 +179,9 @@ fn decision_text(summary: &Summary, d: &Decision, signed: Option<Validity>, out:
 
 pub fn verify(a: VerifyArgs, io: &mut Io<'_>) -> Result<Status, InputError> {
     let bytes = std::fs::read(&a.cert).map_err(|e| InputError::new(&a.cert, format!("cannot read: {e}")))?;
-    let key = cert::load_verifying_key(&a.pubkey)?;
+    let key = certificate::load_verifying_key(&a.pubkey)?;
     let now = unix_now(a.now);
-    let result = cert::verify(&bytes, &key, now);
+    let result = certificate::verify(&bytes, &key, now);
     match (&result, a.format) {
         (Ok(statement), Format::Json) => print_json(io, &json!({"valid": true, "statement": statement}))?,
         (Err(r), Format::Json) => print_json(io, &json!({"valid": false, "reason": r.0}))?,

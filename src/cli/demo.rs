@@ -15,9 +15,9 @@ use crate::cli::{Format, Io, Status, print, print_json, unix_now};
 use fcd_compiler::profile::Profile;
 use fcd_compiler::register::{Registration, Request, register};
 use fcd_model::error::InputError;
-use fcd_verify::canonical::Canonical;
-use fcd_verify::cert::{self, Issue};
-use fcd_verify::certify::{check_call, decide};
+use fcd_verify::canonical_calls::Canonical;
+use fcd_verify::certificate::{self, Issue};
+use fcd_verify::verdict::{check_call, decide};
 
 const PROFILE: &str = include_str!("../../profiles/git-diff/profile.toml");
 const CANONICAL: &str = include_str!("../../profiles/git-diff/canonical.json");
@@ -43,8 +43,8 @@ pub fn run(format: Format, io: &mut Io<'_>) -> Result<Status, InputError> {
     let profile = Profile::load(&profile_dir)?;
     let canonical = Canonical::load(&profile_dir.join("canonical.json"))?;
     let key_path = root.join("demo-key");
-    cert::keygen(&key_path)?;
-    let key = cert::load_signing_key(&key_path)?;
+    certificate::keygen(&key_path)?;
+    let key = certificate::load_signing_key(&key_path)?;
     let verifying = key.verifying_key();
     let now = unix_now(None);
 
@@ -84,9 +84,9 @@ pub fn run(format: Format, io: &mut Io<'_>) -> Result<Status, InputError> {
             let d = decide(&call, &canonical.env, &canonical.contract);
             let certificate = d.certifiable().map(|safe| {
                 let issue = Issue { call, env: &canonical.env, contract: &canonical.contract, decision: safe, now, valid_for: 300, source: None };
-                cert::issue(&issue, &key)
+                certificate::issue(&issue, &key)
             });
-            let verified = certificate.as_ref().map(|env| cert::verify(&fcd_model::canon::to_canonical(env), &verifying, now).is_ok());
+            let verified = certificate.as_ref().map(|env| certificate::verify(&fcd_model::canon::to_canonical(env), &verifying, now).is_ok());
             let expected = c.expect.get(regime).copied();
             let matches = expected == Some(d.decision) && verified != Some(false);
             all_expected &= matches;

@@ -395,12 +395,12 @@ pub fn run(c: RuntimeCommand, io: &mut Io<'_>) -> Result<Status, InputError> {
             open(&store)?.transition(&epoch, state).map(|()| json!({"epoch": epoch, "state": state.as_str()}))
         }
         RuntimeCommand::Resolver { store, pubkey } => {
-            let key = fcd_verify::cert::load_verifying_key(&pubkey)?;
-            open(&store)?.set_resolver(&key).map(|()| json!({"resolver": fcd_verify::cert::key_id(&key)}))
+            let key = fcd_verify::certificate::load_verifying_key(&pubkey)?;
+            open(&store)?.set_resolver(&key).map(|()| json!({"resolver": fcd_verify::certificate::key_id(&key)}))
         }
         RuntimeCommand::Resolve { store, lease, result, key } => {
             use ed25519_dalek::Signer;
-            let signing = fcd_verify::cert::load_signing_key(&key)?;
+            let signing = fcd_verify::certificate::load_signing_key(&key)?;
             let signature = signing.sign(fcd_runtime::runtime::resolution_message(lease, &result).as_bytes());
             open(&store)?.resolve(lease, &result, &signature.to_bytes()).map(|()| json!({"lease": lease, "state": LeaseState::Resolved.as_str()}))
         }
@@ -414,8 +414,8 @@ pub fn run(c: RuntimeCommand, io: &mut Io<'_>) -> Result<Status, InputError> {
             .map(|id| json!({"evidence": id})),
         RuntimeCommand::Certificate { store, envelope, issuers, source, target, contract, now } => {
             let bytes = std::fs::read(&envelope).map_err(|e| InputError::new(&envelope, format!("cannot read: {e}")))?;
-            let keys = issuers.iter().map(|p| fcd_verify::cert::load_verifying_key(p)).collect::<Result<Vec<_>, _>>()?;
-            let contract: fcd_verify::certify::Contract = fcd_verify::certify::read_input(&contract)?;
+            let keys = issuers.iter().map(|p| fcd_verify::certificate::load_verifying_key(p)).collect::<Result<Vec<_>, _>>()?;
+            let contract: fcd_verify::verdict::Contract = fcd_verify::verdict::read_input(&contract)?;
             let digest = fcd_model::canon::digest(&contract);
             open(&store)?.add_certificate(&bytes, &keys, &source, &target, &digest, unix_now(now)).map(|id| json!({"evidence": id}))
         }

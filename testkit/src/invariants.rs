@@ -77,7 +77,7 @@ pub fn check_invariants(rt: &Runtime, model: &Model, epochs: &[&str]) -> Result<
 /// admission, and the history it records keeps every safety property of
 /// docs/lifecycle.md (what `fcd audit check` checks).
 pub fn check_audit(rt: &Runtime) -> Result<(), TestCaseError> {
-    let report = fcd_lifecycle::history::check_runtime(rt).map_err(|e| TestCaseError::fail(format!("the audit log does not read: {e}")))?;
+    let report = fcd_lifecycle::audit_check::check_runtime(rt).map_err(|e| TestCaseError::fail(format!("the audit log does not read: {e}")))?;
     prop_assert!(report.violations.is_empty(), "{}", report.text());
     let entries = rt.audit_entries().map_err(|e| TestCaseError::fail(format!("the audit log does not read: {e}")))?;
     let chained = rt.verify_audit();

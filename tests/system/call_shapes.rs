@@ -5,7 +5,7 @@
 
 use fcd_compiler::profile::Profile;
 use fcd_compiler::register::{Registration, Request, register};
-use fcd_verify::certify::{CallInput, Contract, Env, check_call, decide};
+use fcd_verify::verdict::{CallInput, Contract, Env, check_call, decide};
 
 /// A stand-in for a staging tool: `stage` hands its `paths` to git, all of
 /// them at once for `["."]`, else after a `--` separator.

@@ -171,7 +171,7 @@ fn certify_signs_only_safe_calls_and_verify_cert_checks_everything() {
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     let ok = verify(&forever, &pubkey, "1900000100");
     assert_eq!(ok.code, 0, "{}", ok.stdout);
-    assert_eq!(ok.json()["statement"]["predicate"]["valid_until"], fcd_verify::cert::MAX_VALID_UNTIL);
+    assert_eq!(ok.json()["statement"]["predicate"]["valid_until"], fcd_verify::certificate::MAX_VALID_UNTIL);
 
     // A wrong key.
     let other = tmp.path().join("other");

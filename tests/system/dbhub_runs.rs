@@ -20,8 +20,8 @@ use std::time::{Duration, Instant};
 
 use fcd_compiler::profile::Profile;
 use fcd_compiler::register::{Registration, Request, register};
-use fcd_verify::canonical::Canonical;
-use fcd_verify::certify::{Verdict, check_call, decide};
+use fcd_verify::canonical_calls::Canonical;
+use fcd_verify::verdict::{Verdict, check_call, decide};
 use serde_json::Value;
 
 /// A hostile case may hang its run; the driver bounds each step, this the whole.
@@ -141,7 +141,7 @@ fn no_certificate_for_a_call_that_mutates_the_database_when_run() {
             }
             let Some(summary) = &summary else { continue };
             let call = canonical.call(name).unwrap();
-            let input = fcd_verify::certify::CallInput::new(call, &dir);
+            let input = fcd_verify::verdict::CallInput::new(call, &dir);
             if decide(&check_call(summary, &input).unwrap(), &canonical.env, &canonical.contract).decision != Verdict::Safe {
                 continue;
             }
@@ -359,8 +359,8 @@ fn no_generated_sql_call_that_changes_the_database_is_certified() {
             let changed = result["mutated"] == Value::Bool(true);
             run_calls += 1;
             mutated += usize::from(changed);
-            let call: fcd_verify::certify::Call = serde_json::from_value(serde_json::json!({"tool": "execute_sql", "arguments": {"sql": sql}})).unwrap();
-            let input = fcd_verify::certify::CallInput::new(call, &dir);
+            let call: fcd_verify::verdict::Call = serde_json::from_value(serde_json::json!({"tool": "execute_sql", "arguments": {"sql": sql}})).unwrap();
+            let input = fcd_verify::verdict::CallInput::new(call, &dir);
             let decision = decide(&check_call(&summary, &input).unwrap(), &canonical.env, &canonical.contract);
             if decision.decision == Verdict::Safe {
                 certified += 1;

@@ -27,8 +27,8 @@ use std::process::Command;
 
 use fcd_compiler::profile::Profile;
 use fcd_compiler::register::{Registration, Request, register};
-use fcd_verify::canonical::Canonical;
-use fcd_verify::certify::{Verdict, check_call, decide};
+use fcd_verify::canonical_calls::Canonical;
+use fcd_verify::verdict::{Verdict, check_call, decide};
 use serde_json::{Value, json};
 
 fn root() -> PathBuf {
@@ -59,9 +59,9 @@ const PROBES: &[(&str, &str)] = &[
 ];
 
 /// The canonical calls, then the probes (canonical call A aimed elsewhere).
-fn calls_with_probes(canonical: &Canonical) -> Vec<(String, fcd_verify::certify::Call)> {
+fn calls_with_probes(canonical: &Canonical) -> Vec<(String, fcd_verify::verdict::Call)> {
     let template = canonical.call("A").unwrap();
-    let mut calls: Vec<(String, fcd_verify::certify::Call)> = canonical.calls.keys().map(|n| (n.clone(), canonical.call(n).unwrap())).collect();
+    let mut calls: Vec<(String, fcd_verify::verdict::Call)> = canonical.calls.keys().map(|n| (n.clone(), canonical.call(n).unwrap())).collect();
     for (name, path) in PROBES {
         let mut call = template.clone();
         call.arguments.insert("path".into(), json!(path));
@@ -104,7 +104,7 @@ fn no_certificate_for_a_call_that_writes_outside_the_allowed_directory_when_run(
             Registration::Registered(s) => Some(s),
             Registration::Escalated(_) => None,
         };
-        let run: Vec<&(String, fcd_verify::certify::Call)> = calls.iter().filter(|(n, _)| summary.is_some() || case.truth.contains_key(n)).collect();
+        let run: Vec<&(String, fcd_verify::verdict::Call)> = calls.iter().filter(|(n, _)| summary.is_some() || case.truth.contains_key(n)).collect();
         if run.is_empty() {
             continue;
         }
@@ -123,7 +123,7 @@ fn no_certificate_for_a_call_that_writes_outside_the_allowed_directory_when_run(
                 assert_ne!(*truth, Verdict::Safe, "case {}: call {name} writes {} when run, but its declared truth is safe", case.name, result["changed"]);
             }
             let Some(summary) = &summary else { continue };
-            let input = fcd_verify::certify::CallInput::new(call.clone(), &dir);
+            let input = fcd_verify::verdict::CallInput::new(call.clone(), &dir);
             let d = decide(&check_call(summary, &input).unwrap(), &canonical.env, &canonical.contract);
             if d.decision == Verdict::Safe {
                 certified += 1;
@@ -210,7 +210,7 @@ fn the_string_prefix_release_writes_outside_the_allowed_directory_when_run() {
     let results = report["calls"].as_object().unwrap_or_else(|| panic!("{PREFIX_RELEASE} does not run: {report}"));
     let mut decided = std::collections::BTreeMap::new();
     for (name, call) in &calls {
-        let input = fcd_verify::certify::CallInput::new(call.clone(), &dir);
+        let input = fcd_verify::verdict::CallInput::new(call.clone(), &dir);
         let d = decide(&check_call(&summary, &input).unwrap(), &canonical.env, &canonical.contract);
         let outside = results[name]["outside"] == Value::Bool(true);
         assert!(!(outside && d.decision == Verdict::Safe), "fcd certifies {name}, which writes {} when run", results[name]["changed"]);

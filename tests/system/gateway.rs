@@ -27,7 +27,7 @@ use fcd_compiler::summary::Summary;
 use fcd_gateway::{Config, Gateway};
 use fcd_runtime::registry::{Regeneration, Registry, epoch_id};
 use fcd_runtime::runtime::{LeaseState, Runtime, State};
-use fcd_verify::certify::{Call, CallInput, Contract, Env, Verdict, check_call, decide};
+use fcd_verify::verdict::{Call, CallInput, Contract, Env, Verdict, check_call, decide};
 use rmcp::model::CallToolRequestParams;
 use serde_json::{Value, json};
 use stock::{DbhubRelease, GitRelease};
@@ -168,7 +168,7 @@ fn world(r: &Releases, admitted: &[&Summary]) -> World {
         "resources": [repo_text], "max_exposure": "private", "mutation": false, "write_scopes": []}))
     .unwrap();
     std::fs::write(dir.path().join("contract.json"), serde_json::to_vec(&contract).unwrap()).unwrap();
-    fcd_verify::cert::keygen(&dir.path().join("issuer.pem")).unwrap();
+    fcd_verify::certificate::keygen(&dir.path().join("issuer.pem")).unwrap();
     for s in admitted {
         admit(&dir.path().join("registry.sqlite"), s);
     }

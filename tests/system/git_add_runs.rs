@@ -21,8 +21,8 @@ use std::process::Command;
 
 use fcd_compiler::profile::Profile;
 use fcd_compiler::register::{Registration, Request, register};
-use fcd_verify::canonical::Canonical;
-use fcd_verify::certify::{Verdict, check_call, decide};
+use fcd_verify::canonical_calls::Canonical;
+use fcd_verify::verdict::{Verdict, check_call, decide};
 use serde_json::{Value, json};
 
 fn root() -> PathBuf {
@@ -50,7 +50,7 @@ fn no_certificate_for_a_call_that_stages_outside_the_contract_when_run() {
     let canonical = Canonical::load(&dir.join("canonical.json")).unwrap();
     let driver = root().join("tests/support/run_git_add.py");
     let template = canonical.call("A").unwrap();
-    let mut calls: Vec<(String, fcd_verify::certify::Call)> = canonical.calls.keys().map(|n| (n.clone(), canonical.call(n).unwrap())).collect();
+    let mut calls: Vec<(String, fcd_verify::verdict::Call)> = canonical.calls.keys().map(|n| (n.clone(), canonical.call(n).unwrap())).collect();
     for (name, files) in PROBES {
         let mut call = template.clone();
         call.arguments.insert("files".into(), json!(files));
@@ -66,7 +66,7 @@ fn no_certificate_for_a_call_that_stages_outside_the_contract_when_run() {
             Registration::Escalated(_) => None,
         };
         // An escalated case certifies nothing: only its declared truths need a run.
-        let run: Vec<&(String, fcd_verify::certify::Call)> = calls.iter().filter(|(n, _)| summary.is_some() || case.truth.contains_key(n)).collect();
+        let run: Vec<&(String, fcd_verify::verdict::Call)> = calls.iter().filter(|(n, _)| summary.is_some() || case.truth.contains_key(n)).collect();
         let arguments: serde_json::Map<String, Value> = run.iter().map(|(n, c)| (n.clone(), Value::Object(c.arguments.clone()))).collect();
         let scratch = tempfile::tempdir().unwrap();
         let mut command = Command::new("python3");
@@ -85,7 +85,7 @@ fn no_certificate_for_a_call_that_stages_outside_the_contract_when_run() {
                 assert_ne!(*truth, Verdict::Safe, "case {}: call {name} stages {ways:?} when run, but its declared truth is safe", case.name);
             }
             let Some(summary) = &summary else { continue };
-            let input = fcd_verify::certify::CallInput::new(call.clone(), &dir);
+            let input = fcd_verify::verdict::CallInput::new(call.clone(), &dir);
             let d = decide(&check_call(summary, &input).unwrap(), &canonical.env, &canonical.contract);
             if d.decision == Verdict::Safe {
                 certified += 1;

@@ -16,8 +16,8 @@ use std::process::Command;
 
 use fcd_compiler::profile::Profile;
 use fcd_compiler::register::{Registration, Request, register};
-use fcd_verify::canonical::Canonical;
-use fcd_verify::certify::{Verdict, check_call, decide};
+use fcd_verify::canonical_calls::Canonical;
+use fcd_verify::verdict::{Verdict, check_call, decide};
 use serde_json::Value;
 
 fn root() -> PathBuf {
@@ -106,7 +106,7 @@ fn no_certificate_for_a_call_that_writes_when_run() {
             }
             let Some(summary) = &summary else { continue };
             let call = canonical.call(name).unwrap();
-            let input = fcd_verify::certify::CallInput::new(call, &dir);
+            let input = fcd_verify::verdict::CallInput::new(call, &dir);
             let d = decide(&check_call(summary, &input).unwrap(), &canonical.env, &canonical.contract);
             if d.decision == Verdict::Safe {
                 certified += 1;

@@ -15,9 +15,9 @@ use fcd_compiler::summary::Summary;
 use fcd_model::canon;
 use fcd_runtime::registry::{Regeneration, Registry};
 use fcd_runtime::runtime::{Measured, RefusalCode, Runtime, State};
-use fcd_verify::canonical::Canonical;
-use fcd_verify::cert::{self, Issue};
-use fcd_verify::certify::{CallInput, check_call, decide};
+use fcd_verify::canonical_calls::Canonical;
+use fcd_verify::certificate::{self, Issue};
+use fcd_verify::verdict::{CallInput, check_call, decide};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -70,7 +70,7 @@ fn certificate(w: &World, name: &str, target: &Summary, source: &Summary, key: &
     let decision = decide(&call, &w.canonical.env, &w.canonical.contract);
     let safe = decision.certifiable().expect("the call is safe on the target");
     let issue = Issue { call, env: &w.canonical.env, contract: &w.canonical.contract, decision: safe, now, valid_for: 600, source: Some(source) };
-    let mut bytes = canon::to_canonical(&cert::issue(&issue, key));
+    let mut bytes = canon::to_canonical(&certificate::issue(&issue, key));
     bytes.push(b'\n');
     bytes
 }
@@ -114,9 +114,9 @@ fn a_forged_certificate_is_refused() {
     let mut w = world();
     let envelope = certificate(&w, KEEPS_PRIVATE, &w.v13.1, &w.v14.1, &w.issuer, NOW);
     // The statement rewritten (another principal), the signature kept, the envelope re-canonicalized.
-    let mut env: cert::Envelope = serde_json::from_slice(&envelope).unwrap();
+    let mut env: certificate::DsseEnvelope = serde_json::from_slice(&envelope).unwrap();
     let b64 = base64::engine::general_purpose::STANDARD;
-    let mut statement: cert::Statement = serde_json::from_slice(&b64.decode(&env.payload).unwrap()).unwrap();
+    let mut statement: certificate::Statement = serde_json::from_slice(&b64.decode(&env.payload).unwrap()).unwrap();
     statement.predicate.principal = "user:mallory".into();
     env.payload = b64.encode(canon::to_canonical(&statement));
     let forged = canon::to_canonical(&env);

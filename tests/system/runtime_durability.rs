@@ -18,7 +18,7 @@ fn registered(rt: &mut Runtime) {
 }
 
 fn history_is_clean(rt: &Runtime) {
-    let report = fcd_lifecycle::history::check_runtime(rt).unwrap();
+    let report = fcd_lifecycle::audit_check::check_runtime(rt).unwrap();
     assert!(report.violations.is_empty(), "{}", report.text());
 }
 
@@ -84,7 +84,7 @@ fn a_history_whose_atomic_entry_breaks_a_step_is_caught() {
     assert!(text.contains("Atomic"), "{text}");
     let entry = rt.audit_entries().unwrap().last().unwrap().entry.replace("sha256:c0", "sha256:c9");
     last.event = fcd_runtime::runtime::AuditEvent::parse(&entry);
-    let report = fcd_lifecycle::history::check(&records);
+    let report = fcd_lifecycle::audit_check::check(&records);
     assert!(report.violations.iter().any(|v| v.property == "S8"), "{}", report.text());
 }
 

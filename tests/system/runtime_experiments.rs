@@ -10,8 +10,8 @@ use fcd_compiler::summary::Summary;
 use fcd_frontends::Exposure;
 use fcd_model::canon;
 use fcd_runtime::runtime::{EvidenceKind, Runtime, State};
-use fcd_verify::canonical::Canonical;
-use fcd_verify::certify::{Call, CallInput, Verdict, check_call, decide};
+use fcd_verify::canonical_calls::Canonical;
+use fcd_verify::verdict::{Call, CallInput, Verdict, check_call, decide};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -97,7 +97,7 @@ fn run_after_retirement(w: &mut World, name: &str, evidence: Option<i64>) -> Out
 
 /// The world's recorded history keeps every safety property of docs/lifecycle.md.
 fn audit_passes(w: &World) {
-    let report = fcd_lifecycle::history::check_runtime(&w.rt).unwrap();
+    let report = fcd_lifecycle::audit_check::check_runtime(&w.rt).unwrap();
     assert!(report.violations.is_empty(), "{}", report.text());
 }
 

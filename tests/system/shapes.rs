@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use fcd_compiler::profile::Profile;
 use fcd_compiler::register::{Registration, Request, register};
 use fcd_compiler::summary::Summary;
-use fcd_verify::canonical::Canonical;
-use fcd_verify::certify::{check_call, decide};
+use fcd_verify::canonical_calls::Canonical;
+use fcd_verify::verdict::{check_call, decide};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use fcd_compiler::profile::Profile;
 use fcd_compiler::register::{Registration, Request, register, registration_json};
 use fcd_compiler::summary::Summary;
-use fcd_verify::canonical::Canonical;
-use fcd_verify::certify::{check_call, decide};
+use fcd_verify::canonical_calls::Canonical;
+use fcd_verify::verdict::{check_call, decide};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -38,7 +38,7 @@ fn decisions(profile_id: &str, summary: &Summary) -> serde_json::Map<String, ser
     let mut out = serde_json::Map::new();
     for name in canonical.calls.keys() {
         let call = canonical.call(name).unwrap();
-        let input = fcd_verify::certify::CallInput::new(call, &path);
+        let input = fcd_verify::verdict::CallInput::new(call, &path);
         let checked = check_call(summary, &input).unwrap();
         out.insert(name.clone(), serde_json::to_value(decide(&checked, &canonical.env, &canonical.contract)).unwrap());
     }

@@ -12,8 +12,8 @@ use fcd_compiler::profile::Profile;
 use fcd_compiler::register::{Registration, Request, register};
 use fcd_compiler::summary::Summary;
 use fcd_runtime::runtime::Runtime;
-use fcd_verify::canonical::Canonical;
-use fcd_verify::certify::{Verdict, check_call, decide};
+use fcd_verify::canonical_calls::Canonical;
+use fcd_verify::verdict::{Verdict, check_call, decide};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -109,9 +109,9 @@ fn every_flipped_byte_of_a_certificate_is_refused() {
     let (summary, canonical) = registered();
     let keys = tempfile::tempdir().unwrap();
     let key_path = keys.path().join("issuer.key");
-    fcd_verify::cert::keygen(&key_path).unwrap();
-    let key = fcd_verify::cert::load_signing_key(&key_path).unwrap();
-    let public = fcd_verify::cert::load_verifying_key(&fcd_verify::cert::public_path(&key_path)).unwrap();
+    fcd_verify::certificate::keygen(&key_path).unwrap();
+    let key = fcd_verify::certificate::load_signing_key(&key_path).unwrap();
+    let public = fcd_verify::certificate::load_verifying_key(&fcd_verify::certificate::public_path(&key_path)).unwrap();
 
     let input = canonical.input("A").expect("canonical call A");
     let call = check_call(&summary, &input).unwrap();
@@ -119,18 +119,19 @@ fn every_flipped_byte_of_a_certificate_is_refused() {
     assert_eq!(decision.decision, Verdict::Safe, "call A is safe on the guarded release");
     let now = 1_800_000_000;
     let safe = decision.certifiable().expect("a safe decision can be certified");
-    let issue = fcd_verify::cert::Issue { call, env: &canonical.env, contract: &canonical.contract, decision: safe, now, valid_for: 3_600, source: None };
-    let envelope = fcd_verify::cert::issue(&issue, &key);
+    let issue =
+        fcd_verify::certificate::Issue { call, env: &canonical.env, contract: &canonical.contract, decision: safe, now, valid_for: 3_600, source: None };
+    let envelope = fcd_verify::certificate::issue(&issue, &key);
     // The bytes `fcd certify --out` writes: canonical JSON and a newline.
     let mut bytes = fcd_model::canon::to_canonical(&envelope);
     bytes.push(b'\n');
     let verify_at = now + 60;
-    assert!(fcd_verify::cert::verify(&bytes, &public, verify_at).is_ok(), "the real certificate verifies");
+    assert!(fcd_verify::certificate::verify(&bytes, &public, verify_at).is_ok(), "the real certificate verifies");
     // The envelope must be byte-for-byte canonical (so a flip in its framing,
     // or of the final newline, is refused); the payload and signature are
     // base64 whose unused bits must be zero, the key id must be the key's, and
     // the signature covers every byte of the payload.
-    let (tally, accepted) = flip_all(&bytes, |changed| fcd_verify::cert::verify(changed, &public, verify_at).is_err());
+    let (tally, accepted) = flip_all(&bytes, |changed| fcd_verify::certificate::verify(changed, &public, verify_at).is_err());
     report("certificate", tally, &accepted);
 }
 

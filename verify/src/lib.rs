@@ -5,6 +5,6 @@
 //! It depends on `fcd-model` alone: a party that only checks certificates
 //! builds no parser.
 
-pub mod canonical;
-pub mod cert;
-pub mod certify;
+pub mod canonical_calls;
+pub mod certificate;
+pub mod verdict;

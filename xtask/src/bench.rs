@@ -15,9 +15,9 @@ use anyhow::{Context, Result};
 use fcd_compiler::profile::Profile;
 use fcd_compiler::register::{Registration, Request, register};
 use fcd_compiler::summary::Summary;
-use fcd_verify::canonical::{self, Canonical};
-use fcd_verify::cert::{self, Issue};
-use fcd_verify::certify::{Verdict, check_call, decide};
+use fcd_verify::canonical_calls::{self, Canonical};
+use fcd_verify::certificate::{self, Issue};
+use fcd_verify::verdict::{Verdict, check_call, decide};
 
 use crate::manifest::{self, Release};
 
@@ -55,7 +55,7 @@ impl Target {
         match self {
             Target::Register => "register one release, download excluded: p95 < 50 ms",
             Target::Decide => "certify (decide): p50 < 100 µs",
-            Target::DecideSign => "certify with signing (decide + cert::issue): p50 < 100 µs",
+            Target::DecideSign => "certify with signing (decide + certificate::issue): p50 < 100 µs",
         }
     }
 
@@ -107,7 +107,7 @@ pub fn run(iterations: usize) -> Result<bool> {
     let root = crate::workspace_root();
     let profile_dir = root.join(PROFILE);
     let profile = Profile::load(&profile_dir)?;
-    let canonical_path = profile_dir.join(canonical::FILE);
+    let canonical_path = profile_dir.join(canonical_calls::FILE);
     let canonical = Canonical::load(&canonical_path)?;
     let (sources, missing) = sources(root, &profile_dir, &canonical)?;
     let register_iterations = (iterations / 100).max(20);
@@ -166,15 +166,15 @@ fn official_request(release: &Release, dir: PathBuf) -> Request {
 fn certify_rows(summaries: &[(String, Box<Summary>)], canonical: &Canonical, canonical_path: &Path, iterations: usize) -> Result<Vec<Row>> {
     let keys = tempfile::tempdir().context("cannot create a directory for the benchmark key")?;
     let key_path = keys.path().join("bench-key");
-    cert::keygen(&key_path)?;
-    let key = cert::load_signing_key(&key_path)?;
+    certificate::keygen(&key_path)?;
+    let key = certificate::load_signing_key(&key_path)?;
     let (env, contract) = (&canonical.env, &canonical.contract);
     let warmup = (iterations / 10).max(100);
     let mut rows = Vec::new();
     for (label, summary) in summaries {
         for name in canonical.calls.keys() {
             let call = canonical.call(name).with_context(|| format!("{}: no call {name}", canonical_path.display()))?;
-            let input = fcd_verify::certify::CallInput::new(call, canonical_path);
+            let input = fcd_verify::verdict::CallInput::new(call, canonical_path);
             let call = check_call(summary, &input)?;
             let decision = decide(&call, env, contract);
             let stats = measure(warmup, iterations, || decide(&call, env, contract));
@@ -188,7 +188,7 @@ fn certify_rows(summaries: &[(String, Box<Summary>)], canonical: &Canonical, can
                 let d = decide(&call, env, contract);
                 let safe = d.certifiable().expect("the decision was safe above");
                 let issue = Issue { call, env, contract, decision: safe, now, valid_for: 300, source: None };
-                cert::issue(&issue, &key)
+                certificate::issue(&issue, &key)
             });
             rows.push(Row { operation: format!("decide+sign {label} {name}"), stats, target: Target::DecideSign });
         }

@@ -213,7 +213,7 @@ pub fn run(calls: usize, root: &Path, runtime_dir: Option<&Path>) -> Result<bool
 /// at these sizes is larger than the steps themselves.
 fn decision_alone(summary: &fcd_compiler::summary::Summary, call: &serde_json::Value, contract: &serde_json::Value, repo: &str) -> Result<()> {
     use fcd_gateway::decide;
-    use fcd_verify::certify::{Call, CallInput, Contract, Verdict};
+    use fcd_verify::verdict::{Call, CallInput, Contract, Verdict};
     let call: Call = serde_json::from_value(call.clone())?;
     let contract: Contract = serde_json::from_value(contract.clone())?;
     let env = decide::env("user:alice", &format!("local:{repo}"), &json!({}));

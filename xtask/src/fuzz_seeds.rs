@@ -15,8 +15,8 @@ use anyhow::{Context, Result, anyhow};
 use base64::Engine;
 use fcd_compiler::profile::Profile;
 use fcd_compiler::register::{Registration, Request, register};
-use fcd_verify::canonical::Canonical;
-use fcd_verify::certify::{check_call, decide};
+use fcd_verify::canonical_calls::Canonical;
+use fcd_verify::verdict::{check_call, decide};
 
 /// The fuzz targets' certificate key (`fcd_fuzz::CERT_KEY_SEED`, fuzz/src/lib.rs):
 /// a test key, so the `cert` target can verify the seed certificates.
@@ -129,11 +129,11 @@ pub fn run(root: &Path) -> Result<bool> {
             corpus.add("summary", &format!("{id}-{name}"), &summary.to_canonical())?;
             for call_name in canonical.calls.keys() {
                 let call = canonical.call(call_name).ok_or_else(|| anyhow!("no call {call_name}"))?;
-                let input = fcd_verify::certify::CallInput::new(call, &canonical_path);
+                let input = fcd_verify::verdict::CallInput::new(call, &canonical_path);
                 let Ok(call) = check_call(&summary, &input) else { continue };
                 let decision = decide(&call, &canonical.env, &canonical.contract);
                 let Some(safe) = decision.certifiable() else { continue };
-                let issue = fcd_verify::cert::Issue {
+                let issue = fcd_verify::certificate::Issue {
                     call,
                     env: &canonical.env,
                     contract: &canonical.contract,
@@ -142,10 +142,10 @@ pub fn run(root: &Path) -> Result<bool> {
                     valid_for: 3_600,
                     source: None,
                 };
-                let envelope = fcd_verify::cert::issue(&issue, &key);
+                let envelope = fcd_verify::certificate::issue(&issue, &key);
                 let mut bytes = fcd_model::canon::to_canonical(&envelope);
                 bytes.push(b'\n');
-                fcd_verify::cert::verify(&bytes, &key.verifying_key(), NOW).map_err(|e| anyhow!("the seed certificate does not verify: {e}"))?;
+                fcd_verify::certificate::verify(&bytes, &key.verifying_key(), NOW).map_err(|e| anyhow!("the seed certificate does not verify: {e}"))?;
                 corpus.add("cert", &format!("{id}-{name}-{call_name}-envelope"), &bytes)?;
                 let payload = base64::engine::general_purpose::STANDARD.decode(&envelope.payload)?;
                 corpus.add("cert", &format!("{id}-{name}-{call_name}-statement"), &payload)?;

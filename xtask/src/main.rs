@@ -12,10 +12,10 @@ mod bench_gateway;
 mod bench_runtime;
 mod fetch;
 mod fuzz_seeds;
-mod history;
 pub mod manifest;
 mod oracle_check;
 mod progress;
+mod release_history;
 mod releases;
 mod sarif;
 mod schemas;
@@ -168,7 +168,7 @@ pub fn workspace_root() -> &'static Path {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Releases(a) if a.history => history::run(&history::Options {
+        Command::Releases(a) if a.history => release_history::run(&release_history::Options {
             profiles: a.profiles,
             git_mirrors: a.git_mirrors.into_iter().collect(),
             cache: a.cache.unwrap_or_else(|| workspace_root().join(".cache/official")),

@@ -496,7 +496,7 @@ mod tests {
             let dir = entry.unwrap().path();
             let path = dir.join(FILE);
             if path.is_file() {
-                let canonical = fcd_verify::canonical::Canonical::load(&dir.join(fcd_verify::canonical::FILE)).unwrap();
+                let canonical = fcd_verify::canonical_calls::Canonical::load(&dir.join(fcd_verify::canonical_calls::FILE)).unwrap();
                 let releases = load(&path, &canonical.regimes).unwrap_or_else(|e| panic!("{e:#}"));
                 assert!(load_history(&path).unwrap_or_else(|e| panic!("{e:#}")).is_some(), "{}: no [history]", path.display());
                 assert!(releases.iter().all(|r| crate::fetch::check_supported(r).is_ok()), "{}", path.display());

@@ -23,7 +23,7 @@ pub fn run(profile: &str, profile_dir: &Path, root: &Path, decisions: &[(String,
     if !fcd_oracle::PROFILES.contains(&profile) {
         return Ok(Report { summary: format!("unjudged (the oracle has no judge for {profile})"), problems: Vec::new() });
     }
-    let path = profile_dir.join(fcd_verify::canonical::FILE);
+    let path = profile_dir.join(fcd_verify::canonical_calls::FILE);
     let text = std::fs::read_to_string(&path).with_context(|| format!("{}: cannot read", path.display()))?;
     let canonical: serde_json::Value = serde_json::from_str(&text).with_context(|| format!("{}: not JSON", path.display()))?;
     let judgements = fcd_oracle::judge(profile, root, &canonical).map_err(anyhow::Error::msg)?;
@@ -63,21 +63,21 @@ mod tests {
     use std::path::PathBuf;
 
     use fcd_compiler::register::{Registration, Request, register};
-    use fcd_verify::certify::{check_call, decide};
+    use fcd_verify::verdict::{check_call, decide};
 
     /// The compiler's decisions on a source tree, as the release job records them.
     fn compiler(profile_dir: &Path, source: &Path) -> Vec<(String, String, String)> {
         let profile = fcd_compiler::profile::Profile::load(profile_dir).unwrap();
         let request = Request { source: source.to_owned(), release: Some("test".into()), ..Request::default() };
         let Registration::Registered(summary) = register(&profile, &request).unwrap() else { panic!("escalated") };
-        let path = profile_dir.join(fcd_verify::canonical::FILE);
-        let canonical = fcd_verify::canonical::Canonical::load(&path).unwrap();
+        let path = profile_dir.join(fcd_verify::canonical_calls::FILE);
+        let canonical = fcd_verify::canonical_calls::Canonical::load(&path).unwrap();
         canonical
             .calls
             .keys()
             .map(|name| {
                 let call = canonical.call(name).unwrap();
-                let input = fcd_verify::certify::CallInput::new(call, &path);
+                let input = fcd_verify::verdict::CallInput::new(call, &path);
                 let d = decide(&check_call(&summary, &input).unwrap(), &canonical.env, &canonical.contract);
                 (name.clone(), d.decision.as_str().to_owned(), format!("rule {:?}", d.matched_rule))
             })

@@ -18,7 +18,7 @@ use anyhow::{Context, Result, bail};
 use serde::Serialize;
 use serde_json::Value;
 
-use fcd_verify::canonical::{self, Canonical};
+use fcd_verify::canonical_calls::{self, Canonical};
 
 use crate::Format;
 use crate::fetch;
@@ -213,7 +213,7 @@ struct Plan {
 
 impl Plan {
     fn load(dir: &Path) -> Result<Plan> {
-        let canonical = Canonical::load(&dir.join(canonical::FILE))?;
+        let canonical = Canonical::load(&dir.join(canonical_calls::FILE))?;
         let path = dir.join(manifest::FILE);
         let releases = manifest::load(&path, &canonical.regimes)?;
         for release in &releases {
@@ -424,7 +424,7 @@ fn escalation_problems(expect: &Expectation, got: &Registration) -> Option<Strin
 /// decided under it), written beside the summary for both processes to read.
 fn target(dir: &Path, profile_name: &str, release: &Release, art: &fetch::Materialized, summary: &Path) -> Result<fcd::release::add::Target> {
     let config = summary.with_extension("config.json");
-    let canonical: Value = serde_json::from_str(&std::fs::read_to_string(dir.join(canonical::FILE))?)?;
+    let canonical: Value = serde_json::from_str(&std::fs::read_to_string(dir.join(canonical_calls::FILE))?)?;
     std::fs::write(&config, canonical["env"]["config"].to_string()).with_context(|| format!("{}: cannot write", config.display()))?;
     Ok(fcd::release::add::Target {
         profile: dir.to_owned(),

@@ -18,7 +18,7 @@ use std::path::Path;
 
 use fcd_frontends::{Anchor, Escalation, EscalationCode, SourceFile};
 
-use crate::source::read_one;
+use crate::closure::read_one;
 use fcd_model::error::InputError;
 
 /// Extensions `go build` compiles into a package besides `.go` (assembly, cgo, objects).

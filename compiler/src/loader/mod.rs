@@ -65,7 +65,7 @@ pub fn load(root: &Path, profile: &Profile, selected: &[SourceFile]) -> Result<R
 /// Reads a file of the release as a closure entry (`relative` is `/`-separated);
 /// one too large to analyse escalates.
 fn read(root: &Path, relative: &str) -> Result<Result<SourceFile, Escalation>, InputError> {
-    crate::source::read_one(root, relative)
+    crate::closure::read_one(root, relative)
 }
 
 /// Every entry of the release, as `/`-separated relative paths, sorted.

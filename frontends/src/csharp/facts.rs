@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 
 use crate::default::{DefaultShape, Read};
 use crate::facts::{self, CallShape};
+use crate::frontend::Found;
 use crate::ir::{Escalation, FactValue, Identity};
-use crate::lang::Found;
 use crate::spec::{ArgPattern, ArgShape, FactKind};
 use crate::ts::Node;
 

@@ -35,9 +35,9 @@ mod wiring;
 use std::collections::BTreeMap;
 
 use crate::facts::FactSite;
+use crate::frontend::{Found, Frontend, Program, Region};
 use crate::ir::SourceFile;
 use crate::ir::{Escalation, Identity};
-use crate::lang::{Found, Frontend, Program, Region};
 use crate::spec::{FactKind, FactSpec, RegionKind};
 use crate::ts::{Node, Syntax};
 

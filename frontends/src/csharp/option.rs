@@ -17,8 +17,8 @@
 
 use std::collections::BTreeMap;
 
+use crate::frontend::Found;
 use crate::ir::{Anchor, Escalation, EscalationCode, Fact, FactValue};
-use crate::lang::Found;
 use crate::ts::{Node, Syntax};
 
 use super::facts::Cx;

@@ -14,8 +14,8 @@
 //!   as arguments inside regions (whose calls are reviewed), never written,
 //!   never aliased, of a type the closure does not shadow.
 
+use crate::frontend::Region;
 use crate::ir::{Anchor, Escalation, EscalationCode, Identity};
-use crate::lang::Region;
 use crate::spec::{FactKind, FactSpec};
 use crate::ts::{Node, Syntax};
 

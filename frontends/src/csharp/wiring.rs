@@ -7,8 +7,8 @@
 use std::collections::BTreeMap;
 
 use crate::field::{FieldShape, Member};
+use crate::frontend::Found;
 use crate::ir::{Escalation, FactValue};
-use crate::lang::Found;
 use crate::ts::Node;
 
 use super::facts::Cx;

@@ -7,8 +7,8 @@
 use crate::default::{DefaultShape, Read};
 use crate::facts::{self, CallShape};
 use crate::field::{FieldShape, Member};
+use crate::frontend::Found;
 use crate::ir::{Escalation, FactValue, Identity};
-use crate::lang::Found;
 use crate::spec::{ArgPattern, ArgShape};
 use crate::ts::Node;
 

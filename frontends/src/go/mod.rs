@@ -13,9 +13,9 @@
 
 mod ambient;
 mod bindings;
+mod build_constraints;
 mod control;
 mod facts;
-mod loader;
 mod receiver;
 mod scope;
 mod surroundings;
@@ -23,9 +23,9 @@ mod surroundings;
 use std::collections::BTreeMap;
 
 use crate::facts::FactSite;
+use crate::frontend::{Env, Found, Frontend, Region};
 use crate::ir::SourceFile;
 use crate::ir::{Escalation, FactValue, Identity};
-use crate::lang::{Env, Found, Frontend, Region};
 use crate::spec::{FactKind, FactSpec, RegionKind};
 use crate::ts::{Node, Syntax};
 
@@ -63,7 +63,7 @@ impl Frontend for Go {
     }
 
     fn check_package(&self, files: &[SourceFile], trees: &[(&str, &Syntax)], _env: &Env) -> Result<(), Escalation> {
-        loader::check(files, trees)
+        build_constraints::check(files, trees)
     }
 
     fn check_region(&self, region: &Region<'_>) -> Result<(), Escalation> {

@@ -14,8 +14,8 @@
 
 use std::collections::BTreeMap;
 
+use crate::frontend::{Env, Region};
 use crate::ir::Identity;
-use crate::lang::{Env, Region};
 use crate::ts::Node;
 
 use super::bindings::Bindings;

@@ -16,8 +16,8 @@
 //!   goes into a list or a reviewed registration method (`registered-by`),
 //!   or, without a wrapper, is the whole argument list of such a method.
 
+use crate::frontend::Region;
 use crate::ir::{Escalation, EscalationCode, Identity};
-use crate::lang::Region;
 use crate::ts::Node;
 
 use super::bindings::Bindings;
@@ -155,7 +155,7 @@ fn via(region: &Region<'_>) -> Result<(), Escalation> {
 /// that turns the factory into a handler is not what the reviewer read; and
 /// where the profile reviews a factory, a literal handed over without one
 /// escalates too (that is another shape).
-fn factory<'a>(region: &Region<'a>, handoff: Option<&crate::lang::Handoff>) -> Result<Node<'a>, Escalation> {
+fn factory<'a>(region: &Region<'a>, handoff: Option<&crate::frontend::Handoff>) -> Result<Node<'a>, Escalation> {
     let accepted = handoff.map(|h| h.factory.as_slice()).unwrap_or_default();
     let outer = region.node.ancestors().find(|a| a.kind() == "func_literal");
     let Some(outer) = outer.filter(|o| super::factory_product(*o) == Some(region.node)) else {
@@ -211,7 +211,7 @@ fn reviewed_call(accepted: &[String], spelled: &str) -> bool {
 /// local the constructor binds just before, once, with `:=`: the tool to such
 /// a call or to a composite literal of a `beside` type (`mcp.Tool{…}`), the
 /// handler to a `converted-by` call whose only argument is the literal.
-fn beside(region: &Region<'_>, handoff: &crate::lang::Handoff) -> Result<(), Escalation> {
+fn beside(region: &Region<'_>, handoff: &crate::frontend::Handoff) -> Result<(), Escalation> {
     let accepted = &handoff.beside;
     let fail = |n: Node<'_>, why: &str| Err(at(region.file, n, format!("the handler literal is not returned beside a call of {accepted:?}: {why}")));
     let enclosing = scope::enclosing(region.node);
@@ -301,7 +301,7 @@ fn constructor_uses(region: &Region<'_>) -> Result<(), Escalation> {
 /// `RECEIVER.METHOD(CONSTRUCTOR(…))`: the constructor's results are the
 /// registration method's whole argument list (Go passes a multi-value call's
 /// results as the arguments), METHOD one of `registered-by`; no wrapper between.
-fn registered(call: Node<'_>, handoff: &crate::lang::Handoff) -> bool {
+fn registered(call: Node<'_>, handoff: &crate::frontend::Handoff) -> bool {
     let Some(registrar) = call.parent().filter(|l| l.kind() == "argument_list").and_then(|l| l.parent()).filter(|c| c.kind() == "call_expression") else {
         return false;
     };
@@ -315,7 +315,7 @@ fn registered(call: Node<'_>, handoff: &crate::lang::Handoff) -> bool {
 /// `WRAPPER(CONSTRUCTOR(…))` with WRAPPER reviewed and its package imported
 /// from an accepted path, placed as a list element or a plain argument of a
 /// reviewed registration method.
-fn wrapped_and_registered(region: &Region<'_>, root: Node<'_>, call: Node<'_>, handoff: &crate::lang::Handoff) -> bool {
+fn wrapped_and_registered(region: &Region<'_>, root: Node<'_>, call: Node<'_>, handoff: &crate::frontend::Handoff) -> bool {
     let Some(wrapper) = call.parent().filter(|l| l.kind() == "argument_list").and_then(|l| l.parent()).filter(|c| c.kind() == "call_expression") else {
         return false;
     };

@@ -5,9 +5,9 @@
 use std::collections::BTreeMap;
 
 use crate::facts::{self, CallShape};
+use crate::frontend::Found;
 use crate::guard::{Control, GuardShape, declared_async, earlier_in_block, last_segment};
 use crate::ir::{Escalation, FactValue, Identity};
-use crate::lang::Found;
 use crate::spec::{ArgPattern, ArgShape, Comparison};
 use crate::ts::Node;
 

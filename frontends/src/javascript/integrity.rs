@@ -16,8 +16,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::frontend::Region;
 use crate::ir::{Anchor, Escalation, EscalationCode, Identity};
-use crate::lang::Region;
 use crate::ts::{Node, Syntax};
 
 use super::FUNCTIONS;

@@ -5,8 +5,8 @@
 //! A spread, a computed key or a method could set the field too: they escalate.
 
 use crate::field::{FieldShape, Member, keyed_member};
+use crate::frontend::Found;
 use crate::ir::{Escalation, FactValue, Identity};
-use crate::lang::Found;
 use crate::ts::Node;
 
 use super::facts::Cx;

@@ -27,8 +27,8 @@ mod syntax;
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::facts::FactSite;
+use crate::frontend::{Found, Frontend, Program, Region};
 use crate::ir::{Escalation, Identity};
-use crate::lang::{Found, Frontend, Program, Region};
 use crate::spec::{FactKind, FactSpec, RegionKind};
 use crate::ts::{Node, Syntax};
 

@@ -10,8 +10,8 @@
 //! a computed table, a later override), could replace the reviewed one, so
 //! the tool's name must be a plain string literal exactly once.
 
+use crate::frontend::Region;
 use crate::ir::{Anchor, Escalation, EscalationCode};
-use crate::lang::Region;
 use crate::ts::{Node, Syntax};
 
 use super::FUNCTIONS;

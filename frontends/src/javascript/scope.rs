@@ -5,8 +5,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::frontend::Region;
 use crate::ir::Identity;
-use crate::lang::Region;
 use crate::ts::Node;
 
 use super::bindings::{self, Bindings};

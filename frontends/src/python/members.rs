@@ -5,8 +5,8 @@
 //! non-string key or a repeated key could set the field too: they escalate.
 
 use crate::field::{FieldShape, Member, keyed_member};
+use crate::frontend::Found;
 use crate::ir::{Escalation, FactValue, Identity};
-use crate::lang::Found;
 use crate::ts::Node;
 
 use super::binding::BindingKind;

@@ -19,8 +19,8 @@ mod surroundings;
 use std::collections::BTreeMap;
 
 use crate::facts::FactSite;
+use crate::frontend::{Found, Frontend, Region};
 use crate::ir::{Escalation, Identity};
-use crate::lang::{Found, Frontend, Region};
 use crate::spec::{FactKind, FactSpec, RegionKind};
 use crate::ts::{Node, Syntax};
 

@@ -20,8 +20,8 @@
 //! earlier pattern must be a value pattern with a known, different string, and
 //! the subject must be the dispatcher's own parameter, unchanged.
 
+use crate::frontend::Region;
 use crate::ir::{Anchor, Escalation, EscalationCode};
-use crate::lang::Region;
 use crate::ts::{Node, Syntax};
 
 use super::binding;

@@ -10,8 +10,8 @@
 //! `exec`, or registering a second function with the same decorator (the last
 //! registration wins). Every such construct anywhere in the closure escalates.
 
+use crate::frontend::Region;
 use crate::ir::{Escalation, EscalationCode};
-use crate::lang::Region;
 use crate::ts::Node;
 
 use super::binding::{self, BindingKind};
@@ -264,7 +264,7 @@ fn base_of(mut node: Node<'_>) -> Node<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lang::{Env, Lang};
+    use crate::frontend::{Env, Lang};
     use crate::ts::Syntax;
 
     /// Whether the function `name` of `src` passes [`handler_bound_once`].

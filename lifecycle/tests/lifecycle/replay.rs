@@ -10,8 +10,8 @@
 use std::collections::BTreeSet;
 
 use ed25519_dalek::{Signer, SigningKey};
+use fcd_lifecycle::audit_check;
 use fcd_lifecycle::explore::Model;
-use fcd_lifecycle::history;
 use fcd_lifecycle::protocol::{ASKS_SUCCESSOR, Action, EPOCHS, FORMATIONS, Protocol, SOURCE, SUCCESSOR, World};
 use fcd_runtime::runtime::decision::Target;
 use fcd_runtime::runtime::{EvidenceKind, Lease, LeaseState, RefusalCode, Runtime, State};
@@ -271,7 +271,7 @@ fn model_traces_replay_on_the_runtime_with_the_same_outcomes() {
             steps += 1;
         }
         replay.probe(&protocol, &w);
-        let report = history::check_runtime(&replay.rt).unwrap();
+        let report = audit_check::check_runtime(&replay.rt).unwrap();
         assert!(report.violations.is_empty(), "{}", report.text());
         actions.extend(replay.actions);
         refusals.extend(replay.refusals);

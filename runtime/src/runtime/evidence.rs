@@ -4,13 +4,13 @@
 //!
 //! A certificate is recorded only from its DSSE envelope ([`certificate`]):
 //! the envelope's signature by a trusted issuer and its validity interval are
-//! checked by `fcd_verify::cert` (the one verifier), and here its statement
+//! checked by `fcd_verify::certificate` (the one verifier), and here its statement
 //! must name the registered target epoch (tool, artifact, summary,
 //! configuration), the registered source epoch (artifact, summary) and the
 //! contract the runtime forms calls under. What it records (tool, arguments,
 //! principal, window) is read from the signed statement, never given beside it.
 
-use fcd_verify::cert::{self, Statement};
+use fcd_verify::certificate::{self, Statement};
 use serde_json::json;
 
 use super::refusal::{Refusal, RefusalCode, refuse};
@@ -74,7 +74,7 @@ pub(crate) fn certificate(view: &mut dyn View, statement: &Statement, want: &Cer
     let mismatch = |what: &str, stated: &str, registered: &str| {
         refuse::<()>(RefusalCode::CertificateMismatch, format!("the certificate names {what} {stated}, the registered one is {registered}"))
     };
-    let subject = cert::subject_digest(p.artifact_digest.as_deref(), &p.source_digest);
+    let subject = certificate::subject_digest(p.artifact_digest.as_deref(), &p.source_digest);
     let checks = [
         ("tool", p.tool.as_str(), target.tool.as_str()),
         ("target artifact", subject, target.artifact.as_str()),
@@ -90,7 +90,7 @@ pub(crate) fn certificate(view: &mut dyn View, statement: &Statement, want: &Cer
     let Some(from) = &p.source else {
         return refuse(RefusalCode::CertificateMismatch, "the certificate names no source release: it is evidence for one release, not for a move");
     };
-    let from_subject = cert::subject_digest(from.artifact_digest.as_deref(), &from.source_digest);
+    let from_subject = certificate::subject_digest(from.artifact_digest.as_deref(), &from.source_digest);
     if from_subject != source.artifact {
         mismatch("source artifact", from_subject, &source.artifact)?;
     }

@@ -18,8 +18,8 @@ use anyhow::{Context, Result, bail};
 
 use fcd_compiler::profile::Profile;
 use fcd_compiler::register::{Registration, Request, register};
-use fcd_verify::canonical::{self, Canonical};
-use fcd_verify::certify::{check_call, decide};
+use fcd_verify::canonical_calls::{self, Canonical};
+use fcd_verify::verdict::{check_call, decide};
 
 use crate::Format;
 use crate::fetch;
@@ -128,7 +128,7 @@ fn render(format: Format, records: &[Record], groups: &[triage::Group], notes: &
 
 fn load_plan(dir: &Path, name: String) -> Result<Plan> {
     let profile = Profile::load(dir)?;
-    let canonical = Canonical::load(&dir.join(canonical::FILE))?;
+    let canonical = Canonical::load(&dir.join(canonical_calls::FILE))?;
     // The registration's configuration is the canonical environment's: the
     // canonical calls are decided under it.
     let config = match &canonical.env.config {
@@ -460,7 +460,7 @@ mod tests {
 
     #[test]
     fn decisions_that_fit_no_regime_are_named() {
-        let canonical = Canonical::load(&crate::workspace_root().join("profiles/git-diff").join(canonical::FILE)).unwrap();
+        let canonical = Canonical::load(&crate::workspace_root().join("profiles/git-diff").join(canonical_calls::FILE)).unwrap();
         let decisions: BTreeMap<String, String> =
             [("A", "safe"), ("B", "unsafe"), ("C", "reject")].iter().map(|(c, d)| ((*c).to_owned(), (*d).to_owned())).collect();
         assert_eq!(regime(&canonical, &decisions), "no regime (A=safe, B=unsafe, C=reject)");

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::certify::{Call, CallInput, Contract, Env, Verdict};
+use crate::verdict::{Call, CallInput, Contract, Env, Verdict};
 use fcd_model::error::{InputError, read_json};
 
 /// The file name inside a profile directory.
@@ -65,7 +65,7 @@ impl Canonical {
         self.calls.get(name).map(|c| Call { tool: self.tool.clone(), arguments: c.arguments.clone() })
     }
 
-    /// The formed call named `name`, as input to [`crate::certify::check_call`].
+    /// The formed call named `name`, as input to [`crate::verdict::check_call`].
     pub fn input(&self, name: &str) -> Option<CallInput> {
         self.call(name).map(|call| CallInput::new(call, &self.file))
     }

@@ -31,17 +31,17 @@ pub const PREDICATE_TYPE: &str = "https://fcd.dev/attestation/call-certificate/v
 /// A DSSE envelope.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Envelope {
+pub struct DsseEnvelope {
     #[serde(rename = "payloadType")]
     pub payload_type: String,
     /// Base64 of the statement's canonical JSON.
     pub payload: String,
-    pub signatures: Vec<EnvelopeSignature>,
+    pub signatures: Vec<DsseSignature>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct EnvelopeSignature {
+pub struct DsseSignature {
     pub keyid: String,
     pub sig: String,
 }
@@ -143,13 +143,13 @@ pub fn key_id(key: &VerifyingKey) -> String {
 }
 
 /// Signs a statement into an envelope.
-pub fn sign(statement: &Statement, key: &SigningKey) -> Envelope {
+pub fn sign(statement: &Statement, key: &SigningKey) -> DsseEnvelope {
     let payload = canon::to_canonical(statement);
     let sig: Signature = key.sign(&pae(PAYLOAD_TYPE, &payload));
-    Envelope {
+    DsseEnvelope {
         payload_type: PAYLOAD_TYPE.into(),
         payload: B64.encode(&payload),
-        signatures: vec![EnvelopeSignature { keyid: key_id(&key.verifying_key()), sig: B64.encode(sig.to_bytes()) }],
+        signatures: vec![DsseSignature { keyid: key_id(&key.verifying_key()), sig: B64.encode(sig.to_bytes()) }],
     }
 }
 
@@ -181,7 +181,7 @@ pub fn is_time_refusal(r: &Refusal) -> bool {
 /// The statement of an envelope signed by one of `issuers`, in its issued form.
 fn signed_statement(bytes: &[u8], issuers: &[VerifyingKey]) -> Result<Statement, Refusal> {
     let refuse = |m: &str| Refusal(m.to_owned());
-    let envelope: Envelope = serde_json::from_slice(bytes).map_err(|e| Refusal(format!("not a DSSE envelope: {e}")))?;
+    let envelope: DsseEnvelope = serde_json::from_slice(bytes).map_err(|e| Refusal(format!("not a DSSE envelope: {e}")))?;
     let trimmed = bytes.strip_suffix(b"\n").unwrap_or(bytes);
     if canon::to_canonical(&envelope) != trimmed {
         return Err(refuse("the envelope is not in the canonical form it was issued in: it was altered"));
@@ -276,10 +276,10 @@ pub fn load_verifying_key(path: &Path) -> Result<VerifyingKey, InputError> {
 /// summary), the context and contract it was decided under, and the safe
 /// decision itself.
 pub struct Issue<'a> {
-    pub call: crate::certify::CheckedCall<'a>,
-    pub env: &'a crate::certify::Env,
-    pub contract: &'a crate::certify::Contract,
-    pub decision: crate::certify::Certifiable<'a>,
+    pub call: crate::verdict::CheckedCall<'a>,
+    pub env: &'a crate::verdict::Env,
+    pub contract: &'a crate::verdict::Contract,
+    pub decision: crate::verdict::Certifiable<'a>,
     /// Unix seconds.
     pub now: u64,
     pub valid_for: u64,
@@ -289,8 +289,8 @@ pub struct Issue<'a> {
 }
 
 /// Issues a signed certificate. Only a safe decision can be given
-/// ([`crate::certify::Decision::certifiable`]), so there is nothing to refuse here.
-pub fn issue(i: &Issue<'_>, key: &SigningKey) -> Envelope {
+/// ([`crate::verdict::Decision::certifiable`]), so there is nothing to refuse here.
+pub fn issue(i: &Issue<'_>, key: &SigningKey) -> DsseEnvelope {
     let (summary, call) = (i.call.summary(), i.call.call());
     let subject = subject_digest(summary.artifact_digest.as_deref(), &summary.source.digest);
     let hex = subject.strip_prefix("sha256:").unwrap_or(subject).to_owned();
