@@ -296,17 +296,14 @@ impl Gateway {
     }
 
     /// One `tools/call` of a session of `principal`: decided, formed (with the
-    /// captured successor), admitted, fenced and forwarded, or refused.
-    pub async fn call(&self, principal: &str, params: CallToolRequestParams) -> CallToolResult {
-        self.call_until(principal, params, &CancellationToken::new()).await
-    }
-
-    /// [`Gateway::call`], until the client cancels it (`notifications/cancelled`
-    /// cancels `cancelled`): a call cancelled before it is forwarded is never
-    /// forwarded; one cancelled while the server runs it is cancelled there too
-    /// (rmcp sends `notifications/cancelled` when the forwarded request is
-    /// dropped) and its lease is uncertain, since it may have run.
-    pub async fn call_until(&self, principal: &str, params: CallToolRequestParams, cancelled: &CancellationToken) -> CallToolResult {
+    /// captured successor), admitted, fenced and forwarded, or refused; the
+    /// one call path of stdio, HTTP and the tests. Until the client cancels
+    /// it (`notifications/cancelled` cancels `cancelled`): a call cancelled
+    /// before it is forwarded is never forwarded; one cancelled while the
+    /// server runs it is cancelled there too (rmcp sends
+    /// `notifications/cancelled` when the forwarded request is dropped) and
+    /// its lease is uncertain, since it may have run.
+    pub async fn call(&self, principal: &str, params: CallToolRequestParams, cancelled: &CancellationToken) -> CallToolResult {
         let started = std::time::Instant::now();
         let tool = params.name.to_string();
         // One digest of the arguments serves the formation and the log.
@@ -749,7 +746,7 @@ impl ServerHandler for Handler {
                 }
             }
         };
-        Ok(self.gateway.call_until(&principal, request, &context.ct).await.into())
+        Ok(self.gateway.call(&principal, request, &context.ct).await.into())
     }
 }
 

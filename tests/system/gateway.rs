@@ -728,11 +728,11 @@ fn dbhub_its_own_toml_changed_after_registration_is_refused_at_the_final_hop_bef
         assert_eq!(gateway.source_of("execute_sql"), Some(w.guarded.as_str()));
         let bound = w.runtime().server_config(&w.guarded).unwrap();
         assert!(bound.as_deref().is_some_and(|d| d.starts_with("sha256:")), "{bound:?}");
-        let ran = gateway.call("user:alice", params(&a)).await;
+        let ran = gateway.call("user:alice", params(&a), &Default::default()).await;
         assert_eq!(refusal(&ran), None, "{}", text(&ran));
         // Edited while the gateway runs: the next call is refused before dbhub sees it.
         std::fs::write(&toml, &writable).unwrap();
-        let stopped = gateway.call("user:alice", params(&c)).await;
+        let stopped = gateway.call("user:alice", params(&c), &Default::default()).await;
         assert_eq!(refusal(&stopped).as_deref(), Some("final_hop_config_mismatch"), "{}", text(&stopped));
         assert!(text(&stopped).contains("configuration files"), "{}", text(&stopped));
     });
