@@ -12,6 +12,7 @@
 //! gives the time and records what is issued.
 
 use ed25519_dalek::SigningKey;
+use fcd_model::refusal::RefusalCode;
 use serde_json::{Value, json};
 
 use fcd_model::canon;
@@ -24,24 +25,24 @@ use crate::refused::Refused;
 /// The call checked against `summary`'s argument schema (the tool's input
 /// schema as the summary recorded it), or the refusal naming the argument.
 pub fn schema(summary: &Summary, input: &CallInput) -> Result<(), Refused> {
-    check_call(summary, input).map(|_| ()).map_err(|e| Refused::new("bad_arguments", e.to_string()))
+    check_call(summary, input).map(|_| ()).map_err(|e| Refused::new(RefusalCode::BadArguments, e.to_string()))
 }
 
 /// Decides `input` on `summary` for `env` against `contract`: `Ok` when it
 /// may run (safe, or a reject the handler should refuse itself), else the refusal.
 pub fn on_source(summary: &Summary, input: &CallInput, env: &Env, contract: &Contract, forward_reject: bool) -> Result<Verdict, Refused> {
-    let checked = check_call(summary, input).map_err(|e| Refused::new("bad_arguments", e.to_string()))?;
+    let checked = check_call(summary, input).map_err(|e| Refused::new(RefusalCode::BadArguments, e.to_string()))?;
     let d = decide(&checked, env, contract);
     let why = d.reason.clone().unwrap_or_default();
     let decision = json!({"decision": d.decision.as_str(), "matched_rule": d.matched_rule, "reason": d.reason, "violations": d.violations,
         "effects": d.effects, "summary": summary.summary_digest});
-    let refuse = |code: &str, detail: String| Err(Refused::new(code, detail).with("decision", decision.clone()));
+    let refuse = |code: RefusalCode, detail: String| Err(Refused::new(code, detail).with("decision", decision.clone()));
     match d.decision {
         Verdict::Safe => Ok(Verdict::Safe),
         Verdict::Reject if forward_reject => Ok(Verdict::Reject),
-        Verdict::Reject => refuse("reject", format!("{why}: the release's handler refuses this call ({})", summary.release)),
-        Verdict::Unsafe => refuse("unsafe", format!("an effect is outside the contract on {}: {}", summary.release, d.violations.join("; "))),
-        Verdict::Unknown => refuse("unknown", format!("{} cannot decide this call: {why}", summary.release)),
+        Verdict::Reject => refuse(RefusalCode::Reject, format!("{why}: the release's handler refuses this call ({})", summary.release)),
+        Verdict::Unsafe => refuse(RefusalCode::Unsafe, format!("an effect is outside the contract on {}: {}", summary.release, d.violations.join("; "))),
+        Verdict::Unknown => refuse(RefusalCode::Unknown, format!("{} cannot decide this call: {why}", summary.release)),
     }
 }
 

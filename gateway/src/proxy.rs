@@ -20,6 +20,7 @@
 //! source while it is eligible, waiting while it drains, and on the captured
 //! successor only once the source is STALE.
 
+use fcd_model::refusal::RefusalCode;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -35,7 +36,7 @@ use tokio_util::sync::CancellationToken;
 
 use fcd_model::canon;
 use fcd_runtime::registry::Registry;
-use fcd_runtime::runtime::{Call as Formation, Lease, RefusalCode, Runtime, State, StoreSpec};
+use fcd_runtime::runtime::{Call as Formation, Lease, Runtime, State, StoreSpec};
 use fcd_verify::certificate;
 use fcd_verify::verdict::{Call, CallInput, Contract};
 
@@ -336,16 +337,16 @@ impl Gateway {
     ) -> Result<CallToolResult, Refused> {
         let name = params.name.to_string();
         let Some(f) = self.fronted.iter().find(|f| f.route.visible == name) else {
-            return Err(Refused::new("unknown_tool", format!("`{name}` is not a tool this gateway fronts")));
+            return Err(Refused::new(RefusalCode::UnknownTool, format!("`{name}` is not a tool this gateway fronts")));
         };
         if f.policy == Policy::Deny {
-            return Err(Refused::new("denied", format!("`{name}` has no profile the operator admitted, and its policy is deny")));
+            return Err(Refused::new(RefusalCode::Denied, format!("`{name}` has no profile the operator admitted, and its policy is deny")));
         }
         let Some((source_release, source)) = &f.source else {
-            return Err(Refused::new("source_not_eligible", format!("no release of `{name}` was ADVERTISED when this session started")));
+            return Err(Refused::new(RefusalCode::SourceNotEligible, format!("no release of `{name}` was ADVERTISED when this session started")));
         };
         let call = Call { tool: f.route.tool.clone(), arguments: params.arguments.clone().unwrap_or_default() };
-        let args_digest = args_digest.clone().map_err(|e| Refused::new("bad_arguments", e))?;
+        let args_digest = args_digest.clone().map_err(|e| Refused::new(RefusalCode::BadArguments, e))?;
         let input = CallInput::new(call.clone(), "tools/call");
         let mut successor = None;
         if let Some(summary) = &source.summary {
@@ -353,11 +354,11 @@ impl Gateway {
         }
         if f.policy == Policy::Decide {
             let Some(bound) = self.contracts.get(&(principal.to_owned(), name.clone())) else {
-                return Err(Refused::new("no_contract", format!("principal `{principal}` has no contract for `{name}`")));
+                return Err(Refused::new(RefusalCode::NoContract, format!("principal `{principal}` has no contract for `{name}`")));
             };
             let release = &self.releases[*source_release];
             let env = self.env(principal, release);
-            let summary = source.summary.as_ref().ok_or_else(|| Refused::new("unknown", "the source has no summary"))?;
+            let summary = source.summary.as_ref().ok_or_else(|| Refused::new(RefusalCode::Unknown, "the source has no summary"))?;
             decide::on_source(summary, &input, &env, &bound.contract, f.forward_reject)?;
             successor = self.capture(f, *source_release, source, &call, principal, bound, &args_digest)?;
         }
@@ -389,7 +390,7 @@ impl Gateway {
         bound: &Bound,
         args_digest: &str,
     ) -> Result<Option<i64>, Refused> {
-        let storage = |e: String| Refused::new("storage", e);
+        let storage = |e: String| Refused::new(RefusalCode::Storage, e);
         let Some(source_summary) = &source.summary else { return Ok(None) };
         let now = unix_now();
         if let Some(key) = &self.issuer {
@@ -455,7 +456,7 @@ impl Gateway {
     /// A certificate in the certificate directory for exactly this call,
     /// from this source, offered to the runtime (which verifies it again).
     fn offered_certificate(&self, f: &Fronted, source: &Epoch, principal: &str, bound: &Bound, args_digest: &str, now: u64) -> Result<Option<i64>, Refused> {
-        let storage = |e: String| Refused::new("storage", e);
+        let storage = |e: String| Refused::new(RefusalCode::Storage, e);
         let Some(dir) = &self.config.certificates else { return Ok(None) };
         let Some(source_summary) = &source.summary else { return Ok(None) };
         let entries = std::fs::read_dir(dir).map_err(|e| storage(format!("cannot read the certificate directory {}: {e}", dir.display())))?;
@@ -518,7 +519,7 @@ impl Gateway {
             if lease.epoch != source.id {
                 // The fence passed what was measured for the source: a lease elsewhere must not run on it.
                 self.settle_uncertain(lease.id);
-                return Err(Refused::new("unknown_epoch", format!("lease {} is on {}, not on the source {}", lease.id, lease.epoch, source.id)));
+                return Err(Refused::new(RefusalCode::UnknownEpoch, format!("lease {} is on {}, not on the source {}", lease.id, lease.epoch, source.id)));
             }
             let (result, stop) = self.forward(running, lease.id, params, cancelled).await;
             if stop {
@@ -559,7 +560,7 @@ impl Gateway {
         let found = self.releases.iter().find_map(|r| r.epochs.read().ok()?.iter().find(|e| e.id == lease.epoch).cloned().map(|e| (r, e)));
         let Some((release, epoch)) = found else {
             self.settle_uncertain(lease.id);
-            return Err(Refused::new("unknown_epoch", format!("lease {} is on {}, which this gateway does not run", lease.id, lease.epoch)));
+            return Err(Refused::new(RefusalCode::UnknownEpoch, format!("lease {} is on {}, which this gateway does not run", lease.id, lease.epoch)));
         };
         let mut slot = tokio::select! {
             slot = release.slot.lock() => slot,
@@ -567,7 +568,7 @@ impl Gateway {
                 // Admitted, never fenced nor forwarded: it did not run, but only a resolution ends a lease.
                 self.settle_uncertain(lease.id);
                 let detail = format!("the client cancelled the call before it was forwarded; lease {} never ran and is uncertain until resolved", lease.id);
-                return Err(Refused::new("cancelled", detail));
+                return Err(Refused::new(RefusalCode::Cancelled, detail));
             }
         };
         let hop = async {
@@ -600,7 +601,7 @@ impl Gateway {
 
     fn rt(&self) -> Result<std::sync::MutexGuard<'_, Runtime>, Refused> {
         self.store_is_the_one_opened()?;
-        self.runtime.lock().map_err(|_| Refused::new("storage", "the runtime lock is poisoned"))
+        self.runtime.lock().map_err(|_| Refused::new(RefusalCode::Storage, "the runtime lock is poisoned"))
     }
 
     /// Whether the runtime store's file is still the one the gateway opened:
@@ -616,7 +617,7 @@ impl Gateway {
             Err(e) => format!("is gone ({e})"),
         };
         Err(Refused::new(
-            "storage",
+            RefusalCode::Storage,
             format!("the runtime store {} {why} since the gateway opened it: nothing is decided until the gateway is restarted on its store", path.display()),
         ))
     }
@@ -639,14 +640,14 @@ impl Gateway {
                 // Dropping the request sent the server `notifications/cancelled`; it may have run.
                 self.settle_uncertain(lease);
                 let detail = format!("the client cancelled the call while the server ran it; the server was told, and lease {lease} is uncertain until resolved");
-                return (Err(Refused::new("cancelled", detail)), false);
+                return (Err(Refused::new(RefusalCode::Cancelled, detail)), false);
             }
         };
         let why = match answered {
             Ok(Ok(result)) => {
                 let result = match self.rt().map(|mut rt| rt.complete(lease)) {
                     Ok(Ok(())) => Ok(result),
-                    Ok(Err(r)) => Err(Refused::new(r.code.as_str(), format!("the call ran, but its completion was not recorded: {}", r.detail))),
+                    Ok(Err(r)) => Err(Refused::new(r.code, format!("the call ran, but its completion was not recorded: {}", r.detail))),
                     Err(r) => Err(r),
                 };
                 return (result, false);
@@ -656,7 +657,7 @@ impl Gateway {
         };
         self.settle_uncertain(lease);
         let detail = format!("{why}: lease {lease} is uncertain until an operator resolves it; the server is started again for the next call");
-        (Err(Refused::new("uncertain", detail)), true)
+        (Err(Refused::new(RefusalCode::Uncertain, detail)), true)
     }
 
     /// Marks a lease uncertain (a hop that was refused, or a call with no reply);
@@ -706,7 +707,7 @@ fn take_up(rt: &mut Runtime, registry: &Registry, release: &Release, id: &str, t
 
 /// The refusal of a call the client cancelled before anything was admitted for it.
 fn not_forwarded() -> Refused {
-    Refused::new("cancelled", "the client cancelled the call before it was forwarded: nothing ran")
+    Refused::new(RefusalCode::Cancelled, "the client cancelled the call before it was forwarded: nothing ran")
 }
 
 /// Who a session's calls are decided for.

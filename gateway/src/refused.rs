@@ -1,4 +1,5 @@
-//! A call the gateway refused, and the MCP error result the client reads:
+//! A call the gateway refused (its code one of fcd's shared
+//! [`RefusalCode`]s), and the MCP error result the client reads:
 //! `fcd refused this call: CODE: DETAIL` in words, and
 //! `{"fcd": {"refused": CODE, "detail": DETAIL, …}}` as structured content,
 //! so that both an agent and a program can tell why.
@@ -6,20 +7,21 @@
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Value, json};
 
+use fcd_model::refusal::RefusalCode;
 use fcd_runtime::runtime::Refusal;
 
 /// A refusal: its code (docs/gateway.md lists them all), the detail in
 /// words, and what else a program may want to read (the decision).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Refused {
-    pub code: String,
+    pub code: RefusalCode,
     pub detail: String,
     pub extra: serde_json::Map<String, Value>,
 }
 
 impl Refused {
-    pub fn new(code: &str, detail: impl Into<String>) -> Refused {
-        Refused { code: code.to_owned(), detail: detail.into(), extra: serde_json::Map::new() }
+    pub fn new(code: RefusalCode, detail: impl Into<String>) -> Refused {
+        Refused { code, detail: detail.into(), extra: serde_json::Map::new() }
     }
 
     /// The same refusal with `key` set in its structured content.
@@ -32,7 +34,7 @@ impl Refused {
     pub fn result(&self) -> CallToolResult {
         let mut r = CallToolResult::error(vec![ContentBlock::text(format!("fcd refused this call: {}: {}", self.code, self.detail))]);
         let mut fcd = serde_json::Map::new();
-        fcd.insert("refused".into(), json!(self.code));
+        fcd.insert("refused".into(), json!(self.code.as_str()));
         fcd.insert("detail".into(), json!(self.detail));
         fcd.extend(self.extra.clone());
         r.structured_content = Some(json!({ "fcd": fcd }));
@@ -42,6 +44,6 @@ impl Refused {
 
 impl From<&Refusal> for Refused {
     fn from(r: &Refusal) -> Refused {
-        Refused::new(r.code.as_str(), r.detail.clone())
+        Refused::new(r.code, r.detail.clone())
     }
 }

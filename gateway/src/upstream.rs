@@ -12,6 +12,7 @@
 //! async lock) is held from the final hop to the reply, so a call waiting
 //! for it has been formed and is not yet admitted.
 
+use fcd_model::refusal::RefusalCode;
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 
@@ -114,7 +115,7 @@ impl Release {
             let now = std::time::Instant::now();
             if let Some(wait) = self.backoff.lock().ok().and_then(|b| b.1).and_then(|at| at.checked_duration_since(now)) {
                 return Err(Refused::new(
-                    "upstream",
+                    RefusalCode::Upstream,
                     format!("the stock server of {} failed to start; next attempt in {} ms", self.config.label(), wait.as_millis()),
                 ));
             }
@@ -134,7 +135,7 @@ impl Release {
                 }
             }
         }
-        slot.as_ref().ok_or_else(|| Refused::new("upstream", "the stock server is not running"))
+        slot.as_ref().ok_or_else(|| Refused::new(RefusalCode::Upstream, "the stock server is not running"))
     }
 
     /// Stops the server in `slot` (a call timed out, or its transport failed):
@@ -152,9 +153,9 @@ impl Release {
 
     async fn start(&self) -> Result<Running, Refused> {
         let run = &self.config;
-        let mismatch = |e: String| Refused::new("final_hop_artifact_mismatch", format!("release {}: not started: {e}", run.label()));
+        let mismatch = |e: String| Refused::new(RefusalCode::FinalHopArtifactMismatch, format!("release {}: not started: {e}", run.label()));
         let loaded = {
-            let epochs = self.epochs.read().map_err(|_| Refused::new("upstream", "the epoch table is poisoned"))?;
+            let epochs = self.epochs.read().map_err(|_| Refused::new(RefusalCode::Upstream, "the epoch table is poisoned"))?;
             let closures: Vec<(&str, &fcd_model::summary::Closure)> =
                 epochs.iter().filter_map(|e| e.summary.as_ref().map(|s| (e.tool.as_str(), &s.source))).collect();
             if closures.is_empty() {
@@ -177,7 +178,7 @@ impl Release {
         // The server leads a process group of its own: stopping it ends everything it started.
         let mut command = CommandWrap::from(command);
         command.wrap(ProcessGroup::leader());
-        let cannot = |e: String| Refused::new("upstream", format!("cannot start the stock server of {} ({}): {e}", run.label(), run.command[0]));
+        let cannot = |e: String| Refused::new(RefusalCode::Upstream, format!("cannot start the stock server of {} ({}): {e}", run.label(), run.command[0]));
         let mut child = command.spawn().map_err(|e| cannot(e.to_string()))?;
         let (Some(stdin), Some(stdout)) = (child.stdin().take(), child.stdout().take()) else {
             return Err(cannot("no pipes to its stdin and stdout".into()));
@@ -185,7 +186,10 @@ impl Release {
         let process = Process(Some(child));
         // Replies as large as the gateway's own message limit pass (rmcp's default stops at 16 MiB).
         let transport = AsyncRwTransport::new_client(stdout, stdin).with_max_line_length(self.max_message_bytes.saturating_add(1));
-        let service = ().serve(transport).await.map_err(|e| Refused::new("upstream", format!("the stock server of {} did not initialize: {e}", run.label())))?;
+        let service =
+            ().serve(transport)
+                .await
+                .map_err(|e| Refused::new(RefusalCode::Upstream, format!("the stock server of {} did not initialize: {e}", run.label())))?;
         if let Some(path) = loaded.changed() {
             let _ = service.cancel().await;
             return Err(mismatch(format!("{} changed while the server started", path.display())));
@@ -202,7 +206,7 @@ impl Release {
             None => format!("unmeasured:{}", epoch.id),
             Some(path) => format!("changed-since-start:{}", path.display()),
         };
-        let unmeasured = |e: String| Refused::new("final_hop_unmeasured", e);
+        let unmeasured = |e: String| Refused::new(RefusalCode::FinalHopUnmeasured, e);
         Ok(Measurement {
             artifact,
             config: measure::config(self.config.config_file.as_deref()).map_err(unmeasured)?,

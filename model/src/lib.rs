@@ -10,6 +10,7 @@
 pub mod canon;
 pub mod effect;
 pub mod error;
+pub mod refusal;
 pub mod rules;
 pub mod sql;
 pub mod summary;

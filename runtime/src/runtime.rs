@@ -41,9 +41,10 @@ use fcd_model::summary::Summary;
 
 pub use audit::AuditEntry;
 pub use events::{AuditEvent, AuditRecord};
+use fcd_model::refusal::RefusalCode;
 pub use formation::Call;
 pub use lease::{Lease, LeaseRow};
-pub use refusal::{Refusal, RefusalCode, StorageError};
+pub use refusal::{Refusal, StorageError};
 pub use resolution::resolution_message;
 pub use state::{EPOCH_TRANSITIONS, LEASE_TRANSITIONS, LeaseState, State};
 pub use store::{CallDurability, EvidenceKind, StoreSpec};
@@ -189,10 +190,7 @@ impl Runtime {
     /// digest of the contract calls are formed under). The call it is for
     /// (tool, arguments digest, principal) and its window are the statement's.
     pub fn add_certificate(&mut self, envelope: &[u8], issuers: &[VerifyingKey], source: &str, target: &str, contract: &str, now: u64) -> Result<i64, Refusal> {
-        let statement = certificate::verify_by(envelope, issuers, now).map_err(|r| {
-            let code = if certificate::is_time_refusal(&r) { RefusalCode::Expired } else { RefusalCode::UntrustedCertificate };
-            Refusal { code, detail: r.0 }
-        })?;
+        let statement = certificate::verify_by(envelope, issuers, now).map_err(|r| Refusal { code: r.code, detail: r.detail })?;
         let want = evidence::CertificateFor { source, target, contract };
         self.decide(Commit::Durable, |view| evidence::certificate(view, &statement, &want))
     }

@@ -184,7 +184,7 @@ pub fn verify(a: VerifyArgs, io: &mut Io<'_>) -> Result<Status, InputError> {
     let result = certificate::verify(&bytes, &key, now);
     match (&result, a.format) {
         (Ok(statement), Format::Json) => print_json(io, &json!({"valid": true, "statement": statement}))?,
-        (Err(r), Format::Json) => print_json(io, &json!({"valid": false, "reason": r.0}))?,
+        (Err(r), Format::Json) => print_json(io, &json!({"valid": false, "reason": r.detail}))?,
         (Ok(s), Format::Text) => print(
             io,
             &format!(

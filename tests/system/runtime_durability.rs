@@ -6,7 +6,8 @@
 
 use fcd_testkit::{etcd, tools};
 
-use fcd_runtime::runtime::{Call, CallDurability, Measured, RefusalCode, Runtime, State, StoreSpec};
+use fcd_model::refusal::RefusalCode;
+use fcd_runtime::runtime::{Call, CallDurability, Measured, Runtime, State, StoreSpec};
 use rusqlite::{Connection, params};
 
 const CALL: Call<'static> = Call { snapshot: "snap", tool: "tool", args_digest: "sha256:args", principal: "user:alice", source: "e0" };

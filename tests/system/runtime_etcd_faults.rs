@@ -16,7 +16,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use ed25519_dalek::{Signer, SigningKey};
-use fcd_runtime::runtime::{LeaseState, RefusalCode, Runtime, State, StoreSpec};
+use fcd_model::refusal::RefusalCode;
+use fcd_runtime::runtime::{LeaseState, Runtime, State, StoreSpec};
 
 const FCD: &str = env!("CARGO_BIN_EXE_fcd");
 const SOURCE: &str = "v14";

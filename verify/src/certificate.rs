@@ -22,6 +22,7 @@ use fcd_model::effect::Effect;
 
 use fcd_model::canon;
 use fcd_model::error::{InputError, read_text};
+use fcd_model::refusal::RefusalCode;
 use fcd_model::summary::ProfileRef;
 
 pub const PAYLOAD_TYPE: &str = "application/vnd.in-toto+json";
@@ -114,13 +115,24 @@ pub fn subject_digest<'a>(artifact_digest: Option<&'a str>, source_digest: &'a s
     artifact_digest.unwrap_or(source_digest)
 }
 
-/// Why a certificate is not accepted.
+/// Why a certificate is not accepted: `expired` outside its validity
+/// interval, `untrusted_certificate` for everything else (not signed by a
+/// trusted key, altered, or not an fcd call certificate), with the words.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Refusal(pub String);
+pub struct Refusal {
+    pub code: RefusalCode,
+    pub detail: String,
+}
+
+impl Refusal {
+    fn untrusted(detail: impl Into<String>) -> Refusal {
+        Refusal { code: RefusalCode::UntrustedCertificate, detail: detail.into() }
+    }
+}
 
 impl std::fmt::Display for Refusal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(&self.detail)
     }
 }
 
@@ -164,30 +176,24 @@ pub fn verify_by(bytes: &[u8], issuers: &[VerifyingKey], now: u64) -> Result<Sta
     let statement = signed_statement(bytes, issuers)?;
     let p = &statement.predicate;
     if now < p.valid_from {
-        return Err(Refusal(format!("not valid before {} (now {now})", p.valid_from)));
+        return Err(Refusal { code: RefusalCode::Expired, detail: format!("not valid before {} (now {now})", p.valid_from) });
     }
     if now > p.valid_until {
-        return Err(Refusal(format!("expired at {} (now {now})", p.valid_until)));
+        return Err(Refusal { code: RefusalCode::Expired, detail: format!("expired at {} (now {now})", p.valid_until) });
     }
     Ok(statement)
 }
 
-/// Whether a refusal of [`verify_by`] is about time (the certificate is
-/// authentic but not valid now) rather than about who signed what.
-pub fn is_time_refusal(r: &Refusal) -> bool {
-    r.0.starts_with("expired at ") || r.0.starts_with("not valid before ")
-}
-
 /// The statement of an envelope signed by one of `issuers`, in its issued form.
 fn signed_statement(bytes: &[u8], issuers: &[VerifyingKey]) -> Result<Statement, Refusal> {
-    let refuse = |m: &str| Refusal(m.to_owned());
-    let envelope: DsseEnvelope = serde_json::from_slice(bytes).map_err(|e| Refusal(format!("not a DSSE envelope: {e}")))?;
+    let refuse = Refusal::untrusted;
+    let envelope: DsseEnvelope = serde_json::from_slice(bytes).map_err(|e| Refusal::untrusted(format!("not a DSSE envelope: {e}")))?;
     let trimmed = bytes.strip_suffix(b"\n").unwrap_or(bytes);
     if canon::to_canonical(&envelope) != trimmed {
         return Err(refuse("the envelope is not in the canonical form it was issued in: it was altered"));
     }
     if envelope.payload_type != PAYLOAD_TYPE {
-        return Err(Refusal(format!("payload type `{}` is not `{PAYLOAD_TYPE}`", envelope.payload_type)));
+        return Err(Refusal::untrusted(format!("payload type `{}` is not `{PAYLOAD_TYPE}`", envelope.payload_type)));
     }
     let payload = B64.decode(&envelope.payload).map_err(|_| refuse("the payload is not base64"))?;
     let signer = issuers.iter().find(|key| {
@@ -201,9 +207,9 @@ fn signed_statement(bytes: &[u8], issuers: &[VerifyingKey]) -> Result<Statement,
     });
     let Some(signer) = signer else {
         let ids: Vec<String> = issuers.iter().map(key_id).collect();
-        return Err(Refusal(format!("no signature by a trusted key ({}) verifies: wrong key or altered certificate", ids.join(", "))));
+        return Err(Refusal::untrusted(format!("no signature by a trusted key ({}) verifies: wrong key or altered certificate", ids.join(", "))));
     };
-    let statement: Statement = serde_json::from_slice(&payload).map_err(|e| Refusal(format!("the statement is malformed: {e}")))?;
+    let statement: Statement = serde_json::from_slice(&payload).map_err(|e| Refusal::untrusted(format!("the statement is malformed: {e}")))?;
     if statement.statement_type != STATEMENT_TYPE || statement.predicate_type != PREDICATE_TYPE {
         return Err(refuse("not an fcd call certificate (statement or predicate type)"));
     }

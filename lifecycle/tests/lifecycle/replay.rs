@@ -13,8 +13,9 @@ use ed25519_dalek::{Signer, SigningKey};
 use fcd_lifecycle::audit_check;
 use fcd_lifecycle::explore::Model;
 use fcd_lifecycle::protocol::{ASKS_SUCCESSOR, Action, EPOCHS, FORMATIONS, Protocol, SOURCE, SUCCESSOR, World};
+use fcd_model::refusal::RefusalCode;
 use fcd_runtime::runtime::decision::Target;
-use fcd_runtime::runtime::{EvidenceKind, Lease, LeaseState, RefusalCode, Runtime, State};
+use fcd_runtime::runtime::{EvidenceKind, Lease, LeaseState, Runtime, State};
 
 fn digests(epoch: &str) -> (String, String) {
     (format!("sha256:artifact-{epoch}"), format!("sha256:config-{epoch}"))

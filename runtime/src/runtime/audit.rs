@@ -5,7 +5,8 @@
 //! store (see [`AuditEntry`]); this module computes and checks the chain, the
 //! stores keep it.
 
-use super::refusal::{Refusal, RefusalCode, refuse};
+use super::refusal::{Refusal, refuse};
+use fcd_model::refusal::RefusalCode;
 use serde::Serialize;
 
 use fcd_model::canon;

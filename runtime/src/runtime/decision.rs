@@ -6,8 +6,8 @@
 //! that is checked exhaustively and the code that runs cannot drift apart
 //! silently. Nothing here touches storage, the clock or randomness.
 
-use super::refusal::RefusalCode;
 use super::state::{LeaseState, State};
+use fcd_model::refusal::RefusalCode;
 
 /// Where admission starts a lease: the formation's exact source, or its
 /// captured successor.

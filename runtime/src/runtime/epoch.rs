@@ -6,9 +6,10 @@
 use serde_json::json;
 
 use super::decision::{self, MoveRefusal};
-use super::refusal::{Refusal, RefusalCode, refuse};
+use super::refusal::{Refusal, refuse};
 use super::state::State;
 use super::store::{Decision, EpochRecord, View, Write};
+use fcd_model::refusal::RefusalCode;
 
 /// What an epoch is registered with.
 pub(crate) struct Registered<'a> {

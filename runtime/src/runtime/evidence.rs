@@ -13,8 +13,9 @@
 use fcd_verify::certificate::{self, Statement};
 use serde_json::json;
 
-use super::refusal::{Refusal, RefusalCode, refuse};
+use super::refusal::{Refusal, refuse};
 use super::store::{Decision, EvidenceKind, EvidenceRecord, IdKind, View, Write};
+use fcd_model::refusal::RefusalCode;
 
 /// What a piece of evidence says, as recorded.
 pub(crate) struct NewEvidence<'a> {

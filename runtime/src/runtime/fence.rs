@@ -8,9 +8,10 @@
 use serde_json::json;
 
 use super::decision::{self, FenceRefusal, HopFacts};
-use super::refusal::{Refusal, RefusalCode, StorageError, refuse};
+use super::refusal::{Refusal, StorageError, refuse};
 use super::store::{Decision, View, Write};
 use super::token::{self, Binding};
+use fcd_model::refusal::RefusalCode;
 
 /// What is about to run.
 pub(crate) struct Hop<'a> {

@@ -7,9 +7,10 @@
 use serde_json::json;
 
 use super::decision::{self, CaptureRefusal, EvidenceFacts};
-use super::refusal::{Refusal, RefusalCode, refuse};
+use super::refusal::{Refusal, refuse};
 use super::store::EvidenceKind;
 use super::store::{Decision, FormationRecord, IdKind, View, Write};
+use fcd_model::refusal::RefusalCode;
 
 /// A call being formed: its snapshot, tool, arguments digest, principal and source epoch.
 #[derive(Debug, Clone, Copy)]

@@ -7,10 +7,11 @@ use serde::Serialize;
 use serde_json::json;
 
 use super::decision::{self, AdmissionRefusal, FormationFacts, PriorLease, SuccessorFacts, Target};
-use super::refusal::{Refusal, RefusalCode, StorageError, refuse};
+use super::refusal::{Refusal, StorageError, refuse};
 use super::state::LeaseState;
 use super::store::{self, Decision, EpochRecord, IdKind, LeaseRecord, StoredLease, View, Write};
 use super::token::{self, Binding};
+use fcd_model::refusal::RefusalCode;
 
 /// A lease: the right to run one admitted invocation on one epoch.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

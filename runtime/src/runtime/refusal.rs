@@ -1,9 +1,10 @@
-//! Why the runtime said no, typed: every reason code is a [`RefusalCode`]
-//! variant whose [`RefusalCode::as_str`] is the exact string the CLI and its
-//! JSON have always printed, and a failure of the store itself
-//! ([`StorageError`]) is kept apart from a refusal of the request.
+//! Why the runtime said no: a [`Refusal`] carries one of the reason codes
+//! every part of fcd shares ([`fcd_model::refusal::RefusalCode`]), and a
+//! failure of the store itself ([`StorageError`]) is kept apart from a
+//! refusal of the request.
 
-use serde::{Serialize, Serializer};
+use fcd_model::refusal::RefusalCode;
+use serde::Serialize;
 
 /// The store failed (SQLite, randomness, or a value in the database that the
 /// runtime cannot read). Not a judgement on the request: the CLI reports it
@@ -32,106 +33,6 @@ impl std::fmt::Display for StorageError {
 }
 
 impl std::error::Error for StorageError {}
-
-/// Every reason code the runtime gives.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum RefusalCode {
-    /// The store failed: see [`StorageError`]. Every other code refuses the request.
-    Storage,
-    UnknownEpoch,
-    UnknownFormation,
-    UnknownLease,
-    UnknownToken,
-    BadTransition,
-    LeasesOutstanding,
-    BadEvidence,
-    BadHandle,
-    BadSignature,
-    BadToken,
-    SourceNotEligible,
-    SourceDraining,
-    /// The formation already has a lease in flight (open, completed or past the fence).
-    FormationInFlight,
-    SuccessorIneligible,
-    NotCaptured,
-    Revoked,
-    Expired,
-    NoResolver,
-    NotUncertain,
-    Replay,
-    StaleGeneration,
-    FinalHopArtifactMismatch,
-    FinalHopConfigMismatch,
-    LeaseNotAdmitted,
-    AuditBroken,
-    /// A certificate's envelope is not signed by a trusted issuer, or is not
-    /// a well-formed fcd certificate in its issued form (forged or altered).
-    UntrustedCertificate,
-    /// A verified certificate names another tool, release, configuration,
-    /// source or contract than the epochs and contract it was given for.
-    CertificateMismatch,
-    /// An epoch is not in the registry, or its stored manifest and summary do not verify.
-    NotAdmitted,
-    /// Per-call records may have been lost in a host crash (process-crash
-    /// durability): no epoch retires until an operator acknowledges it.
-    CallsUnaccounted,
-}
-
-impl RefusalCode {
-    /// The reason code as printed (`{"refused": CODE}`); these strings are the CLI's contract.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RefusalCode::Storage => "storage",
-            RefusalCode::UnknownEpoch => "unknown_epoch",
-            RefusalCode::UnknownFormation => "unknown_formation",
-            RefusalCode::UnknownLease => "unknown_lease",
-            RefusalCode::UnknownToken => "unknown_token",
-            RefusalCode::BadTransition => "bad_transition",
-            RefusalCode::LeasesOutstanding => "leases_outstanding",
-            RefusalCode::BadEvidence => "bad_evidence",
-            RefusalCode::BadHandle => "bad_handle",
-            RefusalCode::BadSignature => "bad_signature",
-            RefusalCode::BadToken => "bad_token",
-            RefusalCode::SourceNotEligible => "source_not_eligible",
-            RefusalCode::SourceDraining => "source_draining",
-            RefusalCode::FormationInFlight => "formation_in_flight",
-            RefusalCode::SuccessorIneligible => "successor_ineligible",
-            RefusalCode::NotCaptured => "not_captured",
-            RefusalCode::Revoked => "revoked",
-            RefusalCode::Expired => "expired",
-            RefusalCode::NoResolver => "no_resolver",
-            RefusalCode::NotUncertain => "not_uncertain",
-            RefusalCode::Replay => "replay",
-            RefusalCode::StaleGeneration => "stale_generation",
-            RefusalCode::FinalHopArtifactMismatch => "final_hop_artifact_mismatch",
-            RefusalCode::FinalHopConfigMismatch => "final_hop_config_mismatch",
-            RefusalCode::LeaseNotAdmitted => "lease_not_admitted",
-            RefusalCode::AuditBroken => "audit_broken",
-            RefusalCode::UntrustedCertificate => "untrusted_certificate",
-            RefusalCode::CertificateMismatch => "certificate_mismatch",
-            RefusalCode::NotAdmitted => "not_admitted",
-            RefusalCode::CallsUnaccounted => "calls_unaccounted",
-        }
-    }
-}
-
-impl std::fmt::Display for RefusalCode {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl Serialize for RefusalCode {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
-    }
-}
-
-impl PartialEq<&str> for RefusalCode {
-    fn eq(&self, other: &&str) -> bool {
-        self.as_str() == *other
-    }
-}
 
 /// Why the runtime refused an operation: a reason code and words.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -6,10 +6,11 @@
 use ed25519_dalek::{Signature, VerifyingKey};
 use serde_json::json;
 
-use super::refusal::{Refusal, RefusalCode, refuse};
+use super::refusal::{Refusal, refuse};
 use super::state::LeaseState;
 use super::store::{Decision, View, Write};
 use fcd_model::canon;
+use fcd_model::refusal::RefusalCode;
 
 /// What a resolver signs to settle lease `lease` with `result`.
 pub fn resolution_message(lease: i64, result: &str) -> String {

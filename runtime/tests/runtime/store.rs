@@ -2,7 +2,8 @@
 //! or evidence kind it does not know is a storage failure naming the value,
 //! never a state guessed in its place; and the reason codes print as before.
 
-use fcd_runtime::runtime::{EvidenceKind, RefusalCode, Runtime, State};
+use fcd_model::refusal::RefusalCode;
+use fcd_runtime::runtime::{EvidenceKind, Runtime, State};
 use rusqlite::{Connection, params};
 
 fn store() -> (tempfile::TempDir, std::path::PathBuf, Runtime) {
