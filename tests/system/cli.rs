@@ -8,26 +8,13 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use fcd_cli::{Run, fcd, root, s};
+use fcd_cli::{Run, copy_tree, fcd, root, s};
 
 /// The release root of a declared mutation of `profiles/PROFILE/tests/mutations.toml`.
 fn mutation(profile: &str, name: &str) -> fcd::profile_test::Root {
     let cases = fcd::profile_test::load_cases(&root().join("profiles").join(profile)).unwrap();
     let case = cases.iter().find(|c| c.name == name).unwrap_or_else(|| panic!("{profile} declares no case {name}"));
     case.root().unwrap()
-}
-
-/// Copies a directory tree.
-fn copy_tree(from: &Path, to: &Path) {
-    for entry in walkdir::WalkDir::new(from) {
-        let entry = entry.unwrap();
-        let target = to.join(entry.path().strip_prefix(from).unwrap());
-        if entry.file_type().is_dir() {
-            std::fs::create_dir_all(&target).unwrap();
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }
 
 /// The canonical call, env and contract of git-diff as files in `dir`.

@@ -39,3 +39,16 @@ pub fn fcd(args: &[&str]) -> Run {
 pub fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
+
+/// Copies a directory tree.
+pub fn copy_tree(from: &Path, to: &Path) {
+    for entry in walkdir::WalkDir::new(from) {
+        let entry = entry.unwrap();
+        let target = to.join(entry.path().strip_prefix(from).unwrap());
+        if entry.file_type().is_dir() {
+            std::fs::create_dir_all(&target).unwrap();
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}

@@ -33,15 +33,7 @@ fn git(dir: &Path, args: &[&str]) -> Vec<u8> {
 
 /// A git repository at `dir` whose one commit holds a copy of `tree`, tagged `tag`.
 fn repository(tree: &Path, dir: &Path, tag: &str) {
-    for entry in walkdir::WalkDir::new(tree) {
-        let entry = entry.unwrap();
-        let target = dir.join(entry.path().strip_prefix(tree).unwrap());
-        if entry.file_type().is_dir() {
-            std::fs::create_dir_all(&target).unwrap();
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
+    fcd_cli::copy_tree(tree, dir);
     git(dir, &["init", "--quiet"]);
     git(dir, &["add", "--all"]);
     git(dir, &["commit", "--quiet", "--message", "release"]);

@@ -79,9 +79,15 @@ fn no_pending_snapshots() {
 
 /// The normal dependencies of one workspace crate, one per line (`name vX.Y.Z …`).
 fn dependencies(krate: &str) -> String {
+    cargo_tree(krate, &[])
+}
+
+/// `cargo tree` of `krate`'s normal dependencies, one per line, with `extra` arguments.
+fn cargo_tree(krate: &str, extra: &[&str]) -> String {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let out = std::process::Command::new(cargo)
         .args(["tree", "--offline", "-p", krate, "-e", "normal", "--prefix", "none"])
+        .args(extra)
         .current_dir(root())
         .output()
         .expect("cargo tree runs");
@@ -129,14 +135,7 @@ fn the_crate_graph_draws_the_pipeline() {
 
 /// The direct normal dependencies of one workspace crate.
 fn direct_dependencies(krate: &str) -> String {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let out = std::process::Command::new(cargo)
-        .args(["tree", "--offline", "-p", krate, "-e", "normal", "--prefix", "none", "--depth", "1"])
-        .current_dir(root())
-        .output()
-        .expect("cargo tree runs");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    cargo_tree(krate, &["--depth", "1"])
 }
 
 #[test]

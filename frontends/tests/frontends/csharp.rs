@@ -1,7 +1,7 @@
 //! The C# frontend through its public interface: Class.Method regions,
 //! callee identities, and odd C# that must not panic.
 
-use fcd_frontends::{EscalationCode, Identity, Lang, RegionKind, RegionSpec, SourceFile, analyze};
+use fcd_frontends::{EscalationCode, Lang, RegionKind, RegionSpec, SourceFile, analyze};
 
 fn file(src: &str) -> SourceFile {
     SourceFile { path: "src/X.cs".into(), bytes: src.as_bytes().to_vec() }
@@ -14,15 +14,7 @@ fn region(name: &str) -> RegionSpec {
 fn check(body: &str, expected: &[&str]) {
     let src = format!("namespace N;\npublic class C\n{{\n    public void M(ParseResult parseResult)\n    {{\n{body}\n    }}\n}}\n");
     let analysis = analyze(Lang::CSharp, &[file(&src)], &[region("C.M")], &[]).expect("analyzes");
-    let got: Vec<String> = analysis.regions[0]
-        .calls
-        .iter()
-        .map(|c| match &c.identity {
-            Identity::Path(p) => p.clone(),
-            Identity::Unresolved(t) => format!("?{t}"),
-            Identity::Dynamic(t) => format!("dynamic: {t}"),
-        })
-        .collect();
+    let got = crate::common::callees_of(&analysis);
     assert_eq!(got, expected, "in:\n{src}");
 }
 
@@ -37,15 +29,7 @@ fn dotted_tokens_generics_and_conditional_access() {
 /// The identities of `C.M`'s calls in a whole source file.
 fn calls_of(src: &str) -> Vec<String> {
     let analysis = analyze(Lang::CSharp, &[file(src)], &[region("C.M")], &[]).expect("analyzes");
-    analysis.regions[0]
-        .calls
-        .iter()
-        .map(|c| match &c.identity {
-            Identity::Path(p) => p.clone(),
-            Identity::Unresolved(t) => format!("?{t}"),
-            Identity::Dynamic(t) => format!("dynamic: {t}"),
-        })
-        .collect()
+    crate::common::callees_of(&analysis)
 }
 
 #[test]

@@ -2,7 +2,7 @@
 //! (generic instantiations, conversions, dynamic callees, names resolved by
 //! declaration) and comments.
 
-use fcd_frontends::{Env, EscalationCode, Identity, Lang, RegionKind, RegionSpec, SourceFile, analyze, analyze_with};
+use fcd_frontends::{Env, EscalationCode, Lang, RegionKind, RegionSpec, SourceFile, analyze, analyze_with};
 
 fn file(src: &str) -> SourceFile {
     SourceFile { path: "pkg/x.go".into(), bytes: src.as_bytes().to_vec() }
@@ -18,15 +18,7 @@ fn env() -> Env {
 fn callees(src: &str) -> Vec<String> {
     let region = RegionSpec { name: "r".into(), kind: RegionKind::Literal("F".into()), optional: false };
     let analysis = analyze_with(Lang::Go, &[file(src)], &[region], &[], &env()).expect("analyzes");
-    analysis.regions[0]
-        .calls
-        .iter()
-        .map(|c| match &c.identity {
-            Identity::Path(p) => p.clone(),
-            Identity::Unresolved(t) => format!("?{t}"),
-            Identity::Dynamic(t) => format!("dynamic: {t}"),
-        })
-        .collect()
+    crate::common::callees_of(&analysis)
 }
 
 /// A package with one imported library, one helper and a handler literal

@@ -1,7 +1,7 @@
 //! The JavaScript/TypeScript frontend through its public interface: one
 //! grammar per file extension, callee identities, and what escalates.
 
-use fcd_frontends::{ArgPattern, EscalationCode, FactKind, FactSpec, FactValue, Identity, Lang, RegionKind, RegionSpec, SourceFile, analyze};
+use fcd_frontends::{ArgPattern, EscalationCode, FactKind, FactSpec, FactValue, Lang, RegionKind, RegionSpec, SourceFile, analyze};
 
 fn analyze_one(path: &str, src: &str, region: RegionKind) -> Result<fcd_frontends::Analysis, fcd_frontends::Escalation> {
     let file = SourceFile { path: path.into(), bytes: src.as_bytes().to_vec() };
@@ -11,15 +11,7 @@ fn analyze_one(path: &str, src: &str, region: RegionKind) -> Result<fcd_frontend
 fn callees(path: &str, body: &str) -> Vec<String> {
     let src = format!("function f(sql, opts) {{\n{body}\n}}\n");
     let analysis = analyze_one(path, &src, RegionKind::Function("f".into())).expect("analyzes");
-    analysis.regions[0]
-        .calls
-        .iter()
-        .map(|c| match &c.identity {
-            Identity::Path(p) => p.clone(),
-            Identity::Unresolved(t) => format!("?{t}"),
-            Identity::Dynamic(t) => format!("dynamic: {t}"),
-        })
-        .collect()
+    crate::common::callees_of(&analysis)
 }
 
 #[test]

@@ -4,6 +4,7 @@
 //! only, so editing a frontend rebuilds and reruns just this.
 
 mod ambient;
+mod common;
 mod csharp;
 mod defaults;
 mod fields;

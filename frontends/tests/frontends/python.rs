@@ -8,15 +8,7 @@ fn callees(src: &str) -> Vec<String> {
     let file = SourceFile { path: "m.py".into(), bytes: src.as_bytes().to_vec() };
     let region = RegionSpec { name: "r".into(), kind: RegionKind::Function("f".into()), optional: false };
     let analysis = analyze(Lang::Python, &[file], &[region], &[]).expect("analyzes");
-    analysis.regions[0]
-        .calls
-        .iter()
-        .map(|c| match &c.identity {
-            Identity::Path(p) => p.clone(),
-            Identity::Unresolved(t) => format!("?{t}"),
-            Identity::Dynamic(t) => format!("dynamic: {t}"),
-        })
-        .collect()
+    crate::common::callees_of(&analysis)
 }
 
 fn check(src: &str, expected: &[&str]) {
