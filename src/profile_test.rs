@@ -21,9 +21,9 @@ use serde::{Deserialize, Serialize};
 
 use fcd_compiler::profile::Profile;
 use fcd_compiler::register::{Registration, Request, register};
-use fcd_compiler::summary::Summary;
 use fcd_edits::Edit;
 use fcd_model::error::{InputError, read_text};
+use fcd_model::summary::Summary;
 use fcd_verify::canonical_calls::{self, Canonical};
 use fcd_verify::verdict::{Call, CallInput, Verdict, check_call, decide};
 

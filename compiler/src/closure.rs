@@ -16,7 +16,7 @@ use fcd_frontends::{Anchor, Escalation, EscalationCode, SourceFile};
 
 use crate::profile::Profile;
 use fcd_model::error::InputError;
-pub use fcd_model::summary::{Closure, FileDigest};
+use fcd_model::summary::Closure;
 
 /// The closure of files read from a release, each with its digest.
 pub fn closure(files: &[SourceFile]) -> Closure {

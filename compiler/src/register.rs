@@ -17,9 +17,10 @@ use crate::closure;
 use crate::inventory;
 use crate::loader;
 use crate::profile::Profile;
-use crate::summary::{self, Binding, Summary};
+use crate::summary::{self, ReleaseBinding};
 use fcd_model::canon;
 use fcd_model::error::{InputError, read_json};
+use fcd_model::summary::Summary;
 
 /// What registration was asked to bind the summary to.
 #[derive(Debug, Clone, Default)]
@@ -182,7 +183,7 @@ fn register_prepared(profile: &Profile, req: &Request, release: &Prepared, parse
         Some(r) => r.clone(),
         None => req.source.canonicalize().ok().and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned())).unwrap_or_else(|| "unnamed".into()),
     };
-    let binding = Binding { release: name, artifact_digest: req.artifact_digest.clone(), config_digest: config_digest(req.config.as_ref()) };
+    let binding = ReleaseBinding { release: name, artifact_digest: req.artifact_digest.clone(), config_digest: config_digest(req.config.as_ref()) };
     let (files, closure) = (&release.files, release.closure.clone());
     let env = fcd_frontends::Env { entries: release.entries.clone(), ..profile.env() };
     let analysis = match fcd_frontends::analyze_parsed(parsed, &profile.regions, &profile.fact_specs(), &env) {

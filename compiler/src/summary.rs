@@ -14,18 +14,18 @@ use fcd_frontends::Analysis;
 use crate::profile::Profile;
 use fcd_model::canon;
 use fcd_model::rules::Rule;
-pub use fcd_model::summary::*;
+use fcd_model::summary::{Closure, FORMAT, ProfileRef, RegionSummary, Summary, catch_all};
 
 /// Release identity and configuration a summary is bound to.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Binding {
+pub struct ReleaseBinding {
     pub release: String,
     pub artifact_digest: Option<String>,
     pub config_digest: String,
 }
 
 /// Compiles a summary from a profile, the analysis of a release and its binding.
-pub fn compile(profile: &Profile, closure: Closure, analysis: Analysis, binding: Binding) -> Summary {
+pub fn compile(profile: &Profile, closure: Closure, analysis: Analysis, binding: ReleaseBinding) -> Summary {
     let present: BTreeSet<&str> = analysis.facts.iter().map(|f| f.name.as_str()).collect();
     let mut rules: Vec<Rule> = profile
         .rules

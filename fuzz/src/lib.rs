@@ -21,7 +21,7 @@ use fcd_verify::canonical_calls::Canonical;
 use fcd_verify::verdict::{Call, CallInput, Contract, Env, Verdict, check_call, decide};
 use fcd_compiler::profile::Profile;
 use fcd_compiler::register::{Registration, Request, register};
-use fcd_compiler::summary::Summary;
+use fcd_model::summary::Summary;
 use fcd_frontends::{Lang, Region, SourceFile};
 
 /// The certificate key of the fuzz targets and of the seed certificate
@@ -104,7 +104,7 @@ fn analyze(setup: &Setup, files: &[SourceFile]) {
     let Ok(analysis) = fcd_frontends::analyze_with(profile.language, files, &profile.regions, &profile.fact_specs(), &env) else { return };
     let _ = fcd_compiler::inventory::check(&analysis.regions, |r| profile.inventories.get(r));
     let closure = fcd_compiler::closure::closure(files);
-    let binding = fcd_compiler::summary::Binding { release: "fuzz".into(), artifact_digest: None, config_digest: fcd_model::canon::digest(&serde_json::json!({})) };
+    let binding = fcd_compiler::summary::ReleaseBinding { release: "fuzz".into(), artifact_digest: None, config_digest: fcd_model::canon::digest(&serde_json::json!({})) };
     let summary = fcd_compiler::summary::compile(profile, closure, analysis, binding);
     assert!(summary.integrity_problems().is_empty(), "a freshly compiled summary has integrity problems: {:?}", summary.integrity_problems());
     if let Err(e) = Summary::parse(Path::new("compiled.json"), summary.to_canonical()) {
@@ -245,7 +245,7 @@ pub fn summary(judged: &Judged, data: &[u8]) {
     s.rules_digest = fcd_model::canon::digest(&s.rules);
     s.source.digest = fcd_model::canon::digest(&s.source.files);
     s.summary_digest = s.content_digest();
-    let well_formed = s.format == fcd_compiler::summary::FORMAT && s.rules.last() == Some(&fcd_compiler::summary::catch_all());
+    let well_formed = s.format == fcd_model::summary::FORMAT && s.rules.last() == Some(&fcd_model::summary::catch_all());
     match Summary::parse(path, s.to_canonical()) {
         Ok(loaded) => {
             assert!(well_formed, "a summary with a wrong format or final rule loaded");

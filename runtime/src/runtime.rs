@@ -50,7 +50,7 @@ pub use state::{EPOCH_TRANSITIONS, LEASE_TRANSITIONS, LeaseState, State};
 pub use store::{CallDurability, EvidenceKind, StoreSpec};
 
 use refusal::refuse;
-use store::{Commit, Decision, View};
+use store::{Commit, Recorded, View};
 
 /// What the final hop measured: the artifact and configuration digests, and
 /// the digest of the server's own configuration files when it reads any.
@@ -112,7 +112,7 @@ impl Runtime {
     /// Runs one decision in the store, committed (as durably as `commit`
     /// asks) only if it succeeds and nothing it read changed; returns what
     /// the last run of `decide` gave.
-    fn decide<T>(&mut self, commit: Commit, mut decide: impl FnMut(&mut dyn View) -> Result<(T, Decision), Refusal>) -> Result<T, Refusal> {
+    fn decide<T>(&mut self, commit: Commit, mut decide: impl FnMut(&mut dyn View) -> Result<(T, Recorded), Refusal>) -> Result<T, Refusal> {
         let mut value = None;
         self.store.decide(commit, &mut |view| {
             let (v, decision) = decide(view)?;

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use serde_json::json;
 
 use super::{Format, Io, Status, print, print_json, rfc3339, unix_now, write_atomic};
-use fcd_compiler::summary::Summary;
 use fcd_model::error::InputError;
+use fcd_model::summary::Summary;
 use fcd_verify::canonical_calls::Canonical;
 use fcd_verify::certificate::{self, Issue};
 use fcd_verify::verdict::{CallInput, Contract, Decision, Env, Verdict, check_call, decide, read_input};

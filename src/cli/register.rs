@@ -8,8 +8,8 @@ use serde_json::{Value, json};
 use super::{Format, Io, Status, print, print_json, write_atomic};
 use fcd_compiler::profile::Profile;
 use fcd_compiler::register::{Registration, Request, escalation_json, read_config, register as run_register, registration_json};
-use fcd_compiler::summary::Summary;
 use fcd_model::error::InputError;
+use fcd_model::summary::Summary;
 
 /// Compiles a profile against one release's source into a summary, or escalates.
 #[derive(Debug, clap::Args)]

@@ -16,8 +16,8 @@ use serde_json::Value;
 use crate::files::write_atomic;
 use fcd_compiler::profile::Profile;
 use fcd_compiler::register::{Registration, Request, read_config};
-use fcd_compiler::summary::Summary;
 use fcd_model::error::InputError;
+use fcd_model::summary::Summary;
 use fcd_runtime::registry::{Regeneration, Registry, ReleaseStatus};
 
 /// One release tree to register and admit, and what binds its summary.

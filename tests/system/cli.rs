@@ -363,7 +363,7 @@ fn registry_admits_regenerated_summaries_and_refuses_edits() {
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("registry.sqlite");
     let summary_path = register(tmp.path(), "guarded");
-    let summary = fcd_compiler::summary::Summary::load(&summary_path).unwrap();
+    let summary = fcd_model::summary::Summary::load(&summary_path).unwrap();
     let mut registry = fcd_runtime::registry::Registry::open(&db).unwrap();
 
     // Evidence that does not reproduce the summary is refused.

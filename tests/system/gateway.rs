@@ -23,8 +23,8 @@ use std::time::{Duration, Instant};
 
 use fcd_compiler::profile::Profile;
 use fcd_compiler::register::{Registration, Request, register};
-use fcd_compiler::summary::Summary;
 use fcd_gateway::{Config, Gateway};
+use fcd_model::summary::Summary;
 use fcd_runtime::registry::{Regeneration, Registry, epoch_id};
 use fcd_runtime::runtime::{LeaseState, Runtime, State};
 use fcd_verify::verdict::{Call, CallInput, Contract, Env, Verdict, check_call, decide};

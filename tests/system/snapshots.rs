@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use fcd_compiler::profile::Profile;
 use fcd_compiler::register::{Registration, Request, register, registration_json};
-use fcd_compiler::summary::Summary;
+use fcd_model::summary::Summary;
 use fcd_verify::canonical_calls::Canonical;
 use fcd_verify::verdict::{check_call, decide};
 

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use fcd_compiler::profile::Profile;
 use fcd_compiler::register::{Registration, Request, register};
-use fcd_compiler::summary::Summary;
+use fcd_model::summary::Summary;
 use fcd_runtime::runtime::Runtime;
 use fcd_verify::canonical_calls::Canonical;
 use fcd_verify::verdict::{Verdict, check_call, decide};

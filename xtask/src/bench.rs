@@ -14,7 +14,7 @@ use anyhow::{Context, Result};
 
 use fcd_compiler::profile::Profile;
 use fcd_compiler::register::{Registration, Request, register};
-use fcd_compiler::summary::Summary;
+use fcd_model::summary::Summary;
 use fcd_verify::canonical_calls::{self, Canonical};
 use fcd_verify::certificate::{self, Issue};
 use fcd_verify::verdict::{Verdict, check_call, decide};

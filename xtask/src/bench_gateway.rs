@@ -211,7 +211,7 @@ pub fn run(calls: usize, root: &Path, runtime_dir: Option<&Path>) -> Result<bool
 /// The gateway's decision and capture steps timed in process, on the same
 /// call and summary: what they cost without the two processes' noise, which
 /// at these sizes is larger than the steps themselves.
-fn decision_alone(summary: &fcd_compiler::summary::Summary, call: &serde_json::Value, contract: &serde_json::Value, repo: &str) -> Result<()> {
+fn decision_alone(summary: &fcd_model::summary::Summary, call: &serde_json::Value, contract: &serde_json::Value, repo: &str) -> Result<()> {
     use fcd_gateway::decide;
     use fcd_verify::verdict::{Call, CallInput, Contract, Verdict};
     let call: Call = serde_json::from_value(call.clone())?;

@@ -311,7 +311,7 @@ fn judge(plan: &Plan, task: &Task, cache: &Path, mirrors: &BTreeMap<String, Path
 
 /// Every canonical call decided under the canonical env and contract; a call
 /// the summary's schema refuses is `invalid`.
-fn decisions(canonical: &Canonical, summary: &fcd_compiler::summary::Summary) -> BTreeMap<String, String> {
+fn decisions(canonical: &Canonical, summary: &fcd_model::summary::Summary) -> BTreeMap<String, String> {
     canonical
         .calls
         .keys()

@@ -337,7 +337,7 @@ fn check_release(job: &mut Job<'_>, plan: &Plan, release: &Release, art: &fetch:
                     Ok(epoch) => o.epoch = Some(epoch),
                     Err(e) => o.problems.push(format!("registry: {e}")),
                 }
-                let stored = fcd_compiler::summary::Summary::load(summary).map_err(|e| anyhow::anyhow!("{e}"))?;
+                let stored = fcd_model::summary::Summary::load(summary).map_err(|e| anyhow::anyhow!("{e}"))?;
                 o.summary_digest = Some(stored.summary_digest.clone());
                 o.profile_digest = Some(stored.profile.digest.clone());
             }

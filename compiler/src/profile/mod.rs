@@ -35,7 +35,7 @@ use fcd_frontends::{FactSpec, Lang, RegionKind, RegionSpec};
 use fcd_model::canon;
 use fcd_model::error::{InputError, read_text};
 use fcd_model::rules::{Rule, ValueType};
-pub use fcd_model::summary::{ArgSpec, Envelope};
+use fcd_model::summary::{ArgSpec, Envelope};
 pub use schema::json_schema;
 
 /// (JavaScript) Where the runtime starts loading a package: the npm manifest

@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use serde_json::json;
 
 use super::refusal::StorageError;
-use super::store::{Decision, EpochRecord, EvidenceRecord, FormationRecord, IdKind, LeaseRecord, StoredLease, View, Write};
+use super::store::{EpochRecord, EvidenceRecord, FormationRecord, IdKind, LeaseRecord, Recorded, StoredLease, View, Write};
 
 /// A view of the store with some writes not yet committed applied on top.
 pub(crate) struct Pending<'v> {
@@ -162,12 +162,12 @@ impl View for Pending<'_> {
 }
 
 /// The decisions of the steps, in order, as one decision.
-pub(crate) fn together(steps: Vec<Decision>) -> Decision {
+pub(crate) fn together(steps: Vec<Recorded>) -> Recorded {
     let mut writes = Vec::new();
     let mut entries = Vec::new();
     for step in steps {
         writes.extend(step.writes);
         entries.push(step.audit);
     }
-    Decision { writes, audit: json!({"op": "atomic", "steps": entries}) }
+    Recorded { writes, audit: json!({"op": "atomic", "steps": entries}) }
 }

@@ -8,7 +8,7 @@ use serde_json::json;
 use super::decision::{self, MoveRefusal};
 use super::refusal::{Refusal, refuse};
 use super::state::State;
-use super::store::{Decision, EpochRecord, View, Write};
+use super::store::{EpochRecord, Recorded, View, Write};
 use fcd_model::refusal::RefusalCode;
 
 /// What an epoch is registered with.
@@ -24,7 +24,7 @@ pub(crate) struct Registered<'a> {
 /// Registers an epoch (ADVERTISED); registering it again changes nothing but
 /// the audit log: what it was first registered with stays bound (a restart
 /// with a changed configuration file never re-binds it).
-pub(crate) fn register(view: &mut dyn View, epoch: &str, r: &Registered<'_>) -> Result<Decision, Refusal> {
+pub(crate) fn register(view: &mut dyn View, epoch: &str, r: &Registered<'_>) -> Result<Recorded, Refusal> {
     let mut writes = Vec::new();
     let Registered { tool, artifact, config, summary, server_config } = *r;
     if view.epoch(epoch)?.is_none() {
@@ -43,13 +43,13 @@ pub(crate) fn register(view: &mut dyn View, epoch: &str, r: &Registered<'_>) -> 
     if let Some(s) = server_config {
         audit["server_config"] = json!(s);
     }
-    Ok(Decision { writes, audit })
+    Ok(Recorded { writes, audit })
 }
 
 /// Moves an epoch from its state to `to`, if the table allows it; STALE only
 /// once no admitted or uncertain lease remains on it, and only while the
 /// store can vouch that it lost no lease ([`View::lost_calls`]).
-pub(crate) fn transition(view: &mut dyn View, epoch: &str, to: State) -> Result<Decision, Refusal> {
+pub(crate) fn transition(view: &mut dyn View, epoch: &str, to: State) -> Result<Recorded, Refusal> {
     let Some(record) = view.epoch(epoch)? else { return refuse(RefusalCode::UnknownEpoch, format!("no epoch {epoch}")) };
     let from = record.state;
     if to == State::Stale
@@ -64,7 +64,7 @@ pub(crate) fn transition(view: &mut dyn View, epoch: &str, to: State) -> Result<
         };
         return refuse(r.code(), detail);
     }
-    Ok(Decision {
+    Ok(Recorded {
         writes: vec![Write::EpochState { epoch: epoch.to_owned(), to }],
         audit: json!({"op": "transition", "epoch": epoch, "from": from.as_str(), "to": to.as_str()}),
     })

@@ -14,7 +14,7 @@ use fcd_verify::certificate::{self, Statement};
 use serde_json::json;
 
 use super::refusal::{Refusal, refuse};
-use super::store::{Decision, EvidenceKind, EvidenceRecord, IdKind, View, Write};
+use super::store::{EvidenceKind, EvidenceRecord, IdKind, Recorded, View, Write};
 use fcd_model::refusal::RefusalCode;
 
 /// What a piece of evidence says, as recorded.
@@ -30,7 +30,7 @@ pub(crate) struct NewEvidence<'a> {
 }
 
 /// Records evidence; returns its id.
-pub(crate) fn add(view: &mut dyn View, e: &NewEvidence<'_>) -> Result<(i64, Decision), Refusal> {
+pub(crate) fn add(view: &mut dyn View, e: &NewEvidence<'_>) -> Result<(i64, Recorded), Refusal> {
     if e.kind == EvidenceKind::Certificate && e.args_digest.is_none() {
         return refuse(RefusalCode::BadEvidence, "a certificate is for one call: give its arguments digest");
     }
@@ -49,7 +49,7 @@ pub(crate) fn add(view: &mut dyn View, e: &NewEvidence<'_>) -> Result<(i64, Deci
     };
     Ok((
         id,
-        Decision {
+        Recorded {
             writes: vec![Write::NewEvidence(record)],
             audit: json!({"op": "add_evidence", "evidence": id, "kind": e.kind.as_str(), "tool": e.tool, "source": e.source, "target": e.target,
         "valid_from": e.valid_from, "valid_until": e.valid_until}),
@@ -68,7 +68,7 @@ pub(crate) struct CertificateFor<'a> {
 /// Records a certificate whose envelope verified (signature, issuer, validity
 /// at `now`) as evidence from `want.source` to `want.target`, if its statement
 /// names both registered epochs and the contract; returns its id.
-pub(crate) fn certificate(view: &mut dyn View, statement: &Statement, want: &CertificateFor<'_>) -> Result<(i64, Decision), Refusal> {
+pub(crate) fn certificate(view: &mut dyn View, statement: &Statement, want: &CertificateFor<'_>) -> Result<(i64, Recorded), Refusal> {
     let p = &statement.predicate;
     let Some(target) = view.epoch(want.target)? else { return refuse(RefusalCode::UnknownEpoch, format!("no epoch {}", want.target)) };
     let Some(source) = view.epoch(want.source)? else { return refuse(RefusalCode::UnknownEpoch, format!("no epoch {}", want.source)) };

@@ -9,8 +9,8 @@ use serde_json::json;
 
 use super::decision::{self, FenceRefusal, HopFacts};
 use super::refusal::{Refusal, StorageError, refuse};
-use super::store::{Decision, View, Write};
-use super::token::{self, Binding};
+use super::store::{Recorded, View, Write};
+use super::token::{self, TokenBinding};
 use fcd_model::refusal::RefusalCode;
 
 /// What is about to run.
@@ -24,7 +24,7 @@ pub(crate) struct Hop<'a> {
 }
 
 /// Checks `hop` at `now` and spends its token; returns the lease id.
-pub(crate) fn check(view: &mut dyn View, key: &[u8], hop: &Hop<'_>, now: u64) -> Result<(i64, Decision), Refusal> {
+pub(crate) fn check(view: &mut dyn View, key: &[u8], hop: &Hop<'_>, now: u64) -> Result<(i64, Recorded), Refusal> {
     let Some((id, nonce, mac)) = token::parse(hop.token) else { return refuse(RefusalCode::BadToken, "not a lease token") };
     let Some(lease) = view.lease(id)? else {
         return refuse(RefusalCode::UnknownToken, format!("no lease {id}"));
@@ -47,7 +47,7 @@ pub(crate) fn check(view: &mut dyn View, key: &[u8], hop: &Hop<'_>, now: u64) ->
         }
     };
     let (artifact, config, generation) = (&epoch.artifact, &epoch.config, lease.generation);
-    let binding = Binding { id, nonce: &lease.nonce, epoch: &lease.epoch, artifact, config, generation };
+    let binding = TokenBinding { id, nonce: &lease.nonce, epoch: &lease.epoch, artifact, config, generation };
     let hop_facts = HopFacts {
         token_verifies: lease.nonce == nonce && token::verifies(key, &binding, &mac)?,
         used: lease.used,
@@ -85,5 +85,5 @@ pub(crate) fn check(view: &mut dyn View, key: &[u8], hop: &Hop<'_>, now: u64) ->
     if let Some(s) = hop.server_config {
         audit["server_config"] = json!(s);
     }
-    Ok((id, Decision { writes: vec![Write::LeaseUsed(id)], audit }))
+    Ok((id, Recorded { writes: vec![Write::LeaseUsed(id)], audit }))
 }

@@ -9,7 +9,7 @@ use serde_json::json;
 use super::decision::{self, CaptureRefusal, EvidenceFacts};
 use super::refusal::{Refusal, refuse};
 use super::store::EvidenceKind;
-use super::store::{Decision, FormationRecord, IdKind, View, Write};
+use super::store::{FormationRecord, IdKind, Recorded, View, Write};
 use fcd_model::refusal::RefusalCode;
 
 /// A call being formed: its snapshot, tool, arguments digest, principal and source epoch.
@@ -24,7 +24,7 @@ pub struct Call<'a> {
 
 /// Forms `call` on its source epoch, capturing `successor`'s target if that
 /// evidence exists, is live at `now` and is for this call; returns the formation id.
-pub(crate) fn form(view: &mut dyn View, call: &Call<'_>, successor: Option<i64>, now: u64, ttl: u64) -> Result<(i64, Decision), Refusal> {
+pub(crate) fn form(view: &mut dyn View, call: &Call<'_>, successor: Option<i64>, now: u64, ttl: u64) -> Result<(i64, Recorded), Refusal> {
     let source = call.source;
     let Some(epoch) = view.epoch(source)? else { return refuse(RefusalCode::UnknownEpoch, format!("no epoch {source}")) };
     if !decision::formable(epoch.state) {
@@ -51,7 +51,7 @@ pub(crate) fn form(view: &mut dyn View, call: &Call<'_>, successor: Option<i64>,
         revoked: false,
         latest_lease: None,
     };
-    Ok((id, Decision { writes: vec![Write::NewFormation(record)], audit }))
+    Ok((id, Recorded { writes: vec![Write::NewFormation(record)], audit }))
 }
 
 /// The successor epoch that evidence `id` lets `call` capture at `now`.
@@ -80,7 +80,7 @@ pub(crate) fn authority(view: &mut dyn View, id: i64) -> Result<Option<(String, 
 }
 
 /// Revokes evidence (`evidence:ID`) or a formation (`formation:ID`).
-pub(crate) fn revoke(view: &mut dyn View, handle: &str) -> Result<Decision, Refusal> {
+pub(crate) fn revoke(view: &mut dyn View, handle: &str) -> Result<Recorded, Refusal> {
     let (is_evidence, id) = match handle.split_once(':') {
         Some(("evidence", id)) => (true, id),
         Some(("formation", id)) => (false, id),
@@ -89,5 +89,5 @@ pub(crate) fn revoke(view: &mut dyn View, handle: &str) -> Result<Decision, Refu
     let Ok(id) = id.parse::<i64>() else { return refuse(RefusalCode::BadHandle, format!("`{handle}`: the id is a number")) };
     let write = if is_evidence { view.evidence(id)?.map(|_| Write::RevokeEvidence(id)) } else { view.formation(id)?.map(|_| Write::RevokeFormation(id)) };
     let Some(write) = write else { return refuse(RefusalCode::BadHandle, format!("no {handle}")) };
-    Ok(Decision { writes: vec![write], audit: json!({"op": "revoke", "handle": handle}) })
+    Ok(Recorded { writes: vec![write], audit: json!({"op": "revoke", "handle": handle}) })
 }

@@ -9,8 +9,8 @@ use serde_json::json;
 use super::decision::{self, AdmissionRefusal, FormationFacts, PriorLease, SuccessorFacts, Target};
 use super::refusal::{Refusal, StorageError, refuse};
 use super::state::LeaseState;
-use super::store::{self, Decision, EpochRecord, IdKind, LeaseRecord, StoredLease, View, Write};
-use super::token::{self, Binding};
+use super::store::{self, EpochRecord, IdKind, LeaseRecord, Recorded, StoredLease, View, Write};
+use super::token::{self, TokenBinding};
 use fcd_model::refusal::RefusalCode;
 
 /// A lease: the right to run one admitted invocation on one epoch.
@@ -44,18 +44,18 @@ impl From<StoredLease> for LeaseRow {
 }
 
 /// Admits formation `id` at `now`: the lease (with its token) and the decision that records it.
-pub(crate) fn admit(view: &mut dyn View, key: &[u8], id: i64, now: u64) -> Result<(Lease, Decision), Refusal> {
+pub(crate) fn admit(view: &mut dyn View, key: &[u8], id: i64, now: u64) -> Result<(Lease, Recorded), Refusal> {
     let target = target_epoch(view, id, now)?;
     let lease = view.next_id(IdKind::Lease)?;
     let nonce = store::nonce()?;
     let generation = target.generation;
-    let binding = Binding { id: lease, nonce: &nonce, epoch: &target.id, artifact: &target.artifact, config: &target.config, generation };
+    let binding = TokenBinding { id: lease, nonce: &nonce, epoch: &target.id, artifact: &target.artifact, config: &target.config, generation };
     let token = token::mint(key, &binding)?;
     let audit = json!({"op": "admit", "formation": id, "epoch": target.id, "lease": lease, "generation": generation, "now": now});
     let record = LeaseRecord { id: lease, formation: id, epoch: target.id.clone(), generation, nonce, state: LeaseState::Admitted, used: false };
     // The formation records its latest lease: on etcd, two admissions of one formation both read and write its key, so one of them retries.
     let writes = vec![Write::NewLease(record), Write::LatestLease { formation: id, lease }];
-    Ok((Lease { id: lease, formation: id, epoch: target.id, generation, token }, Decision { writes, audit }))
+    Ok((Lease { id: lease, formation: id, epoch: target.id, generation, token }, Recorded { writes, audit }))
 }
 
 /// The epoch formation `id` may start a lease on now: its source while
@@ -118,10 +118,10 @@ fn target_epoch(view: &mut dyn View, id: i64, now: u64) -> Result<EpochRecord, R
 }
 
 /// Moves lease `id` to `to` if the table allows it from its state.
-pub(crate) fn advance(view: &mut dyn View, id: i64, to: LeaseState) -> Result<Decision, Refusal> {
+pub(crate) fn advance(view: &mut dyn View, id: i64, to: LeaseState) -> Result<Recorded, Refusal> {
     let Some(from) = view.lease(id)?.map(|l| l.state) else { return refuse(RefusalCode::UnknownLease, format!("no lease {id}")) };
     if !decision::lease_move(from, to) {
         return refuse(RefusalCode::BadTransition, format!("lease {id} is {from}, cannot become {to}"));
     }
-    Ok(Decision { writes: vec![Write::LeaseState { id, to }], audit: json!({"op": to.as_str(), "lease": id}) })
+    Ok(Recorded { writes: vec![Write::LeaseState { id, to }], audit: json!({"op": to.as_str(), "lease": id}) })
 }

@@ -8,7 +8,7 @@ use serde_json::json;
 
 use super::refusal::{Refusal, refuse};
 use super::state::LeaseState;
-use super::store::{Decision, View, Write};
+use super::store::{Recorded, View, Write};
 use fcd_model::canon;
 use fcd_model::refusal::RefusalCode;
 
@@ -19,7 +19,7 @@ pub fn resolution_message(lease: i64, result: &str) -> String {
 
 /// Settles an uncertain lease with the resolver's signature over its result;
 /// the signature is checked first, against the resolver key the store holds.
-pub(crate) fn settle(view: &mut dyn View, id: i64, result: &str, signature: &[u8]) -> Result<Decision, Refusal> {
+pub(crate) fn settle(view: &mut dyn View, id: i64, result: &str, signature: &[u8]) -> Result<Recorded, Refusal> {
     let Some(key) = view.resolver()?.and_then(|k| VerifyingKey::from_bytes(&k).ok()) else {
         return refuse(RefusalCode::NoResolver, "no resolver key is registered");
     };
@@ -31,7 +31,7 @@ pub(crate) fn settle(view: &mut dyn View, id: i64, result: &str, signature: &[u8
     if !state.is_some_and(|s| LeaseState::allowed(s, LeaseState::Resolved)) {
         return refuse(RefusalCode::NotUncertain, format!("lease {id} is {}", state.map_or("unknown", LeaseState::as_str)));
     }
-    Ok(Decision {
+    Ok(Recorded {
         writes: vec![
             Write::LeaseState { id, to: LeaseState::Resolved },
             Write::Resolution { lease: id, outcome: result.to_owned(), signature: canon::hex(signature) },

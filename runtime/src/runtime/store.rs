@@ -1,7 +1,7 @@
 //! The one interface between the runtime's decisions and where they are
 //! kept. A decision (admission, drain, retirement, revocation, a fence pass…)
 //! is a function that reads records through a [`View`] and returns a
-//! [`Decision`]: the writes it makes and its audit entry. A [`Store`] commits
+//! [`Recorded`]: the writes it makes and its audit entry. A [`Store`] commits
 //! the writes and the entry atomically, and only if nothing the decision read
 //! has changed since; otherwise it runs the decision again on fresh reads.
 //!
@@ -143,7 +143,7 @@ pub(crate) enum Write {
 
 /// What a decision commits: its writes and one audit entry.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Decision {
+pub(crate) struct Recorded {
     pub writes: Vec<Write>,
     pub audit: serde_json::Value,
 }
@@ -250,7 +250,7 @@ impl CallDurability {
 }
 
 /// A decision as a store runs it: it may run more than once, on fresh reads each time.
-pub(crate) type DecideFn<'a> = dyn FnMut(&mut dyn View) -> Result<Decision, Refusal> + 'a;
+pub(crate) type DecideFn<'a> = dyn FnMut(&mut dyn View) -> Result<Recorded, Refusal> + 'a;
 
 /// Where the runtime's records live. Implementations must commit a
 /// decision's writes and audit entry all together or not at all, and only

@@ -12,7 +12,7 @@ use fcd_model::canon;
 type HmacSha256 = Hmac<Sha256>;
 
 /// What a token binds.
-pub(crate) struct Binding<'a> {
+pub(crate) struct TokenBinding<'a> {
     pub id: i64,
     pub nonce: &'a str,
     pub epoch: &'a str,
@@ -22,20 +22,20 @@ pub(crate) struct Binding<'a> {
 }
 
 /// The MAC state of a binding under `key`; a key HMAC cannot take is a storage error.
-fn keyed(key: &[u8], b: &Binding<'_>) -> Result<HmacSha256, StorageError> {
+fn keyed(key: &[u8], b: &TokenBinding<'_>) -> Result<HmacSha256, StorageError> {
     let mut mac = <HmacSha256 as KeyInit>::new_from_slice(key).map_err(|e| StorageError::new(format!("the store's token key is unusable: {e}")))?;
     mac.update(format!("fcd-lease|{}|{}|{}|{}|{}|{}", b.id, b.nonce, b.epoch, b.artifact, b.config, b.generation).as_bytes());
     Ok(mac)
 }
 
 /// The token of a binding: `ID.NONCE.MAC`.
-pub(crate) fn mint(key: &[u8], b: &Binding<'_>) -> Result<String, StorageError> {
+pub(crate) fn mint(key: &[u8], b: &TokenBinding<'_>) -> Result<String, StorageError> {
     Ok(format!("{}.{}.{}", b.id, b.nonce, canon::hex(&keyed(key, b)?.finalize().into_bytes())))
 }
 
 /// Whether `mac` (hex, as in a token) is the binding's MAC, compared in
 /// constant time; a MAC that is not lowercase hex of the right length is not.
-pub(crate) fn verifies(key: &[u8], b: &Binding<'_>, mac: &str) -> Result<bool, StorageError> {
+pub(crate) fn verifies(key: &[u8], b: &TokenBinding<'_>, mac: &str) -> Result<bool, StorageError> {
     let Some(raw) = unhex(mac) else { return Ok(false) };
     Ok(keyed(key, b)?.verify_slice(&raw).is_ok())
 }
@@ -75,13 +75,13 @@ mod tests {
 
     #[test]
     fn a_mac_verifies_only_in_its_own_spelling() {
-        let b = Binding { id: 1, nonce: "n", epoch: "e", artifact: "a", config: "c", generation: 1 };
+        let b = TokenBinding { id: 1, nonce: "n", epoch: "e", artifact: "a", config: "c", generation: 1 };
         let token = mint(b"key", &b).unwrap();
         let mac = token.rsplit('.').next().unwrap();
         assert!(verifies(b"key", &b, mac).unwrap());
         assert!(!verifies(b"other", &b, mac).unwrap());
         assert!(!verifies(b"key", &b, &mac.to_uppercase()).unwrap());
         assert!(!verifies(b"key", &b, &mac[..62]).unwrap());
-        assert!(!verifies(b"key", &Binding { generation: 2, ..b }, mac).unwrap());
+        assert!(!verifies(b"key", &TokenBinding { generation: 2, ..b }, mac).unwrap());
     }
 }
