@@ -12,7 +12,8 @@ use std::path::Path;
 use walkdir::WalkDir;
 
 use fcd_frontends::ts::MAX_FILE_BYTES;
-use fcd_frontends::{Anchor, Escalation, EscalationCode, SourceFile};
+use fcd_frontends::{Escalation, EscalationCode, SourceFile};
+use fcd_model::effect::Anchor;
 
 use crate::profile::Profile;
 use fcd_model::error::InputError;

@@ -38,7 +38,7 @@ pub struct FactView {
     pub candidates: Vec<String>,
     /// With no candidate: the region's call-site identity closest to the callee (a typo, a moved call).
     pub closest: Option<String>,
-    pub outcome: Result<Option<fcd_frontends::Fact>, Escalation>,
+    pub outcome: Result<Option<fcd_model::effect::Fact>, Escalation>,
 }
 
 /// The whole view.

@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use fcd_frontends::{Anchor, Escalation, EscalationCode};
+use fcd_frontends::{Escalation, EscalationCode};
+use fcd_model::effect::Anchor;
 
 use crate::closure;
 use crate::inventory;

@@ -6,9 +6,10 @@
 
 use crate::ambient::{CWD, ENV, SIGNALS, UMASK, Use, Writes, classify};
 use crate::frontend::{Lang, Program};
-use crate::ir::{Anchor, Escalation, EscalationCode};
+use crate::ir::{Escalation, EscalationCode};
 use crate::spec::FactKind;
 use crate::ts::Node;
+use fcd_model::effect::Anchor;
 
 /// Escalates on the first operation of the closure that writes process-wide
 /// state outside a region pinned by a `body` fact.

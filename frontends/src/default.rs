@@ -15,9 +15,10 @@ use std::collections::BTreeMap;
 
 use crate::facts::{CallShape, FactSite, literal_text};
 use crate::frontend::Found;
-use crate::ir::{Escalation, FactValue, Identity};
+use crate::ir::{Escalation, Identity};
 use crate::spec::{DefaultRule, FactKind};
 use crate::ts::Node;
+use fcd_model::effect::FactValue;
 
 /// One read of the argument: the call and the variable its result is bound to.
 pub struct Read<'a> {

@@ -12,9 +12,10 @@
 use std::collections::BTreeMap;
 
 use crate::frontend::{Found, Region};
-use crate::ir::{Escalation, EscalationCode, Fact, FactValue, Identity};
+use crate::ir::{Escalation, EscalationCode, Identity};
 use crate::spec::{ArgPattern, FactSpec};
 use crate::ts::Node;
+use fcd_model::effect::{Fact, FactValue};
 
 /// Aligns call arguments with argument patterns, skipping optional patterns
 /// that do not match; returns the patterns that matched (without their `?`).

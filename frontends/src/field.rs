@@ -13,9 +13,10 @@ use std::collections::BTreeMap;
 
 use crate::facts::{FactSite, upstream_variable};
 use crate::frontend::Found;
-use crate::ir::{Escalation, FactValue};
+use crate::ir::Escalation;
 use crate::spec::FactKind;
 use crate::ts::Node;
+use fcd_model::effect::FactValue;
 
 /// The member that sets the field: the node the fact anchors at, and the value it receives.
 pub struct Member<'a> {

@@ -8,9 +8,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::ir::SourceFile;
-use crate::ir::{Anchor, Escalation, Fact, Identity};
+use crate::ir::{Escalation, Identity};
 use crate::spec::{FactSpec, RegionKind};
 use crate::ts::{Node, Syntax};
+use fcd_model::effect::{Anchor, Fact};
 
 pub use crate::language::Lang;
 

@@ -16,9 +16,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::facts::{self, CallShape, FactSite};
 use crate::frontend::Found;
-use crate::ir::{Escalation, FactValue, Identity};
+use crate::ir::{Escalation, Identity};
 use crate::spec::{ArgPattern, FactKind};
 use crate::ts::Node;
+use fcd_model::effect::FactValue;
 
 /// A condition as the language builds it, parentheses removed.
 pub enum Cond<'a> {

@@ -6,7 +6,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-pub use fcd_model::effect::{Anchor, Effect, Exposure, Fact, FactValue};
+use fcd_model::effect::Anchor;
 
 /// The resolved identity of a call site's callee.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]

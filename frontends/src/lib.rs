@@ -30,9 +30,10 @@ mod python;
 use std::collections::BTreeMap;
 
 pub use frontend::{Env, Found, Frontend, Handoff, Lang, Program, Region};
-pub use ir::{Anchor, CallSite, Effect, Escalation, EscalationCode, Exposure, Fact, FactValue, Identity, SourceFile};
+pub use ir::{CallSite, Escalation, EscalationCode, Identity, SourceFile};
 pub use spec::{ArgPattern, ArgShape, Comparison, DefaultRule, FactKind, FactSpec, RegionKind, RegionSpec};
 
+use fcd_model::effect::{Anchor, Fact, FactValue};
 use ts::Syntax;
 
 /// A located region and the call sites inside it.

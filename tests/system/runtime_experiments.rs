@@ -6,8 +6,8 @@ use std::path::PathBuf;
 
 use fcd_compiler::profile::Profile;
 use fcd_compiler::register::{Registration, Request, register};
-use fcd_frontends::Exposure;
 use fcd_model::canon;
+use fcd_model::effect::Exposure;
 use fcd_model::summary::Summary;
 use fcd_runtime::runtime::{EvidenceKind, Runtime, State};
 use fcd_verify::canonical_calls::Canonical;

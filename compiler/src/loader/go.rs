@@ -16,7 +16,8 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use fcd_frontends::{Anchor, Escalation, EscalationCode, SourceFile};
+use fcd_frontends::{Escalation, EscalationCode, SourceFile};
+use fcd_model::effect::Anchor;
 
 use crate::closure::read_one;
 use fcd_model::error::InputError;

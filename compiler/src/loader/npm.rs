@@ -13,7 +13,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
-use fcd_frontends::{Anchor, Escalation, EscalationCode, SourceFile, normalize_path as normalize};
+use fcd_frontends::{Escalation, EscalationCode, SourceFile, normalize_path as normalize};
+use fcd_model::effect::Anchor;
 
 use crate::profile::EntrySpec;
 

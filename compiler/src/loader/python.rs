@@ -15,7 +15,8 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use fcd_frontends::{Anchor, Escalation, EscalationCode, SourceFile};
+use fcd_frontends::{Escalation, EscalationCode, SourceFile};
+use fcd_model::effect::Anchor;
 
 use super::{Loaded, read};
 use crate::profile::Profile;

@@ -4,7 +4,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use fcd_frontends::{Exposure, FactKind};
+use fcd_frontends::FactKind;
+use fcd_model::effect::Exposure;
 
 use super::schema::{RawEffect, RawInterpreter, RawOutcome, RawPredicate, RawRule, Spanned};
 use super::{ArgSpec, RuleTemplate, Span, Validator, diagnose};

@@ -8,9 +8,10 @@ use std::collections::BTreeMap;
 use crate::default::{DefaultShape, Read};
 use crate::facts::{self, CallShape};
 use crate::frontend::Found;
-use crate::ir::{Escalation, FactValue, Identity};
+use crate::ir::{Escalation, Identity};
 use crate::spec::{ArgPattern, ArgShape, FactKind};
 use crate::ts::Node;
+use fcd_model::effect::FactValue;
 
 use super::receiver::identity;
 use super::syntax::{arguments, bare, dotted, inner, literal, string_content};

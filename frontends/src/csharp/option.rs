@@ -18,8 +18,9 @@
 use std::collections::BTreeMap;
 
 use crate::frontend::Found;
-use crate::ir::{Anchor, Escalation, EscalationCode, Fact, FactValue};
+use crate::ir::{Escalation, EscalationCode};
 use crate::ts::{Node, Syntax};
+use fcd_model::effect::{Anchor, Fact, FactValue};
 
 use super::facts::Cx;
 use super::syntax::string_content;

@@ -17,8 +17,9 @@
 //! that name (or with the `Attribute` suffix) declared in the closure escalates,
 //! and so does any other attribute next to it.
 
-use crate::ir::{Anchor, Escalation, EscalationCode};
+use crate::ir::{Escalation, EscalationCode};
 use crate::ts::{Node, Syntax};
+use fcd_model::effect::Anchor;
 
 use super::TYPES;
 

@@ -15,9 +15,10 @@
 //!   never aliased, of a type the closure does not shadow.
 
 use crate::frontend::Region;
-use crate::ir::{Anchor, Escalation, EscalationCode, Identity};
+use crate::ir::{Escalation, EscalationCode, Identity};
 use crate::spec::{FactKind, FactSpec};
 use crate::ts::{Node, Syntax};
+use fcd_model::effect::Anchor;
 
 use super::{TYPES, plain};
 

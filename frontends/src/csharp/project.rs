@@ -12,7 +12,8 @@
 use std::collections::BTreeSet;
 
 use crate::ir::SourceFile;
-use crate::ir::{Anchor, Escalation, EscalationCode};
+use crate::ir::{Escalation, EscalationCode};
+use fcd_model::effect::Anchor;
 
 /// File names (ASCII case-insensitive) that MSBuild imports from every folder above a project.
 const ANCESTOR_FILES: &[&str] = &["directory.build.props", "directory.build.targets", "directory.build.rsp"];

@@ -3,8 +3,8 @@
 //! [`super::receiver`]'s). Kept apart from the frontend's regions and facts so that each
 //! reads one concern; none of it knows a profile.
 
-use crate::ir::FactValue;
 use crate::ts::Node;
+use fcd_model::effect::FactValue;
 
 /// Whether an identifier is the label of a named argument (`name` in
 /// `F(name: x)`): a parameter's name, never a use of a local or field.

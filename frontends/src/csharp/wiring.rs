@@ -8,8 +8,9 @@ use std::collections::BTreeMap;
 
 use crate::field::{FieldShape, Member};
 use crate::frontend::Found;
-use crate::ir::{Escalation, FactValue};
+use crate::ir::Escalation;
 use crate::ts::Node;
+use fcd_model::effect::FactValue;
 
 use super::facts::Cx;
 use super::syntax::{bare, inner, is_argument_label, literal, string_content};

@@ -10,8 +10,9 @@
 //! the file and line.
 
 use crate::ir::SourceFile;
-use crate::ir::{Anchor, Escalation, EscalationCode};
+use crate::ir::{Escalation, EscalationCode};
 use crate::ts::{Node, Syntax};
+use fcd_model::effect::Anchor;
 
 const GOOS: &[&str] = &[
     "aix",

@@ -8,9 +8,10 @@ use crate::default::{DefaultShape, Read};
 use crate::facts::{self, CallShape};
 use crate::field::{FieldShape, Member};
 use crate::frontend::Found;
-use crate::ir::{Escalation, FactValue, Identity};
+use crate::ir::{Escalation, Identity};
 use crate::spec::{ArgPattern, ArgShape};
 use crate::ts::Node;
+use fcd_model::effect::FactValue;
 
 use super::bindings::Bindings;
 use super::{arguments, dotted, enclosing_statement, identity, is_call, literal, string_content};

@@ -25,9 +25,10 @@ use std::collections::BTreeMap;
 use crate::facts::FactSite;
 use crate::frontend::{Env, Found, Frontend, Region};
 use crate::ir::SourceFile;
-use crate::ir::{Escalation, FactValue, Identity};
+use crate::ir::{Escalation, Identity};
 use crate::spec::{FactKind, FactSpec, RegionKind};
 use crate::ts::{Node, Syntax};
+use fcd_model::effect::FactValue;
 
 use bindings::Bindings;
 use facts::Cx;

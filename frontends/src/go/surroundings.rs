@@ -24,7 +24,7 @@ use super::bindings::Bindings;
 use super::scope::{self, is_predeclared};
 
 fn at(file: &str, node: Node<'_>, detail: String) -> Escalation {
-    Escalation::new(EscalationCode::ShapeMismatch, detail, Some(crate::ir::Anchor::new(file, node.line(), node.end_line(), node.text())))
+    Escalation::new(EscalationCode::ShapeMismatch, detail, Some(fcd_model::effect::Anchor::new(file, node.line(), node.end_line(), node.text())))
 }
 
 pub fn check(region: &Region<'_>) -> Result<(), Escalation> {

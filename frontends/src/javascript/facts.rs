@@ -7,9 +7,10 @@ use std::collections::BTreeMap;
 use crate::facts::{self, CallShape};
 use crate::frontend::Found;
 use crate::guard::{Control, GuardShape, declared_async, earlier_in_block, last_segment};
-use crate::ir::{Escalation, FactValue, Identity};
+use crate::ir::{Escalation, Identity};
 use crate::spec::{ArgPattern, ArgShape, Comparison};
 use crate::ts::Node;
+use fcd_model::effect::FactValue;
 
 use super::FUNCTIONS;
 use super::bindings;

@@ -17,8 +17,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::frontend::Region;
-use crate::ir::{Anchor, Escalation, EscalationCode, Identity};
+use crate::ir::{Escalation, EscalationCode, Identity};
 use crate::ts::{Node, Syntax};
+use fcd_model::effect::Anchor;
 
 use super::FUNCTIONS;
 use super::bindings::{BUILTINS, Head, module_bindings, module_head};

@@ -10,9 +10,10 @@
 
 use std::collections::BTreeSet;
 
-use crate::ir::{Anchor, Escalation, EscalationCode};
+use crate::ir::{Escalation, EscalationCode};
 use crate::normalize_path as normalize;
 use crate::ts::{Node, Syntax};
+use fcd_model::effect::Anchor;
 
 use super::syntax::string_content;
 

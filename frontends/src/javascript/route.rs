@@ -11,8 +11,9 @@
 //! the tool's name must be a plain string literal exactly once.
 
 use crate::frontend::Region;
-use crate::ir::{Anchor, Escalation, EscalationCode};
+use crate::ir::{Escalation, EscalationCode};
 use crate::ts::{Node, Syntax};
+use fcd_model::effect::Anchor;
 
 use super::FUNCTIONS;
 use super::bindings::Bindings;

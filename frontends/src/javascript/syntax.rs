@@ -169,12 +169,12 @@ pub(super) fn string_content(n: Node<'_>) -> Option<String> {
 }
 
 /// A JavaScript literal a profile can spell: `true`, `false`, an integer, a plain string.
-pub(super) fn literal(n: Node<'_>) -> Option<crate::ir::FactValue> {
+pub(super) fn literal(n: Node<'_>) -> Option<fcd_model::effect::FactValue> {
     let n = bare(n);
     match n.kind() {
-        "true" => Some(crate::ir::FactValue::Bool(true)),
-        "false" => Some(crate::ir::FactValue::Bool(false)),
-        "number" => n.text().replace('_', "").parse().ok().map(crate::ir::FactValue::Int),
-        _ => string_content(n).map(crate::ir::FactValue::Text),
+        "true" => Some(fcd_model::effect::FactValue::Bool(true)),
+        "false" => Some(fcd_model::effect::FactValue::Bool(false)),
+        "number" => n.text().replace('_', "").parse().ok().map(fcd_model::effect::FactValue::Int),
+        _ => string_content(n).map(fcd_model::effect::FactValue::Text),
     }
 }

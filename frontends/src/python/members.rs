@@ -6,8 +6,9 @@
 
 use crate::field::{FieldShape, Member, keyed_member};
 use crate::frontend::Found;
-use crate::ir::{Escalation, FactValue, Identity};
+use crate::ir::{Escalation, Identity};
 use crate::ts::Node;
+use fcd_model::effect::FactValue;
 
 use super::binding::BindingKind;
 use super::facts::Cx;

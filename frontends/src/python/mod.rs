@@ -193,12 +193,12 @@ fn clip(text: &str) -> String {
 
 /// The content of a plain string literal (no interpolation, no escapes), if it is one.
 /// A Python literal a profile can spell: `True`, `False`, an integer, a plain string.
-pub(super) fn literal(n: Node<'_>) -> Option<crate::ir::FactValue> {
+pub(super) fn literal(n: Node<'_>) -> Option<fcd_model::effect::FactValue> {
     match n.kind() {
-        "true" => Some(crate::ir::FactValue::Bool(true)),
-        "false" => Some(crate::ir::FactValue::Bool(false)),
-        "integer" => n.text().replace('_', "").parse().ok().map(crate::ir::FactValue::Int),
-        _ => plain_string(n).map(crate::ir::FactValue::Text),
+        "true" => Some(fcd_model::effect::FactValue::Bool(true)),
+        "false" => Some(fcd_model::effect::FactValue::Bool(false)),
+        "integer" => n.text().replace('_', "").parse().ok().map(fcd_model::effect::FactValue::Int),
+        _ => plain_string(n).map(fcd_model::effect::FactValue::Text),
     }
 }
 

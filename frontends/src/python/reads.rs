@@ -6,8 +6,9 @@
 
 use crate::default::{DefaultShape, Read};
 use crate::facts::CallShape;
-use crate::ir::{Escalation, FactValue, Identity};
+use crate::ir::{Escalation, Identity};
 use crate::ts::Node;
+use fcd_model::effect::FactValue;
 
 use super::binding::BindingKind;
 use super::facts::Cx;

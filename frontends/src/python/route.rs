@@ -21,8 +21,9 @@
 //! the subject must be the dispatcher's own parameter, unchanged.
 
 use crate::frontend::Region;
-use crate::ir::{Anchor, Escalation, EscalationCode};
+use crate::ir::{Escalation, EscalationCode};
 use crate::ts::{Node, Syntax};
+use fcd_model::effect::Anchor;
 
 use super::binding;
 

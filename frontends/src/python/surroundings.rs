@@ -29,7 +29,7 @@ pub fn check(region: &Region<'_>) -> Result<(), Escalation> {
 }
 
 fn escalate(file: &str, node: Node<'_>, detail: String) -> Escalation {
-    Escalation::new(EscalationCode::ShapeMismatch, detail, Some(crate::ir::Anchor::new(file, node.line(), node.end_line(), node.text())))
+    Escalation::new(EscalationCode::ShapeMismatch, detail, Some(fcd_model::effect::Anchor::new(file, node.line(), node.end_line(), node.text())))
 }
 
 /// The region's name is bound exactly once where it is defined: by its `def`.

@@ -2,7 +2,8 @@
 //! tool argument read once by a reviewed helper into a variable, and what it
 //! is when the caller omits it. Each case is written once per language.
 
-use fcd_frontends::{DefaultRule, Env, EscalationCode, FactKind, FactSpec, FactValue, Lang, RegionKind, RegionSpec, SourceFile, analyze_with};
+use fcd_frontends::{DefaultRule, Env, EscalationCode, FactKind, FactSpec, Lang, RegionKind, RegionSpec, SourceFile, analyze_with};
+use fcd_model::effect::FactValue;
 
 /// How one language spells a handler that reads `private` through a helper.
 struct Spelling {

@@ -2,7 +2,8 @@
 //! one member of the object a handler builds for its sink receives, the
 //! variable of the upstream `default` fact or a literal.
 
-use fcd_frontends::{DefaultRule, Env, EscalationCode, FactKind, FactSpec, FactValue, Lang, RegionKind, RegionSpec, SourceFile, analyze_with};
+use fcd_frontends::{DefaultRule, Env, EscalationCode, FactKind, FactSpec, Lang, RegionKind, RegionSpec, SourceFile, analyze_with};
+use fcd_model::effect::FactValue;
 
 /// How one language spells a handler that reads `private` and passes it in an object to `sink`.
 struct Spelling {

@@ -2,7 +2,8 @@
 //! case is written once per language and must give the same answer in all
 //! of them (found, absent, or an escalation), so the kind means one thing.
 
-use fcd_frontends::{ArgPattern, EscalationCode, FactKind, FactSpec, FactValue, Lang, RegionKind, RegionSpec, SourceFile, analyze};
+use fcd_frontends::{ArgPattern, EscalationCode, FactKind, FactSpec, Lang, RegionKind, RegionSpec, SourceFile, analyze};
+use fcd_model::effect::FactValue;
 
 /// How one language spells the pieces of a guarded handler.
 struct Spelling {

@@ -1,7 +1,8 @@
 //! The JavaScript/TypeScript frontend through its public interface: one
 //! grammar per file extension, callee identities, and what escalates.
 
-use fcd_frontends::{ArgPattern, EscalationCode, FactKind, FactSpec, FactValue, Lang, RegionKind, RegionSpec, SourceFile, analyze};
+use fcd_frontends::{ArgPattern, EscalationCode, FactKind, FactSpec, Lang, RegionKind, RegionSpec, SourceFile, analyze};
+use fcd_model::effect::FactValue;
 
 fn analyze_one(path: &str, src: &str, region: RegionKind) -> Result<fcd_frontends::Analysis, fcd_frontends::Escalation> {
     let file = SourceFile { path: path.into(), bytes: src.as_bytes().to_vec() };

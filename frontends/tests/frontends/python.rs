@@ -127,7 +127,7 @@ fn calls_inside_fstring_holes_are_real_calls() {
 }
 
 /// The `args` of the one `git.Repo.git.add` call fact in `git_add`, or the escalation.
-fn splat_sink(body: &str, patterns: &[&str]) -> Result<Option<fcd_frontends::FactValue>, fcd_frontends::Escalation> {
+fn splat_sink(body: &str, patterns: &[&str]) -> Result<Option<fcd_model::effect::FactValue>, fcd_frontends::Escalation> {
     use fcd_frontends::{ArgPattern, FactKind, FactSpec};
     let src = format!("import git\ndef git_add(repo: git.Repo, files: list[str]) -> str:\n{body}\n    return 'staged'\n");
     let file = SourceFile { path: "m.py".into(), bytes: src.into_bytes() };
@@ -141,7 +141,7 @@ fn splat_sink(body: &str, patterns: &[&str]) -> Result<Option<fcd_frontends::Fac
 
 #[test]
 fn a_splat_argument_matches_only_a_splat_pattern_of_its_shape() {
-    use fcd_frontends::FactValue;
+    use fcd_model::effect::FactValue;
     let want = Some(FactValue::List(vec![FactValue::Text("str:--".into()), FactValue::Text("*param:files".into())]));
     assert_eq!(splat_sink("    repo.git.add('--', *files)", &["str:--", "*param:files"]).unwrap(), want);
     // Without the separator, or splatting something else, the shape does not match.
