@@ -206,8 +206,7 @@ impl Gateway {
                 let Some(sibling) = sibling else { continue };
                 let Some(summary) = &sibling.summary else { continue };
                 let id = format!("pin:{}", canon::digest(&json!({"pin": route.tool, "with": sibling.id})).trim_start_matches("sha256:"));
-                let pinned = format!("none:{}", route.tool);
-                rt.register_epoch(&id, &route.tool, &sibling.artifact, &summary.config_digest, &pinned).map_err(|e| e.to_string())?;
+                rt.register_pinned(&id, &route.tool, &sibling.artifact, &summary.config_digest).map_err(|e| e.to_string())?;
                 let epoch = Epoch { id, tool: route.tool.clone(), summary: None, artifact: sibling.artifact.clone() };
                 release.epochs.write().map_err(|_| "poisoned")?.push(Arc::new(epoch));
             }

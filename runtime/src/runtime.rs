@@ -147,9 +147,22 @@ impl Runtime {
         Ok(self.store.reader().epoch(epoch)?.and_then(|e| e.server_config))
     }
 
-    /// Registers an epoch (ADVERTISED) from digests given as they are. Registering it again is a no-op.
-    /// A deployment registers epochs with [`Runtime::register_admitted`]; this is for tests and
-    /// for stores fed by hand (`fcd runtime register-epoch`).
+    /// Registers the epoch of a tool the operator pinned without a profile
+    /// (the gateway's `pin` policy): the release's artifact and
+    /// configuration, as an admitted epoch of the same release has them,
+    /// and no summary (`none:TOOL`), so no call on it is ever decided or
+    /// certified, only fenced to that release. Registering it again is a no-op.
+    pub fn register_pinned(&mut self, epoch: &str, tool: &str, artifact: &str, config: &str) -> Result<(), Refusal> {
+        let summary = format!("none:{tool}");
+        let r = epoch::Registered { tool, artifact, config, summary: &summary, server_config: None };
+        self.decide(Commit::Durable, |view| Ok(((), epoch::register(view, epoch, &r)?)))
+    }
+
+    /// Registers an epoch (ADVERTISED) from digests given as they are,
+    /// without the registry's checks. Test builds only (`test-hooks`):
+    /// everything else registers epochs through [`Runtime::register_admitted`]
+    /// (or a pinned tool's through [`Runtime::register_pinned`]).
+    #[cfg(feature = "test-hooks")]
     pub fn register_epoch(&mut self, epoch: &str, tool: &str, artifact: &str, config: &str, summary: &str) -> Result<(), Refusal> {
         let r = epoch::Registered { tool, artifact, config, summary, server_config: None };
         self.decide(Commit::Durable, |view| Ok(((), epoch::register(view, epoch, &r)?)))

@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 
 use super::{Io, Status, print_json, unix_now};
 use fcd_model::error::InputError;
+use fcd_runtime::registry::Registry;
 use fcd_runtime::runtime::{EvidenceKind, Lease, LeaseState, Measured, Refusal, Runtime, State, StoreSpec};
 
 /// Where the runtime's records are: `--store` or, as before, `--db FILE`.
@@ -33,25 +34,21 @@ impl StoreArgs {
 
 #[derive(Debug, clap::Subcommand)]
 pub enum RuntimeCommand {
-    /// Registers an epoch (ADVERTISED).
+    /// Registers an epoch (ADVERTISED) the registry admitted, from its stored
+    /// manifest and summary, only if their digests verify: the one way an
+    /// epoch enters a store.
     RegisterEpoch {
         #[command(flatten)]
         store: StoreArgs,
-        /// The epoch's id (a release of the tool under one configuration).
+        /// The registry (SQLite) the epoch was admitted into (`fcd release add`, `fcd registry admit`).
+        #[arg(long)]
+        registry: PathBuf,
+        /// The registry's epoch id (`fcd registry list`).
         #[arg(long)]
         epoch: String,
-        /// The MCP tool the epoch serves.
+        /// `sha256:` digest of the server's own configuration files, bound to the epoch once.
         #[arg(long)]
-        tool: String,
-        /// `sha256:` digest of the release artifact the epoch runs.
-        #[arg(long)]
-        artifact_digest: String,
-        /// `sha256:` digest of the server configuration the epoch runs under.
-        #[arg(long)]
-        config_digest: String,
-        /// `sha256:` digest of the epoch's registered summary (empty: none).
-        #[arg(long, default_value = "")]
-        summary_digest: String,
+        server_config_digest: Option<String>,
     },
     /// Moves an epoch: advertise, hide, drain or retire (DRAINING -> STALE).
     Transition {
@@ -382,9 +379,12 @@ fn respond(io: &mut Io<'_>, result: Result<Value, Refusal>) -> Result<Status, In
 
 pub fn run(c: RuntimeCommand, io: &mut Io<'_>) -> Result<Status, InputError> {
     let result = match c {
-        RuntimeCommand::RegisterEpoch { store, epoch, tool, artifact_digest, config_digest, summary_digest } => open(&store)?
-            .register_epoch(&epoch, &tool, &artifact_digest, &config_digest, &summary_digest)
-            .map(|()| json!({"epoch": epoch, "state": State::Advertised.as_str()})),
+        RuntimeCommand::RegisterEpoch { store, registry, epoch, server_config_digest } => {
+            let registry = Registry::open(&registry)?;
+            open(&store)?
+                .register_admitted(&registry, &epoch, server_config_digest.as_deref())
+                .map(|summary| json!({"epoch": epoch, "tool": summary.tool, "state": State::Advertised.as_str()}))
+        }
         RuntimeCommand::Transition { store, epoch, to } => {
             let state = match to.as_str() {
                 "advertise" => State::Advertised,

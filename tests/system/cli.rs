@@ -543,9 +543,13 @@ fn an_uncertain_lease_keeps_its_epoch_from_retiring_until_the_resolvers_signed_r
         all.extend_from_slice(&args[1..]);
         fcd(&all)
     };
-    let epoch = ["register-epoch", "--epoch", "e0", "--tool", "t", "--artifact-digest", "sha256:a", "--config-digest", "sha256:c"];
-    assert_eq!(rt(&epoch).code, 0);
-    let formed = rt(&["form", "--snapshot", "s", "--tool", "t", "--args-digest", "sha256:x", "--principal", "user:alice", "--source", "e0"]);
+    let (registry, e0) = fcd_cli::admitted_epoch(dir.path());
+    let registered = rt(&["register-epoch", "--registry", s(&registry), "--epoch", &e0]);
+    assert_eq!(registered.code, 0, "{}", registered.stderr);
+    assert_eq!(registered.json()["tool"], "git_diff");
+    let unknown = rt(&["register-epoch", "--registry", s(&registry), "--epoch", "sha256:not-admitted"]);
+    assert_eq!((unknown.code, unknown.json()["refused"].as_str()), (1, Some("not_admitted")), "only an admitted epoch enters the store: {}", unknown.stdout);
+    let formed = rt(&["form", "--snapshot", "s", "--tool", "git_diff", "--args-digest", "sha256:x", "--principal", "user:alice", "--source", &e0]);
     assert_eq!(formed.code, 0, "{}", formed.stderr);
     let formation = formed.json()["formation"].to_string();
     let admitted = rt(&["admit", "--formation", &formation]);
@@ -554,8 +558,8 @@ fn an_uncertain_lease_keeps_its_epoch_from_retiring_until_the_resolvers_signed_r
     assert_eq!(rt(&["uncertain", "--lease", &lease]).code, 0);
     let listed = rt(&["leases"]);
     assert_eq!(listed.json()[0]["state"], "uncertain", "{}", listed.stdout);
-    assert_eq!(rt(&["transition", "--epoch", "e0", "--to", "drain"]).code, 0);
-    let stuck = rt(&["transition", "--epoch", "e0", "--to", "retire"]);
+    assert_eq!(rt(&["transition", "--epoch", &e0, "--to", "drain"]).code, 0);
+    let stuck = rt(&["transition", "--epoch", &e0, "--to", "retire"]);
     assert_eq!((stuck.code, stuck.json()["refused"].as_str()), (1, Some("leases_outstanding")), "{}", stuck.stdout);
     let key = dir.path().join("resolver.pem");
     assert_eq!(fcd(&["keygen", "--out", s(&key)]).code, 0);
@@ -569,7 +573,7 @@ fn an_uncertain_lease_keeps_its_epoch_from_retiring_until_the_resolvers_signed_r
     assert_eq!(forged.code, 1, "{}", forged.stdout);
     let resolved = rt(&["resolve", "--lease", &lease, "--result", "did-not-run", "--key", s(&key)]);
     assert_eq!(resolved.code, 0, "{} {}", resolved.stdout, resolved.stderr);
-    assert_eq!(rt(&["transition", "--epoch", "e0", "--to", "retire"]).code, 0, "resolved, the epoch retires");
+    assert_eq!(rt(&["transition", "--epoch", &e0, "--to", "retire"]).code, 0, "resolved, the epoch retires");
     let audit = fcd(&["audit", "check", "--store", &store]);
     assert_eq!(audit.code, 0, "{}{}", audit.stdout, audit.stderr);
 }

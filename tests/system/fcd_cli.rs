@@ -52,3 +52,17 @@ pub fn copy_tree(from: &Path, to: &Path) {
         }
     }
 }
+
+/// A registry under `dir` holding one admitted epoch, git_diff's guarded
+/// fixture compiled under profiles/git-diff: the registry and the epoch id.
+pub fn admitted_epoch(dir: &Path) -> (PathBuf, String) {
+    use fcd_compiler::register::{Registration, Request, register};
+    use fcd_runtime::registry::{Regeneration, Registry, epoch_id};
+    let profile = fcd_compiler::profile::Profile::load(&root().join("profiles/git-diff")).expect("the profile loads");
+    let request = Request { source: root().join("fixtures/git-diff/guarded"), release: Some("fixture".into()), ..Request::default() };
+    let Registration::Registered(summary) = register(&profile, &request).expect("registers") else { panic!("the guarded fixture escalated") };
+    let path = dir.join("registry.sqlite");
+    let mut registry = Registry::open(&path).unwrap();
+    registry.admit(&summary, &Regeneration { process: std::process::id(), summary_digest: summary.summary_digest.clone() }).unwrap();
+    (path, epoch_id(&summary))
+}

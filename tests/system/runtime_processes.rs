@@ -219,12 +219,13 @@ fn the_store_is_named_by_db_or_store_and_an_unreachable_one_refuses() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("runtime.sqlite");
     let run = |args: &[&str]| Command::new(FCD).arg("runtime").args(args).output().unwrap();
-    let register = ["register-epoch", "--epoch", "e0", "--tool", "t", "--artifact-digest", "sha256:a", "--config-digest", "sha256:c"];
+    let (registry, e0) = crate::fcd_cli::admitted_epoch(dir.path());
+    let register = ["register-epoch", "--registry", registry.to_str().unwrap(), "--epoch", &e0];
     // The old spelling and the new one open the same file.
     let old = run(&[&register[..], &["--db", db.to_str().unwrap()]].concat());
     assert!(old.status.success(), "{}", String::from_utf8_lossy(&old.stderr));
     let store = format!("sqlite:{}", db.display());
-    let form = ["form", "--snapshot", "s", "--tool", "t", "--args-digest", "a", "--principal", "p", "--source", "e0", "--store", &store];
+    let form = ["form", "--snapshot", "s", "--tool", "git_diff", "--args-digest", "a", "--principal", "p", "--source", &e0, "--store", &store];
     let formed: serde_json::Value = serde_json::from_slice(&run(&form).stdout).unwrap();
     assert_eq!(formed["formation"], 1, "{formed}");
     // Both at once, neither, or a store that is not one: a usage error (exit 2) that says why.
