@@ -92,7 +92,12 @@ impl Auth {
     /// The principal of a request whose `Authorization` header is `header`, or why not.
     pub fn principal(&self, header: Option<&str>) -> Result<Authenticated, String> {
         let header = header.ok_or("no bearer token")?;
-        let token = header.strip_prefix("Bearer ").or_else(|| header.strip_prefix("bearer ")).ok_or("the Authorization header is not a bearer token")?.trim();
+        // The scheme is case-insensitive (RFC 7235); the token follows one space.
+        let token = header
+            .split_once(' ')
+            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+            .map(|(_, t)| t.trim())
+            .ok_or("the Authorization header is not a bearer token")?;
         let head = jsonwebtoken::decode_header(token).map_err(|e| format!("not a JWT ({e})"))?;
         let key = match &head.kid {
             Some(kid) => self.keys.iter().find(|k| k.id.as_deref() == Some(kid)).ok_or_else(|| format!("no key `{kid}` in the JWKS"))?,
@@ -116,5 +121,69 @@ impl Auth {
             .filter(|s| !s.is_empty())
             .ok_or_else(|| format!("the token has no `{}` claim naming a principal", self.claim))?;
         Ok(Authenticated(format!("{}{named}", self.prefix)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ed25519_dalek::pkcs8::EncodePrivateKey;
+    use jsonwebtoken::{EncodingKey, Header, encode};
+    use serde_json::json;
+
+    use super::*;
+
+    fn auth(dir: &std::path::Path, keys: Value) -> Result<Auth, String> {
+        std::fs::write(dir.join("jwks.json"), json!({ "keys": keys }).to_string()).unwrap();
+        let http = Http {
+            jwks: Some(dir.join("jwks.json")),
+            issuer: Some("https://issuer.test".into()),
+            audience: Some("https://fcd.test/mcp".into()),
+            principal_prefix: "user:".into(),
+            ..Http::default()
+        };
+        Auth::load(&http)
+    }
+
+    #[test]
+    fn the_key_not_the_token_chooses_the_algorithm() {
+        let dir = tempfile::tempdir().unwrap();
+        let key = ed25519_dalek::SigningKey::from_bytes(&[3; 32]);
+        let public = key.verifying_key().to_bytes();
+        let x = {
+            use base64::Engine as _;
+            base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(public)
+        };
+        let checks = auth(dir.path(), json!([{"kty": "OKP", "crv": "Ed25519", "kid": "k1", "x": x}])).unwrap();
+        let claims = json!({"iss": "https://issuer.test", "aud": "https://fcd.test/mcp", "sub": "alice", "exp": 4_000_000_000u64});
+        let mut eddsa = Header::new(Algorithm::EdDSA);
+        eddsa.kid = Some("k1".into());
+        let der = key.to_pkcs8_der().unwrap();
+        let good = encode(&eddsa, &claims, &EncodingKey::from_ed_der(der.as_bytes())).unwrap();
+        assert_eq!(checks.principal(Some(&format!("Bearer {good}"))), Ok(Authenticated("user:alice".into())));
+        assert_eq!(checks.principal(Some(&format!("bearer {good}"))), Ok(Authenticated("user:alice".into())), "the scheme is case-insensitive");
+        assert!(checks.principal(Some(&format!("Basic {good}"))).is_err());
+        // The classic confusion: an HMAC over the token with the public key as the secret.
+        let mut hs = Header::new(Algorithm::HS256);
+        hs.kid = Some("k1".into());
+        let forged = encode(&hs, &claims, &EncodingKey::from_secret(&public)).unwrap();
+        let why = checks.principal(Some(&format!("Bearer {forged}"))).unwrap_err();
+        assert!(why.contains("HS256"), "{why}");
+        // No subject, no principal.
+        let anonymous = encode(
+            &eddsa,
+            &json!({"iss": "https://issuer.test", "aud": "https://fcd.test/mcp", "exp": 4_000_000_000u64}),
+            &EncodingKey::from_ed_der(der.as_bytes()),
+        )
+        .unwrap();
+        assert!(checks.principal(Some(&format!("Bearer {anonymous}"))).unwrap_err().contains("`sub`"));
+    }
+
+    #[test]
+    fn symmetric_keys_and_missing_checks_are_refused_at_load() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = auth(dir.path(), json!([{"kty": "oct", "k": "c2VjcmV0"}])).err().unwrap();
+        assert!(err.contains("symmetric"), "{err}");
+        let err = Auth::load(&Http::default()).err().unwrap();
+        assert!(err.contains("allow_unauthenticated"), "{err}");
     }
 }

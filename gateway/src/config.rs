@@ -119,6 +119,22 @@ fn default_principal_claim() -> String {
     "sub".into()
 }
 
+/// No `[http]` table: no listen address, no token checks (so `--listen` alone does not start).
+impl Default for Http {
+    fn default() -> Http {
+        Http {
+            listen: None,
+            jwks: None,
+            issuer: None,
+            audience: None,
+            principal_claim: default_principal_claim(),
+            principal_prefix: String::new(),
+            allow_unauthenticated: false,
+            allowed_hosts: Vec::new(),
+        }
+    }
+}
+
 fn default_call_timeout() -> u64 {
     120
 }

@@ -53,16 +53,7 @@ async fn authenticate(State(door): State<Arc<Door>>, mut request: Request, next:
 /// address on stderr (`listening on ADDR`, useful with port 0).
 pub async fn serve_http(gateway: Gateway, listen: &str) -> Result<(), StartError> {
     let fail = |m: String| StartError(m);
-    let http = gateway.config.http.clone().unwrap_or_else(|| crate::config::Http {
-        listen: None,
-        jwks: None,
-        issuer: None,
-        audience: None,
-        principal_claim: "sub".into(),
-        principal_prefix: String::new(),
-        allow_unauthenticated: false,
-        allowed_hosts: Vec::new(),
-    });
+    let http = gateway.config.http.clone().unwrap_or_default();
     let door = if http.allow_unauthenticated { Door::Open(gateway.config.principal.clone()) } else { Door::Tokens(Auth::load(&http).map_err(fail)?) };
     let listener = tokio::net::TcpListener::bind(listen).await.map_err(|e| fail(format!("cannot listen on {listen}: {e}")))?;
     let bound = listener.local_addr().map_err(|e| fail(e.to_string()))?;
