@@ -70,6 +70,17 @@ fn each_crate_links_one_integration_test_binary() {
 }
 
 #[test]
+fn every_refusal_code_is_documented() {
+    // One typed list of codes (fcd_model::refusal): each is explained where an operator looks.
+    let docs: String = ["docs/gateway.md", "docs/lifecycle.md"].iter().map(|p| std::fs::read_to_string(root().join(p)).unwrap()).collect();
+    // The first cell of a table row names the code (`a`, or `a`, `b` for codes that share a meaning).
+    let named: Vec<&str> = docs.lines().filter_map(|l| l.strip_prefix('|')).filter_map(|l| l.split('|').next()).collect();
+    let missing: Vec<&str> =
+        fcd_model::refusal::RefusalCode::ALL.iter().map(|c| c.as_str()).filter(|c| !named.iter().any(|cell| cell.contains(&format!("`{c}`")))).collect();
+    assert!(missing.is_empty(), "refusal codes no table of docs/gateway.md or docs/lifecycle.md explains: {missing:?}");
+}
+
+#[test]
 fn no_pending_snapshots() {
     for ext in ["new", "pending-snap"] {
         let stray = files_with_ext(ext);
