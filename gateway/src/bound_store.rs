@@ -14,7 +14,7 @@
 //! runs, which the gateway's file check refuses at the next decision.
 
 use fcd_runtime::registry::{Registry, StoreMark};
-use fcd_runtime::runtime::{Runtime, StoreSpec};
+use fcd_runtime::runtime::{AuditEntry, Runtime, StoreSpec};
 
 /// How the registry names a store: a SQLite file by its absolute path, an
 /// etcd cluster by its endpoints and prefix.
@@ -25,11 +25,15 @@ pub(crate) fn name(spec: &StoreSpec) -> String {
     }
 }
 
+/// The store's audit log, read once for everything a check needs.
+fn entries(runtime: &Runtime, store: &str) -> Result<Vec<AuditEntry>, String> {
+    runtime.audit_entries().map_err(|e| format!("the runtime store {store}: its audit log does not read: {e}"))
+}
+
 /// The store as it is now: its identity and the last entry of its audit log.
-fn mark(runtime: &Runtime) -> Result<StoreMark, String> {
-    let entries = runtime.audit_entries().map_err(|e| format!("its audit log does not read: {e}"))?;
+fn mark(runtime: &Runtime, entries: &[AuditEntry]) -> StoreMark {
     let last = entries.last();
-    Ok(StoreMark { identity: runtime.identity(), audit_seq: last.map_or(0, |e| e.seq), audit_hash: last.map(|e| e.hash.clone()).unwrap_or_default() })
+    StoreMark { identity: runtime.identity(), audit_seq: last.map_or(0, |e| e.seq), audit_hash: last.map(|e| e.hash.clone()).unwrap_or_default() }
 }
 
 /// Checks that `runtime` is the store the registry bound under `store`
@@ -37,7 +41,8 @@ fn mark(runtime: &Runtime) -> Result<StoreMark, String> {
 /// a store of another identity replaces the bound one.
 pub(crate) fn check(runtime: &Runtime, registry: &Registry, store: &str, accept_new: bool) -> Result<(), String> {
     runtime.verify_audit().map_err(|e| format!("the runtime store {store}: its audit log is broken ({e}): nothing is decided on it"))?;
-    let now = mark(runtime).map_err(|e| format!("the runtime store {store}: {e}"))?;
+    let entries = entries(runtime, store)?;
+    let now = mark(runtime, &entries);
     let mut rebind = false;
     if let Some(bound) = registry.bound_store(store).map_err(|e| e.to_string())? {
         if bound.identity != now.identity {
@@ -54,15 +59,12 @@ pub(crate) fn check(runtime: &Runtime, registry: &Registry, store: &str, accept_
                 now.identity, bound.identity
             );
             rebind = true;
-        } else if bound.audit_seq > 0 {
-            let entries = runtime.audit_entries().map_err(|e| e.to_string())?;
-            if !entries.iter().any(|e| e.seq == bound.audit_seq && e.hash == bound.audit_hash) {
-                return Err(format!(
-                    "the runtime store {store} lost audit entries: entry {} that a gateway saw there is missing or different \
-                     (the store was cut back, or restored from an older copy), so leases and retirements may be missing: nothing is decided on it",
-                    bound.audit_seq
-                ));
-            }
+        } else if bound.audit_seq > 0 && !entries.iter().any(|e| e.seq == bound.audit_seq && e.hash == bound.audit_hash) {
+            return Err(format!(
+                "the runtime store {store} lost audit entries: entry {} that a gateway saw there is missing or different \
+                 (the store was cut back, or restored from an older copy), so leases and retirements may be missing: nothing is decided on it",
+                bound.audit_seq
+            ));
         }
     }
     registry.bind_store(store, &now, rebind).map_err(|e| e.to_string())
@@ -70,6 +72,6 @@ pub(crate) fn check(runtime: &Runtime, registry: &Registry, store: &str, accept_
 
 /// Moves the registry's mark of `store` forward to where `runtime` is now.
 pub(crate) fn advance(runtime: &Runtime, registry: &Registry, store: &str) -> Result<(), String> {
-    let now = mark(runtime)?;
+    let now = mark(runtime, &entries(runtime, store)?);
     registry.bind_store(store, &now, false).map_err(|e| e.to_string())
 }

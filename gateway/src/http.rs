@@ -90,8 +90,6 @@ pub async fn serve_http(gateway: Gateway, listen: &str) -> Result<(), StartError
         shutdown.cancel();
     });
     let ended = served.await.map_err(|e| fail(format!("the HTTP listener failed: {e}")));
-    if let Err(e) = gateway.record_store_mark() {
-        tracing::warn!(target: "fcd::gateway", "the runtime store's mark was not recorded in the registry: {e}");
-    }
+    gateway.record_store_mark();
     ended
 }

@@ -591,11 +591,16 @@ impl Gateway {
     }
 
     /// Moves the registry's mark of the runtime store forward to its last
-    /// audit entry (when the gateway stops): the next start checks it is there.
-    pub fn record_store_mark(&self) -> Result<(), String> {
-        let rt = self.rt().map_err(|r| r.detail)?;
-        let registry = Registry::open(&self.config.registry).map_err(|e| e.to_string())?;
-        crate::bound_store::advance(&rt, &registry, &self.store_name)
+    /// audit entry (when the gateway stops): the next start checks it is
+    /// there. A failure is logged, not fatal: the older mark still holds.
+    pub fn record_store_mark(&self) {
+        let recorded = self.rt().map_err(|r| r.detail).and_then(|rt| {
+            let registry = Registry::open(&self.config.registry).map_err(|e| e.to_string())?;
+            crate::bound_store::advance(&rt, &registry, &self.store_name)
+        });
+        if let Err(e) = recorded {
+            tracing::warn!(target: "fcd::gateway", "the runtime store's mark was not moved forward in the registry {}: {e}", self.config.registry.display());
+        }
     }
 
     fn rt(&self) -> Result<std::sync::MutexGuard<'_, Runtime>, Refused> {
@@ -762,9 +767,7 @@ pub async fn serve_stdio(gateway: Gateway) -> Result<(), StartError> {
     let transport = rmcp::transport::async_rw::AsyncRwTransport::new_server(read, write).with_max_line_length(max.saturating_add(1));
     let service = handler.serve(transport).await.map_err(|e| StartError(format!("the client did not initialize: {e}")))?;
     let ended = service.waiting().await.map_err(|e| StartError(e.to_string()));
-    if let Err(e) = gateway.record_store_mark() {
-        tracing::warn!(target: "fcd::gateway", "the runtime store's mark was not recorded in the registry: {e}");
-    }
+    gateway.record_store_mark();
     ended?;
     // The last responses reach the client before the process ends (bounded: the framing's
     // reader may still wait on a client that keeps its end open).
