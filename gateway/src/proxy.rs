@@ -638,8 +638,21 @@ impl Gateway {
         cancelled: &CancellationToken,
     ) -> (Result<CallToolResult, Refused>, bool) {
         let timeout = Duration::from_secs(self.config.call_timeout);
+        let mut oversized = running.oversized.clone();
+        oversized.mark_unchanged();
         let answered = tokio::select! {
             answered = tokio::time::timeout(timeout, running.service.peer().call_tool(params)) => answered,
+            Ok(()) = oversized.changed() => {
+                // rmcp dropped the line unread; whether it was this call's reply is not known, and
+                // the server's view of the session is not ours: it is started again for the next call.
+                self.settle_uncertain(lease);
+                let detail = format!(
+                    "the stock server sent a message larger than max_message_bytes ({} bytes) while it ran the call, and it was not read: \
+                     lease {lease} is uncertain until an operator resolves it; the server is started again for the next call",
+                    self.config.max_message_bytes
+                );
+                return (Err(Refused::new(RefusalCode::Uncertain, detail)), true);
+            }
             () = cancelled.cancelled() => {
                 // Dropping the request sent the server `notifications/cancelled`; it may have run.
                 self.settle_uncertain(lease);

@@ -69,6 +69,8 @@ pub struct Running {
     loaded: Loaded,
     /// The epochs whose files were measured before it started.
     measured: Vec<String>,
+    /// How many lines over `max_message_bytes` the server has sent (rmcp drops them unread).
+    pub oversized: tokio::sync::watch::Receiver<u64>,
 }
 
 /// A server process, killed with its process group when dropped (as rmcp's
@@ -184,6 +186,7 @@ impl Release {
             return Err(cannot("no pipes to its stdin and stdout".into()));
         };
         let process = Process(Some(child));
+        let (stdout, oversized) = crate::oversized::Watched::new(stdout, self.max_message_bytes);
         // Replies as large as the gateway's own message limit pass (rmcp's default stops at 16 MiB).
         let transport = AsyncRwTransport::new_client(stdout, stdin).with_max_line_length(self.max_message_bytes.saturating_add(1));
         let service =
@@ -194,7 +197,7 @@ impl Release {
             let _ = service.cancel().await;
             return Err(mismatch(format!("{} changed while the server started", path.display())));
         }
-        Ok(Running { service, _process: process, loaded, measured: self.profiled() })
+        Ok(Running { service, _process: process, loaded, measured: self.profiled(), oversized })
     }
 
     /// What the final hop measures for `epoch` on the running server: the

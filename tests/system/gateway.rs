@@ -1173,6 +1173,37 @@ fn a_reply_over_16_mib_reaches_the_client() {
     assert_eq!(w.completed().len(), 1);
 }
 
+/// Issue 27, point 2: a reply over `max_message_bytes` ends its call at once
+/// (not after `call_timeout`), uncertain; the server is started again, and
+/// the session goes on.
+#[test]
+fn a_reply_over_the_message_limit_ends_its_call_at_once_and_the_session_goes_on() {
+    let Some(r) = releases() else { return };
+    let w = world(r, &[&r.guarded_summary]);
+    let original = std::fs::read_to_string(w.repo.join("notes.txt")).unwrap();
+    let mut notes = original.clone();
+    for i in 0..30_000 {
+        notes.push_str(&format!("{i:08} a line of a change larger than the gateway's limit of one mebibyte\n"));
+    }
+    std::fs::write(w.repo.join("notes.txt"), notes).unwrap();
+    let top = "principal = \"user:alice\"\nmax_message_bytes = 1048576\ncall_timeout = 600\n";
+    let (mut client, _) = w.raw_client(top, w.server(&r.guarded, "guarded.log"), &r.guarded);
+    client.send(&w.raw_call(1));
+    let answer = client.next();
+    assert_eq!(answer["result"]["structuredContent"]["fcd"]["refused"], "uncertain", "{answer}");
+    assert!(answer["result"]["content"][0]["text"].as_str().unwrap().contains("larger than max_message_bytes (1048576 bytes)"), "{answer}");
+    std::fs::write(w.repo.join("notes.txt"), original).unwrap();
+    client.send(&w.raw_call(2));
+    let answer = client.next();
+    assert!(answer["result"]["content"][0]["text"].as_str().unwrap_or_default().contains("second line"), "the session goes on: {answer}");
+    drop(client);
+    let leases: Vec<LeaseState> = w.runtime().leases().unwrap().into_iter().map(|l| l.state).collect();
+    assert_eq!(leases, [LeaseState::Uncertain, LeaseState::Completed]);
+    assert_eq!(w.calls_seen("guarded.log"), 2);
+    let initialized = std::fs::read_to_string(w.path("guarded.log")).unwrap().matches("\"initialize\"").count();
+    assert_eq!(initialized, 2, "the server was started again after the message it sent was dropped");
+}
+
 /// A gateway serving Streamable HTTP (`--listen 127.0.0.1:0`); killed when dropped.
 struct HttpGateway {
     child: std::process::Child,
