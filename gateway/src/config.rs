@@ -227,8 +227,14 @@ pub struct ReleaseConfig {
     /// is taken up at a later formation, once it is.
     #[serde(default)]
     pub epochs: Vec<String>,
-    /// The stock server: program and arguments (MCP over stdio).
+    /// The stock server: program and arguments (MCP over stdio unless `url` is given).
     pub command: Vec<String>,
+    /// Where the server `command` started speaks MCP over Streamable HTTP:
+    /// `http://HOST:PORT/PATH` on a loopback address (`127.0.0.1`, `[::1]`,
+    /// `localhost`). The gateway measures what it starts, so it talks only to
+    /// a listener held by the process group it started. Without it, the
+    /// server speaks MCP over stdio.
+    pub url: Option<String>,
     /// Environment variables for the server, besides PATH and HOME.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
@@ -265,6 +271,31 @@ impl ReleaseConfig {
     pub fn label(&self) -> &str {
         self.name.as_deref().unwrap_or(&self.command[0])
     }
+
+    /// The loopback address of `url`, when the server speaks Streamable HTTP.
+    pub fn http_address(&self) -> Result<Option<std::net::SocketAddr>, String> {
+        self.url.as_deref().map(loopback_address).transpose()
+    }
+}
+
+/// The socket address of an `http://` URL on a loopback host with an explicit port.
+fn loopback_address(url: &str) -> Result<std::net::SocketAddr, String> {
+    let bad = |why: &str| format!("`url` = {url:?}: {why}");
+    let rest = url.strip_prefix("http://").ok_or_else(|| bad("only http:// is spoken to a server the gateway started on this host"))?;
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    if authority.contains('@') {
+        return Err(bad("user information in a URL is not sent"));
+    }
+    let (host, port) = authority.rsplit_once(':').ok_or_else(|| bad("the port must be given"))?;
+    let port: u16 = port.parse().ok().filter(|p| *p != 0).ok_or_else(|| bad("the port must be a number from 1 to 65535"))?;
+    let ip: std::net::IpAddr = match host {
+        "localhost" => std::net::Ipv4Addr::LOCALHOST.into(),
+        _ => host.trim_start_matches('[').trim_end_matches(']').parse().map_err(|_| bad("the host must be 127.0.0.1, [::1] or localhost"))?,
+    };
+    if !ip.is_loopback() {
+        return Err(bad("the host must be a loopback address: the gateway measures the server it starts, and talks to no other"));
+    }
+    Ok(std::net::SocketAddr::new(ip, port))
 }
 
 impl ServerConfig {
@@ -354,6 +385,7 @@ impl Config {
                 if r.command.is_empty() {
                     return fail(format!("server `{}`: a release's `command` is empty", s.name));
                 }
+                r.http_address().map_err(|e| InputError::new(path, format!("server `{}`: {e}", s.name)))?;
                 for e in &r.epochs {
                     if !epochs.insert(e) {
                         return fail(format!("epoch {e} is given twice"));
@@ -455,6 +487,26 @@ installed = { root = "site", strip = "src/" }
             r.installed.root = r.installed.root.strip_prefix(dir.path()).unwrap().to_owned();
             c
         })
+    }
+
+    #[test]
+    fn a_release_over_http_is_spoken_to_on_loopback_only() {
+        let with = |url: &str| load(&GOOD.replace("installed = {", &format!("url = {url:?}\ninstalled = {{")));
+        let c = with("http://127.0.0.1:8080/mcp").unwrap();
+        assert_eq!(c.servers[0].releases[0].http_address(), Ok(Some("127.0.0.1:8080".parse().unwrap())));
+        assert_eq!(with("http://[::1]:9/mcp").unwrap().servers[0].releases[0].http_address(), Ok(Some("[::1]:9".parse().unwrap())));
+        assert!(with("http://localhost:1").is_ok());
+        for (url, why) in [
+            ("https://127.0.0.1:8080/mcp", "only http://"),
+            ("http://10.0.0.1:8080/mcp", "the host must be a loopback address"),
+            ("http://db.internal:8080/mcp", "the host must be 127.0.0.1"),
+            ("http://127.0.0.1/mcp", "the port must be given"),
+            ("http://127.0.0.1:0/mcp", "from 1 to 65535"),
+            ("http://u:p@127.0.0.1:80/mcp", "user information"),
+        ] {
+            let e = with(url).unwrap_err().to_string();
+            assert!(e.contains(why) && e.contains("server `git`"), "{url}: {e}");
+        }
     }
 
     #[test]

@@ -19,6 +19,7 @@ pub mod framing;
 pub mod http;
 pub mod init;
 pub mod measure;
+mod listener;
 mod oversized;
 pub mod proxy;
 pub mod refused;

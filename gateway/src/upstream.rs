@@ -65,7 +65,7 @@ pub struct Release {
 pub struct Running {
     pub service: RunningService<RoleClient, ()>,
     /// Dropped after the service: the process group is killed then.
-    _process: Process,
+    process: Process,
     loaded: Loaded,
     /// The epochs whose files were measured before it started.
     measured: Vec<String>,
@@ -76,6 +76,16 @@ pub struct Running {
 /// A server process, killed with its process group when dropped (as rmcp's
 /// own child transport does), so a stopped server leaves nothing running.
 struct Process(Option<Box<dyn ChildWrapper>>);
+
+/// How long a server started to speak Streamable HTTP has to listen.
+const HTTP_START: std::time::Duration = std::time::Duration::from_secs(30);
+
+impl Process {
+    /// How the process exited, if it did.
+    fn exited(&mut self) -> Option<std::process::ExitStatus> {
+        self.0.as_mut().and_then(|c| c.try_wait().ok().flatten())
+    }
+}
 
 impl Drop for Process {
     fn drop(&mut self) {
@@ -104,8 +114,8 @@ impl Release {
     pub async fn running<'s>(&self, slot: &'s mut Option<Running>) -> Result<&'s Running, Refused> {
         // A server that exited, or that started before an epoch of its release was registered
         // (whose files it was not measured for), is started again: nobody holds its slot now.
-        if let Some(r) = slot.take() {
-            if r.service.is_closed() || r.service.peer().is_transport_closed() || r.measured != self.profiled() {
+        if let Some(mut r) = slot.take() {
+            if r.service.is_closed() || r.service.peer().is_transport_closed() || r.process.exited().is_some() || r.measured != self.profiled() {
                 let _ = r.service.cancel().await;
             } else {
                 *slot = Some(r);
@@ -176,28 +186,83 @@ impl Release {
         // cached .pyc beside the measured sources (which could hold other code).
         command.env("PYTHONPYCACHEPREFIX", &self.private);
         command.envs(&run.env);
-        command.stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::inherit());
+        let address = run.http_address().map_err(|e| Refused::new(RefusalCode::Upstream, format!("release {}: {e}", run.label())))?;
+        let cannot = |e: String| Refused::new(RefusalCode::Upstream, format!("cannot start the stock server of {} ({}): {e}", run.label(), run.command[0]));
+        if address.is_some() {
+            // Over HTTP the server's stdout is no channel of ours: what it prints goes where the gateway's diagnostics go.
+            use std::os::fd::AsFd as _;
+            let stderr = std::io::stderr().as_fd().try_clone_to_owned().map_err(|e| cannot(e.to_string()))?;
+            command.stdin(std::process::Stdio::null()).stdout(stderr);
+        } else {
+            command.stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped());
+        }
+        command.stderr(std::process::Stdio::inherit());
+        if let Some(address) = address {
+            // Whatever answers there now is not the release the gateway is about to start.
+            if crate::listener::listens(address).map_err(cannot)? {
+                return Err(cannot(format!("something already listens at {address}, where the release is to listen")));
+            }
+        }
         // The server leads a process group of its own: stopping it ends everything it started.
         let mut command = CommandWrap::from(command);
         command.wrap(ProcessGroup::leader());
-        let cannot = |e: String| Refused::new(RefusalCode::Upstream, format!("cannot start the stock server of {} ({}): {e}", run.label(), run.command[0]));
-        let mut child = command.spawn().map_err(|e| cannot(e.to_string()))?;
-        let (Some(stdin), Some(stdout)) = (child.stdin().take(), child.stdout().take()) else {
-            return Err(cannot("no pipes to its stdin and stdout".into()));
+        let child = command.spawn().map_err(|e| cannot(e.to_string()))?;
+        let mut process = Process(Some(child));
+        let (service, oversized) = match (address, run.url.as_deref()) {
+            (Some(address), Some(url)) => {
+                let service = self.connect_http(&mut process, address, url).await?;
+                // The HTTP client enforces the limit itself: a reply over it fails its call.
+                (service, tokio::sync::watch::channel(0).1)
+            }
+            _ => {
+                let Some(child) = process.0.as_mut() else { return Err(cannot("no process".into())) };
+                let (Some(stdin), Some(stdout)) = (child.stdin().take(), child.stdout().take()) else {
+                    return Err(cannot("no pipes to its stdin and stdout".into()));
+                };
+                let (stdout, oversized) = crate::oversized::Watched::new(stdout, self.max_message_bytes);
+                // Replies as large as the gateway's own message limit pass (rmcp's default stops at 16 MiB).
+                let transport = AsyncRwTransport::new_client(stdout, stdin).with_max_line_length(self.max_message_bytes.saturating_add(1));
+                let service = ().serve(transport).await.map_err(|e| {
+                    Refused::new(RefusalCode::Upstream, format!("the stock server of {} did not initialize: {e}", run.label()))
+                })?;
+                (service, oversized)
+            }
         };
-        let process = Process(Some(child));
-        let (stdout, oversized) = crate::oversized::Watched::new(stdout, self.max_message_bytes);
-        // Replies as large as the gateway's own message limit pass (rmcp's default stops at 16 MiB).
-        let transport = AsyncRwTransport::new_client(stdout, stdin).with_max_line_length(self.max_message_bytes.saturating_add(1));
-        let service =
-            ().serve(transport)
-                .await
-                .map_err(|e| Refused::new(RefusalCode::Upstream, format!("the stock server of {} did not initialize: {e}", run.label())))?;
         if let Some(path) = loaded.changed() {
             let _ = service.cancel().await;
             return Err(mismatch(format!("{} changed while the server started", path.display())));
         }
-        Ok(Running { service, _process: process, loaded, measured: self.profiled(), oversized })
+        Ok(Running { service, process, loaded, measured: self.profiled(), oversized })
+    }
+
+    /// Connects to a server started to speak Streamable HTTP at `address`,
+    /// once it listens there, and only when the listener is held by its own
+    /// process group (not a process that took the port first).
+    async fn connect_http(&self, process: &mut Process, address: std::net::SocketAddr, url: &str) -> Result<RunningService<RoleClient, ()>, Refused> {
+        use rmcp::transport::streamable_http_client::{StreamableHttpClientTransport, StreamableHttpClientTransportConfig};
+        let label = self.config.label();
+        let fail = |e: String| Refused::new(RefusalCode::Upstream, format!("the stock server of {label} at {url}: {e}"));
+        let group = process.0.as_ref().and_then(|c| c.id()).ok_or_else(|| fail("it has no process id".into()))?;
+        let deadline = std::time::Instant::now() + HTTP_START;
+        loop {
+            if let Some(status) = process.exited() {
+                return Err(fail(format!("it exited ({status}) before it listened")));
+            }
+            if crate::listener::listens(address).map_err(fail)? {
+                break;
+            }
+            if std::time::Instant::now() > deadline {
+                return Err(fail(format!("it did not listen within {} s", HTTP_START.as_secs())));
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+        }
+        crate::listener::held_by_group(address, group).map_err(fail)?;
+        let config = StreamableHttpClientTransportConfig::with_uri(url)
+            // A call is never sent twice: a session the server forgot fails its call.
+            .reinit_on_expired_session(false)
+            .max_json_response_size(self.max_message_bytes)
+            .max_sse_event_size(self.max_message_bytes);
+        ().serve(StreamableHttpClientTransport::from_config(config)).await.map_err(|e| fail(format!("it did not initialize: {e}")))
     }
 
     /// What the final hop measures for `epoch` on the running server: the

@@ -756,6 +756,83 @@ fn dbhub_its_own_toml_changed_after_registration_is_refused_at_the_final_hop_bef
     assert_eq!(w.user_version(), 1, "read-only off, dbhub {DBHUB_GUARDED} runs the assignment: {report}");
 }
 
+/// A free loopback port (bound, read and released).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// Issue 27, point 4: a release started to speak Streamable HTTP (dbhub's
+/// `--transport http`) is measured and fenced as on stdio: the official
+/// client's safe call runs on it, the assignment and the several statements
+/// are refused before it sees them; a port another process took first is
+/// never spoken to.
+#[test]
+fn dbhub_over_streamable_http_is_decided_and_fenced_as_over_stdio_and_a_taken_port_is_refused() {
+    let Some(r) = dbhub_releases() else { return };
+    let w = db_world(r);
+    let port = free_port();
+    let release = &r.unguarded;
+    let command = [
+        release.node.to_string_lossy().into_owned(),
+        release.installed.join("dist/index.js").to_string_lossy().into_owned(),
+        "--transport".into(),
+        "http".into(),
+        "--host".into(),
+        "127.0.0.1".into(),
+        "--port".into(),
+        port.to_string(),
+        "--config".into(),
+        w.path("dbhub.toml").to_string_lossy().into_owned(),
+    ];
+    let rel = Rel {
+        epochs: vec![w.unguarded.clone()],
+        command: command.to_vec(),
+        root: release.installed.clone(),
+        strip: "",
+        extra: format!("url = \"http://127.0.0.1:{port}/mcp\"\nconfig_file = \"registered-config.json\"\nserver_config = [\"dbhub.toml\"]"),
+    };
+    let server = format!("name = \"db\"\ntools = [\"execute_sql\"]\ndestination = {}", toml_str(&format!("sqlite:{}", w.db.display())));
+    let config = write_config(w.dir.path(), "principal = \"user:alice\"", &[("user:alice", "execute_sql", "contract.json")], &server, &[rel]);
+    let calls: Vec<Value> = ["A", "B", "D"].iter().map(|n| json!({"tool": "execute_sql", "arguments": r.canonical["calls"][n]["arguments"]})).collect();
+    let report = stock::drive(&json!({"command": serve(&config), "calls": calls})).unwrap();
+    let results = report["results"].as_array().unwrap();
+    assert_eq!(results[0]["error"], false, "{report}");
+    assert!(results[0]["text"].as_str().unwrap().contains("\"success\": true"), "the stock handler's rows, over HTTP: {report}");
+    assert_eq!(refused(&results[1]), Some("unsafe"), "{report}");
+    assert_eq!(refused(&results[2]), Some("unknown"), "{report}");
+    assert_eq!((w.user_version(), w.rows()), (0, vec![7]), "the unguarded release never saw the assignment");
+    let completed: Vec<LeaseState> = w.runtime().leases().unwrap().into_iter().map(|l| l.state).collect();
+    assert_eq!(completed, [LeaseState::Completed]);
+    // Another process listens on the release's port before the gateway starts it: nothing is sent there.
+    let impostor = std::net::TcpListener::bind(("127.0.0.1", port)).unwrap();
+    let started = block_on(Gateway::start(Config::load(&config).unwrap()));
+    let e = started.err().expect("the gateway does not start its server behind another listener").to_string();
+    assert!(e.contains(&format!("something already listens at 127.0.0.1:{port}")), "{e}");
+    impostor.set_nonblocking(true).unwrap();
+    assert!(impostor.accept().is_err(), "the gateway never even connected to the impostor");
+    drop(impostor);
+    // The port is taken after the gateway looked and before the release listens (here the release never
+    // does): the listener is not held by the process group the gateway started, so it is not spoken to.
+    let (spawned, go) = (w.path("spawned"), w.path("go"));
+    let slow = format!("sh -c ': > \"$0\"; while [ ! -e \"$1\" ]; do sleep 0.02; done; exec sleep 60' {} {}", spawned.display(), go.display());
+    let text = std::fs::read_to_string(&config).unwrap();
+    let quoted = serde_json::to_string(&command).unwrap();
+    assert!(text.contains(&quoted));
+    std::fs::write(&config, text.replace(&quoted, &serde_json::to_string(&["sh", "-c", &slow]).unwrap())).unwrap();
+    let taker = std::thread::spawn(move || {
+        wait_until("the gateway started the release", || spawned.exists());
+        let listener = std::net::TcpListener::bind(("127.0.0.1", port)).unwrap();
+        touch(&go);
+        std::thread::sleep(Duration::from_secs(5));
+        listener.set_nonblocking(true).unwrap();
+        listener.accept().is_err()
+    });
+    let started = block_on(Gateway::start(Config::load(&config).unwrap()));
+    let e = started.err().expect("the gateway does not speak to a port another process took").to_string();
+    assert!(e.contains("another process took the port"), "{e}");
+    assert!(taker.join().unwrap(), "the gateway never connected to the process that took the port");
+}
+
 #[test]
 fn one_gateway_fronts_two_servers_each_tool_decided_on_its_own_release() {
     let (Some(g), Some(d)) = (releases(), dbhub_releases()) else { return };
