@@ -20,7 +20,9 @@
 //! one line at a time, and each response rmcp writes ends its request's
 //! time in flight.
 
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
+use std::collections::btree_map::Entry;
+use std::time::Instant;
 use std::sync::{Arc, Mutex};
 
 use serde::Deserialize;
@@ -48,10 +50,11 @@ pub enum Verdict {
     Skip,
 }
 
-/// The framing state of one session: the ids of requests in flight.
+/// The framing state of one session: the requests in flight, by id, with
+/// their method and when their line was read.
 #[derive(Debug, Default)]
 pub struct Framing {
-    in_flight: BTreeSet<String>,
+    in_flight: BTreeMap<String, (String, Instant)>,
 }
 
 /// The parts of a message the framing reads (the rest is skipped, not kept).
@@ -60,7 +63,7 @@ struct Head {
     #[serde(default)]
     id: Option<Value>,
     #[serde(default)]
-    method: Option<IgnoredAny>,
+    method: Option<String>,
     #[serde(default)]
     result: Option<IgnoredAny>,
     #[serde(default)]
@@ -103,24 +106,31 @@ impl Framing {
             // Valid JSON of another shape (a batch, a bare value): rmcp answers it as an invalid request.
             return Verdict::Forward;
         };
-        if let (Some(id), Some(_)) = (&head.id, &head.method) {
-            let key = id.to_string();
-            if !self.in_flight.insert(key) {
-                return Verdict::Reply(error(id.clone(), INVALID_REQUEST, format!("a request with id {id} is still in flight: one id runs once at a time")));
+        if let (Some(id), Some(method)) = (&head.id, head.method) {
+            match self.in_flight.entry(id.to_string()) {
+                Entry::Occupied(_) => {
+                    return Verdict::Reply(error(id.clone(), INVALID_REQUEST, format!("a request with id {id} is still in flight: one id runs once at a time")));
+                }
+                Entry::Vacant(v) => {
+                    v.insert((method, Instant::now()));
+                }
             }
         }
         Verdict::Forward
     }
 
     /// Reads one line the gateway writes to the client: a response ends its
-    /// request's time in flight.
+    /// request's time in flight, logged as the time from its request's line
+    /// read to its own written (what the gateway holds a request, all told).
     pub fn sent(&mut self, line: &[u8]) {
         if let Ok(head) = serde_json::from_slice::<Head>(line)
             && head.method.is_none()
             && (head.result.is_some() || head.error.is_some())
             && let Some(id) = head.id
+            && let Some((method, read)) = self.in_flight.remove(&id.to_string())
         {
-            self.in_flight.remove(&id.to_string());
+            let micros = u64::try_from(read.elapsed().as_micros()).unwrap_or(u64::MAX);
+            tracing::info!(target: "fcd::gateway::framing", id = %id, method, micros, "answered");
         }
     }
 

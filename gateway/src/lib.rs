@@ -23,6 +23,7 @@ mod listener;
 mod oversized;
 pub mod proxy;
 pub mod refused;
+mod steps;
 pub mod upstream;
 
 pub use config::Config;

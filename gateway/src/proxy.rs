@@ -44,6 +44,7 @@ use crate::config::{Config, Policy, Route};
 use crate::decide;
 use crate::measure;
 use crate::refused::Refused;
+use crate::steps::{Step, Steps};
 use crate::upstream::{Epoch, Release};
 
 /// Why the gateway could not start.
@@ -304,24 +305,25 @@ impl Gateway {
     /// `notifications/cancelled` when the forwarded request is dropped) and
     /// its lease is uncertain, since it may have run.
     pub async fn call(&self, principal: &str, params: CallToolRequestParams, cancelled: &CancellationToken) -> CallToolResult {
-        let started = std::time::Instant::now();
+        let steps = Steps::new();
         let tool = params.name.to_string();
         // One digest of the arguments serves the formation and the log.
         let args_digest = canon::try_digest(&Value::Object(params.arguments.clone().unwrap_or_default()));
         let values = if self.config.log_arguments { Value::Object(params.arguments.clone().unwrap_or_default()).to_string() } else { String::new() };
-        let outcome = self.run(principal, params, &args_digest, cancelled).await;
+        let outcome = self.run(principal, params, &args_digest, cancelled, &steps).await;
         let epoch = self.source_of(&tool).unwrap_or("-");
         let digest = args_digest.as_deref().unwrap_or("-");
-        let micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+        let micros = steps.since_start();
+        let [decide, admit, forward, complete] = steps.durations(micros);
         match outcome {
             Ok(result) => {
                 let handler_error = result.is_error == Some(true);
-                tracing::info!(target: "fcd::gateway", tool, principal, epoch, outcome = "ran", handler_error, micros, arguments = digest, values, "call");
+                tracing::info!(target: "fcd::gateway", tool, principal, epoch, outcome = "ran", handler_error, micros, decide, admit, forward, complete, arguments = digest, values, "call");
                 result
             }
             Err(refused) => {
                 let (code, detail) = (refused.code.as_str(), refused.detail.as_str());
-                tracing::warn!(target: "fcd::gateway", tool, principal, epoch, outcome = "refused", code, detail, micros, arguments = digest, values, "call");
+                tracing::warn!(target: "fcd::gateway", tool, principal, epoch, outcome = "refused", code, detail, micros, decide, admit, forward, complete, arguments = digest, values, "call");
                 refused.result()
             }
         }
@@ -333,6 +335,7 @@ impl Gateway {
         mut params: CallToolRequestParams,
         args_digest: &Result<String, String>,
         cancelled: &CancellationToken,
+        steps: &Steps,
     ) -> Result<CallToolResult, Refused> {
         let name = params.name.to_string();
         let Some(f) = self.fronted.iter().find(|f| f.route.visible == name) else {
@@ -362,8 +365,9 @@ impl Gateway {
             successor = self.capture(f, *source_release, source, &call, principal, bound, &args_digest)?;
         }
         params.name = f.route.tool.clone().into();
+        steps.mark(Step::Decided);
         let formation = Formation { snapshot: &self.snapshot, tool: &f.route.tool, args_digest: &args_digest, principal, source: &source.id };
-        self.execute(*source_release, source, &formation, successor, params, cancelled).await
+        self.execute(*source_release, source, &formation, successor, params, cancelled, steps).await
     }
 
     /// The authenticated context of a call on `release`.
@@ -500,6 +504,7 @@ impl Gateway {
     /// Admits, fences and forwards a decided call. When the source's server
     /// is free, formation, admission and fence are one decision; otherwise
     /// the call is formed now and admitted when a server is free for it.
+    #[allow(clippy::too_many_arguments)] // reason: the decided call's parts, and its cancellation and timing
     async fn execute(
         &self,
         source_release: usize,
@@ -508,6 +513,7 @@ impl Gateway {
         successor: Option<i64>,
         params: CallToolRequestParams,
         cancelled: &CancellationToken,
+        steps: &Steps,
     ) -> Result<CallToolResult, Refused> {
         let release = &self.releases[source_release];
         let ttl = self.config.formation_ttl;
@@ -520,7 +526,7 @@ impl Gateway {
                 self.settle_uncertain(lease.id);
                 return Err(Refused::new(RefusalCode::UnknownEpoch, format!("lease {} is on {}, not on the source {}", lease.id, lease.epoch, source.id)));
             }
-            let (result, stop) = self.forward(running, lease.id, params, cancelled).await;
+            let (result, stop) = self.forward(running, lease.id, params, cancelled, steps).await;
             if stop {
                 release.stop(&mut slot).await;
             }
@@ -551,11 +557,11 @@ impl Gateway {
                 Err(r) => return Err((&r).into()),
             }
         };
-        self.run_lease(lease, params, cancelled).await
+        self.run_lease(lease, params, cancelled, steps).await
     }
 
     /// Runs an admitted lease on the release of its epoch: measured, fenced, forwarded.
-    async fn run_lease(&self, lease: Lease, params: CallToolRequestParams, cancelled: &CancellationToken) -> Result<CallToolResult, Refused> {
+    async fn run_lease(&self, lease: Lease, params: CallToolRequestParams, cancelled: &CancellationToken, steps: &Steps) -> Result<CallToolResult, Refused> {
         let found = self.releases.iter().find_map(|r| r.epochs.read().ok()?.iter().find(|e| e.id == lease.epoch).cloned().map(|e| (r, e)));
         let Some((release, epoch)) = found else {
             self.settle_uncertain(lease.id);
@@ -574,7 +580,7 @@ impl Gateway {
             let running = release.running(&mut slot).await?;
             let measured = release.measure(running, &epoch)?;
             self.rt()?.fence_measured(&lease.token, &measured.measured(), lease.generation, unix_now()).map_err(|r| Refused::from(&r))?;
-            Ok::<_, Refused>(self.forward(running, lease.id, params, cancelled).await)
+            Ok::<_, Refused>(self.forward(running, lease.id, params, cancelled, steps).await)
         };
         match hop.await {
             Ok((result, stop)) => {
@@ -636,7 +642,9 @@ impl Gateway {
         lease: i64,
         params: CallToolRequestParams,
         cancelled: &CancellationToken,
+        steps: &Steps,
     ) -> (Result<CallToolResult, Refused>, bool) {
+        steps.mark(Step::Forwarded);
         let timeout = Duration::from_secs(self.config.call_timeout);
         let mut oversized = running.oversized.clone();
         oversized.mark_unchanged();
@@ -662,6 +670,7 @@ impl Gateway {
         };
         let why = match answered {
             Ok(Ok(result)) => {
+                steps.mark(Step::Answered);
                 let result = match self.rt().map(|mut rt| rt.complete(lease)) {
                     Ok(Ok(())) => Ok(result),
                     Ok(Err(r)) => Err(Refused::new(r.code, format!("the call ran, but its completion was not recorded: {}", r.detail))),
@@ -768,6 +777,27 @@ impl ServerHandler for Handler {
     }
 }
 
+/// The gateway's stdin and stdout for the client's session. A client
+/// starts the gateway on pipes: they are read and written as pipes, on the
+/// runtime's event loop, where tokio's stdin and stdout hand every read and
+/// write to a thread of their own (a wake-up each way, for every message).
+/// Anything else (a file, a terminal) gets tokio's stdin and stdout.
+fn stdio_streams() -> (Box<dyn tokio::io::AsyncRead + Unpin + Send>, Box<dyn tokio::io::AsyncWrite + Unpin + Send>) {
+    use std::os::fd::AsFd as _;
+    use tokio::net::unix::pipe;
+    let input: Box<dyn tokio::io::AsyncRead + Unpin + Send> =
+        match std::io::stdin().as_fd().try_clone_to_owned().and_then(pipe::Receiver::from_owned_fd) {
+            Ok(pipe) => Box::new(pipe),
+            Err(_) => Box::new(tokio::io::stdin()),
+        };
+    let output: Box<dyn tokio::io::AsyncWrite + Unpin + Send> =
+        match std::io::stdout().as_fd().try_clone_to_owned().and_then(pipe::Sender::from_owned_fd) {
+            Ok(pipe) => Box::new(pipe),
+            Err(_) => Box::new(tokio::io::stdout()),
+        };
+    (input, output)
+}
+
 /// Serves the gateway on stdio until the client goes away; the session's
 /// principal is the configured one.
 pub async fn serve_stdio(gateway: Gateway) -> Result<(), StartError> {
@@ -776,7 +806,8 @@ pub async fn serve_stdio(gateway: Gateway) -> Result<(), StartError> {
     let gateway = Arc::new(gateway);
     let handler = Handler { gateway: gateway.clone(), principal: Principal::Configured(principal) };
     // Every line from the client is judged first (crate::framing): each gets an answer, one id runs once.
-    let (read, write, written) = crate::framing::serve(tokio::io::stdin(), tokio::io::stdout(), max);
+    let (input, output) = stdio_streams();
+    let (read, write, written) = crate::framing::serve(input, output, max);
     let transport = rmcp::transport::async_rw::AsyncRwTransport::new_server(read, write).with_max_line_length(max.saturating_add(1));
     let service = handler.serve(transport).await.map_err(|e| StartError(format!("the client did not initialize: {e}")))?;
     let ended = service.waiting().await.map_err(|e| StartError(e.to_string()));

@@ -124,7 +124,7 @@ pub fn run(calls: usize, root: &Path, runtime_dir: Option<&Path>) -> Result<bool
                 let _ = std::fs::remove_file(format!("{}{suffix}", store.display()));
             }
             let config = format!(
-                "runtime = {}\nregistry = \"registry.sqlite\"\nprincipal = \"user:alice\"\ncall_durability = {}\n\n\
+                "runtime = {}\nregistry = \"registry.sqlite\"\nprincipal = \"user:alice\"\ncall_durability = {}\nlog = \"json\"\n\n\
                  [[contract]]\nprincipal = \"user:alice\"\ntool = \"git_diff\"\nfile = \"contract.json\"\n\n\
                  [[server]]\nname = \"git\"\ntools = [\"git_diff\"]\ndestination = {}\npolicy = {{ git_diff = {} }}\n\n\
                  [[server.release]]\nepochs = [{}]\ncommand = {}\ninstalled = {{ root = {}, strip = \"src/\" }}\n",
@@ -138,9 +138,21 @@ pub fn run(calls: usize, root: &Path, runtime_dir: Option<&Path>) -> Result<bool
             );
             let config_path = scratch.join(format!("gateway-{durability}-{policy}.toml"));
             std::fs::write(&config_path, config)?;
-            let gateway =
-                vec![fcd.to_string_lossy().into_owned(), "gateway".into(), "serve".into(), "--config".into(), config_path.to_string_lossy().into_owned()];
-            paths.push((format!("gateway, {durability}, {policy}"), gateway, Some(store)));
+            // The gateway's JSON log (its stderr) says where each call's time went.
+            let log = scratch.join(format!("gateway-{durability}-{policy}.log"));
+            let gateway = vec![
+                "sh".into(),
+                "-c".into(),
+                r#"log="$1"; shift; exec "$@" 2>>"$log""#.into(),
+                "sh".into(),
+                log.to_string_lossy().into_owned(),
+                fcd.to_string_lossy().into_owned(),
+                "gateway".into(),
+                "serve".into(),
+                "--config".into(),
+                config_path.to_string_lossy().into_owned(),
+            ];
+            paths.push((format!("gateway, {durability}, {policy}"), gateway, Some((store, log))));
         }
     }
     // The paths take turns, round after round, so a change in the machine's load falls on all of them alike.
@@ -180,13 +192,16 @@ pub fn run(calls: usize, root: &Path, runtime_dir: Option<&Path>) -> Result<bool
     println!("{:<32} {:>9} {:>9} {:>9} {:>9}", "path", "p50 ms", "p95 ms", "+p50 ms", "+p95 ms");
     let direct = rows[0];
     println!("{:<32} {:>9.3} {:>9.3}", paths[0].0, direct.0, direct.1);
-    let mut met = true;
+    // Targets: at most 1 ms added at p50 in `full`, 0.5 ms in `process-crash`.
+    let target = |name: &str| if name.contains("process-crash") { 0.5 } else { 1.0 };
+    let (mut met, mut met_inside) = (true, true);
     for ((name, _, store), (p50, p95)) in paths.iter().zip(&rows).skip(1) {
         let added = p50 - direct.0;
-        met &= added <= 1.0;
+        met &= added <= target(name);
         println!("{name:<32} {p50:>9.3} {p95:>9.3} {added:>9.3} {:>9.3}", p95 - direct.1);
         // Every gateway call completed on the stock handler: the runtime holds one completed lease per call.
-        let store = store.as_ref().context("a gateway path without its store")?;
+        let (store, log) = store.as_ref().context("a gateway path without its store")?;
+        met_inside &= steps_of(log, warm)? <= target(name);
         let rt = fcd_runtime::runtime::Runtime::open(store).map_err(|e| anyhow!("{e}"))?;
         let completed = rt.leases().map_err(|e| anyhow!("{e}"))?.iter().filter(|l| l.state == fcd_runtime::runtime::LeaseState::Completed && l.used).count();
         if completed != (per_round + warm) * ROUNDS {
@@ -204,8 +219,60 @@ pub fn run(calls: usize, root: &Path, runtime_dir: Option<&Path>) -> Result<bool
         }
     }
     decision_alone(&summary, &call, &contract, &repo_text)?;
-    println!("target: the gateway adds at most 1 ms at p50 ({})", if met { "met on every path" } else { "not met on every path" });
-    Ok(met)
+    let verdict = |m: bool| if m { "met on every path" } else { "not met on every path" };
+    println!("target: the gateway adds at most 1 ms at p50 in full, 0.5 ms in process-crash");
+    println!("  end to end (gateway path minus direct path): {}", verdict(met));
+    println!("  inside the gateway (request read to response written, minus the server's round trip): {}", verdict(met_inside));
+    Ok(met && met_inside)
+}
+
+/// Where the gateway's time went, from its JSON log: for each call after
+/// the first `warm` of a session, the time from its request line read to its
+/// response line written (`answered`), the server's round trip inside it
+/// (`forward`), and the steps around it (`decide`, `admit`, `complete`).
+/// What the gateway adds is `answered - forward`: the server's own time,
+/// whose noise swamps a difference of two end-to-end figures, drops out.
+/// Printed as medians, with each step's share of what is added.
+fn steps_of(log: &Path, warm: usize) -> Result<f64> {
+    let text = std::fs::read_to_string(log).with_context(|| format!("cannot read {}", log.display()))?;
+    // Per call: added, decide, admit, complete, and the rest (transports and bookkeeping).
+    let mut rows: Vec<[f64; 5]> = Vec::new();
+    let (mut in_session, mut pending) = (0, None);
+    for line in text.lines() {
+        // A gateway process names its tools as it starts: a new session, warmed up again.
+        if line.starts_with("fcd gateway: tool ") {
+            (in_session, pending) = (0, None);
+        }
+        let Ok(event) = serde_json::from_str::<serde_json::Value>(line) else { continue };
+        let field = |key: &str| event[key].as_f64().with_context(|| format!("{}: an event without `{key}`: {line}", log.display()));
+        if event["message"] == "call" {
+            in_session += 1;
+            pending = (in_session > warm).then(|| Ok::<_, anyhow::Error>([field("decide")?, field("admit")?, field("forward")?, field("complete")?])).transpose()?;
+        } else if event["message"] == "answered" && event["method"] == "tools/call" {
+            let Some([decide, admit, forward, complete]) = pending.take() else { continue };
+            let added = field("micros")? - forward;
+            rows.push([added, decide, admit, complete, added - decide - admit - complete]);
+        }
+    }
+    if rows.is_empty() {
+        bail!("{}: no call was logged with its answer", log.display());
+    }
+    let median = |i: usize| {
+        let mut v: Vec<f64> = rows.iter().map(|r| r[i]).collect();
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2] / 1000.0
+    };
+    let [added, decide, admit, complete, rest] = [0, 1, 2, 3, 4].map(median);
+    let share = |m: f64| if added > 0.0 { 100.0 * m / added } else { 0.0 };
+    println!(
+        "    inside the gateway, over {} calls: adds p50 {added:.3} ms = decide {decide:.3} ({:.0}%) + admit+fence {admit:.3} ({:.0}%) + complete {complete:.3} ({:.0}%) + transports {rest:.3} ({:.0}%)",
+        rows.len(),
+        share(decide),
+        share(admit),
+        share(complete),
+        share(rest)
+    );
+    Ok(added)
 }
 
 /// The gateway's decision and capture steps timed in process, on the same

@@ -77,6 +77,9 @@ impl SqliteStore {
     /// per-call commits as durable as `durability` says.
     pub(crate) fn open(path: &Path, durability: CallDurability) -> Result<SqliteStore, StorageError> {
         let conn = Connection::open(path)?;
+        // Every statement is prepared once per connection and kept (prepare_cached): a decision's
+        // dozen statements were parsed again on every call, a large share of its time.
+        conn.set_prepared_statement_cache_capacity(64);
         let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
         conn.pragma_update(None, "synchronous", "FULL")?;
         conn.busy_timeout(std::time::Duration::from_secs(30))?;
@@ -97,7 +100,7 @@ impl SqliteStore {
             };
             let id = super::nonce()?;
             // Durable before the first unsynced commit: a host crash from here on is seen at the next open.
-            store.conn.execute("INSERT INTO call_writers VALUES (?1, ?2, ?3)", params![id, boot, i64::from(std::process::id())])?;
+            store.conn.prepare_cached("INSERT INTO call_writers VALUES (?1, ?2, ?3)")?.execute(params![id, boot, i64::from(std::process::id())])?;
             store.writer = Some(id);
         }
         Ok(store)
@@ -117,7 +120,7 @@ impl SqliteStore {
         if !gone.is_empty() {
             let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             for id in gone {
-                tx.execute("DELETE FROM call_writers WHERE id = ?1 AND boot = ?2", params![id, boot])?;
+                tx.prepare_cached("DELETE FROM call_writers WHERE id = ?1 AND boot = ?2")?.execute(params![id, boot])?;
             }
             tx.commit()?;
         }
@@ -157,7 +160,9 @@ impl Drop for SqliteStore {
 /// A store made before formations recorded their latest lease gets the
 /// column, filled from its leases (the highest lease id of each formation).
 fn add_latest_lease(conn: &Connection) -> Result<(), StorageError> {
-    let has = |c: &Connection| c.query_row("SELECT COUNT(*) FROM pragma_table_info('formations') WHERE name = 'latest_lease'", [], |r| r.get::<_, i64>(0));
+    let has = |c: &Connection| {
+        c.prepare_cached("SELECT COUNT(*) FROM pragma_table_info('formations') WHERE name = 'latest_lease'")?.query_row([], |r| r.get::<_, i64>(0))
+    };
     if has(conn)? == 0 {
         // Checked again under the write lock: another process may have added it meanwhile.
         let tx = rusqlite::Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
@@ -174,7 +179,9 @@ fn add_latest_lease(conn: &Connection) -> Result<(), StorageError> {
 
 /// A store made before a table had `column` gets it (empty in the old rows).
 fn add_column(conn: &Connection, table: &str, column: &str, ty: &str) -> Result<(), StorageError> {
-    let has = |c: &Connection| c.query_row(&format!("SELECT COUNT(*) FROM pragma_table_info('{table}') WHERE name = ?1"), [column], |r| r.get::<_, i64>(0));
+    let has = |c: &Connection| {
+        c.prepare_cached(&format!("SELECT COUNT(*) FROM pragma_table_info('{table}') WHERE name = ?1"))?.query_row([column], |r| r.get::<_, i64>(0))
+    };
     if has(conn)? == 0 {
         // Checked again under the write lock: another process may have added it meanwhile.
         let tx = rusqlite::Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
@@ -205,11 +212,10 @@ impl View for SqliteView<'_> {
         type Row = (String, String, String, String, Option<String>, String, i64);
         let row: Option<Row> = self
             .conn
-            .query_row(
+            .prepare_cached(
                 "SELECT tool, artifact_digest, config_digest, summary_digest, server_config_digest, state, revision FROM epochs WHERE epoch_id = ?1",
-                params![id],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?)),
-            )
+            )?
+            .query_row(params![id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?)))
             .optional()?;
         let Some((tool, artifact, config, summary, server_config, state, generation)) = row else { return Ok(None) };
         Ok(Some(EpochRecord { id: id.to_owned(), tool, artifact, config, summary, server_config, state: epoch_state(id, &state)?, generation }))
@@ -219,11 +225,10 @@ impl View for SqliteView<'_> {
         type Row = (String, String, Option<String>, Option<String>, String, String, i64, i64, i64);
         let row: Option<Row> = self
             .conn
-            .query_row(
+            .prepare_cached(
                 "SELECT kind, tool, args_digest, principal, source_epoch, target_epoch, valid_from, valid_until, revoked FROM evidence WHERE id = ?1",
-                params![id],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?, r.get(7)?, r.get(8)?)),
-            )
+            )?
+            .query_row(params![id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?, r.get(7)?, r.get(8)?)))
             .optional()?;
         let Some((kind, tool, args_digest, principal, source, target, valid_from, valid_until, revoked)) = row else { return Ok(None) };
         let kind = EvidenceKind::parse(&kind)?;
@@ -233,42 +238,40 @@ impl View for SqliteView<'_> {
     fn formation(&mut self, id: i64) -> Result<Option<FormationRecord>, StorageError> {
         Ok(self
             .conn
-            .query_row(
+            .prepare_cached(
                 "SELECT snapshot_digest, tool, args_digest, principal, source_epoch, successor_epoch, successor_evidence, expires_at, revoked,
                  latest_lease FROM formations WHERE id = ?1",
-                params![id],
-                |r| {
-                    Ok(FormationRecord {
-                        id,
-                        snapshot: r.get(0)?,
-                        tool: r.get(1)?,
-                        args_digest: r.get(2)?,
-                        principal: r.get(3)?,
-                        source: r.get(4)?,
-                        successor: r.get(5)?,
-                        successor_evidence: r.get(6)?,
-                        expires_at: r.get(7)?,
-                        revoked: r.get::<_, i64>(8)? != 0,
-                        latest_lease: r.get(9)?,
-                    })
-                },
-            )
+            )?
+            .query_row(params![id], |r| {
+                Ok(FormationRecord {
+                    id,
+                    snapshot: r.get(0)?,
+                    tool: r.get(1)?,
+                    args_digest: r.get(2)?,
+                    principal: r.get(3)?,
+                    source: r.get(4)?,
+                    successor: r.get(5)?,
+                    successor_evidence: r.get(6)?,
+                    expires_at: r.get(7)?,
+                    revoked: r.get::<_, i64>(8)? != 0,
+                    latest_lease: r.get(9)?,
+                })
+            })
             .optional()?)
     }
 
     fn lease(&mut self, id: i64) -> Result<Option<LeaseRecord>, StorageError> {
         let row: Option<(i64, String, i64, String, String, i64)> = self
             .conn
-            .query_row("SELECT formation, epoch, generation, nonce, state, used FROM leases WHERE id = ?1", params![id], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?))
-            })
+            .prepare_cached("SELECT formation, epoch, generation, nonce, state, used FROM leases WHERE id = ?1")?
+            .query_row(params![id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)))
             .optional()?;
         let Some((formation, epoch, generation, nonce, state, used)) = row else { return Ok(None) };
         Ok(Some(LeaseRecord { id, formation, epoch, generation, nonce, state: lease_state(id, &state)?, used: used != 0 }))
     }
 
     fn open_leases(&mut self, epoch: &str) -> Result<usize, StorageError> {
-        let mut stmt = self.conn.prepare("SELECT state, COUNT(*) FROM leases WHERE epoch = ?1 GROUP BY state")?;
+        let mut stmt = self.conn.prepare_cached("SELECT state, COUNT(*) FROM leases WHERE epoch = ?1 GROUP BY state")?;
         let counts: Vec<(String, i64)> = stmt.query_map(params![epoch], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<Result<_, _>>()?;
         let mut open = 0;
         for (state, n) in counts {
@@ -280,7 +283,7 @@ impl View for SqliteView<'_> {
     }
 
     fn resolver(&mut self) -> Result<Option<[u8; 32]>, StorageError> {
-        let key: Option<Vec<u8>> = self.conn.query_row("SELECT value FROM secrets WHERE name = 'resolver'", [], |r| r.get(0)).optional()?;
+        let key: Option<Vec<u8>> = self.conn.prepare_cached("SELECT value FROM secrets WHERE name = 'resolver'")?.query_row([], |r| r.get(0)).optional()?;
         Ok(key.and_then(|k| <[u8; 32]>::try_from(k).ok()))
     }
 
@@ -291,7 +294,7 @@ impl View for SqliteView<'_> {
             IdKind::Formation => "formations",
             IdKind::Lease => "leases",
         };
-        Ok(self.conn.query_row(&format!("SELECT COALESCE(MAX(id), 0) + 1 FROM {table}"), [], |r| r.get(0))?)
+        Ok(self.conn.prepare_cached(&format!("SELECT COALESCE(MAX(id), 0) + 1 FROM {table}"))?.query_row([], |r| r.get(0))?)
     }
 
     fn all_leases(&mut self) -> Result<Vec<StoredLease>, StorageError> {
@@ -322,8 +325,8 @@ impl View for SqliteView<'_> {
 /// Appends an audit entry in the current transaction; returns its sequence number.
 fn append(tx: &Connection, entry: &serde_json::Value) -> Result<i64, StorageError> {
     let text = audit::entry_text(entry);
-    let prev: String = tx.query_row("SELECT hash FROM audit ORDER BY seq DESC LIMIT 1", [], |r| r.get(0)).optional()?.unwrap_or_default();
-    tx.execute("INSERT INTO audit (entry, prev, hash) VALUES (?1, ?2, ?3)", params![text, prev, audit::chain(&prev, &text)])?;
+    let prev: String = tx.prepare_cached("SELECT hash FROM audit ORDER BY seq DESC LIMIT 1")?.query_row([], |r| r.get(0)).optional()?.unwrap_or_default();
+    tx.prepare_cached("INSERT INTO audit (entry, prev, hash) VALUES (?1, ?2, ?3)")?.execute(params![text, prev, audit::chain(&prev, &text)])?;
     Ok(tx.last_insert_rowid())
 }
 
@@ -331,11 +334,11 @@ fn append(tx: &Connection, entry: &serde_json::Value) -> Result<i64, StorageErro
 fn apply(tx: &Connection, write: &Write, seq: i64) -> Result<(), StorageError> {
     match write {
         Write::NewEpoch(e) => {
-            tx.execute(
+            tx.prepare_cached(
                 "INSERT OR IGNORE INTO epochs (epoch_id, tool, artifact_digest, config_digest, summary_digest, server_config_digest, state, revision)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                params![e.id, e.tool, e.artifact, e.config, e.summary, e.server_config, e.state.as_str(), e.generation],
-            )?;
+            )?
+            .execute(params![e.id, e.tool, e.artifact, e.config, e.summary, e.server_config, e.state.as_str(), e.generation])?;
         }
         Write::EpochState { epoch, to } => {
             let sql = match to {
@@ -344,45 +347,54 @@ fn apply(tx: &Connection, write: &Write, seq: i64) -> Result<(), StorageError> {
                 // Hiding and advertising again record no sequence; ?3 is bound and ignored.
                 State::Advertised | State::HiddenButValid => "UPDATE epochs SET state = ?2 WHERE epoch_id = ?1 AND ?3 IS NOT NULL",
             };
-            tx.execute(sql, params![epoch, to.as_str(), seq])?;
+            tx.prepare_cached(sql)?.execute(params![epoch, to.as_str(), seq])?;
         }
         Write::NewEvidence(e) => {
-            tx.execute(
+            tx.prepare_cached(
                 "INSERT INTO evidence (id, kind, tool, args_digest, principal, source_epoch, target_epoch, valid_from, valid_until, seq)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-                params![e.id, e.kind.as_str(), e.tool, e.args_digest, e.principal, e.source, e.target, e.valid_from, e.valid_until, seq],
-            )?;
+            )?
+            .execute(params![e.id, e.kind.as_str(), e.tool, e.args_digest, e.principal, e.source, e.target, e.valid_from, e.valid_until, seq])?;
         }
         Write::NewFormation(f) => {
-            tx.execute(
+            tx.prepare_cached(
                 "INSERT INTO formations (id, snapshot_digest, tool, args_digest, principal, source_epoch, successor_epoch, successor_evidence, expires_at, seq)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-                params![f.id, f.snapshot, f.tool, f.args_digest, f.principal, f.source, f.successor, f.successor_evidence, f.expires_at, seq],
-            )?;
+            )?
+            .execute(params![
+                f.id,
+                f.snapshot,
+                f.tool,
+                f.args_digest,
+                f.principal,
+                f.source,
+                f.successor,
+                f.successor_evidence,
+                f.expires_at,
+                seq
+            ])?;
         }
         Write::RevokeEvidence(id) => {
-            tx.execute("UPDATE evidence SET revoked = 1 WHERE id = ?1", params![id])?;
+            tx.prepare_cached("UPDATE evidence SET revoked = 1 WHERE id = ?1")?.execute(params![id])?;
         }
         Write::RevokeFormation(id) => {
-            tx.execute("UPDATE formations SET revoked = 1 WHERE id = ?1", params![id])?;
+            tx.prepare_cached("UPDATE formations SET revoked = 1 WHERE id = ?1")?.execute(params![id])?;
         }
         Write::LatestLease { formation, lease } => {
-            tx.execute("UPDATE formations SET latest_lease = ?2 WHERE id = ?1", params![formation, lease])?;
+            tx.prepare_cached("UPDATE formations SET latest_lease = ?2 WHERE id = ?1")?.execute(params![formation, lease])?;
         }
         Write::NewLease(l) => {
-            tx.execute(
-                "INSERT INTO leases (id, formation, epoch, generation, nonce, state, admitted_seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                params![l.id, l.formation, l.epoch, l.generation, l.nonce, l.state.as_str(), seq],
-            )?;
+            tx.prepare_cached("INSERT INTO leases (id, formation, epoch, generation, nonce, state, admitted_seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")?
+                .execute(params![l.id, l.formation, l.epoch, l.generation, l.nonce, l.state.as_str(), seq])?;
         }
         Write::LeaseState { id, to } => {
-            tx.execute("UPDATE leases SET state = ?2 WHERE id = ?1", params![id, to.as_str()])?;
+            tx.prepare_cached("UPDATE leases SET state = ?2 WHERE id = ?1")?.execute(params![id, to.as_str()])?;
         }
         Write::LeaseUsed(id) => {
-            tx.execute("UPDATE leases SET used = 1 WHERE id = ?1", params![id])?;
+            tx.prepare_cached("UPDATE leases SET used = 1 WHERE id = ?1")?.execute(params![id])?;
         }
         Write::Resolution { lease, outcome, signature } => {
-            tx.execute("INSERT INTO resolutions VALUES (?1, ?2, ?3)", params![lease, outcome, signature])?;
+            tx.prepare_cached("INSERT INTO resolutions VALUES (?1, ?2, ?3)")?.execute(params![lease, outcome, signature])?;
         }
     }
     Ok(())
@@ -407,22 +419,25 @@ impl Store for SqliteStore {
     }
 
     fn lifecycle_seqs(&self, epoch: &str) -> Result<(Option<i64>, Option<i64>), StorageError> {
-        Ok(self.conn.query_row("SELECT drained_seq, stale_seq FROM epochs WHERE epoch_id = ?1", params![epoch], |r| Ok((r.get(0)?, r.get(1)?)))?)
+        Ok(self
+            .conn
+            .prepare_cached("SELECT drained_seq, stale_seq FROM epochs WHERE epoch_id = ?1")?
+            .query_row(params![epoch], |r| Ok((r.get(0)?, r.get(1)?)))?)
     }
 
     fn mac_key(&mut self) -> Result<Vec<u8>, StorageError> {
-        let existing: Option<Vec<u8>> = self.conn.query_row("SELECT value FROM secrets WHERE name = 'mac'", [], |r| r.get(0)).optional()?;
+        let existing: Option<Vec<u8>> = self.conn.prepare_cached("SELECT value FROM secrets WHERE name = 'mac'")?.query_row([], |r| r.get(0)).optional()?;
         if let Some(k) = existing {
             return Ok(k);
         }
         let mut key = vec![0u8; 32];
         getrandom::fill(&mut key).map_err(|e| StorageError::new(format!("no randomness: {e}")))?;
-        self.conn.execute("INSERT OR IGNORE INTO secrets VALUES ('mac', ?1)", params![key])?;
-        Ok(self.conn.query_row("SELECT value FROM secrets WHERE name = 'mac'", [], |r| r.get(0))?)
+        self.conn.prepare_cached("INSERT OR IGNORE INTO secrets VALUES ('mac', ?1)")?.execute(params![key])?;
+        Ok(self.conn.prepare_cached("SELECT value FROM secrets WHERE name = 'mac'")?.query_row([], |r| r.get(0))?)
     }
 
     fn set_resolver(&self, key: &[u8; 32]) -> Result<(), StorageError> {
-        self.conn.execute("INSERT OR REPLACE INTO secrets VALUES ('resolver', ?1)", params![key.to_vec()])?;
+        self.conn.prepare_cached("INSERT OR REPLACE INTO secrets VALUES ('resolver', ?1)")?.execute(params![key.to_vec()])?;
         Ok(())
     }
 
@@ -442,8 +457,8 @@ impl Store for SqliteStore {
         }
         append(&tx, &serde_json::json!({"op": "acknowledge_lost_calls", "writers": lost}))?;
         match &boot {
-            Some(b) => tx.execute("DELETE FROM call_writers WHERE boot != ?1", params![b]).map_err(StorageError::from)?,
-            None => tx.execute("DELETE FROM call_writers", []).map_err(StorageError::from)?,
+            Some(b) => tx.prepare_cached("DELETE FROM call_writers WHERE boot != ?1")?.execute(params![b]).map_err(StorageError::from)?,
+            None => tx.prepare_cached("DELETE FROM call_writers")?.execute([]).map_err(StorageError::from)?,
         };
         tx.commit().map_err(StorageError::from)?;
         Ok(lost)
