@@ -8,6 +8,7 @@
 //! summary or a certificate never builds a tree-sitter grammar.
 
 pub mod canon;
+pub mod command_line;
 pub mod effect;
 pub mod error;
 pub mod refusal;

@@ -116,6 +116,10 @@ pub struct ArgSpec {
     #[serde(rename = "type")]
     pub ty: ValueType,
     pub required: bool,
+    /// The option parser the release hands this value to as command-line
+    /// tokens, and the allowlist each token was checked with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<crate::command_line::Retokenized>,
 }
 
 /// The rule every summary ends with: what no reviewed rule covers is UNKNOWN.

@@ -215,6 +215,14 @@ pub fn decide(checked: &CheckedCall<'_>, env: &Env, contract: &Contract) -> Deci
     if canon::digest(&env.config) != summary.config_digest {
         return Decision::unknown("the authenticated configuration differs from the configuration the summary was registered with".into(), None);
     }
+    // An argument the release re-tokenizes is read as its parser would read it, before any rule.
+    for (name, value) in &call.arguments {
+        if let Some(grammar) = summary.arguments.get(name).and_then(|spec| spec.tokens.as_ref())
+            && let Err(why) = grammar.check(value)
+        {
+            return Decision::unknown(format!("argument `{name}`: {why}; the release hands it to {} as command-line tokens", grammar.parser), None);
+        }
+    }
     let bindings = Bindings { arguments: &call.arguments, principal: &env.principal, destination: &env.destination, config: &env.config };
     for (index, rule) in summary.rules.iter().enumerate() {
         let mut captures = BTreeMap::new();

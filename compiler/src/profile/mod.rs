@@ -297,9 +297,18 @@ impl Validator<'_> {
 
         let mut arguments = BTreeMap::new();
         for (name, spec) in &raw.arguments {
+            let tokens = match spec.get_ref().tokens.as_deref().map(|p| (p, fcd_model::command_line::Retokenized::of(p))) {
+                None => None,
+                Some((_, Some(grammar))) => Some(grammar),
+                Some((parser, None)) => {
+                    let known = fcd_model::command_line::PARSERS.join(", ");
+                    self.keep(self.err::<()>(spec.span(), &format!("arguments.{name}.tokens"), format!("`{parser}` is not an option parser fcd reads tokens for ({known})")));
+                    None
+                }
+            };
             match ValueType::parse(&spec.get_ref().ty) {
                 Some(ty) => {
-                    arguments.insert(name.clone(), ArgSpec { ty, required: spec.get_ref().required });
+                    arguments.insert(name.clone(), ArgSpec { ty, required: spec.get_ref().required, tokens });
                 }
                 None => {
                     self.keep(self.err::<()>(

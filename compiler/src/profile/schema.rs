@@ -134,6 +134,11 @@ pub(super) struct RawArgument {
     pub ty: String,
     #[serde(default)]
     pub required: bool,
+    /// The option parser the release hands the value to as command-line
+    /// tokens (`system-commandline`): every token is then checked as that
+    /// parser would read it, and anything but a plain value is UNKNOWN.
+    #[serde(default)]
+    pub tokens: Option<String>,
     #[serde(default)]
     #[allow(dead_code, reason = "documentation for reviewers, accepted and not used")]
     pub description: String,
