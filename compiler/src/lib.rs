@@ -1,11 +1,12 @@
 //! fcd-compiler: from a reviewed profile and a release's source to a summary.
 //!
-//! [`profile`] loads and checks a profile; [`source`] selects the release's
+//! [`profile`] loads and checks a profile; [`closure`] selects the release's
 //! files and [`loader`] completes them to what each ecosystem's runtime
 //! loads; the frontends (`fcd-frontends`) locate regions and extract facts;
-//! [`guard`] enforces the call-site inventories; [`register`] runs those
+//! [`inventory`] enforces the call-site inventories; [`register`] runs those
 //! steps and [`summary`] compiles the facts into ordered first-match rules
-//! bound by digests (the types are `fcd-model`'s). Every step either yields
+//! bound by digests (the types are `fcd-model`'s), a `reject` kept only when
+//! nothing with an effect runs before the refusal ([`reject`]). Every step either yields
 //! its output or an escalation naming file, line and reason.
 
 pub mod closure;
@@ -15,4 +16,5 @@ pub mod inventory;
 pub mod loader;
 pub mod profile;
 pub mod register;
+mod reject;
 pub mod summary;

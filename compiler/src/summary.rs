@@ -42,7 +42,7 @@ pub fn compile(profile: &Profile, closure: Closure, analysis: Analysis, binding:
                     .is_some_and(|v| serde_json::to_value(v).ok().as_ref() == Some(want))
             })
         })
-        .map(|t| t.rule.clone())
+        .map(|t| crate::reject::checked(t, &analysis, &profile.no_effect))
         .collect();
     rules.push(catch_all());
     let facts = analysis.facts;

@@ -63,6 +63,9 @@ pub struct RuleTemplate {
     /// The rule applies only when these fact values (`FACT.KEY`) are these,
     /// decided when the summary is compiled.
     pub fact_equals: Vec<(String, String, serde_json::Value)>,
+    /// (A `reject`) the fact where the handler refuses: `refused-at`, or the
+    /// rule's required `guard` fact when it names none.
+    pub refused_at: Option<String>,
     pub rule: Rule,
 }
 
@@ -110,6 +113,9 @@ pub struct Profile {
     /// Token digests of signal listeners a reviewer read (`source.signal-listeners`).
     pub signal_listeners: Vec<String>,
     pub inventories: BTreeMap<String, BTreeSet<String>>,
+    /// Region -> the callees of its inventory a reviewer read as having no
+    /// effect: the only calls that may run before a refusal a `reject` relies on.
+    pub no_effect: BTreeMap<String, BTreeSet<String>>,
     pub facts: Vec<FactRequest>,
     pub rules: Vec<RuleTemplate>,
     /// The reviewed shape these regions, inventories and facts describe, when
@@ -369,6 +375,7 @@ impl Validator<'_> {
             read_only_callees: read_only_callees?,
             signal_listeners: signal_listeners?,
             inventories,
+            no_effect: regions::no_effect(&raw.inventory),
             facts: facts?,
             rules,
             shape: None,

@@ -100,6 +100,10 @@ impl Validator<'_> {
                 continue;
             }
             inventories.insert(name.get_ref().clone(), inv.callees.iter().cloned().collect());
+            for callee in inv.no_effect.iter().filter(|c| !inv.callees.contains(c)) {
+                let key = format!("inventory.{}.no-effect", name.get_ref());
+                self.keep(self.err::<()>(name.span(), &key, format!("`{callee}` is not one of the region's `callees`: only a reviewed callee can be reviewed as having no effect")));
+            }
         }
         for (name, region) in regions {
             if !inventories.contains_key(name) {
@@ -108,6 +112,11 @@ impl Validator<'_> {
         }
         inventories
     }
+}
+
+/// Region -> the callees of its inventory reviewed as having no effect (`inventory.REGION.no-effect`).
+pub(super) fn no_effect(raw: &BTreeMap<Spanned<String>, RawInventory>) -> BTreeMap<String, BTreeSet<String>> {
+    raw.iter().map(|(name, inv)| (name.get_ref().clone(), inv.no_effect.iter().cloned().collect())).collect()
 }
 
 /// What is wrong with a region's handoff keys (`via`, `factory`, `beside`,

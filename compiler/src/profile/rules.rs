@@ -110,12 +110,14 @@ impl Validator<'_> {
                 }
             }
         }
+        let refused_at = then.as_ref().and_then(|then| self.keep(self.refused_at(r, then, kinds, &key)));
         let (when, then) = (when?, then?);
         if self.errors.borrow().len() > before {
             return None;
         }
         let requires: Vec<String> = r.requires.iter().map(|f| f.get_ref().clone()).collect();
         Some(RuleTemplate {
+            refused_at: refused_at.flatten(),
             unless: r.unless.iter().map(|f| f.get_ref().clone()).collect(),
             rule: Rule {
                 when,
@@ -126,6 +128,33 @@ impl Validator<'_> {
             fact_equals,
             requires,
         })
+    }
+
+    /// Where a `reject` rule's handler refuses: `refused-at` (one of the
+    /// rule's required facts), or else a required `guard` fact must say it.
+    /// Only a reject names it: it is what no call with an effect may precede.
+    fn refused_at(&self, r: &RawRule, then: &Outcome, kinds: &BTreeMap<&str, &str>, key: &str) -> Result<Option<String>, InputError> {
+        let is_reject = matches!(then, Outcome::Reject(_));
+        match &r.refused_at {
+            Some(f) if !is_reject => self.err(f.span(), &format!("{key}.refused-at"), "only a `reject` rule says where the handler refuses"),
+            Some(f) if !r.requires.iter().any(|q| q.get_ref() == f.get_ref()) => {
+                self.err(f.span(), &format!("{key}.refused-at"), format!("`{}` is not one of the rule's `requires`", f.get_ref()))
+            }
+            Some(f) => Ok(Some(f.get_ref().clone())),
+            None if !is_reject => Ok(None),
+            None => {
+                let guard = |f: &Spanned<String>| kinds.get(f.get_ref().as_str()) == Some(&"guard") || self.shape_facts.contains(f.get_ref());
+                if r.requires.iter().any(guard) {
+                    Ok(None)
+                } else {
+                    self.err(
+                        r.then.span(),
+                        &format!("{key}.then"),
+                        "a `reject` says no effect happened: require the `guard` fact that refuses, or name the fact where the handler refuses with `refused-at`",
+                    )
+                }
+            }
+        }
     }
 
     /// `"FACT.KEY" = VALUE`: FACT a fact of this profile, KEY one its kind emits.

@@ -200,6 +200,10 @@ pub(super) struct RawRegion {
 #[serde(deny_unknown_fields)]
 pub(super) struct RawInventory {
     pub callees: Vec<String>,
+    /// Callees of `callees` a reviewer read as having no effect: only these
+    /// may run in a region before a refusal a `reject` rule relies on.
+    #[serde(default, rename = "no-effect")]
+    pub no_effect: Vec<String>,
 }
 
 #[derive(Clone, Deserialize, JsonSchema)]
@@ -215,6 +219,9 @@ pub(super) struct RawRule {
     pub when: Spanned<RawPredicate>,
     pub then: Spanned<RawOutcome>,
     pub note: Option<String>,
+    /// (A `reject` rule) the required fact where the handler refuses the
+    /// call; by default the rule's required `guard` fact.
+    pub refused_at: Option<Spanned<String>>,
 }
 
 #[derive(Clone, Deserialize, JsonSchema)]
