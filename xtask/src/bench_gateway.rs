@@ -12,7 +12,6 @@
 //! gateway call is two commits: form + admit + fence as one decision before
 //! the stock server runs, the completion after it.
 
-use std::path::Path;
 use std::process::Command;
 
 use anyhow::{Context, Result, anyhow, bail};
@@ -26,7 +25,7 @@ use fcd_testkit::stock;
 
 const RELEASE: &str = "2026.1.14";
 
-fn git(repo: &Path, args: &[&str]) -> Result<()> {
+fn git(repo: &std::path::Path, args: &[&str]) -> Result<()> {
     let out = Command::new("git").arg("-C").arg(repo).args(args).output().context("cannot run git")?;
     if !out.status.success() {
         bail!("git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
@@ -39,7 +38,7 @@ const ROUNDS: usize = 5;
 
 /// The cost of one commit where the store is: 40 one-row transactions
 /// fsynced (`synchronous = FULL`) and 40 not (`NORMAL`), in microseconds, paired.
-fn commit_floor(dir: &Path) -> Result<Vec<(f64, f64)>> {
+fn commit_floor(dir: &std::path::Path) -> Result<Vec<(f64, f64)>> {
     let path = dir.join(format!("fcd-bench-commit-{}.sqlite", std::process::id()));
     let conn = rusqlite::Connection::open(&path)?;
     conn.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))?;
@@ -62,7 +61,67 @@ fn quantile(sorted: &[f64], q: f64) -> f64 {
     sorted[((sorted.len() - 1) as f64 * q).round() as usize]
 }
 
-pub fn run(calls: usize, root: &Path, runtime_dir: Option<&Path>) -> Result<bool> {
+/// One way to the stock server: its command (the server itself, or a gateway
+/// in front of it), the bearer token when the gateway listens on HTTP, and
+/// the gateway's runtime store and log.
+struct Path {
+    name: String,
+    command: Vec<String>,
+    http: Option<String>,
+    store: Option<(std::path::PathBuf, std::path::PathBuf)>,
+}
+
+impl Path {
+    /// One session of `repeat` timed calls with the official client: over the
+    /// command's stdio, or over HTTP to the gateway the command starts.
+    fn drive(&self, call: &serde_json::Value, repeat: usize) -> Result<serde_json::Value> {
+        let Some(token) = &self.http else {
+            return stock::drive(&json!({"command": self.command, "calls": [call], "repeat": repeat})).map_err(|e| anyhow!(e));
+        };
+        let (_, log) = self.store.as_ref().context("an HTTP path without its log")?;
+        let seen = std::fs::read_to_string(log).unwrap_or_default().len();
+        let mut gateway = Command::new(&self.command[0]).args(&self.command[1..]).stdin(std::process::Stdio::null()).spawn()?;
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        let address = loop {
+            let text = std::fs::read_to_string(log).unwrap_or_default();
+            if let Some(rest) = text.get(seen..).and_then(|t| t.split("fcd gateway: listening on ").nth(1)) {
+                break rest.split_whitespace().next().unwrap_or_default().to_owned();
+            }
+            if std::time::Instant::now() > deadline || gateway.try_wait()?.is_some() {
+                let _ = gateway.kill();
+                bail!("{}: the gateway did not say where it listens: {}", self.name, text.get(seen..).unwrap_or_default());
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        let plan = json!({"url": format!("http://{address}/mcp"), "headers": {"Authorization": format!("Bearer {token}")}, "calls": [call], "repeat": repeat});
+        let report = stock::drive(&plan).map_err(|e| anyhow!(e));
+        // SIGTERM: the gateway stops as an operator stops it (and moves its store's mark).
+        let _ = Command::new("kill").arg(gateway.id().to_string()).status();
+        let _ = gateway.wait();
+        report
+    }
+}
+
+/// The `[http]` table of a gateway that verifies an Ed25519 bearer token on
+/// every request, and such a token for `alice` (principal `user:alice`),
+/// valid for a day: the bench pays what a deployment pays.
+fn http_auth(dir: &std::path::Path) -> Result<(String, String)> {
+    use base64::Engine as _;
+    let b64 = |bytes: &[u8]| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes);
+    let key = ed25519_dalek::SigningKey::from_bytes(&[42; 32]);
+    let jwks = json!({"keys": [{"kty": "OKP", "crv": "Ed25519", "alg": "EdDSA", "kid": "bench", "x": b64(key.verifying_key().as_bytes())}]});
+    std::fs::write(dir.join("jwks.json"), jwks.to_string())?;
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)?.as_secs();
+    let header = b64(json!({"alg": "EdDSA", "typ": "JWT", "kid": "bench"}).to_string().as_bytes());
+    let claims = b64(json!({"iss": "https://issuer.bench", "aud": "https://fcd.bench/mcp", "sub": "alice", "exp": now + 86_400}).to_string().as_bytes());
+    let signing_input = format!("{header}.{claims}");
+    let signature = ed25519_dalek::Signer::sign(&key, signing_input.as_bytes());
+    let token = format!("{signing_input}.{}", b64(&signature.to_bytes()));
+    let table = "\n[http]\njwks = \"jwks.json\"\nissuer = \"https://issuer.bench\"\naudience = \"https://fcd.bench/mcp\"\nprincipal_prefix = \"user:\"\n".to_owned();
+    Ok((table, token))
+}
+
+pub fn run(calls: usize, root: &std::path::Path, runtime_dir: Option<&std::path::Path>) -> Result<bool> {
     stock::available().map_err(|e| anyhow!(e))?;
     let release = stock::git_release(RELEASE).map_err(|e| anyhow!(e))?;
     stock::client_python().map_err(|e| anyhow!(e))?;
@@ -115,11 +174,15 @@ pub fn run(calls: usize, root: &Path, runtime_dir: Option<&Path>) -> Result<bool
         None => scratch.clone(),
     };
     let call = json!({"tool": "git_diff", "arguments": {"repo_path": repo_text, "target": "main"}});
-    let mut paths = vec![("direct".to_owned(), server.clone(), None)];
-    for durability in ["full", "process-crash"] {
-        // `pin` is the path without a decision (exact-source pinning); `decide` decides every call on the summary.
-        for policy in ["pin", "decide"] {
-            let store = store_dir.join(format!("fcd-bench-gateway-{}-{durability}-{policy}.sqlite", std::process::id()));
+    let (http_table, token) = http_auth(&scratch)?;
+    let mut paths = vec![Path { name: "direct".to_owned(), command: server.clone(), http: None, store: None }];
+    // `pin` is the path without a decision (exact-source pinning); `decide` decides every call on the summary.
+    // Over HTTP (`--listen`, the client's bearer token verified on every request), decide only.
+    let variants = [("full", "pin", false), ("full", "decide", false), ("process-crash", "pin", false), ("process-crash", "decide", false), ("full", "decide", true), ("process-crash", "decide", true)];
+    for (durability, policy, over_http) in variants {
+        {
+            let transport = if over_http { "-http" } else { "" };
+            let store = store_dir.join(format!("fcd-bench-gateway-{}-{durability}-{policy}{transport}.sqlite", std::process::id()));
             for suffix in ["", "-wal", "-shm"] {
                 let _ = std::fs::remove_file(format!("{}{suffix}", store.display()));
             }
@@ -127,7 +190,7 @@ pub fn run(calls: usize, root: &Path, runtime_dir: Option<&Path>) -> Result<bool
                 "runtime = {}\nregistry = \"registry.sqlite\"\nprincipal = \"user:alice\"\ncall_durability = {}\nlog = \"json\"\n\n\
                  [[contract]]\nprincipal = \"user:alice\"\ntool = \"git_diff\"\nfile = \"contract.json\"\n\n\
                  [[server]]\nname = \"git\"\ntools = [\"git_diff\"]\ndestination = {}\npolicy = {{ git_diff = {} }}\n\n\
-                 [[server.release]]\nepochs = [{}]\ncommand = {}\ninstalled = {{ root = {}, strip = \"src/\" }}\n",
+                 [[server.release]]\nepochs = [{}]\ncommand = {}\ninstalled = {{ root = {}, strip = \"src/\" }}\n{}",
                 serde_json::to_string(&format!("sqlite:{}", store.display()))?,
                 serde_json::to_string(durability)?,
                 serde_json::to_string(&format!("local:{repo_text}"))?,
@@ -135,12 +198,14 @@ pub fn run(calls: usize, root: &Path, runtime_dir: Option<&Path>) -> Result<bool
                 serde_json::to_string(&epoch)?,
                 serde_json::to_string(&server)?,
                 serde_json::to_string(&release.site_packages.to_string_lossy())?,
+                if over_http { http_table.as_str() } else { "" },
             );
-            let config_path = scratch.join(format!("gateway-{durability}-{policy}.toml"));
+            let config_path = scratch.join(format!("gateway-{durability}-{policy}{transport}.toml"));
             std::fs::write(&config_path, config)?;
             // The gateway's JSON log (its stderr) says where each call's time went.
-            let log = scratch.join(format!("gateway-{durability}-{policy}.log"));
-            let gateway = vec![
+            let log = scratch.join(format!("gateway-{durability}-{policy}{transport}.log"));
+            let _ = std::fs::remove_file(&log);
+            let mut gateway = vec![
                 "sh".into(),
                 "-c".into(),
                 r#"log="$1"; shift; exec "$@" 2>>"$log""#.into(),
@@ -152,7 +217,11 @@ pub fn run(calls: usize, root: &Path, runtime_dir: Option<&Path>) -> Result<bool
                 "--config".into(),
                 config_path.to_string_lossy().into_owned(),
             ];
-            paths.push((format!("gateway, {durability}, {policy}"), gateway, Some((store, log))));
+            if over_http {
+                gateway.extend(["--listen".into(), "127.0.0.1:0".into()]);
+            }
+            let name = format!("gateway{}, {durability}, {policy}", if over_http { " over HTTP" } else { "" });
+            paths.push(Path { name, command: gateway, http: over_http.then(|| token.clone()), store: Some((store, log)) });
         }
     }
     // The paths take turns, round after round, so a change in the machine's load falls on all of them alike.
@@ -162,8 +231,9 @@ pub fn run(calls: usize, root: &Path, runtime_dir: Option<&Path>) -> Result<bool
     let mut fsyncs = Vec::new();
     for _ in 0..ROUNDS {
         fsyncs.extend(commit_floor(&store_dir)?);
-        for ((name, command, _), timed) in paths.iter().zip(&mut timings) {
-            let report = stock::drive(&json!({"command": command, "calls": [call], "repeat": per_round + warm})).map_err(|e| anyhow!(e))?;
+        for (path, timed) in paths.iter().zip(&mut timings) {
+            let name = &path.name;
+            let report = path.drive(&call, per_round + warm)?;
             let micros: Vec<f64> =
                 report["micros"].as_array().context("the client timed nothing")?.iter().skip(warm).filter_map(serde_json::Value::as_f64).collect();
             if micros.len() != per_round {
@@ -191,17 +261,17 @@ pub fn run(calls: usize, root: &Path, runtime_dir: Option<&Path>) -> Result<bool
     );
     println!("{:<32} {:>9} {:>9} {:>9} {:>9}", "path", "p50 ms", "p95 ms", "+p50 ms", "+p95 ms");
     let direct = rows[0];
-    println!("{:<32} {:>9.3} {:>9.3}", paths[0].0, direct.0, direct.1);
+    println!("{:<32} {:>9.3} {:>9.3}", paths[0].name, direct.0, direct.1);
     // Targets: at most 1 ms added at p50 in `full`, 0.5 ms in `process-crash`.
     let target = |name: &str| if name.contains("process-crash") { 0.5 } else { 1.0 };
     let (mut met, mut met_inside) = (true, true);
-    for ((name, _, store), (p50, p95)) in paths.iter().zip(&rows).skip(1) {
+    for (Path { name, store, http, .. }, (p50, p95)) in paths.iter().zip(&rows).skip(1) {
         let added = p50 - direct.0;
         met &= added <= target(name);
         println!("{name:<32} {p50:>9.3} {p95:>9.3} {added:>9.3} {:>9.3}", p95 - direct.1);
         // Every gateway call completed on the stock handler: the runtime holds one completed lease per call.
         let (store, log) = store.as_ref().context("a gateway path without its store")?;
-        met_inside &= steps_of(log, warm)? <= target(name);
+        met_inside &= steps_of(log, warm, http.is_some())? <= target(name);
         let rt = fcd_runtime::runtime::Runtime::open(store).map_err(|e| anyhow!("{e}"))?;
         let completed = rt.leases().map_err(|e| anyhow!("{e}"))?.iter().filter(|l| l.state == fcd_runtime::runtime::LeaseState::Completed && l.used).count();
         if completed != (per_round + warm) * ROUNDS {
@@ -212,8 +282,8 @@ pub fn run(calls: usize, root: &Path, runtime_dir: Option<&Path>) -> Result<bool
         }
     }
     // What deciding adds: each `decide` path against the `pin` path of the same durability, measured in the same rounds.
-    for (pair, names) in rows[1..].chunks(2).zip(paths[1..].chunks(2)) {
-        if let ([pin, decide], [(name, _, _), _]) = (pair, names) {
+    for (pair, names) in rows[1..5].chunks(2).zip(paths[1..5].chunks(2)) {
+        if let ([pin, decide], [Path { name, .. }, _]) = (pair, names) {
             let durability = name.trim_start_matches("gateway, ").trim_end_matches(", pin");
             println!("deciding adds {:+.3} ms at p50, {:+.3} ms at p95 in {durability} (target: at most 0.1 ms at p50)", decide.0 - pin.0, decide.1 - pin.1);
         }
@@ -233,7 +303,7 @@ pub fn run(calls: usize, root: &Path, runtime_dir: Option<&Path>) -> Result<bool
 /// What the gateway adds is `answered - forward`: the server's own time,
 /// whose noise swamps a difference of two end-to-end figures, drops out.
 /// Printed as medians, with each step's share of what is added.
-fn steps_of(log: &Path, warm: usize) -> Result<f64> {
+fn steps_of(log: &std::path::Path, warm: usize, over_http: bool) -> Result<f64> {
     let text = std::fs::read_to_string(log).with_context(|| format!("cannot read {}", log.display()))?;
     // Per call: added, decide, admit, complete, and the rest (transports and bookkeeping).
     let mut rows: Vec<[f64; 5]> = Vec::new();
@@ -248,6 +318,11 @@ fn steps_of(log: &Path, warm: usize) -> Result<f64> {
         if event["message"] == "call" {
             in_session += 1;
             pending = (in_session > warm).then(|| Ok::<_, anyhow::Error>([field("decide")?, field("admit")?, field("forward")?, field("complete")?])).transpose()?;
+            // Over HTTP no framing sees the lines: the call's own time stands for what the gateway held it.
+            if over_http && let Some([decide, admit, forward, complete]) = pending.take() {
+                let added = field("micros")? - forward;
+                rows.push([added, decide, admit, complete, added - decide - admit - complete]);
+            }
         } else if event["message"] == "answered" && event["method"] == "tools/call" {
             let Some([decide, admit, forward, complete]) = pending.take() else { continue };
             let added = field("micros")? - forward;
