@@ -24,6 +24,7 @@ mod oversized;
 pub mod proxy;
 pub mod refused;
 mod steps;
+mod store_file;
 pub mod upstream;
 
 pub use config::Config;

@@ -86,7 +86,9 @@ struct Bound {
 /// The gateway: the runtime, the releases and the session.
 pub struct Gateway {
     pub(crate) config: Config,
-    runtime: Mutex<Runtime>,
+    /// Closed when the gateway is dropped, unless its store's files changed
+    /// under it (see the `Drop` impl): shared only to be kept from closing.
+    runtime: Arc<Mutex<Runtime>>,
     releases: Vec<Release>,
     /// Contracts by (principal, tool as the client sees it).
     contracts: BTreeMap<(String, String), Bound>,
@@ -100,12 +102,26 @@ pub struct Gateway {
     captured: Mutex<BTreeMap<CaptureKey, (i64, u64)>>,
     /// Offered certificate files already recorded, by file digest: (id, tool, arguments digest).
     offered: Mutex<BTreeMap<String, (i64, String, String)>>,
-    /// The runtime store's file as the gateway opened it (SQLite): its path,
-    /// device and inode, compared at every runtime decision.
-    store_file: Option<(std::path::PathBuf, u64, u64)>,
+    /// The runtime store's files as the gateway opened them (SQLite),
+    /// checked at every runtime decision (crate::store_file).
+    store_file: Option<crate::store_file::StoreFile>,
     /// The runtime store's name in the registry's bound stores (crate::bound_store).
     store_name: String,
     _private: tempfile::TempDir,
+}
+
+impl Drop for Gateway {
+    /// Closes the runtime store, unless its files changed under the gateway:
+    /// closing a SQLite connection reads the WAL index it maps, and a `-shm`
+    /// cut under it turns that read into SIGBUS. Then the connection is left
+    /// open (one reference to it is forgotten) for the process's end to
+    /// reclaim; the store's files on disk are as the last commit left them.
+    fn drop(&mut self) {
+        if let Err(r) = self.store_is_the_one_opened() {
+            tracing::error!(target: "fcd::gateway", "{}; its connection is left unclosed", r.detail);
+            std::mem::forget(Arc::clone(&self.runtime));
+        }
+    }
 }
 
 impl Gateway {
@@ -118,11 +134,7 @@ impl Gateway {
         let durability = config.durability().map_err(fail)?;
         let mut runtime = Runtime::open_store_with(&spec, durability).map_err(|e| fail(format!("runtime {spec}: {e}")))?;
         let store_file = match &spec {
-            StoreSpec::Sqlite(path) => {
-                use std::os::unix::fs::MetadataExt as _;
-                let m = std::fs::metadata(path).map_err(|e| fail(format!("runtime {spec}: {e}")))?;
-                Some((path.clone(), m.dev(), m.ino()))
-            }
+            StoreSpec::Sqlite(path) => Some(crate::store_file::StoreFile::opened(path.clone()).map_err(|e| fail(format!("runtime {spec}: {e}")))?),
             _ => None,
         };
         let registry = Registry::open(&config.registry).map_err(|e| fail(e.to_string()))?;
@@ -174,7 +186,7 @@ impl Gateway {
         issuers.extend(issuer.as_ref().map(SigningKey::verifying_key));
         let mut gateway = Gateway {
             config,
-            runtime: Mutex::new(runtime),
+            runtime: Arc::new(Mutex::new(runtime)),
             releases,
             contracts,
             issuer,
@@ -614,22 +626,12 @@ impl Gateway {
         self.runtime.lock().map_err(|_| Refused::new(RefusalCode::Storage, "the runtime lock is poisoned"))
     }
 
-    /// Whether the runtime store's file is still the one the gateway opened:
-    /// a store deleted or replaced under it would take decisions into a file
-    /// nobody reads again (or another history), so every decision is refused
-    /// until the gateway is restarted on the right store.
+    /// Whether the runtime store's files are still the ones the gateway
+    /// opened (crate::store_file): otherwise every decision is refused until
+    /// the gateway is restarted on its store, before SQLite touches them.
     fn store_is_the_one_opened(&self) -> Result<(), Refused> {
-        use std::os::unix::fs::MetadataExt as _;
-        let Some((path, dev, ino)) = &self.store_file else { return Ok(()) };
-        let why = match std::fs::metadata(path) {
-            Ok(m) if m.dev() == *dev && m.ino() == *ino => return Ok(()),
-            Ok(_) => "was replaced by another file".to_owned(),
-            Err(e) => format!("is gone ({e})"),
-        };
-        Err(Refused::new(
-            RefusalCode::Storage,
-            format!("the runtime store {} {why} since the gateway opened it: nothing is decided until the gateway is restarted on its store", path.display()),
-        ))
+        let Some(file) = &self.store_file else { return Ok(()) };
+        file.check().map_err(|why| Refused::new(RefusalCode::Storage, format!("{why}: nothing is decided until the gateway is restarted on its store")))
     }
 
     /// Forwards a call whose lease passed the fence; the reply completes the

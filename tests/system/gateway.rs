@@ -1156,6 +1156,20 @@ fn a_runtime_store_deleted_or_replaced_under_the_gateway_refuses_every_decision(
     client.send(&call(4));
     assert_eq!(refusal(&client.next()), None, "the store it opened serves again");
     assert_eq!(w.calls_seen("guarded.log"), 2, "nothing was forwarded while the store was not the one opened");
+    // SQLite maps the store's -shm: cut under the gateway, the next access would be SIGBUS. The
+    // gateway notices first, refuses, and lives on.
+    let shm = w.path("runtime.sqlite-shm");
+    let mapped = std::fs::read(&shm).unwrap();
+    assert!(!mapped.is_empty(), "the WAL index is in use");
+    std::fs::OpenOptions::new().write(true).open(&shm).unwrap().set_len(0).unwrap();
+    client.send(&call(5));
+    let answer = client.next();
+    assert_eq!(refusal(&answer).as_deref(), Some("storage"), "{answer}");
+    assert!(answer["result"]["content"][0]["text"].as_str().unwrap().contains("was cut from"), "{answer}");
+    client.send(&call(6));
+    assert_eq!(refusal(&client.next()).as_deref(), Some("storage"), "the gateway lives on, refusing");
+    assert_eq!(w.calls_seen("guarded.log"), 2);
+    assert!(client.stop(), "and exits cleanly when its client leaves");
 }
 
 /// `fcd gateway serve` that must refuse to start: its stderr.
