@@ -164,7 +164,7 @@ fn element_and_path_tests_load_and_are_checked_against_declared_types() {
     let ok = |when: &str, args: &str| {
         let (_, text) = git_diff();
         let text = text.replacen("context_lines = { type = \"integer\" }", &format!("context_lines = {{ type = \"integer\" }}\n{args}"), 1);
-        let text = text.replacen(rule, &format!("[[rules]]\nwhen = {when}\nthen = {{ reject = \"x\" }}\n\n{rule}"), 1);
+        let text = text.replacen(rule, &format!("[[rules]]\nwhen = {when}\nthen = {{ unknown = \"x\" }}\n\n{rule}"), 1);
         Profile::parse(Path::new("bad.toml"), &text)
     };
     let files = "files = { type = \"array\" }";
@@ -204,7 +204,7 @@ fn a_sql_read_test_needs_a_known_dialect_and_its_lists() {
     let rule = "[[rules]]\nwhen = { arg = \"target\", type = \"string\" }";
     let with = |when: &str, interpreters: &str| {
         let (_, text) = git_diff();
-        let text = text.replacen(rule, &format!("{interpreters}\n\n[[rules]]\nwhen = {when}\nthen = {{ reject = \"x\" }}\n\n{rule}"), 1);
+        let text = text.replacen(rule, &format!("{interpreters}\n\n[[rules]]\nwhen = {when}\nthen = {{ unknown = \"x\" }}\n\n{rule}"), 1);
         Profile::parse(Path::new("bad.toml"), &text)
     };
     let lists = "[interpreters.sqlite]\nfunctions = [\"count\"]\ntable-functions = [\"pragma_table_info\"]\npragmas = [\"user_version\"]";
@@ -251,4 +251,18 @@ fn a_splat_pattern_where_the_frontend_matches_none_is_a_load_error() {
     assert_ne!(edited, text);
     let err = Profile::parse(&dir.join("profile.toml"), &edited).expect_err("refused").to_string();
     assert!(err.contains("the go frontend matches no splat argument (`*…`)"), "{err}");
+}
+
+#[test]
+fn a_reject_says_where_the_handler_refuses_and_no_effect_lists_only_reviewed_callees() {
+    let reject = "requires = [\"dash_guard\"]\nwhen = { arg = \"target\", starts-with = \"-\" }\nthen = { reject = \"dash_target\" }";
+    let err = error_of(&[(reject, "requires = [\"sink\"]\nwhen = { arg = \"target\", starts-with = \"-\" }\nthen = { reject = \"dash_target\" }")]);
+    assert!(err.contains("a `reject` says no effect happened"), "{err}");
+    let err = error_of(&[(reject, &format!("{reject}\nrefused-at = \"sink\""))]);
+    assert!(err.contains("`sink` is not one of the rule's `requires`"), "{err}");
+    let err = error_of(&[("when = { arg = \"target\", type = \"string\" }\nthen", "refused-at = \"sink\"\nwhen = { arg = \"target\", type = \"string\" }\nthen")]);
+    assert!(err.contains("only a `reject` rule says where the handler refuses"), "{err}");
+    let listed = "no-effect = [\"git.Repo.rev_parse\", \"str.startswith\", \"git.exc.BadName\", \"ValueError\"]";
+    let err = error_of(&[(listed, "no-effect = [\"str.startswith\", \"os.remove\"]")]);
+    assert!(err.contains("`os.remove` is not one of the region's `callees`"), "{err}");
 }
