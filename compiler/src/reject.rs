@@ -37,11 +37,8 @@ fn before_refusal(template: &RuleTemplate, analysis: &Analysis, no_effect: &BTre
         None => template.requires.iter().filter_map(|name| found(name)).find(|f| f.kind == "guard"),
     }
     .ok_or("the handler refuses at a fact the release does not have, so what runs before it is not known")?;
-    let region = analysis
-        .regions
-        .iter()
-        .find(|r| r.name == refusal.region)
-        .ok_or_else(|| format!("the refusing region `{}` is not in the release", refusal.region))?;
+    let region =
+        analysis.regions.iter().find(|r| r.name == refusal.region).ok_or_else(|| format!("the refusing region `{}` is not in the release", refusal.region))?;
     let reviewed = no_effect.get(&refusal.region);
     for call in &region.calls {
         let at = &call.anchor;

@@ -22,8 +22,8 @@
 
 use std::collections::BTreeMap;
 use std::collections::btree_map::Entry;
-use std::time::Instant;
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use serde::Deserialize;
 use serde::de::IgnoredAny;
@@ -109,7 +109,11 @@ impl Framing {
         if let (Some(id), Some(method)) = (&head.id, head.method) {
             match self.in_flight.entry(id.to_string()) {
                 Entry::Occupied(_) => {
-                    return Verdict::Reply(error(id.clone(), INVALID_REQUEST, format!("a request with id {id} is still in flight: one id runs once at a time")));
+                    return Verdict::Reply(error(
+                        id.clone(),
+                        INVALID_REQUEST,
+                        format!("a request with id {id} is still in flight: one id runs once at a time"),
+                    ));
                 }
                 Entry::Vacant(v) => {
                     v.insert((method, Instant::now()));

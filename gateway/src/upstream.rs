@@ -222,9 +222,10 @@ impl Release {
                 let (stdout, oversized) = crate::oversized::Watched::new(stdout, self.max_message_bytes);
                 // Replies as large as the gateway's own message limit pass (rmcp's default stops at 16 MiB).
                 let transport = AsyncRwTransport::new_client(stdout, stdin).with_max_line_length(self.max_message_bytes.saturating_add(1));
-                let service = ().serve(transport).await.map_err(|e| {
-                    Refused::new(RefusalCode::Upstream, format!("the stock server of {} did not initialize: {e}", run.label()))
-                })?;
+                let service =
+                    ().serve(transport)
+                        .await
+                        .map_err(|e| Refused::new(RefusalCode::Upstream, format!("the stock server of {} did not initialize: {e}", run.label())))?;
                 (service, oversized)
             }
         };

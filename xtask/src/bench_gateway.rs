@@ -117,7 +117,8 @@ fn http_auth(dir: &std::path::Path) -> Result<(String, String)> {
     let signing_input = format!("{header}.{claims}");
     let signature = ed25519_dalek::Signer::sign(&key, signing_input.as_bytes());
     let token = format!("{signing_input}.{}", b64(&signature.to_bytes()));
-    let table = "\n[http]\njwks = \"jwks.json\"\nissuer = \"https://issuer.bench\"\naudience = \"https://fcd.bench/mcp\"\nprincipal_prefix = \"user:\"\n".to_owned();
+    let table =
+        "\n[http]\njwks = \"jwks.json\"\nissuer = \"https://issuer.bench\"\naudience = \"https://fcd.bench/mcp\"\nprincipal_prefix = \"user:\"\n".to_owned();
     Ok((table, token))
 }
 
@@ -178,7 +179,14 @@ pub fn run(calls: usize, root: &std::path::Path, runtime_dir: Option<&std::path:
     let mut paths = vec![Path { name: "direct".to_owned(), command: server.clone(), http: None, store: None }];
     // `pin` is the path without a decision (exact-source pinning); `decide` decides every call on the summary.
     // Over HTTP (`--listen`, the client's bearer token verified on every request), decide only.
-    let variants = [("full", "pin", false), ("full", "decide", false), ("process-crash", "pin", false), ("process-crash", "decide", false), ("full", "decide", true), ("process-crash", "decide", true)];
+    let variants = [
+        ("full", "pin", false),
+        ("full", "decide", false),
+        ("process-crash", "pin", false),
+        ("process-crash", "decide", false),
+        ("full", "decide", true),
+        ("process-crash", "decide", true),
+    ];
     for (durability, policy, over_http) in variants {
         {
             let transport = if over_http { "-http" } else { "" };
@@ -317,7 +325,8 @@ fn steps_of(log: &std::path::Path, warm: usize, over_http: bool) -> Result<f64> 
         let field = |key: &str| event[key].as_f64().with_context(|| format!("{}: an event without `{key}`: {line}", log.display()));
         if event["message"] == "call" {
             in_session += 1;
-            pending = (in_session > warm).then(|| Ok::<_, anyhow::Error>([field("decide")?, field("admit")?, field("forward")?, field("complete")?])).transpose()?;
+            pending =
+                (in_session > warm).then(|| Ok::<_, anyhow::Error>([field("decide")?, field("admit")?, field("forward")?, field("complete")?])).transpose()?;
             // Over HTTP no framing sees the lines: the call's own time stands for what the gateway held it.
             if over_http && let Some([decide, admit, forward, complete]) = pending.take() {
                 let added = field("micros")? - forward;

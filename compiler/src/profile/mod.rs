@@ -308,7 +308,11 @@ impl Validator<'_> {
                 Some((_, Some(grammar))) => Some(grammar),
                 Some((parser, None)) => {
                     let known = fcd_model::command_line::PARSERS.join(", ");
-                    self.keep(self.err::<()>(spec.span(), &format!("arguments.{name}.tokens"), format!("`{parser}` is not an option parser fcd reads tokens for ({known})")));
+                    self.keep(self.err::<()>(
+                        spec.span(),
+                        &format!("arguments.{name}.tokens"),
+                        format!("`{parser}` is not an option parser fcd reads tokens for ({known})"),
+                    ));
                     None
                 }
             };

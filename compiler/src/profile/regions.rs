@@ -102,7 +102,11 @@ impl Validator<'_> {
             inventories.insert(name.get_ref().clone(), inv.callees.iter().cloned().collect());
             for callee in inv.no_effect.iter().filter(|c| !inv.callees.contains(c)) {
                 let key = format!("inventory.{}.no-effect", name.get_ref());
-                self.keep(self.err::<()>(name.span(), &key, format!("`{callee}` is not one of the region's `callees`: only a reviewed callee can be reviewed as having no effect")));
+                self.keep(self.err::<()>(
+                    name.span(),
+                    &key,
+                    format!("`{callee}` is not one of the region's `callees`: only a reviewed callee can be reviewed as having no effect"),
+                ));
             }
         }
         for (name, region) in regions {

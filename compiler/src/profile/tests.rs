@@ -260,7 +260,8 @@ fn a_reject_says_where_the_handler_refuses_and_no_effect_lists_only_reviewed_cal
     assert!(err.contains("a `reject` says no effect happened"), "{err}");
     let err = error_of(&[(reject, &format!("{reject}\nrefused-at = \"sink\""))]);
     assert!(err.contains("`sink` is not one of the rule's `requires`"), "{err}");
-    let err = error_of(&[("when = { arg = \"target\", type = \"string\" }\nthen", "refused-at = \"sink\"\nwhen = { arg = \"target\", type = \"string\" }\nthen")]);
+    let err =
+        error_of(&[("when = { arg = \"target\", type = \"string\" }\nthen", "refused-at = \"sink\"\nwhen = { arg = \"target\", type = \"string\" }\nthen")]);
     assert!(err.contains("only a `reject` rule says where the handler refuses"), "{err}");
     let listed = "no-effect = [\"git.Repo.rev_parse\", \"str.startswith\", \"git.exc.BadName\", \"ValueError\"]";
     let err = error_of(&[(listed, "no-effect = [\"str.startswith\", \"os.remove\"]")]);
