@@ -8,6 +8,12 @@
 //! wrote the file, and a case never declares a call's truth `safe` when it
 //! wrote the file. Needs python3 with GitPython and git; without them the test
 //! says so and skips (CI installs both).
+//!
+//! The second test generates targets from git's option grammar and from
+//! revision syntax and runs each through the official releases (from PyPI,
+//! with the official MCP client), every value naming its call so a written
+//! file is blamed on it: no certified call writes, and nothing is written
+//! that no call names.
 
 use fcd_testkit::tools;
 
@@ -116,4 +122,127 @@ fn no_certificate_for_a_call_that_writes_when_run() {
     }
     eprintln!("git-diff cases run: {cases_run}; calls that wrote: {writes}; certificates checked against a run: {certified}");
     assert!(cases_run > 50 && writes > 10 && certified > 10, "the run covers too little: {cases_run} cases, {writes} writes, {certified} certificates");
+}
+
+/// Targets generated from git's option grammar and from revision syntax:
+/// option prefixes (one, two or three dashes, a Unicode minus, leading
+/// space), long options whole and abbreviated (git accepts any unambiguous
+/// prefix of a long option), with `=`, glued or no value, values absolute,
+/// relative and climbing; and plain revisions, ranges, paths, Unicode and
+/// empty strings. Every value names its call (`m{index}`), so a file a call
+/// wrote is found by its name.
+fn generated_targets(out: &Path) -> Vec<String> {
+    let mut targets = Vec::new();
+    let prefixes = ["-", "--", "---", "\u{2212}\u{2212}", " --", "+"];
+    let options = ["output", "outpu", "outp", "out", "o", "output-indicator-new", "ext-diff", "textconv", "stat", "no-index", "relative", "color-moved"];
+    for prefix in prefixes {
+        for option in options {
+            for form in ["=", "", " "] {
+                // Absolute, relative to the repository (git runs there) and climbing out of it.
+                for kind in 0..3 {
+                    let i = targets.len();
+                    let value = match kind {
+                        0 => format!("{}/m{i}.txt", out.display()),
+                        1 => format!("m{i}.txt"),
+                        _ => format!("../m{i}.txt"),
+                    };
+                    targets.push(format!("{prefix}{option}{form}{value}"));
+                }
+            }
+        }
+    }
+    let plain = [
+        "main",
+        "HEAD",
+        "HEAD~1",
+        "main..work",
+        "work...main",
+        ":/second",
+        "@{-1}",
+        "main:notes.txt",
+        "notes.txt",
+        "nonexistent",
+        "\u{fc}n\u{ef}c\u{f6}d\u{e9}",
+        "a b",
+        "",
+        "main -- notes.txt",
+        "HEAD^{tree}",
+        "refs/heads/main",
+        "./notes.txt",
+        "/etc/passwd",
+    ];
+    targets.extend(plain.iter().map(|p| (*p).to_owned()));
+    targets
+}
+
+/// Every file under `dir`, by path, with its bytes.
+fn files_under(dir: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file() && !e.path().components().any(|c| c.as_os_str() == ".git"))
+        .map(|e| (e.path().to_owned(), std::fs::read(e.path()).unwrap_or_default()))
+        .collect()
+}
+
+/// Issue 26, point 6: generated git_diff calls run through the official
+/// releases themselves (mcp-server-git 2025.9.25, unguarded, and 2026.1.14,
+/// guarded, from PyPI, driven by the official MCP client), each decided by
+/// fcd on the release's own summary. A call fcd certifies (safe) must have
+/// written nothing, and nothing may be written that no call can be blamed for.
+#[test]
+fn generated_targets_on_the_official_releases_never_certify_a_write() {
+    use fcd_testkit::stock;
+    let tools = stock::available().and_then(|()| stock::client_python().map(drop));
+    if !tools::tools_or_skip("generated_targets_on_the_official_releases_never_certify_a_write", tools) {
+        return;
+    }
+    let dir = root().join("profiles/git-diff");
+    let profile = Profile::load(&dir).unwrap();
+    let (mut run, mut wrote, mut certified) = (0, 0, 0);
+    for version in ["2025.9.25", "2026.1.14"] {
+        let release = stock::git_release(version).unwrap();
+        let request = Request { source: release.source.clone(), release: Some(format!("mcp-server-git-{version}")), ..Request::default() };
+        let Registration::Registered(summary) = register(&profile, &request).unwrap() else { panic!("{version} registers") };
+        let scratch = tempfile::tempdir().unwrap();
+        let repo = stock::scratch_repo(scratch.path());
+        let out = scratch.path().join("out");
+        std::fs::create_dir(&out).unwrap();
+        let repo_text = repo.to_string_lossy().into_owned();
+        let env: fcd_verify::verdict::Env =
+            serde_json::from_value(serde_json::json!({"principal": "user:alice", "destination": format!("local:{repo_text}"), "config": {}})).unwrap();
+        let contract: fcd_verify::verdict::Contract = serde_json::from_value(serde_json::json!({"principal": "user:alice", "allow": ["git:diff"],
+            "destinations": [format!("local:{repo_text}")], "resources": [repo_text], "max_exposure": "private", "mutation": false, "write_scopes": []}))
+        .unwrap();
+        let targets = generated_targets(&out);
+        let before = files_under(scratch.path());
+        let calls: Vec<Value> = targets.iter().map(|t| serde_json::json!({"tool": "git_diff", "arguments": {"repo_path": repo_text, "target": t}})).collect();
+        let command = [release.program.to_string_lossy().into_owned(), "--repository".into(), repo_text.clone()];
+        let report = stock::drive(&serde_json::json!({"command": command, "calls": calls})).unwrap();
+        assert_eq!(report["results"].as_array().map(Vec::len), Some(targets.len()), "{version}: every call answered");
+        let after = files_under(scratch.path());
+        let changed: Vec<&PathBuf> = after.iter().filter(|(p, bytes)| before.get(*p) != Some(*bytes)).map(|(p, _)| p).collect();
+        for (i, target) in targets.iter().enumerate() {
+            let marker = format!("m{i}.txt");
+            let hit = changed.iter().any(|p| p.file_name().is_some_and(|n| n.to_string_lossy() == marker));
+            let call: fcd_verify::verdict::Call = serde_json::from_value(calls[i].clone()).unwrap();
+            let input = fcd_verify::verdict::CallInput::new(call, &dir);
+            let d = decide(&check_call(&summary, &input).unwrap(), &env, &contract);
+            run += 1;
+            wrote += usize::from(hit);
+            if d.decision == Verdict::Safe {
+                certified += 1;
+                assert!(!hit, "{version}: fcd certifies target {target:?}, which wrote {marker} when run");
+            }
+        }
+        for path in &changed {
+            let name = path.file_name().unwrap_or_default().to_string_lossy();
+            let blamed = name.starts_with('m') && name.ends_with(".txt") && name[1..name.len() - 4].parse::<usize>().is_ok_and(|i| i < targets.len());
+            assert!(blamed, "{version}: {} changed, and no generated call names it", path.display());
+        }
+    }
+    eprintln!("git-diff generated targets: {run} calls run on the official releases; {wrote} wrote a file; {certified} certified, none of them wrote");
+    // git's diff options take no abbreviation and no detached value: only `--output=PATH` writes, in
+    // each of its three value forms, on the unguarded release.
+    assert!(run > 1000 && wrote >= 3 && certified > 20, "the run covers too little: {run} calls, {wrote} writes, {certified} certificates");
 }
