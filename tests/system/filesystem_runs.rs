@@ -18,7 +18,12 @@
 //! sibling `srv/data2` of the allowed directory, is written outside it (the
 //! truth of its `unsafe`), and a file link inside whose target lies outside
 //! is written through (why a path inside is `unknown` there).
-//! Needs node (and npm for the release); without them the tests say so and skip.
+//!
+//! A third test generates paths (the directory, its parent, a sibling that
+//! starts like it, `.`, `..`, repeated separators, links inside that lead
+//! out, Unicode, relative and `~`) and runs each through the official
+//! releases of both regimes, fetched with npm and pinned by releases.toml.
+//! Needs node (and npm for the releases); without them the tests say so and skip.
 
 use fcd_testkit::tools;
 
@@ -140,22 +145,29 @@ fn no_certificate_for_a_call_that_writes_outside_the_allowed_directory_when_run(
     assert!(cases_run > 15 && left > 0 && certified > 10, "the run covers too little: {cases_run} cases, {left} leaks, {certified} certificates");
 }
 
-/// The official 2025.3.28 tarball, fetched with `npm pack` into target/stock
-/// (kept between runs), its sha256 checked against releases.toml, unpacked.
+/// The official 2025.3.28 tarball (the prefix regime).
 fn prefix_release() -> Result<PathBuf, String> {
+    npm_release(PREFIX_RELEASE)
+}
+
+/// An official tarball releases.toml lists (`id`, its npm version and
+/// sha256), fetched with `npm pack` into target/stock (kept between runs),
+/// its digest checked, unpacked.
+fn npm_release(id: &str) -> Result<PathBuf, String> {
     let text = std::fs::read_to_string(root().join("profiles/filesystem-write-file/releases.toml")).map_err(|e| e.to_string())?;
     let value: toml::Value = toml::from_str(&text).map_err(|e| e.to_string())?;
-    let pinned = value["release"]
+    let entry = value["release"]
         .as_array()
-        .and_then(|rs| rs.iter().find(|r| r.get("id").and_then(|i| i.as_str()) == Some(PREFIX_RELEASE)))
-        .and_then(|r| r["npm"]["sha256"].as_str().map(str::to_owned))
-        .ok_or_else(|| format!("releases.toml pins no {PREFIX_RELEASE}"))?;
-    let dir = root().join("target/stock").join(PREFIX_RELEASE);
-    let tarball = dir.join("modelcontextprotocol-server-filesystem-2025.3.28.tgz");
+        .and_then(|rs| rs.iter().find(|r| r.get("id").and_then(|i| i.as_str()) == Some(id)))
+        .ok_or_else(|| format!("releases.toml lists no {id}"))?;
+    let pinned = entry["npm"]["sha256"].as_str().map(str::to_owned).ok_or_else(|| format!("releases.toml pins no sha256 for {id}"))?;
+    let version = entry["npm"]["version"].as_str().ok_or_else(|| format!("releases.toml names no npm version for {id}"))?;
+    let dir = root().join("target/stock").join(id);
+    let tarball = dir.join(format!("modelcontextprotocol-server-filesystem-{version}.tgz"));
     if !tarball.is_file() {
         std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
         let out = Command::new("npm")
-            .args(["pack", "@modelcontextprotocol/server-filesystem@2025.3.28", "--silent", "--pack-destination"])
+            .args(["pack", &format!("@modelcontextprotocol/server-filesystem@{version}"), "--silent", "--pack-destination"])
             .arg(&dir)
             .output()
             .map_err(|e| format!("npm: {e}"))?;
@@ -224,4 +236,83 @@ fn the_string_prefix_release_writes_outside_the_allowed_directory_when_run() {
     assert!(*a == Verdict::Unknown && a_run["changed"] == json!(["srv/data/notes.txt"]), "A: {a:?} {a_run}");
     let (link, link_outside, link_run) = &decided["probe-file-link-out"];
     assert!(*link == Verdict::Unknown && *link_outside && link_run["changed"] == json!(["etc/passwd"]), "a file link inside: {link:?} {link_run}");
+}
+
+/// Paths generated from what a path check can get wrong: the allowed
+/// directory, its parent, a sibling that starts like it, a directory
+/// outside; `.`, `..`, empty and repeated separators, a link inside that
+/// leads out (a directory and a file), Unicode, spaces, `~`; absolute and
+/// relative.
+fn generated_paths() -> Vec<String> {
+    let dirs = ["/srv/data", "/srv/data2", "/srv/dat", "/srv", "/srv/data/sub", "/srv/data/link", "/etc", "/srv/data/..", "/srv/data/.", "srv/data", "~", ""];
+    let names = ["new.txt", "existing.txt", "passwd-link", "cron.d/job", "..", ".", "../data2/x", "sub/../../x", "\u{fc}n\u{ef}.txt", "a b.txt", "x/", "..."];
+    let mut paths = Vec::new();
+    for dir in dirs {
+        for separator in ["/", "//", "/./"] {
+            for name in names {
+                paths.push(format!("{dir}{separator}{name}"));
+            }
+        }
+    }
+    paths.sort();
+    paths.dedup();
+    paths
+}
+
+/// Issue 26, point 6: generated paths run through the official releases of
+/// both regimes (2025.3.28, a string-prefix check; 2025.11.25 and 2026.7.10,
+/// the boundary check), fetched with npm, each decided by fcd on the
+/// release's own summary: no call fcd certifies writes outside the allowed
+/// directory when run.
+#[test]
+fn generated_paths_on_the_official_releases_never_certify_a_write_outside() {
+    let tools = Command::new("node")
+        .arg("--version")
+        .output()
+        .map_err(|e| format!("node: {e}"))
+        .map(drop)
+        .and_then(|()| Command::new("npm").arg("--version").output().map_err(|e| format!("npm: {e}")).map(drop));
+    let releases = ["server-filesystem-2025.3.28-npm", "server-filesystem-2025.11.25-npm", "server-filesystem-2026.7.10-npm"];
+    let fetched = tools.and_then(|()| releases.iter().try_for_each(|id| npm_release(id).map(drop)));
+    if !tools::tools_or_skip("generated_paths_on_the_official_releases_never_certify_a_write_outside", fetched) {
+        return;
+    }
+    let dir = root().join("profiles/filesystem-write-file");
+    let profile = Profile::load(&dir).unwrap();
+    let canonical = Canonical::load(&dir.join("canonical.json")).unwrap();
+    let template = canonical.call("A").unwrap();
+    let paths = generated_paths();
+    let (mut run, mut outside, mut certified) = (0, 0, 0);
+    for id in releases {
+        let source = npm_release(id).unwrap();
+        let request = Request { source: source.clone(), release: Some(id.into()), config: canonical.env.config.as_object().cloned(), ..Request::default() };
+        let Registration::Registered(summary) = register(&profile, &request).unwrap() else { panic!("{id} does not register") };
+        let calls: Vec<(String, fcd_verify::verdict::Call)> = paths
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let mut call = template.clone();
+                call.arguments.insert("path".into(), json!(p));
+                (format!("g{i}"), call)
+            })
+            .collect();
+        let arguments = calls.iter().map(|(n, c)| (n.clone(), Value::Object(c.arguments.clone()))).collect();
+        let report = drive(&source, &arguments, id);
+        let results = report["calls"].as_object().unwrap_or_else(|| panic!("{id} does not run: {report}"));
+        for (name, call) in &calls {
+            let left = results[name]["outside"] == Value::Bool(true);
+            let input = fcd_verify::verdict::CallInput::new(call.clone(), &dir);
+            let d = decide(&check_call(&summary, &input).unwrap(), &canonical.env, &canonical.contract);
+            run += 1;
+            outside += usize::from(left);
+            if d.decision == Verdict::Safe {
+                certified += 1;
+                assert!(!left, "{id}: fcd certifies {:?}, which writes {} when run", call.arguments["path"], results[name]["changed"]);
+            }
+        }
+    }
+    eprintln!(
+        "filesystem-write-file generated paths: {run} calls run on the official releases; {outside} wrote outside the allowed directory; {certified} certified, none of them outside"
+    );
+    assert!(run > 600 && outside > 5 && certified > 20, "the run covers too little: {run} calls, {outside} outside, {certified} certificates");
 }
