@@ -384,3 +384,52 @@ fn draining_then_successor(stores: &Stores<'_>) {
     assert!(rt.verify_audit().unwrap() > 5);
     check_audit(&rt).unwrap();
 }
+
+/// Issue 28, point 2: on etcd each store instance chains its audit entries
+/// in the transaction that commits each decision, so the log of two writers
+/// interleaved checks clean, and an entry edited or dropped afterwards, even
+/// the newest, breaks its writer's chain (there is no queue to edit first).
+#[test]
+fn etcd_audit_entries_are_chained_as_they_are_written_and_an_edit_or_a_gap_breaks_the_chain() {
+    let Some(cluster) = cluster_or_skip("etcd_audit_entries_are_chained_as_they_are_written") else { return };
+    let prefix = format!("chains-{}", std::process::id());
+    let spec = StoreSpec::parse(&cluster.store(&prefix)).unwrap();
+    let (mut one, mut two) = (Runtime::open_store(&spec).unwrap(), Runtime::open_store(&spec).unwrap());
+    for (i, e) in EPOCHS.iter().enumerate() {
+        let (a, c) = digests(e);
+        let rt = if i % 2 == 0 { &mut one } else { &mut two };
+        rt.register_epoch(e, "tool", &a, &c, "s").unwrap();
+    }
+    let cert = one.add_unverified_certificate("tool", "args-0", "user:alice", "e0", "e1", 0, 10_000).unwrap();
+    let formed = two.form("snap", "tool", "args-0", "user:alice", "e0", Some(cert), 100, 900).unwrap();
+    let lease = one.admit(formed, 100).unwrap();
+    two.complete(lease.id).unwrap();
+    assert!(one.verify_audit().unwrap() >= 5, "two writers' chains join");
+    check_audit(&one).unwrap();
+
+    // Edit an entry where it lies, then drop one: the chain of its writer no longer holds.
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let links = format!("/{prefix}/audit/chains/");
+    let kvs = runtime.block_on(async {
+        let mut client = etcd_client::Client::connect(cluster.endpoints(), None).await.unwrap();
+        let got = client.get(links.clone(), Some(etcd_client::GetOptions::new().with_prefix())).await.unwrap();
+        got.kvs().iter().map(|kv| (kv.key().to_vec(), kv.value().to_vec())).collect::<Vec<_>>()
+    });
+    let writers: std::collections::BTreeSet<String> =
+        kvs.iter().filter_map(|(k, _)| String::from_utf8_lossy(k).strip_prefix(&links).and_then(|r| r.split_once('/')).map(|(w, _)| w.to_owned())).collect();
+    assert_eq!(writers.len(), 2, "one chain per writer: {writers:?}");
+    let (key, value) = kvs.first().cloned().unwrap();
+    let mut link: serde_json::Value = serde_json::from_slice(&value).unwrap();
+    link["entry"] = serde_json::Value::String(format!("{} ", link["entry"].as_str().unwrap()));
+    let put = |k: Vec<u8>, v: Vec<u8>| {
+        runtime.block_on(async { etcd_client::Client::connect(cluster.endpoints(), None).await.unwrap().put(k, v, None).await.unwrap() })
+    };
+    put(key.clone(), serde_json::to_vec(&link).unwrap());
+    assert_eq!(one.verify_audit().unwrap_err().code, "audit_broken", "an edited entry");
+    put(key.clone(), value);
+    assert!(one.verify_audit().is_ok(), "restored, it holds again");
+    let middle = kvs.iter().find(|(k, _)| String::from_utf8_lossy(k).ends_with(&format!("{:020}", 1))).map(|(k, _)| k.clone()).unwrap();
+    runtime.block_on(async { etcd_client::Client::connect(cluster.endpoints(), None).await.unwrap().delete(middle, None).await.unwrap() });
+    let e = one.verify_audit().unwrap_err();
+    assert_eq!(e.code, "audit_broken", "a dropped entry: {}", e.detail);
+}

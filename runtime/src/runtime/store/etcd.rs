@@ -18,11 +18,14 @@
 //! Sequence numbers are etcd revisions: a decision's audit sequence is the
 //! revision of its transaction, so a lease's admission, an epoch's drain and
 //! its retirement are ordered exactly as the cluster committed them. The
-//! audit entry is queued under a unique key in that same transaction; the
-//! chain (`prev`, `hash`) is computed over the queue in revision order by a
-//! sealing pass (every [`SEAL_EVERY`] decisions of a store, when the store is
-//! dropped, and before the log is read), so admissions never contend on the
-//! chain's head.
+//! audit entry is chained when it is written, in the decision's own
+//! transaction: each store instance (a gateway process, a command) keeps a
+//! chain of its own under `audit/chains/WRITER/N`, each entry's `prev` the
+//! hash of the writer's entry before, so no two writers share a key and an
+//! entry edited or dropped after it was written breaks its chain. The log
+//! joins the chains by sequence ([`super::super::audit::verify`] checks
+//! each). Stores written before write-time chains kept one chain sealed
+//! after the fact from a queue; those entries are still read and checked.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -34,11 +37,9 @@ use super::super::audit;
 use super::super::audit::AuditEntry;
 use super::super::refusal::{Refusal, StorageError};
 use super::super::state::{LeaseState, State};
-use super::{Commit, DecideFn, EpochRecord, EvidenceKind, EvidenceRecord, FormationRecord, IdKind, LeaseRecord, Store, StoredLease, View, Write, nonce};
+use super::{Commit, DecideFn, EpochRecord, EvidenceKind, EvidenceRecord, FormationRecord, IdKind, LeaseRecord, Store, StoredLease, View, Write};
 use fcd_model::canon;
 
-/// How many of its own decisions a store makes before it seals the audit queue.
-pub(crate) const SEAL_EVERY: usize = 512;
 /// How many lease ids a store reserves at a time (ids are unique, not dense).
 const LEASE_ID_BLOCK: i64 = 64;
 /// How often a decision is tried before contention is reported as a storage failure.
@@ -199,6 +200,16 @@ impl Keys {
     fn head(&self) -> Vec<u8> {
         self.key("audit/head")
     }
+    /// Every writer's audit chain.
+    fn chains(&self) -> Vec<u8> {
+        self.key("audit/chains/")
+    }
+    fn chain_range(&self, writer: &str) -> Vec<u8> {
+        self.key(&format!("audit/chains/{writer}/"))
+    }
+    fn chain_link(&self, writer: &str, n: u64) -> Vec<u8> {
+        self.key(&format!("audit/chains/{writer}/{n:020}"))
+    }
 }
 
 /// How long one request may take before the store refuses (an answer that
@@ -329,9 +340,11 @@ pub(crate) struct EtcdStore {
     cache: BTreeMap<Vec<u8>, (Vec<u8>, i64)>,
     /// Reserved id blocks: kind -> (next, last).
     ids: BTreeMap<IdKind, (i64, i64)>,
-    /// This store's decisions since its last seal, and the sequence of the latest.
-    unsealed: usize,
-    last_seq: i64,
+    /// This store's audit chain: its writer id, the number and hash of its
+    /// next link's predecessor; `None` when a transaction's outcome was not
+    /// known (read back from the cluster before the next decision).
+    writer: String,
+    chain: Option<(u64, String)>,
 }
 
 impl EtcdStore {
@@ -346,7 +359,22 @@ impl EtcdStore {
         let first = (u64::from_le_bytes(seed) % endpoints.len() as u64) as usize;
         let client = rt.block_on(Client::connect([&endpoints[first]], Some(connect_options()))).map_err(etcd_error)?;
         let conn = Conn { rt, endpoints: endpoints.to_vec(), client: std::sync::Mutex::new((first, client)), keys: Keys { prefix: prefix.to_owned() } };
-        Ok(EtcdStore { conn, cache: BTreeMap::new(), ids: BTreeMap::new(), unsealed: 0, last_seq: 0 })
+        let mut id = [0u8; 12];
+        getrandom::fill(&mut id).map_err(|e| StorageError::new(format!("no randomness: {e}")))?;
+        Ok(EtcdStore { conn, cache: BTreeMap::new(), ids: BTreeMap::new(), writer: canon::hex(&id), chain: Some((0, String::new())) })
+    }
+
+    /// This writer's last audit link as the cluster holds it: the number and
+    /// hash the next link follows (none yet: 0 and the empty hash).
+    fn chain_tail(&self) -> Result<(u64, String), StorageError> {
+        let options = GetOptions::new().with_prefix().with_sort(SortTarget::Key, SortOrder::Descend).with_limit(1);
+        let Some(kv) = self.conn.get(self.conn.keys.chain_range(&self.writer), Some(options))?.take_kvs().into_iter().next() else {
+            return Ok((0, String::new()));
+        };
+        let key = String::from_utf8_lossy(kv.key()).into_owned();
+        let n = key.rsplit('/').next().and_then(|n| n.parse::<u64>().ok()).ok_or_else(|| StorageError::new(format!("etcd key {key}: not an audit link")))?;
+        let link: SealedValue = decode(kv.key(), kv.value())?;
+        Ok((n + 1, link.hash))
     }
 
     /// Reserves a block of ids of `kind` with one compare-and-put on its counter.
@@ -754,11 +782,21 @@ impl Store for EtcdStore {
                     None => TxnOp::delete(k.clone(), None),
                 })
                 .collect();
-            let mut queued = keys.queue();
-            queued.extend_from_slice(nonce()?.as_bytes());
-            ops.push(TxnOp::put(queued, audit::entry_text(&decision.audit), None));
+            // The entry is chained now, in this transaction, after this writer's last one.
+            let (n, prev) = match self.chain.clone() {
+                Some(c) => c,
+                None => self.chain_tail()?,
+            };
+            let entry = audit::entry_text(&decision.audit);
+            let hash = audit::chain(&prev, &entry);
+            let link = keys.chain_link(&self.writer, n);
+            compares.push(Compare::create_revision(link.clone(), CompareOp::Equal, 0));
+            ops.push(TxnOp::put(link, encode(&SealedValue { entry, prev: prev.clone(), hash: hash.clone() }), None));
             let refresh: Vec<TxnOp> = reads.keys().map(|k| TxnOp::get(k.clone(), None)).collect();
+            // Until the cluster answers, whether the link was written is not known.
+            self.chain = None;
             let resp = self.conn.txn(Txn::new().when(compares).and_then(ops).or_else(refresh))?;
+            self.chain = Some(if resp.succeeded() { (n + 1, hash) } else { (n, prev) });
             if resp.succeeded() {
                 let seq = resp.header().map(|h| h.revision()).ok_or_else(|| StorageError::new("etcd: a response without a header"))?;
                 for (key, read) in reads {
@@ -770,13 +808,6 @@ impl Store for EtcdStore {
                     if guessable(&self.conn.keys, &key) {
                         self.remember(key, value.map(|v| (v, seq)));
                     }
-                }
-                self.last_seq = seq;
-                self.unsealed += 1;
-                // The decision is committed whatever sealing does: a failed seal is retried
-                // later, and a reader of the log seals first.
-                if self.unsealed >= SEAL_EVERY && self.conn.seal_through(seq).is_ok() {
-                    self.unsealed = 0;
                 }
                 return Ok(seq);
             }
@@ -846,7 +877,7 @@ impl Store for EtcdStore {
                 .and_then(|n| n.parse::<i64>().ok())
                 .ok_or_else(|| StorageError::new(format!("etcd key {key}: not an audit sequence")))?;
             let v: SealedValue = decode(kv.key(), kv.value())?;
-            entries.push(AuditEntry { seq, entry: v.entry, prev: v.prev, hash: v.hash });
+            entries.push(AuditEntry { seq, entry: v.entry, prev: v.prev, hash: v.hash, chain: String::new() });
         }
         // An entry still queued at or below the sealed head was slipped in behind the chain: it shows, unchained.
         let last = entries.last().map_or(0, |e| e.seq);
@@ -857,8 +888,20 @@ impl Store for EtcdStore {
                     entry: String::from_utf8_lossy(kv.value()).into_owned(),
                     prev: String::new(),
                     hash: String::new(),
+                    chain: String::new(),
                 });
             }
+        }
+        // Every writer's chain, each link at the revision that created it.
+        for kv in self.conn.get(keys.chains(), Some(GetOptions::new().with_prefix()))?.take_kvs() {
+            let key = String::from_utf8_lossy(kv.key()).into_owned();
+            let writer = key
+                .strip_prefix(&String::from_utf8_lossy(&keys.chains()).into_owned())
+                .and_then(|rest| rest.split_once('/'))
+                .map(|(w, _)| w.to_owned())
+                .ok_or_else(|| StorageError::new(format!("etcd key {key}: not an audit link")))?;
+            let v: SealedValue = decode(kv.key(), kv.value())?;
+            entries.push(AuditEntry { seq: kv.create_revision(), entry: v.entry, prev: v.prev, hash: v.hash, chain: writer });
         }
         entries.sort_by_key(|e| e.seq);
         Ok(entries)
@@ -866,14 +909,5 @@ impl Store for EtcdStore {
 
     fn acknowledge_lost_calls(&mut self) -> Result<Vec<String>, Refusal> {
         Ok(Vec::new())
-    }
-}
-
-impl Drop for EtcdStore {
-    fn drop(&mut self) {
-        // Best effort: what is not sealed now is sealed by the next reader of the log.
-        if self.unsealed > 0 {
-            let _ = self.conn.seal_through(self.last_seq);
-        }
     }
 }

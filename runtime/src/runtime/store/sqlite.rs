@@ -443,7 +443,7 @@ impl Store for SqliteStore {
 
     fn audit(&self) -> Result<Vec<AuditEntry>, StorageError> {
         let mut stmt = self.conn.prepare("SELECT seq, entry, prev, hash FROM audit ORDER BY seq")?;
-        let rows = stmt.query_map([], |r| Ok(AuditEntry { seq: r.get(0)?, entry: r.get(1)?, prev: r.get(2)?, hash: r.get(3)? }))?;
+        let rows = stmt.query_map([], |r| Ok(AuditEntry { seq: r.get(0)?, entry: r.get(1)?, prev: r.get(2)?, hash: r.get(3)?, chain: String::new() }))?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
