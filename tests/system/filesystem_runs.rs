@@ -145,6 +145,14 @@ fn no_certificate_for_a_call_that_writes_outside_the_allowed_directory_when_run(
     assert!(cases_run > 15 && left > 0 && certified > 10, "the run covers too little: {cases_run} cases, {left} leaks, {certified} certificates");
 }
 
+/// Whether node and npm run here (the official releases are fetched with npm); why not, if not.
+fn node_and_npm() -> Result<(), String> {
+    for tool in ["node", "npm"] {
+        Command::new(tool).arg("--version").output().map_err(|e| format!("{tool}: {e}"))?;
+    }
+    Ok(())
+}
+
 /// The official 2025.3.28 tarball (the prefix regime).
 fn prefix_release() -> Result<PathBuf, String> {
     npm_release(PREFIX_RELEASE)
@@ -200,12 +208,7 @@ const PREFIX_RELEASE: &str = "server-filesystem-2025.3.28-npm";
 /// written through (why A, inside, is `unknown`); fcd certifies none of them.
 #[test]
 fn the_string_prefix_release_writes_outside_the_allowed_directory_when_run() {
-    let tools = Command::new("node")
-        .arg("--version")
-        .output()
-        .map_err(|e| format!("node: {e}"))
-        .map(drop)
-        .and_then(|()| Command::new("npm").arg("--version").output().map_err(|e| format!("npm: {e}")).map(drop));
+    let tools = node_and_npm();
     if !tools::tools_or_skip("the_string_prefix_release_writes_outside_the_allowed_directory_when_run", tools.and_then(|()| prefix_release().map(drop))) {
         return;
     }
@@ -266,12 +269,7 @@ fn generated_paths() -> Vec<String> {
 /// directory when run.
 #[test]
 fn generated_paths_on_the_official_releases_never_certify_a_write_outside() {
-    let tools = Command::new("node")
-        .arg("--version")
-        .output()
-        .map_err(|e| format!("node: {e}"))
-        .map(drop)
-        .and_then(|()| Command::new("npm").arg("--version").output().map_err(|e| format!("npm: {e}")).map(drop));
+    let tools = node_and_npm();
     let releases = ["server-filesystem-2025.3.28-npm", "server-filesystem-2025.11.25-npm", "server-filesystem-2026.7.10-npm"];
     let fetched = tools.and_then(|()| releases.iter().try_for_each(|id| npm_release(id).map(drop)));
     if !tools::tools_or_skip("generated_paths_on_the_official_releases_never_certify_a_write_outside", fetched) {
