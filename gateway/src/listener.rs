@@ -8,10 +8,12 @@
 
 use std::net::SocketAddr;
 
-/// `Ok` when a process of group `group` holds the socket listening at `address`.
+/// `Ok` when every socket listening at `address` is held by a process of
+/// group `group` (two listeners on one port, as SO_REUSEPORT allows, share
+/// its connections: each must be the release's).
 pub fn held_by_group(address: SocketAddr, group: u32) -> Result<(), String> {
-    let inodes = listening_inodes(address)?;
-    if inodes.is_empty() {
+    let mut unheld: std::collections::BTreeSet<u64> = listening_inodes(address)?.into_iter().collect();
+    if unheld.is_empty() {
         return Err(format!("no socket listens at {address} in /proc/net"));
     }
     let processes = std::fs::read_dir("/proc").map_err(|e| format!("cannot read /proc: {e}"))?;
@@ -24,12 +26,15 @@ pub fn held_by_group(address: SocketAddr, group: u32) -> Result<(), String> {
         for fd in fds.flatten() {
             let Ok(target) = std::fs::read_link(fd.path()) else { continue };
             let inode = target.to_str().and_then(|t| t.strip_prefix("socket:[")).and_then(|t| t.strip_suffix(']')).and_then(|t| t.parse::<u64>().ok());
-            if inode.is_some_and(|i| inodes.contains(&i)) {
-                return Ok(());
+            if let Some(inode) = inode {
+                unheld.remove(&inode);
             }
         }
+        if unheld.is_empty() {
+            return Ok(());
+        }
     }
-    Err(format!("the socket listening at {address} is not held by the server the gateway started (process group {group}): another process took the port"))
+    Err(format!("a socket listening at {address} is not held by the server the gateway started (process group {group}): another process took the port"))
 }
 
 /// Whether a socket listens at `address`, read from the kernel's tables
