@@ -8,11 +8,12 @@
 
 use std::net::SocketAddr;
 
-/// `Ok` when every socket listening at `address` is held by a process of
-/// group `group` (two listeners on one port, as SO_REUSEPORT allows, share
-/// its connections: each must be the release's).
-pub fn held_by_group(address: SocketAddr, group: u32) -> Result<(), String> {
-    let mut unheld: std::collections::BTreeSet<u64> = listening_inodes(address)?.into_iter().collect();
+/// The sockets listening at `address`, when every one is held by a process
+/// of group `group` (two listeners on one port, as SO_REUSEPORT allows,
+/// share its connections: each must be the release's).
+pub fn held_by_group(address: SocketAddr, group: u32) -> Result<std::collections::BTreeSet<u64>, String> {
+    let sockets = sockets(address)?;
+    let mut unheld = sockets.clone();
     if unheld.is_empty() {
         return Err(format!("no socket listens at {address} in /proc/net"));
     }
@@ -31,10 +32,17 @@ pub fn held_by_group(address: SocketAddr, group: u32) -> Result<(), String> {
             }
         }
         if unheld.is_empty() {
-            return Ok(());
+            return Ok(sockets);
         }
     }
     Err(format!("a socket listening at {address} is not held by the server the gateway started (process group {group}): another process took the port"))
+}
+
+/// The sockets listening at `address` now, by inode: a set that changes
+/// after the release's listener was checked means another socket came or
+/// went, and the release is started (and checked) again.
+pub fn sockets(address: SocketAddr) -> Result<std::collections::BTreeSet<u64>, String> {
+    Ok(listening_inodes(address)?.into_iter().collect())
 }
 
 /// Whether a socket listens at `address`, read from the kernel's tables
@@ -90,13 +98,26 @@ mod tests {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let address = listener.local_addr().unwrap();
         let own = process_group(std::process::id()).unwrap();
-        assert_eq!(held_by_group(address, own), Ok(()));
+        assert_eq!(held_by_group(address, own).map(|s| s.len()), Ok(1));
         assert_eq!(listens(address), Ok(true));
         let e = held_by_group(address, own.wrapping_add(1_000_000)).unwrap_err();
         assert!(e.contains("another process took the port"), "{e}");
         drop(listener);
         assert_eq!(listens(address), Ok(false));
         assert!(held_by_group(address, own).unwrap_err().contains("no socket listens"));
+    }
+
+    #[test]
+    fn another_socket_on_the_same_port_is_another_set() {
+        let first = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let address = first.local_addr().unwrap();
+        let checked = sockets(address).unwrap();
+        assert_eq!(checked.len(), 1);
+        assert_eq!(sockets(address).unwrap(), checked, "the same listener reads the same");
+        drop(first);
+        let second = std::net::TcpListener::bind(address).unwrap();
+        assert_ne!(sockets(address).unwrap(), checked, "a listener bound again on the port is another socket");
+        drop(second);
     }
 
     #[test]

@@ -71,6 +71,17 @@ pub struct Running {
     measured: Vec<String>,
     /// How many lines over `max_message_bytes` the server has sent (rmcp drops them unread).
     pub oversized: tokio::sync::watch::Receiver<u64>,
+    /// (HTTP) the release's address and the sockets listening there when
+    /// they were checked to be its own.
+    listener: Option<(std::net::SocketAddr, std::collections::BTreeSet<u64>)>,
+}
+
+impl Running {
+    /// Whether the sockets listening at an HTTP release's address are still
+    /// the ones checked at its start (read from the kernel's tables, cheaply).
+    fn listener_changed(&self) -> bool {
+        self.listener.as_ref().is_some_and(|(address, checked)| crate::listener::sockets(*address).ok().as_ref() != Some(checked))
+    }
 }
 
 /// A server process, killed with its process group when dropped (as rmcp's
@@ -115,7 +126,8 @@ impl Release {
         // A server that exited, or that started before an epoch of its release was registered
         // (whose files it was not measured for), is started again: nobody holds its slot now.
         if let Some(mut r) = slot.take() {
-            if r.service.is_closed() || r.service.peer().is_transport_closed() || r.process.exited().is_some() || r.measured != self.profiled() {
+            let gone = r.service.is_closed() || r.service.peer().is_transport_closed() || r.process.exited().is_some();
+            if gone || r.listener_changed() || r.measured != self.profiled() {
                 let _ = r.service.cancel().await;
             } else {
                 *slot = Some(r);
@@ -208,11 +220,11 @@ impl Release {
         command.wrap(ProcessGroup::leader());
         let child = command.spawn().map_err(|e| cannot(e.to_string()))?;
         let mut process = Process(Some(child));
-        let (service, oversized) = match (address, run.url.as_deref()) {
+        let (service, oversized, listener) = match (address, run.url.as_deref()) {
             (Some(address), Some(url)) => {
-                let service = self.connect_http(&mut process, address, url).await?;
+                let (service, sockets) = self.connect_http(&mut process, address, url).await?;
                 // The HTTP client enforces the limit itself: a reply over it fails its call.
-                (service, tokio::sync::watch::channel(0).1)
+                (service, tokio::sync::watch::channel(0).1, Some((address, sockets)))
             }
             _ => {
                 let Some(child) = process.0.as_mut() else { return Err(cannot("no process".into())) };
@@ -226,20 +238,25 @@ impl Release {
                     ().serve(transport)
                         .await
                         .map_err(|e| Refused::new(RefusalCode::Upstream, format!("the stock server of {} did not initialize: {e}", run.label())))?;
-                (service, oversized)
+                (service, oversized, None)
             }
         };
         if let Some(path) = loaded.changed() {
             let _ = service.cancel().await;
             return Err(mismatch(format!("{} changed while the server started", path.display())));
         }
-        Ok(Running { service, process, loaded, measured: self.profiled(), oversized })
+        Ok(Running { service, process, loaded, measured: self.profiled(), oversized, listener })
     }
 
     /// Connects to a server started to speak Streamable HTTP at `address`,
     /// once it listens there, and only when the listener is held by its own
     /// process group (not a process that took the port first).
-    async fn connect_http(&self, process: &mut Process, address: std::net::SocketAddr, url: &str) -> Result<RunningService<RoleClient, ()>, Refused> {
+    async fn connect_http(
+        &self,
+        process: &mut Process,
+        address: std::net::SocketAddr,
+        url: &str,
+    ) -> Result<(RunningService<RoleClient, ()>, std::collections::BTreeSet<u64>), Refused> {
         use rmcp::transport::streamable_http_client::{StreamableHttpClientTransport, StreamableHttpClientTransportConfig};
         let label = self.config.label();
         let fail = |e: String| Refused::new(RefusalCode::Upstream, format!("the stock server of {label} at {url}: {e}"));
@@ -257,13 +274,14 @@ impl Release {
             }
             tokio::time::sleep(std::time::Duration::from_millis(25)).await;
         }
-        crate::listener::held_by_group(address, group).map_err(fail)?;
+        let sockets = crate::listener::held_by_group(address, group).map_err(fail)?;
         let config = StreamableHttpClientTransportConfig::with_uri(url)
             // A call is never sent twice: a session the server forgot fails its call.
             .reinit_on_expired_session(false)
             .max_json_response_size(self.max_message_bytes)
             .max_sse_event_size(self.max_message_bytes);
-        ().serve(StreamableHttpClientTransport::from_config(config)).await.map_err(|e| fail(format!("it did not initialize: {e}")))
+        let service = ().serve(StreamableHttpClientTransport::from_config(config)).await.map_err(|e| fail(format!("it did not initialize: {e}")))?;
+        Ok((service, sockets))
     }
 
     /// What the final hop measures for `epoch` on the running server: the
