@@ -211,6 +211,7 @@ impl View {
                 }
                 Ok(Some(report)) => {
                     let _ = writeln!(t, "\nregion {} at {}:{}-{}", r.name, report.anchor.file, report.anchor.line, report.anchor.end_line);
+                    let _ = writeln!(t, "  body digest {} (what a `body` fact of this region lists)", report.body_digest);
                     let mut called = BTreeSet::new();
                     let mut calls: Vec<&fcd_frontends::CallSite> = report.calls.iter().collect();
                     calls.sort_by(|a, b| (&a.anchor.file, a.anchor.line).cmp(&(&b.anchor.file, b.anchor.line)));

@@ -42,6 +42,9 @@ pub struct RegionReport {
     pub name: String,
     pub anchor: Anchor,
     pub calls: Vec<CallSite>,
+    /// `sha256:` of the region's tokens, as a `body` fact pins it (comments
+    /// left out, one space between tokens): what a reviewer lists.
+    pub body_digest: String,
 }
 
 /// What a frontend found in a release.
@@ -237,7 +240,8 @@ pub fn analyze_parsed(release: &Parsed<'_>, regions: &[RegionSpec], facts: &[Fac
         let region_calls = frontend.calls(&region);
         let calls = region_calls.iter().map(|(node, identity)| CallSite { identity: identity.clone(), anchor: region.anchor(*node) }).collect();
         all_calls.push(region_calls);
-        reports.push(RegionReport { name: spec.name.clone(), anchor: region.anchor(region.node), calls });
+        let body_digest = body_digest(&region);
+        reports.push(RegionReport { name: spec.name.clone(), anchor: region.anchor(region.node), calls, body_digest });
         located.insert(&spec.name, region);
     }
     let in_order: Vec<Region<'_>> = regions.iter().filter_map(|r| located.get(r.name.as_str()).copied()).collect();
@@ -287,12 +291,17 @@ pub fn analyze_parsed(release: &Parsed<'_>, regions: &[RegionSpec], facts: &[Fac
     Ok(Analysis { regions: reports, facts })
 }
 
+/// The digest a `body` fact compares: the region's tokens, comments left out, one space between.
+fn body_digest(region: &Region<'_>) -> String {
+    fcd_model::canon::sha256(region.node.token_text().as_bytes())
+}
+
 /// The `body` fact, the same in every language: the region's tokens (comments
 /// left out, one space between tokens) hash to one of the reviewed digests.
 /// It pins a helper whose behaviour the other facts trust to a body a person
 /// read; any other body escalates with its digest, for the reviewer to judge.
 fn body_fact<'a>(region: &Region<'a>, spec: &FactSpec, digests: &[String]) -> Result<Option<Found<'a>>, Escalation> {
-    let digest = fcd_model::canon::sha256(region.node.token_text().as_bytes());
+    let digest = body_digest(region);
     let site = facts::FactSite { region, spec };
     if !digests.contains(&digest) {
         return Err(site.mismatch(

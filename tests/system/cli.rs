@@ -457,6 +457,23 @@ fn debug_region_shows_identities_inventory_and_facts() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stdout.contains("  NEW git.exc.BadName "), "{}", r.stdout);
     assert!(!r.stdout.contains("region route"), "--region shows one region: {}", r.stdout);
+    // A region's body digest, as a `body` fact lists it (issue 30: authors read it here, not from an escalation).
+    let r = fcd(&[
+        "debug",
+        "region",
+        "--profile",
+        "profiles/git-diff",
+        "--source",
+        "fixtures/git-diff/flag-error",
+        "--shape",
+        "flag-error",
+        "--region",
+        "flag_error",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let listed = "sha256:64edf084ec5f9a4ee2a85bb15daead815ddbccccc9bd5e65b06ad77f0a522522";
+    assert!(std::fs::read_to_string("profiles/git-diff/profile.toml").unwrap().contains(listed), "the profile lists the fixture's digest");
+    assert!(r.stdout.contains(&format!("  body digest {listed} ")), "{}", r.stdout);
     let r = fcd(&["debug", "region", "--profile", "profiles/git-diff", "--source", "fixtures/git-diff/guarded", "--region", "nope"]);
     assert_eq!(r.code, 2);
     assert!(r.stderr.contains("no region `nope` (regions: confine, handler, route)"), "{}", r.stderr);
