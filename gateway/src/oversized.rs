@@ -49,8 +49,7 @@ impl<R: AsyncRead + Unpin> AsyncRead for Watched<R> {
         let before = buf.filled().len();
         let polled = Pin::new(&mut self.inner).poll_read(cx, buf);
         if let Poll::Ready(Ok(())) = polled {
-            let read = buf.filled()[before..].to_vec();
-            self.account(&read);
+            self.account(&buf.filled()[before..]);
         }
         polled
     }
