@@ -97,13 +97,24 @@ mod tests {
         std::fs::remove_file(&shm).unwrap();
         std::fs::write(&shm, vec![0u8; 32768]).unwrap();
         assert!(fresh.check().unwrap_err().contains("was replaced"));
-        let read_only = StoreFile::opened(db.clone());
-        let mut perms = std::fs::metadata(&shm).unwrap().permissions();
-        std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o444);
-        std::fs::set_permissions(&shm, perms).unwrap();
-        // root may write a read-only file (access(2) says so); anyone else may not.
-        if !rustix::process::geteuid().is_root() {
-            assert!(read_only.unwrap().check().unwrap_err().contains("cannot be written"));
+        let unwritable = StoreFile::opened(db.clone()).unwrap();
+        // Root may write a read-only file, not an immutable one; anyone else may not write a read-only one.
+        let root = rustix::process::geteuid().is_root();
+        let locked = if root {
+            std::process::Command::new("chattr").arg("+i").arg(&shm).status().is_ok_and(|s| s.success())
+        } else {
+            let mut perms = std::fs::metadata(&shm).unwrap().permissions();
+            std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o444);
+            std::fs::set_permissions(&shm, perms).is_ok()
+        };
+        if locked {
+            let refused = unwritable.check();
+            if root {
+                let _ = std::process::Command::new("chattr").arg("-i").arg(&shm).status();
+            }
+            assert!(refused.unwrap_err().contains("cannot be written"));
+        } else {
+            eprintln!("this filesystem lets neither chattr nor chmod make a file unwritable: the unwritable -shm is not exercised here");
         }
         std::fs::rename(&db, dir.path().join("moved")).unwrap();
         assert!(fresh.check().unwrap_err().contains("is gone"));
