@@ -94,13 +94,14 @@ pub fn view(profile: &Profile, source: &Path, shape: Option<&str>, only: Option<
     // regions need all of them); when that escalates, each region alone, so
     // that the others still show.
     let together = fcd_frontends::analyze_parsed(&parsed, &profile.regions, &[], &env);
+    let alone = fcd_frontends::Env { alone: true, ..env.clone() };
     if let Err(e) = &together {
         view.together = Some(e.clone());
     }
     for spec in profile.regions.iter().filter(|r| wanted(&r.name)) {
         let located = match &together {
             Ok(a) => Ok(a.regions.iter().find(|r| r.name == spec.name).cloned()),
-            Err(_) => fcd_frontends::analyze_parsed(&parsed, std::slice::from_ref(spec), &[], &env).map(|a| a.regions.into_iter().next()),
+            Err(_) => fcd_frontends::analyze_parsed(&parsed, std::slice::from_ref(spec), &[], &alone).map(|a| a.regions.into_iter().next()),
         };
         view.regions.push(RegionView { name: spec.name.clone(), located, inventory: profile.inventories.get(&spec.name).cloned().unwrap_or_default() });
     }
@@ -114,7 +115,7 @@ pub fn view(profile: &Profile, source: &Path, shape: Option<&str>, only: Option<
             .iter()
             .filter(|r| {
                 view.regions.iter().find(|v| v.name == r.name).map_or_else(
-                    || fcd_frontends::analyze_parsed(&parsed, std::slice::from_ref(*r), &[], &env).is_ok(),
+                    || fcd_frontends::analyze_parsed(&parsed, std::slice::from_ref(*r), &[], &alone).is_ok(),
                     |v| v.located.as_ref().is_ok_and(Option::is_some),
                 )
             })
@@ -126,7 +127,7 @@ pub fn view(profile: &Profile, source: &Path, shape: Option<&str>, only: Option<
         let facts = with_references(&profile.fact_specs(), spec);
         let outcome = match view.regions.iter().find(|v| v.name == spec.region).map(|v| &v.located) {
             Some(Err(e)) => Err(e.clone()),
-            _ => fcd_frontends::analyze_parsed(&parsed, &regions, &facts, &env).map(|a| a.facts.into_iter().find(|f| f.name == spec.name)),
+            _ => fcd_frontends::analyze_parsed(&parsed, &regions, &facts, &alone).map(|a| a.facts.into_iter().find(|f| f.name == spec.name)),
         };
         let callee = match &spec.kind {
             FactKind::Call { callee, .. } | FactKind::Guard { callee, .. } => Some(callee.clone()),

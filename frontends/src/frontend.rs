@@ -56,6 +56,9 @@ pub struct Env {
     pub tool: String,
     /// Names of the functions the profile's regions cover (`function` keys).
     pub reviewed: Vec<String>,
+    /// (JavaScript) regions read only for what they call: functions of the
+    /// release on the call path whose module state is not trusted state.
+    pub helpers: Vec<String>,
     /// Region name -> how its handler literal (Go) reaches the tool it serves.
     pub handoff: BTreeMap<String, Handoff>,
     /// (C#) attributes a reviewer read as inert on a plain model type (the
@@ -65,6 +68,10 @@ pub struct Env {
     /// keeping or calling back what they are handed (a logger, a schema
     /// printer): module state a region reads may be passed to them.
     pub read_only_callees: Vec<String>,
+    /// (JavaScript) functions of the release a region may call although no
+    /// region reads them (`source.unread-functions`): trusted by name, and
+    /// listed so that the trust is seen. Any other one escalates.
+    pub unread_functions: Vec<String>,
     /// Token digests of the signal listeners a reviewer read
     /// (`source.signal-listeners`): installing one of them is no escalation.
     pub signal_listeners: Vec<String>,
@@ -72,6 +79,10 @@ pub struct Env {
     /// starts from (JavaScript), resolved by the caller; only what they load
     /// is analysed. `None`: every selected file counts.
     pub entries: Option<Vec<String>>,
+    /// A region read alone, for `fcd debug region`: the other regions are
+    /// not located, so calls into them are listed, not checked against the
+    /// closed call path. Never set when a release is registered.
+    pub alone: bool,
 }
 
 /// How a Go handler literal reaches the tool it serves, as the profile

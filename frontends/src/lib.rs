@@ -180,6 +180,13 @@ pub fn analyze_parsed(release: &Parsed<'_>, regions: &[RegionSpec], facts: &[Fac
             | RegionKind::Callback(n)
             | RegionKind::Case(n) => n.rsplit('.').next().unwrap_or(n),
         })
+        // A method's file names its class (`static C.m`, `C.m`: `C`); its
+        // method name alone (`add`) could be any word of any file.
+        .zip(regions)
+        .map(|(short, r)| match &r.kind {
+            RegionKind::Function(n) if n.contains('.') => n.trim_start_matches("static ").split('.').next().unwrap_or(short),
+            _ => short,
+        })
         .collect();
     let mut parsed: Vec<(&SourceFile, &Syntax)> = Vec::new();
     // Files left out for not parsing, with their text: the release check still reads them.

@@ -239,7 +239,8 @@ impl Validator<'_> {
         regions: &BTreeMap<String, Spanned<RawRegion>>,
         language: Option<Lang>,
     ) -> (Vec<FactRequest>, bool) {
-        let regions: BTreeSet<&str> = regions.keys().map(String::as_str).collect();
+        // A helper region is read for what it calls; no fact states anything of it.
+        let regions: BTreeSet<&str> = regions.iter().filter(|(_, r)| !r.get_ref().helper).map(|(k, _)| k.as_str()).collect();
         let kinds = kinds(raw);
         let mut facts = Vec::new();
         let mut ok = true;

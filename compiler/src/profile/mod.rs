@@ -106,10 +106,14 @@ pub struct Profile {
     pub imports: BTreeMap<String, Vec<String>>,
     /// Region -> how its handler literal reaches its tool (`via`, `beside`, `wrapped-by`, `registered-by`).
     pub handoff: BTreeMap<String, fcd_frontends::Handoff>,
+    /// Regions read only for what they call (`helper = true`).
+    pub helpers: Vec<String>,
     /// (C#) type-level attributes reviewed as inert on plain model types (`source.inert-attributes`).
     pub inert_attributes: Vec<String>,
     /// (JavaScript) callees reviewed as only reading what they are handed (`source.read-only-callees`).
     pub read_only_callees: Vec<String>,
+    /// (JavaScript) release functions trusted by name (`source.unread-functions`).
+    pub unread_functions: Vec<String>,
     /// Token digests of signal listeners a reviewer read (`source.signal-listeners`).
     pub signal_listeners: Vec<String>,
     pub inventories: BTreeMap<String, BTreeSet<String>>,
@@ -197,10 +201,13 @@ impl Profile {
                 })
                 .collect(),
             handoff: self.handoff.clone(),
+            helpers: self.helpers.clone(),
             inert_attributes: self.inert_attributes.clone(),
             read_only_callees: self.read_only_callees.clone(),
+            unread_functions: self.unread_functions.clone(),
             signal_listeners: self.signal_listeners.clone(),
             entries: None,
+            alone: false,
         }
     }
 
@@ -335,6 +342,7 @@ impl Validator<'_> {
         let entry = language.and_then(|language| self.keep(self.entry(&raw.source, language)));
         let inert_attributes = language.and_then(|language| self.keep(self.inert_attributes(&raw.source, language)));
         let read_only_callees = language.and_then(|language| self.keep(self.read_only_callees(&raw.source, language)));
+        let unread_functions = language.and_then(|language| self.keep(self.unread_functions(&raw.source, language)));
         let signal_listeners = self.keep(self.signal_listeners(&raw.source));
         let regions = self.regions(&raw.regions, language);
         let imports = self.imports(&raw.imports);
@@ -357,7 +365,7 @@ impl Validator<'_> {
         if !self.errors.borrow().is_empty() {
             return None;
         }
-        let (regions, handoff) = regions?;
+        let (regions, handoff, helpers) = regions?;
         Some(Profile {
             path: self.file.to_owned(),
             digest: canon::sha256(self.text.as_bytes()),
@@ -375,8 +383,10 @@ impl Validator<'_> {
             regions,
             imports,
             handoff,
+            helpers,
             inert_attributes: inert_attributes?,
             read_only_callees: read_only_callees?,
+            unread_functions: unread_functions?,
             signal_listeners: signal_listeners?,
             inventories,
             no_effect: regions::no_effect(&raw.inventory),

@@ -9,13 +9,15 @@ use super::Validator;
 use super::schema::{RawInventory, RawRegion, Spanned};
 
 /// The regions in name order, and region -> how its handler literal reaches its tool.
-pub(super) type Regions = (Vec<RegionSpec>, BTreeMap<String, Handoff>);
+/// The helper regions' names come third.
+pub(super) type Regions = (Vec<RegionSpec>, BTreeMap<String, Handoff>, Vec<String>);
 
 impl Validator<'_> {
     /// Every region, or `None` when any is malformed (each error recorded).
     pub(super) fn regions(&self, raw: &BTreeMap<String, Spanned<RawRegion>>, language: Option<Lang>) -> Option<Regions> {
         let mut regions = Vec::new();
         let mut handoffs = BTreeMap::new();
+        let mut helpers = Vec::new();
         let mut ok = true;
         for (name, region) in raw {
             let r = region.get_ref();
@@ -66,9 +68,17 @@ impl Validator<'_> {
             if handoff != Handoff::default() {
                 handoffs.insert(name.clone(), handoff);
             }
+            if r.helper {
+                if !matches!((&kind, language), (RegionKind::Function(_), Some(Lang::JavaScript))) {
+                    ok = false;
+                    self.keep(self.err::<()>(region.span(), &format!("regions.{name}.helper"), "a helper is a JavaScript `function` region"));
+                    continue;
+                }
+                helpers.push(name.clone());
+            }
             regions.push(RegionSpec { name: name.clone(), kind, optional: r.optional });
         }
-        ok.then_some((regions, handoffs))
+        ok.then_some((regions, handoffs, helpers))
     }
 
     /// `[imports]`: package -> import-path patterns; bad patterns are recorded.

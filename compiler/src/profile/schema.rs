@@ -160,6 +160,11 @@ pub(super) struct RawSource {
     /// keeping or calling back what they are handed.
     #[serde(default, rename = "read-only-callees")]
     pub read_only_callees: Vec<Spanned<String>>,
+    /// (JavaScript) functions of the release its regions may call although
+    /// no region reads their bodies: trust by name, listed so that it is seen
+    /// (`f`, `Class.method`, `static Class.method`, `Class.constructor`).
+    #[serde(default, rename = "unread-functions")]
+    pub unread_functions: Vec<Spanned<String>>,
     /// Token digests (`sha256:…`) of signal listeners a reviewer read: a
     /// listener the release installs whose function has one of them does not
     /// escalate as a write of the signal handlers.
@@ -184,6 +189,11 @@ pub(super) struct RawRegion {
     /// The region may be absent from a release.
     #[serde(default)]
     pub optional: bool,
+    /// (JavaScript) a function of the release on the call path, read for
+    /// what it calls (its inventory, the closed call path), named by no fact;
+    /// module state it uses (a request log) is not trusted state.
+    #[serde(default)]
+    pub helper: bool,
     pub via: Option<Vec<String>>,
     /// (Go, with `via`) result types of a handler factory literal handed over instead of the handler.
     pub factory: Option<Vec<String>>,

@@ -99,6 +99,30 @@ impl Validator<'_> {
         Ok(out)
     }
 
+    /// `source.unread-functions`: JavaScript only, each a function of the
+    /// release as the closed call path names it (`f`, `Class.method`,
+    /// `static Class.method`, `Class.constructor`).
+    pub(super) fn unread_functions(&self, source: &RawSource, language: Lang) -> Result<Vec<String>, InputError> {
+        let mut out = Vec::new();
+        for f in &source.unread_functions {
+            if language != Lang::JavaScript {
+                return self.err(f.span(), "source.unread-functions", "only a `javascript` profile lists unread functions");
+            }
+            let name = f.get_ref();
+            let bare = name.strip_prefix("static ").unwrap_or(name);
+            let word = |w: &str| !w.is_empty() && w.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_' || ch == '$');
+            if !(bare.split('.').count() <= 2 && bare.split('.').all(word)) || (bare != name && !bare.contains('.')) {
+                return self.err(
+                    f.span(),
+                    "source.unread-functions",
+                    format!("`{name}` is not a function of the release as the closed call path names it (`f`, `Class.method`, `static Class.method`)"),
+                );
+            }
+            out.push(name.clone());
+        }
+        Ok(out)
+    }
+
     /// `source.read-only-callees`: JavaScript only, callee identities as an
     /// inventory spells them (`console.error`, `zod-to-json-schema:zodToJsonSchema`).
     pub(super) fn read_only_callees(&self, source: &RawSource, language: Lang) -> Result<Vec<String>, InputError> {

@@ -71,7 +71,9 @@ pub fn check(trees: &[(&str, &Syntax)], opaque: &[(&str, &str)], regions: &[Regi
     trusted.extend(read_only.iter().filter(|c| !c.contains(':')).filter_map(|c| c.split('.').next()).map(str::to_owned));
     // The module-level roots of each region's dotted callees, with the region's file.
     let mut roots: Vec<(String, &str)> = Vec::new();
-    for r in regions {
+    // A helper's module state (a request log it appends to) is not trusted:
+    // what a helper may do is its inventory, not the state it reads.
+    for r in regions.iter().filter(|r| !r.env.helpers.iter().any(|h| h == r.name)) {
         let locals = super::bindings::Bindings::of(r.node);
         for call in r.node.descendants().filter(|n| n.kind() == "call_expression") {
             if let Identity::Path(p) = identity(call) {
@@ -226,7 +228,7 @@ fn class_methods(regions: &[Region<'_>]) -> Result<Vec<(String, String)>, Escala
         if before_name.iter().any(|t| t == "get" || t == "set" || t == "*") {
             return fail(format!("`{method}` is an accessor or a generator, not a plain method"));
         }
-        let class = r.node.parent().and_then(|b| b.parent()).and_then(|c| c.field_child("name")).map(|n| n.text().to_owned()).unwrap_or_default();
+        let class = super::closure::class_of(r.node).unwrap_or_default();
         out.push((class, method));
     }
     Ok(out)

@@ -14,6 +14,7 @@
 
 mod ambient;
 mod bindings;
+mod closure;
 mod control;
 mod facts;
 mod integrity;
@@ -47,14 +48,33 @@ pub(super) const FUNCTIONS: &[&str] =
 /// module-level `class Class` (several, or a field of that name beside the
 /// method, make the region ambiguous: which one runs is not what was read).
 fn class_methods<'a>(syntax: &'a Syntax, name: &str) -> Vec<Node<'a>> {
+    // `static Class.method` names the static method `Class.method(…)` runs;
+    // `Class.method` the instance method an object of the class runs.
+    let (statics, name) = match name.strip_prefix("static ") {
+        Some(rest) => (true, rest),
+        None => (false, name),
+    };
     let Some((class, method)) = name.split_once('.') else { return Vec::new() };
     syntax
         .root()
         .descendants()
-        .filter(|n| n.kind() == "class_declaration" && n.field_child("name").is_some_and(|id| id.text() == class))
+        .filter(|n| match n.kind() {
+            "class_declaration" => n.field_child("name").is_some_and(|id| id.text() == class),
+            // `var Class = class {…}`, as bundlers write a class.
+            "class" => {
+                n.field_child("name").is_none()
+                    && n.parent().is_some_and(|d| d.kind() == "variable_declarator" && d.field_child("name").is_some_and(|id| id.text() == class))
+            }
+            _ => false,
+        })
         .filter_map(|c| c.field_child("body"))
-        .flat_map(|body| body.named_children().filter(|m| class_member_name(*m).as_deref() == Some(method)).collect::<Vec<_>>())
+        .flat_map(|body| body.named_children().filter(|m| class_member_name(*m).as_deref() == Some(method) && is_static(*m) == statics).collect::<Vec<_>>())
         .collect()
+}
+
+/// Whether a class member is `static`.
+pub(super) fn is_static(member: Node<'_>) -> bool {
+    member.children().take_while(|c| Some(*c) != member.field_child("name")).any(|c| c.kind() == "static")
 }
 
 /// The name of a class member: a method, accessor or field.
@@ -141,7 +161,8 @@ impl Frontend for JavaScript {
 
     fn check_program(&self, program: &Program<'_, '_>) -> Result<(), Escalation> {
         integrity::check(program.trees, program.opaque, program.regions)?;
-        route::check_unique(program.trees, program.regions)
+        route::check_unique(program.trees, program.regions)?;
+        closure::check(program)
     }
 
     fn extract<'a>(&self, region: &Region<'a>, spec: &FactSpec, found: &BTreeMap<String, Found<'a>>) -> Result<Option<Found<'a>>, Escalation> {

@@ -1,0 +1,243 @@
+//! The closed call path: code the release itself defines is only as
+//! reviewed as its body.
+//!
+//! An inventory checks who a callee is, not what it does. A function, class
+//! or method of the release (a request tracker, a response builder, a path
+//! check a pinned region calls) can gain an effect from one release to the
+//! next while every identity stays the same. So a region may call release
+//! code only when the profile reads that code as a region of its own, with
+//! its own inventory (and, through it, everything it calls in turn):
+//!
+//! - `f(…)`, `f().x(…)`: `f` declared at the top of the region's file
+//!   (a function, a class, a `const` bound to a function or class
+//!   expression) or imported from a file of the release under its own name;
+//! - `C.m(…)`, `new C(…)` (region `C.constructor`): the same for `C`;
+//! - `this.m(…)` in a class-method region, `m` a method of that class;
+//! - `o.m(…)` on a module-level `o` bound to `new C(…)` of such a `C`
+//!   (region `C.m`), or to an object literal holding functions (no region
+//!   can name that method, so it escalates).
+//!
+//! The name must be bound once at module level across the loaded files, so
+//! the definition the call reaches is the one the region reads. Methods of an
+//! object a call returns (`getRegistry().lookup`) are not followed: the
+//! profile's assumptions must say what that object is.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::frontend::{Program, Region};
+use crate::ir::{Escalation, EscalationCode, Identity};
+use crate::ts::Node;
+use fcd_model::effect::Anchor;
+
+use super::FUNCTIONS;
+use super::bindings::{Bindings, module_bindings};
+use super::package::is_package;
+use super::syntax::{bare, string_content};
+
+/// Checks that every release-local callee of every region is a located region.
+pub(super) fn check(program: &Program<'_, '_>) -> Result<(), Escalation> {
+    if program.env.alone {
+        return Ok(());
+    }
+    let located: BTreeSet<String> = program.regions.iter().filter_map(|r| function_name(r.node)).collect();
+    let mut bound: BTreeMap<String, usize> = BTreeMap::new();
+    // What each top-level name of the loaded files is bound to: an imported
+    // name means the one definition of that name (a count other than one
+    // escalates below).
+    let mut values: BTreeMap<String, Option<Node<'_>>> = BTreeMap::new();
+    for (_, syntax) in program.trees {
+        for n in syntax.root().descendants() {
+            for b in module_bindings(n) {
+                *bound.entry(b.text().to_owned()).or_default() += 1;
+                let value =
+                    b.parent().filter(|d| d.kind() == "variable_declarator" && d.field_child("name") == Some(b)).and_then(|d| d.field_child("value")).map(bare);
+                values.insert(b.text().to_owned(), value.filter(|v| !FUNCTIONS.contains(&v.kind()) && v.kind() != "class"));
+            }
+            // `export { a as b }` binds `b` too, to whatever `a` is.
+            if n.kind() == "export_specifier"
+                && let Some(alias) = n.field_child("alias")
+            {
+                *bound.entry(alias.text().to_owned()).or_default() += 1;
+            }
+            }
+        }
+    }
+    // A name bound more than once is no known value: it counts as code, and escalates.
+    values.retain(|name, _| bound.get(name) == Some(&1));
+    for (region, calls) in program.regions.iter().zip(program.calls) {
+        let file = Definitions::of(region, &values);
+        for (node, identity) in calls {
+            let Identity::Path(path) = identity else { continue };
+            let Some(head) = file.head(path) else { continue };
+            let fail = |why: String| {
+                Err(Escalation::new(
+                    EscalationCode::InventoryViolation,
+                    format!("region `{}` calls `{path}`: {why}", region.name),
+                    Some(Anchor::at_line(region.file, node.line())),
+                ))
+            };
+            if !located.contains(&head) && !program.env.unread_functions.contains(&head) {
+                return fail(format!(
+                    "`{head}` is defined in the release, and no region of the profile reads its body, so what it does is unread \
+                     (make it a region with its own inventory)"
+                ));
+            }
+            let root = head.trim_start_matches("static ").split('.').next().unwrap_or_default();
+            let count = bound.get(root).copied().unwrap_or(0);
+            if root != "this" && count != 1 {
+                return fail(format!(
+                    "`{root}` is bound {count} times at the top of the loaded files, so the definition the call reaches may not be the region of that name"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The name a function region answers to: `f`, or `Class.method`.
+fn function_name(n: Node<'_>) -> Option<String> {
+    match n.kind() {
+        "method_definition" => Some(format!("{}{}.{}", if super::is_static(n) { "static " } else { "" }, class_of(n)?, super::class_member_name(n)?)),
+        "function_declaration" | "generator_function_declaration" => n.field_child("name").map(|i| i.text().to_owned()),
+        "variable_declarator" if n.field_child("value").is_some_and(|v| FUNCTIONS.contains(&v.kind())) => n.field_child("name").map(|i| i.text().to_owned()),
+        _ => None,
+    }
+}
+
+/// The name of the class a member belongs to: `class C {…}`, or
+/// `var C = class {…}` as bundlers write it.
+pub(super) fn class_of(member: Node<'_>) -> Option<String> {
+    let class = member.parent().filter(|b| b.kind() == "class_body")?.parent()?;
+    match class.field_child("name") {
+        Some(name) => Some(name.text().to_owned()),
+        None => class.parent().filter(|d| d.kind() == "variable_declarator").and_then(|d| d.field_child("name")).map(|n| n.text().to_owned()),
+    }
+}
+
+/// What the top of a region's file defines.
+struct Definitions<'a> {
+    /// Functions and classes declared at the top of the file, or bound to a
+    /// function or class expression there.
+    code: BTreeSet<String>,
+    /// Top-level names imported from a file of the release under their own name.
+    imported: BTreeSet<String>,
+    /// Top-level variables' values.
+    values: BTreeMap<String, Node<'a>>,
+    /// The class a class-method region belongs to, with the names of the
+    /// methods `this.m` reaches there (its static ones in a static method).
+    this: Option<(String, BTreeSet<String>)>,
+    locals: Bindings,
+}
+
+impl<'a> Definitions<'a> {
+    fn of(region: &Region<'a>, everywhere: &BTreeMap<String, Option<Node<'a>>>) -> Definitions<'a> {
+        let root = region.node.ancestors().last().unwrap_or(region.node);
+        let (mut code, mut imported, mut values) = (BTreeSet::new(), BTreeSet::new(), BTreeMap::new());
+        for n in root.named_children() {
+            let decl = if n.kind() == "export_statement" { n.field_child("declaration").unwrap_or(n) } else { n };
+            match decl.kind() {
+                "function_declaration" | "generator_function_declaration" | "class_declaration" => {
+                    code.extend(decl.field_child("name").map(|i| i.text().to_owned()));
+                }
+                "lexical_declaration" | "variable_declaration" => {
+                    for d in decl.named_children().filter(|d| d.kind() == "variable_declarator") {
+                        let (Some(name), Some(value)) = (d.field_child("name").filter(|n| n.kind() == "identifier"), d.field_child("value")) else { continue };
+                        let value = bare(value);
+                        if FUNCTIONS.contains(&value.kind()) || value.kind() == "class" {
+                            code.insert(name.text().to_owned());
+                        } else {
+                            values.insert(name.text().to_owned(), value);
+                        }
+                    }
+                }
+                "import_statement" => {
+                    let Some(spec) = decl.field_child("source").and_then(string_content) else { continue };
+                    if is_package(&spec) {
+                        continue;
+                    }
+                    for i in decl.descendants() {
+                        match i.kind() {
+                            "import_specifier" => {
+                                let Some(orig) = i.field_child("name") else { continue };
+                                if i.field_child("alias").is_none_or(|a| a.text() == orig.text()) {
+                                    // Data another file defines (a pattern, a table) is a value here too.
+                                    match everywhere.get(orig.text()) {
+                                        Some(Some(value)) => drop(values.insert(orig.text().to_owned(), *value)),
+                                        _ => drop(imported.insert(orig.text().to_owned())),
+                                    }
+                                }
+                            }
+                            // A default or namespace import of a release file is release code too.
+                            "import_clause" | "namespace_import" => {
+                                imported.extend(i.named_children().filter(|c| c.kind() == "identifier").map(|c| c.text().to_owned()));
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let this = (region.node.kind() == "method_definition").then(|| class_of(region.node)).flatten().map(|class| {
+            let statics = super::is_static(region.node);
+            let body = region.node.parent();
+            let methods = body
+                .into_iter()
+                .flat_map(|b| b.named_children())
+                .filter(|m| m.kind() == "method_definition" && super::is_static(*m) == statics)
+                .filter_map(super::class_member_name)
+                .collect();
+            (if statics { format!("static {class}") } else { class }, methods)
+        });
+        Definitions { code, imported, values, this, locals: Bindings::of(super::route::owner(region.node)) }
+    }
+
+    /// The region a resolved callee identity needs, when it reaches code of
+    /// the release: `f`, `C.m`, `C.constructor`.
+    fn head(&self, path: &str) -> Option<String> {
+        let (path, constructed) = match path.strip_prefix("new ") {
+            Some(rest) => (rest, true),
+            None => (path.strip_prefix("handed ").unwrap_or(path), false),
+        };
+        let root = path.split(['.', '[', '(']).next().unwrap_or_default();
+        let rest = &path[root.len()..];
+        let member = rest.strip_prefix('.').map(|m| m.split(['.', '[', '(']).next().unwrap_or_default());
+        // Indexing a name reads its data (`table[k].join`): the method is an
+        // element's, and a callee that is an element is dynamic anyway.
+        if rest.starts_with('[') || self.locals.is_param(root) || self.locals.count(root) > 0 {
+            return None;
+        }
+        if root == "this" {
+            let (class, methods) = self.this.as_ref()?;
+            return member.filter(|m| methods.contains(*m)).map(|m| format!("{class}.{m}"));
+        }
+        if self.code.contains(root) || self.imported.contains(root) {
+            return Some(match (constructed, member) {
+                (true, _) => format!("{root}.constructor"),
+                // A member called on the class itself is its static method.
+                (false, Some(m)) => format!("static {root}.{m}"),
+                (false, None) => root.to_owned(),
+            });
+        }
+        // A method of a module-level object the release built; a module-level
+        // variable called itself holds a function no region can name.
+        let value = *self.values.get(root)?;
+        let Some(member) = member else {
+            return (rest.is_empty() || rest.starts_with('(')).then(|| root.to_owned());
+        };
+        match value.kind() {
+            "new_expression" => {
+                let class = value.field_child("constructor").map(bare).filter(|c| c.kind() == "identifier")?.text();
+                (self.code.contains(class) || self.imported.contains(class)).then(|| format!("{class}.{member}"))
+            }
+            "object"
+                if value
+                    .named_children()
+                    .any(|p| p.kind() == "method_definition" || p.field_child("value").is_some_and(|v| FUNCTIONS.contains(&bare(v).kind()))) =>
+            {
+                Some(format!("{root}.{member}"))
+            }
+            _ => None,
+        }
+    }
+}
