@@ -59,7 +59,6 @@ pub(super) fn check(program: &Program<'_, '_>) -> Result<(), Escalation> {
             {
                 *bound.entry(alias.text().to_owned()).or_default() += 1;
             }
-            }
         }
     }
     // A name bound more than once is no known value: it counts as code, and escalates.
