@@ -2,7 +2,7 @@
 //! case is written once per language and must give the same answer in all
 //! of them (found, absent, or an escalation), so the kind means one thing.
 
-use fcd_frontends::{ArgPattern, EscalationCode, FactKind, FactSpec, Lang, RegionKind, RegionSpec, SourceFile, analyze};
+use fcd_frontends::{ArgPattern, Env, EscalationCode, FactKind, FactSpec, Lang, RegionKind, RegionSpec, SourceFile, analyze, analyze_with};
 use fcd_model::effect::FactValue;
 
 /// How one language spells the pieces of a guarded handler.
@@ -148,7 +148,18 @@ impl Spelling {
         ];
         let region = RegionSpec { name: "r".into(), kind: self.region_kind(), optional: false };
         let file = SourceFile { path: self.path.into(), bytes: src.clone().into_bytes() };
-        let analysis = analyze(self.lang, &[file], &[region], &facts).map_err(|e| e.code)?;
+        // What these tests read is the guard's shape: the checks the templates
+        // define (`check`, `ok`) are trusted by name, as a profile's
+        // `source.unread-functions` would, not read as regions.
+        let env = Env {
+            reviewed: match self.region_kind() {
+                RegionKind::Function(f) => vec![f],
+                _ => vec![],
+            },
+            unread_functions: vec!["check".into(), "ok".into()],
+            ..Env::default()
+        };
+        let analysis = analyze_with(self.lang, &[file], &[region], &facts, &env).map_err(|e| e.code)?;
         Ok(analysis.facts.iter().find(|f| f.name == "guard").map(|f| match f.values.get("test") {
             Some(FactValue::Text(t)) => t.clone(),
             other => panic!("a guard's test is text, not {other:?}"),

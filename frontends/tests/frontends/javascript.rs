@@ -286,11 +286,14 @@ fn a_callback_region_is_the_literal_registered_under_the_tool_name() {
     for (from, to, want) in [
         ("const server = new McpServer", "let server = new McpServer", "Unresolved"),
         ("const server = new McpServer({ name: \"files\" })", "const server = wrap(new McpServer({ name: \"files\" }))", "Unresolved"),
-        ("from \"@modelcontextprotocol/sdk/server/mcp.js\"", "from \"./mcp.js\"", "Path(\"new McpServer().registerTool\")"),
     ] {
         let (calls, _) = write_file_callback(&REGISTERED.replace(from, to)).expect("analyzes");
         assert!(calls[0].starts_with(want), "{to}: {calls:?}");
     }
+    // A server class of the release itself: its constructor and registerTool
+    // are release code no region reads (the closed call path).
+    let local = write_file_callback(&REGISTERED.replace("from \"@modelcontextprotocol/sdk/server/mcp.js\"", "from \"./mcp.js\"")).expect_err("escalates");
+    assert!(local.detail.contains("`McpServer.constructor` is defined in the release"), "{local:?}");
     assert!(calls.iter().any(|c| c.contains("validatePath")) && calls.iter().any(|c| c.contains("writeIt")), "{calls:?}");
     assert_eq!(facts, vec!["checked Some(List([Text(\"arg:path\")]))".to_owned()]);
     // The tool argument through another object, or a rebound parameter, is not the call's argument.
