@@ -32,7 +32,8 @@ use fcd_model::effect::Anchor;
 use super::FUNCTIONS;
 use super::bindings::{Bindings, module_bindings};
 use super::package::is_package;
-use super::syntax::{bare, string_content};
+use super::scope::TopLevel;
+use super::syntax::bare;
 
 /// Checks that every release-local callee of every region is a located region.
 pub(super) fn check(program: &Program<'_, '_>) -> Result<(), Escalation> {
@@ -130,53 +131,24 @@ struct Definitions<'a> {
 
 impl<'a> Definitions<'a> {
     fn of(region: &Region<'a>, everywhere: &BTreeMap<String, Option<Node<'a>>>) -> Definitions<'a> {
-        let root = region.node.ancestors().last().unwrap_or(region.node);
-        let (mut code, mut imported, mut values) = (BTreeSet::new(), BTreeSet::new(), BTreeMap::new());
-        for n in root.named_children() {
-            let decl = if n.kind() == "export_statement" { n.field_child("declaration").unwrap_or(n) } else { n };
-            match decl.kind() {
-                "function_declaration" | "generator_function_declaration" | "class_declaration" => {
-                    code.extend(decl.field_child("name").map(|i| i.text().to_owned()));
-                }
-                "lexical_declaration" | "variable_declaration" => {
-                    for d in decl.named_children().filter(|d| d.kind() == "variable_declarator") {
-                        let (Some(name), Some(value)) = (d.field_child("name").filter(|n| n.kind() == "identifier"), d.field_child("value")) else { continue };
-                        let value = bare(value);
-                        if FUNCTIONS.contains(&value.kind()) || value.kind() == "class" {
-                            code.insert(name.text().to_owned());
-                        } else {
-                            values.insert(name.text().to_owned(), value);
-                        }
-                    }
-                }
-                "import_statement" => {
-                    let Some(spec) = decl.field_child("source").and_then(string_content) else { continue };
-                    if is_package(&spec) {
-                        continue;
-                    }
-                    for i in decl.descendants() {
-                        match i.kind() {
-                            "import_specifier" => {
-                                let Some(orig) = i.field_child("name") else { continue };
-                                if i.field_child("alias").is_none_or(|a| a.text() == orig.text()) {
-                                    // Data another file defines (a pattern, a table) is a value here too.
-                                    match everywhere.get(orig.text()) {
-                                        Some(Some(value)) => drop(values.insert(orig.text().to_owned(), *value)),
-                                        _ => drop(imported.insert(orig.text().to_owned())),
-                                    }
-                                }
-                            }
-                            // A default or namespace import of a release file is release code too.
-                            "import_clause" | "namespace_import" => {
-                                imported.extend(i.named_children().filter(|c| c.kind() == "identifier").map(|c| c.text().to_owned()));
-                            }
-                            _ => {}
-                        }
-                    }
-                }
+        let top = TopLevel::of(region.node);
+        let mut values: BTreeMap<String, Node<'a>> =
+            top.values.iter().filter(|(name, _)| !top.code.contains(*name)).map(|(name, v)| (name.clone(), bare(*v))).collect();
+        let mut imported = BTreeSet::new();
+        for (local, (_, orig)) in top.imports.iter().filter(|(_, (spec, _))| !is_package(spec)) {
+            match orig.as_str() {
+                // A default or namespace import of a release file is release code too.
+                "default" | "*" => drop(imported.insert(local.clone())),
+                // Data another file defines (a pattern, a table) is a value here too.
+                _ if orig == local => match everywhere.get(orig) {
+                    Some(Some(value)) => drop(values.insert(orig.clone(), *value)),
+                    _ => drop(imported.insert(orig.clone())),
+                },
+                // Imported under another name: the scope leaves it unresolved.
                 _ => {}
             }
         }
+        let code = top.code;
         let this = (region.node.kind() == "method_definition").then(|| class_of(region.node)).flatten().map(|class| {
             let statics = super::is_static(region.node);
             let body = region.node.parent();

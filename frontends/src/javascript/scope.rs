@@ -26,18 +26,32 @@ pub(super) struct Scope<'a> {
     imports: BTreeMap<String, (String, String)>,
 }
 
-impl<'a> Scope<'a> {
-    pub(super) fn of(region: &Region<'a>) -> Scope<'a> {
-        let root = region.node.ancestors().last().unwrap_or(region.node);
-        let mut declared = BTreeSet::new();
-        let mut values = BTreeMap::new();
-        let mut imports = BTreeMap::new();
+/// What the top of a region's module declares and imports: read once, for
+/// the names a region's calls resolve through ([`Scope`]) and for the code of
+/// the release they may reach (the closed call path).
+pub(super) struct TopLevel<'a> {
+    /// Every module-level name the file declares.
+    pub(super) declared: BTreeSet<String>,
+    /// Functions and classes: declared, or bound to a function or class expression.
+    pub(super) code: BTreeSet<String>,
+    /// The values of the file's module-level `const`/`let`/`var name = value`.
+    pub(super) values: BTreeMap<String, Node<'a>>,
+    /// Local name -> (specifier, imported name: `default` for a default
+    /// import, `*` for a namespace).
+    pub(super) imports: BTreeMap<String, (String, String)>,
+}
+
+impl<'a> TopLevel<'a> {
+    pub(super) fn of(node: Node<'a>) -> TopLevel<'a> {
+        let root = node.ancestors().last().unwrap_or(node);
+        let mut top = TopLevel { declared: BTreeSet::new(), code: BTreeSet::new(), values: BTreeMap::new(), imports: BTreeMap::new() };
         for n in root.named_children() {
             let decl = if n.kind() == "export_statement" { n.field_child("declaration").unwrap_or(n) } else { n };
             match decl.kind() {
                 "function_declaration" | "generator_function_declaration" | "class_declaration" => {
                     if let Some(id) = decl.field_child("name") {
-                        declared.insert(id.text().to_owned());
+                        top.declared.insert(id.text().to_owned());
+                        top.code.insert(id.text().to_owned());
                     }
                 }
                 "lexical_declaration" | "variable_declaration" => {
@@ -46,9 +60,12 @@ impl<'a> Scope<'a> {
                         if let Some(p) = d.field_child("name") {
                             bindings::pattern_names(p, &mut names);
                         }
-                        declared.extend(names.iter().map(|i| i.text().to_owned()));
+                        top.declared.extend(names.iter().map(|i| i.text().to_owned()));
                         if let (Some(n), Some(v)) = (d.field_child("name").filter(|n| n.kind() == "identifier"), d.field_child("value")) {
-                            values.insert(n.text().to_owned(), v);
+                            if matches!(bare(v).kind(), "class") || super::FUNCTIONS.contains(&bare(v).kind()) {
+                                top.code.insert(n.text().to_owned());
+                            }
+                            top.values.insert(n.text().to_owned(), v);
                         }
                     }
                 }
@@ -59,13 +76,13 @@ impl<'a> Scope<'a> {
                             "import_specifier" => {
                                 let Some(orig) = i.field_child("name") else { continue };
                                 let local = i.field_child("alias").unwrap_or(orig);
-                                imports.insert(local.text().to_owned(), (spec.clone(), orig.text().to_owned()));
+                                top.imports.insert(local.text().to_owned(), (spec.clone(), orig.text().to_owned()));
                             }
                             "import_clause" | "namespace_import" => {
                                 // `import d from …` binds the default export, `import * as ns from …` the namespace.
                                 let what = if i.kind() == "import_clause" { "default" } else { "*" };
                                 for id in i.named_children().filter(|c| c.kind() == "identifier") {
-                                    imports.insert(id.text().to_owned(), (spec.clone(), what.to_owned()));
+                                    top.imports.insert(id.text().to_owned(), (spec.clone(), what.to_owned()));
                                 }
                             }
                             _ => {}
@@ -75,6 +92,13 @@ impl<'a> Scope<'a> {
                 _ => {}
             }
         }
+        top
+    }
+}
+
+impl<'a> Scope<'a> {
+    pub(super) fn of(region: &Region<'a>) -> Scope<'a> {
+        let TopLevel { declared, values, imports, .. } = TopLevel::of(region.node);
         // A dispatcher case's names are its handler function's.
         let owner = super::route::owner(region.node);
         Scope { region: owner, locals: Bindings::of(owner), declared, values, imports }
