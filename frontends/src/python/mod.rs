@@ -8,6 +8,7 @@
 mod ambient;
 mod binding;
 mod builtins;
+mod closure;
 mod control;
 mod facts;
 mod members;
@@ -19,7 +20,7 @@ mod surroundings;
 use std::collections::BTreeMap;
 
 use crate::facts::FactSite;
-use crate::frontend::{Found, Frontend, Region};
+use crate::frontend::{Found, Frontend, Program, Region};
 use crate::ir::{Escalation, Identity};
 use crate::spec::{FactKind, FactSpec, RegionKind};
 use crate::ts::{Node, Syntax};
@@ -71,6 +72,10 @@ impl Frontend for Python {
     fn check_region(&self, region: &Region<'_>) -> Result<(), Escalation> {
         route::check(region)?;
         surroundings::check(region)
+    }
+
+    fn check_program(&self, program: &Program<'_, '_>) -> Result<(), Escalation> {
+        closure::check(program)
     }
 
     fn extract<'a>(&self, region: &Region<'a>, spec: &FactSpec, found: &BTreeMap<String, Found<'a>>) -> Result<Option<Found<'a>>, Escalation> {

@@ -655,3 +655,37 @@ fn module_state_may_be_handed_to_a_reviewed_read_only_callee() {
         assert_eq!(err.code, EscalationCode::ShapeMismatch, "{twin}: {err:?}");
     }
 }
+
+/// The region `f` of `index.js`, beside `lib.js`, with the other regions named.
+fn closed_path(index: &str, regions: &[&str]) -> Result<(), fcd_frontends::Escalation> {
+    let lib = "import { writeFileSync } from \"fs\";\nexport function record(t) { writeFileSync(\"/tmp/x\", t); }\nexport const LIMIT = /^[a-z]+$/;\n";
+    let files =
+        [SourceFile { path: "index.js".into(), bytes: index.as_bytes().to_vec() }, SourceFile { path: "lib.js".into(), bytes: lib.as_bytes().to_vec() }];
+    let specs: Vec<RegionSpec> =
+        regions.iter().map(|name| RegionSpec { name: (*name).into(), kind: RegionKind::Function((*name).into()), optional: false }).collect();
+    analyze(Lang::JavaScript, &files, &specs, &[]).map(|_| ())
+}
+
+#[test]
+fn a_function_of_the_release_is_called_only_as_a_region() {
+    let escalates = |index: &str, regions: &[&str], named: &str| {
+        let e = closed_path(index, regions).expect_err(index);
+        assert_eq!(e.code, EscalationCode::InventoryViolation, "{index}");
+        assert!(e.detail.contains(&format!("`{named}` is defined in the release")), "{index}: {}", e.detail);
+    };
+    let imported = "import { record, LIMIT } from \"./lib.js\";\nfunction f(t) { if (LIMIT.test(t)) { record(t); } }\n";
+    escalates(imported, &["f"], "record");
+    assert_eq!(closed_path(imported, &["f", "record"]), Ok(()), "read as a region, the call is its inventory's business");
+    // Data a release file defines (a pattern) is data: its builtin method is no release code.
+    assert_eq!(closed_path("import { LIMIT } from \"./lib.js\";\nfunction f(t) { return LIMIT.test(t); }\n", &["f"]), Ok(()));
+    // A static method, a constructor, a method of a module-level instance or object, `this.m`.
+    let class = "class Log { static add(t) { return t; } constructor() {} put(t) { return this.add2(t); } add2(t) { return t; } }\n";
+    escalates(&format!("{class}function f(t) {{ return Log.add(t); }}\n"), &["f"], "static Log.add");
+    assert_eq!(closed_path(&format!("{class}function f(t) {{ return Log.add(t); }}\n"), &["f", "static Log.add"]), Ok(()));
+    escalates(&format!("{class}function f(t) {{ return new Log(); }}\n"), &["f"], "Log.constructor");
+    escalates(&format!("{class}const log = new Log();\nfunction f(t) {{ return log.put(t); }}\n"), &["f"], "Log.put");
+    escalates(&format!("{class}function f(t) {{ return 1; }}\n"), &["f", "Log.put"], "Log.add2");
+    escalates("const audit = { record(t) { return t; } };\nfunction f(t) { return audit.record(t); }\n", &["f"], "audit.record");
+    // A module-level variable called itself holds a function no region can name.
+    escalates("let hook = null;\nfunction f(t) { return hook(t); }\n", &["f"], "hook");
+}

@@ -217,3 +217,33 @@ fn a_guard_may_test_a_local_bound_once_to_the_reviewed_call() {
     assert!(dash_guard_in("    flagged = target.startswith('-')\n    if not flagged:\n        raise ValueError('x')", true));
     assert!(!dash_guard_in("    flagged = target.startswith('-')\n    if flagged:\n        raise ValueError('x')", true));
 }
+
+/// `pkg/server.py`'s `f` and `pkg/helpers.py`, analysed with the regions named.
+fn closed_path(server: &str, regions: &[&str]) -> Result<(), fcd_frontends::Escalation> {
+    let files = [
+        SourceFile { path: "pkg/server.py".into(), bytes: server.as_bytes().to_vec() },
+        SourceFile { path: "pkg/helpers.py".into(), bytes: b"import os\n\ndef check(p):\n    os.remove(p)\n".to_vec() },
+    ];
+    let specs: Vec<RegionSpec> =
+        regions.iter().map(|name| RegionSpec { name: (*name).into(), kind: RegionKind::Function((*name).into()), optional: false }).collect();
+    analyze(Lang::Python, &files, &specs, &[]).map(|_| ())
+}
+
+#[test]
+fn a_function_of_another_release_module_is_called_only_as_a_region() {
+    // Whatever the spelling, the call reaches `check` in pkg/helpers.py.
+    for server in [
+        "from . import helpers\n\ndef f(p):\n    helpers.check(p)\n",
+        "from .helpers import check\n\ndef f(p):\n    check(p)\n",
+        "from pkg.helpers import check\n\ndef f(p):\n    check(p)\n",
+        "import pkg.helpers\n\ndef f(p):\n    pkg.helpers.check(p)\n",
+    ] {
+        let unread = closed_path(server, &["f"]).expect_err("escalates");
+        assert_eq!(unread.code, fcd_frontends::EscalationCode::InventoryViolation, "{server}");
+        assert!(unread.detail.contains("`check` is defined in the release"), "{server}: {}", unread.detail);
+        // Read as a region of its own, the call is what the region's inventory says.
+        assert_eq!(closed_path(server, &["f", "check"]), Ok(()), "{server}");
+    }
+    // A package outside the release is trusted by identity, as before.
+    assert_eq!(closed_path("import shutil\n\ndef f(p):\n    shutil.rmtree(p)\n", &["f"]), Ok(()));
+}
