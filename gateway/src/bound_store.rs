@@ -8,10 +8,13 @@
 //! whose hash chain holds, and moves the mark forward when it stops.
 //!
 //! Starting over on another store is the operator's explicit choice
-//! (`fcd gateway serve --accept-new-store`), never a default. What this
-//! cannot see: entries cut from the end of the log after the last mark (a
-//! gateway that crashed records none), and a store replaced while a gateway
-//! runs, which the gateway's file check refuses at the next decision.
+//! (`fcd gateway serve --accept-new-store`), never a default. A running
+//! gateway moves the mark every `store_mark_every` seconds too, so a gateway
+//! that crashes leaves a mark at most that old. What this cannot see:
+//! entries cut from the end of the log after the last mark (the newest
+//! `store_mark_every` seconds of a crashed gateway's decisions), and a store
+//! replaced while a gateway runs, which the gateway's file check refuses at
+//! the next decision.
 
 use fcd_runtime::registry::{Registry, StoreMark};
 use fcd_runtime::runtime::{AuditEntry, Runtime, StoreSpec};
@@ -70,8 +73,13 @@ pub(crate) fn check(runtime: &Runtime, registry: &Registry, store: &str, accept_
     registry.bind_store(store, &now, rebind).map_err(|e| e.to_string())
 }
 
-/// Moves the registry's mark of `store` forward to where `runtime` is now.
-pub(crate) fn advance(runtime: &Runtime, registry: &Registry, store: &str) -> Result<(), String> {
-    let now = mark(runtime, &entries(runtime, store)?);
-    registry.bind_store(store, &now, false).map_err(|e| e.to_string())
+/// Where `runtime`'s audit log ends now, read without the rest of the log.
+pub(crate) fn last_mark(runtime: &Runtime, store: &str) -> Result<StoreMark, String> {
+    let last = runtime.audit_last().map_err(|e| format!("the runtime store {store}: its audit log does not read: {e}"))?;
+    Ok(mark(runtime, last.as_slice()))
+}
+
+/// Moves the registry's mark of `store` forward to `now`.
+pub(crate) fn advance(registry: &Registry, store: &str, now: &StoreMark) -> Result<(), String> {
+    registry.bind_store(store, now, false).map_err(|e| e.to_string())
 }

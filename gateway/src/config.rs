@@ -66,6 +66,13 @@ pub struct Config {
     /// server process is stopped and started again for the next call.
     #[serde(default = "default_call_timeout")]
     pub call_timeout: u64,
+    /// Seconds between two moves of the runtime store's mark in the registry
+    /// while the gateway runs (default 1; 0: only when it stops). A SQLite
+    /// store's entries cut from the end of its audit log are noticed at the
+    /// next start unless they are newer than the last mark, so a gateway that
+    /// crashes leaves at most this much of its log unwatched.
+    #[serde(default = "default_store_mark_every")]
+    pub store_mark_every: u64,
     /// The decision log on stderr: `"text"` (the default), `"json"` (one
     /// object a line) or `"off"`. One event per `tools/call`: the tool,
     /// principal, source epoch, outcome (`ran`, or the refusal code and its
@@ -137,6 +144,10 @@ impl Default for Http {
 
 fn default_call_timeout() -> u64 {
     120
+}
+
+fn default_store_mark_every() -> u64 {
+    1
 }
 
 fn default_log() -> String {

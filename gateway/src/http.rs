@@ -64,6 +64,7 @@ pub async fn serve_http(gateway: Gateway, listen: &str) -> Result<(), StartError
     config.cancellation_token = stop.clone();
     config.max_request_body_bytes = gateway.config.max_message_bytes;
     let gateway = Arc::new(gateway);
+    let marker = gateway.keep_store_marked();
     let for_sessions = gateway.clone();
     let service = StreamableHttpService::new(
         move || Ok(Handler { gateway: for_sessions.clone(), principal: Principal::FromToken }),
@@ -90,6 +91,9 @@ pub async fn serve_http(gateway: Gateway, listen: &str) -> Result<(), StartError
         shutdown.cancel();
     });
     let ended = served.await.map_err(|e| fail(format!("the HTTP listener failed: {e}")));
+    if let Some(marker) = marker {
+        marker.abort();
+    }
     gateway.record_store_mark();
     ended
 }

@@ -612,13 +612,49 @@ impl Gateway {
     /// audit entry (when the gateway stops): the next start checks it is
     /// there. A failure is logged, not fatal: the older mark still holds.
     pub fn record_store_mark(&self) {
-        let recorded = self.rt().map_err(|r| r.detail).and_then(|rt| {
+        self.record_store_mark_if_moved(None);
+    }
+
+    /// Moves the mark forward when the audit log's last entry is not
+    /// `seen` any more; returns the sequence number the mark is at. The
+    /// runtime is locked only to read that entry, not for the registry's write.
+    fn record_store_mark_if_moved(&self, seen: Option<i64>) -> Option<i64> {
+        let recorded = self.rt().map_err(|r| r.detail).and_then(|rt| crate::bound_store::last_mark(&rt, &self.store_name)).and_then(|now| {
+            if Some(now.audit_seq) == seen {
+                return Ok(now.audit_seq);
+            }
             let registry = Registry::open(&self.config.registry).map_err(|e| e.to_string())?;
-            crate::bound_store::advance(&rt, &registry, &self.store_name)
+            crate::bound_store::advance(&registry, &self.store_name, &now).map(|()| now.audit_seq)
         });
-        if let Err(e) = recorded {
-            tracing::warn!(target: "fcd::gateway", "the runtime store's mark was not moved forward in the registry {}: {e}", self.config.registry.display());
+        match recorded {
+            Ok(seq) => Some(seq),
+            Err(e) => {
+                tracing::warn!(target: "fcd::gateway", "the runtime store's mark was not moved forward in the registry {}: {e}", self.config.registry.display());
+                seen
+            }
         }
+    }
+
+    /// Moves the runtime store's mark every `store_mark_every` seconds while
+    /// the gateway serves (crate::bound_store). Only for a SQLite store, whose
+    /// last entry is one indexed read; an etcd store is marked when the
+    /// gateway stops.
+    pub(crate) fn keep_store_marked(self: &Arc<Self>) -> Option<tokio::task::JoinHandle<()>> {
+        let every = self.config.store_mark_every;
+        if every == 0 || self.store_file.is_none() {
+            return None;
+        }
+        let gateway = self.clone();
+        Some(tokio::spawn(async move {
+            let mut tick = tokio::time::interval(Duration::from_secs(every));
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+            let mut seen = None;
+            loop {
+                tick.tick().await;
+                let g = gateway.clone();
+                seen = tokio::task::spawn_blocking(move || g.record_store_mark_if_moved(seen)).await.unwrap_or(seen);
+            }
+        }))
     }
 
     fn rt(&self) -> Result<std::sync::MutexGuard<'_, Runtime>, Refused> {
@@ -804,6 +840,7 @@ pub async fn serve_stdio(gateway: Gateway) -> Result<(), StartError> {
     let principal = gateway.config.principal.clone();
     let max = gateway.config.max_message_bytes;
     let gateway = Arc::new(gateway);
+    let marker = gateway.keep_store_marked();
     let handler = Handler { gateway: gateway.clone(), principal: Principal::Configured(principal) };
     // Every line from the client is judged first (crate::framing): each gets an answer, one id runs once.
     let (input, output) = stdio_streams();
@@ -811,6 +848,9 @@ pub async fn serve_stdio(gateway: Gateway) -> Result<(), StartError> {
     let transport = rmcp::transport::async_rw::AsyncRwTransport::new_server(read, write).with_max_line_length(max.saturating_add(1));
     let service = handler.serve(transport).await.map_err(|e| StartError(format!("the client did not initialize: {e}")))?;
     let ended = service.waiting().await.map_err(|e| StartError(e.to_string()));
+    if let Some(marker) = marker {
+        marker.abort();
+    }
     gateway.record_store_mark();
     ended?;
     // The last responses reach the client before the process ends (bounded: the framing's

@@ -346,6 +346,11 @@ impl Runtime {
         Ok(self.store.audit()?)
     }
 
+    /// The audit log's last entry, read without the rest of the log.
+    pub fn audit_last(&self) -> Result<Option<AuditEntry>, Refusal> {
+        Ok(self.store.audit_last()?)
+    }
+
     /// The audit log as typed events, in order (for `fcd audit check`). The
     /// chain is not checked here: see [`Runtime::verify_audit`].
     pub fn audit_events(&self) -> Result<Vec<AuditRecord>, Refusal> {

@@ -1244,6 +1244,48 @@ fn a_runtime_store_cut_back_or_created_again_between_runs_is_refused_at_start() 
     assert_eq!(w.runtime().verify_audit().ok().map(|n| n > 0), Some(true));
 }
 
+/// Issue 27, point 3: a gateway that crashes records no mark when it
+/// stops, so the registry's mark moves while it runs (`store_mark_every`).
+/// Entries cut from the end of the audit log after such a crash (the chain
+/// still holds: it is a prefix) are refused at the next start; with the
+/// periodic mark off, the same cut goes unnoticed, which is the window the
+/// setting bounds.
+#[test]
+fn a_store_cut_back_after_the_gateway_crashed_is_refused_at_start() {
+    let Some(r) = releases() else { return };
+    for every in [1, 0] {
+        let w = world(r, &[&r.guarded_summary]);
+        let top = format!("principal = \"user:alice\"\nstore_mark_every = {every}\n");
+        let (mut client, _) = w.raw_client(&top, w.server(&r.guarded, "guarded.log"), &r.guarded);
+        for id in 1..=3 {
+            client.send(&w.raw_call(id));
+            let answer = client.next();
+            assert!(answer["result"]["structuredContent"]["fcd"]["refused"].is_null(), "call {id} runs: {answer}");
+        }
+        // Past a mark interval, then a crash: no mark is recorded at stop.
+        std::thread::sleep(Duration::from_millis(2500));
+        client.child.kill().unwrap();
+        client.child.wait().unwrap();
+        // The last decision's entry cut from the end of the log.
+        let store = rusqlite::Connection::open(w.path("runtime.sqlite")).unwrap();
+        let cut = store.execute("DELETE FROM audit WHERE seq = (SELECT max(seq) FROM audit)", []).unwrap();
+        assert_eq!(cut, 1);
+        drop(store);
+        assert!(w.runtime().verify_audit().is_ok(), "what is left is a valid prefix of the chain");
+        let config = w.path("gateway.toml");
+        if every == 1 {
+            let stderr = refused_start(&config, &[]);
+            assert!(stderr.contains("lost audit entries"), "{stderr}");
+        } else {
+            let mut again = RawClient::start(&config, &w.path("again.log"));
+            again.send(&w.raw_call(4));
+            let answer = again.next();
+            assert!(answer["result"]["structuredContent"]["fcd"]["refused"].is_null(), "marked only at start, the cut is not seen: {answer}");
+            assert!(again.stop());
+        }
+    }
+}
+
 /// Issue 27, point 2: a reply larger than rmcp's default 16 MiB line (a
 /// large diff) reaches the client whole, up to `max_message_bytes`.
 #[test]

@@ -270,6 +270,10 @@ pub(crate) trait Store: Send {
     fn set_resolver(&self, key: &[u8; 32]) -> Result<(), StorageError>;
     /// The whole audit log, in sequence order.
     fn audit(&self) -> Result<Vec<AuditEntry>, StorageError>;
+    /// The audit log's last entry (the highest sequence number), if any.
+    fn audit_last(&self) -> Result<Option<AuditEntry>, StorageError> {
+        Ok(self.audit()?.pop())
+    }
     /// Records (durably, with an audit entry) that an operator accounted for
     /// the calls [`View::lost_calls`] reports; returns what was acknowledged.
     fn acknowledge_lost_calls(&mut self) -> Result<Vec<String>, Refusal>;

@@ -447,6 +447,12 @@ impl Store for SqliteStore {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
+    fn audit_last(&self) -> Result<Option<AuditEntry>, StorageError> {
+        let mut stmt = self.conn.prepare_cached("SELECT seq, entry, prev, hash FROM audit ORDER BY seq DESC LIMIT 1")?;
+        let mut rows = stmt.query_map([], |r| Ok(AuditEntry { seq: r.get(0)?, entry: r.get(1)?, prev: r.get(2)?, hash: r.get(3)?, chain: String::new() }))?;
+        Ok(rows.next().transpose()?)
+    }
+
     fn acknowledge_lost_calls(&mut self) -> Result<Vec<String>, Refusal> {
         self.synchronous("FULL")?;
         let boot = self.boot.clone();
