@@ -442,6 +442,9 @@ impl Check<'_> {
             "function_declaration" | "generator_function_declaration" => true,
             "variable_declarator" => parent.field_child("name") == Some(n),
             "import_specifier" | "export_specifier" | "import_clause" => true,
+            // A TypeScript type query (`ReturnType<typeof f>`) is erased:
+            // nothing of it runs.
+            "type_query" => true,
             "arguments" => self.registers_tool(parent, n) || process_listener(parent, n),
             _ => false,
         };

@@ -689,3 +689,17 @@ fn a_function_of_the_release_is_called_only_as_a_region() {
     // A module-level variable called itself holds a function no region can name.
     escalates("let hook = null;\nfunction f(t) { return hook(t); }\n", &["f"], "hook");
 }
+
+#[test]
+fn a_reviewed_function_in_a_type_query_is_no_value_use() {
+    let analyze_ts = |src: &str| {
+        let file = SourceFile { path: "index.ts".into(), bytes: src.as_bytes().to_vec() };
+        let regions = [RegionSpec { name: "r".into(), kind: RegionKind::Function("f".into()), optional: false }];
+        analyze(Lang::JavaScript, &[file], &regions, &[]).map(|_| ())
+    };
+    // `typeof f` in a type is erased by the compiler: nothing of it runs.
+    assert_eq!(analyze_ts("function f(t: string) { return t; }\ntype R = ReturnType<typeof f>;\n"), Ok(()));
+    // The same name taken as a value could be wrapped or replaced.
+    let e = analyze_ts("function f(t: string) { return t; }\nconst g = [f];\n").expect_err("escalates");
+    assert!(e.detail.contains("is used as a value"), "{e:?}");
+}
