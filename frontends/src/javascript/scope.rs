@@ -133,6 +133,12 @@ impl<'a> Scope<'a> {
             if let Some(what) = self.derive_name_at(root, at, 0) {
                 return Identity::Path(join(&what, &path[root.len()..]));
             }
+            // `let x;` then one `x = V`: before it, `x` is undefined and a
+            // method call on it throws, so whatever runs is V's method. For
+            // a callee only: a fact reading `x` still sees two bindings.
+            if let Some(what) = self.assigned_once(root).and_then(|v| self.derive(v, 1)) {
+                return Identity::Path(join(&what, &path[root.len()..]));
+            }
             if self.locals.count(root) > 1 {
                 // The one declaration in scope here, kept by name when its
                 // value is a parameter's or a reviewed call's.
@@ -273,6 +279,24 @@ impl<'a> Scope<'a> {
         match self.resolve(Identity::Path(class.text().to_owned())) {
             Identity::Path(c) => Identity::Path(format!("new {c}(){}", &path[root.len()..])),
             other => other,
+        }
+    }
+
+    /// The value of the one `name = V` when `name`'s only other binding is
+    /// a declaration without a value (`let name;`).
+    fn assigned_once(&self, name: &str) -> Option<Node<'a>> {
+        let origins = bindings::origins(self.region, name);
+        let [Some(a), Some(b)] = origins.as_slice() else { return None };
+        let bare_declaration = |n: &Node<'a>| n.kind() == "variable_declarator" && n.field_child("value").is_none();
+        let assigned = |n: &Node<'a>| {
+            n.parent().is_some_and(|p| {
+                p.kind() == "assignment_expression" && p.field_child("right") == Some(*n) && p.field_child("left").is_some_and(|l| l.kind() == "identifier")
+            })
+        };
+        match (bare_declaration(a), bare_declaration(b)) {
+            (true, false) if assigned(b) => Some(*b),
+            (false, true) if assigned(a) => Some(*a),
+            _ => None,
         }
     }
 

@@ -703,3 +703,15 @@ fn a_reviewed_function_in_a_type_query_is_no_value_use() {
     let e = analyze_ts("function f(t: string) { return t; }\nconst g = [f];\n").expect_err("escalates");
     assert!(e.detail.contains("is used as a value"), "{e:?}");
 }
+
+#[test]
+fn a_local_declared_bare_then_assigned_once_is_its_value_as_a_receiver() {
+    // Before the assignment the local is undefined and a method call on it throws.
+    let once = callees("a.js", "let r;\ntry { r = M.get(sql); } catch { return; }\nr.run();");
+    assert!(once.contains(&"M.get().run".to_owned()), "{once:?}");
+    // Assigned twice, or declared with a value and assigned again: which object runs depends on the path.
+    for body in ["let r;\nr = M.get(sql);\nr = N.get(sql);\nr.run();", "let r = M.get(sql);\nr = N.get(sql);\nr.run();"] {
+        let twice = callees("a.js", body);
+        assert!(twice.iter().any(|c| c.starts_with("?r.run")), "{body}: {twice:?}");
+    }
+}
