@@ -7,6 +7,7 @@
 mod audit_check;
 mod call_shapes;
 mod cli;
+mod closed_path;
 mod dbhub_runs;
 mod fcd_cli;
 mod filesystem_runs;
