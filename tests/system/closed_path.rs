@@ -15,6 +15,14 @@ use fcd_compiler::register::{Registration, Request, register};
 use fcd_frontends::Identity;
 use fcd_verify::canonical_calls::Canonical;
 
+/// Functions that run once, when the server starts, not when a call comes:
+/// the server builder around a registered route (crate fcd-frontends,
+/// `python/closure.rs`), whose route check reads what it does to the server
+/// object. Its other effects happen before any call whatever the call is;
+/// its process-wide writes are checked file-wide (ambient state, module
+/// writes). Listed here by fixture so that no other function slips by.
+const STARTUP_ONLY: &[(&str, &str)] = &[("git-diff/mcp-server", "create_server")];
+
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
@@ -50,6 +58,40 @@ fn functions(text: &str) -> Vec<(String, usize)> {
         if let Some(brace) = text[close..].find('{') {
             out.push((name, close + brace + 1));
         }
+    }
+    out
+}
+
+/// Every `def NAME(` of a Python file, with the byte offset of its body's
+/// first line and that line's indentation.
+fn python_functions(text: &str) -> Vec<(String, usize, String)> {
+    let mut out = Vec::new();
+    let lines: Vec<(usize, &str)> = text
+        .split_inclusive('\n')
+        .scan(0, |at, l| {
+            let start = *at;
+            *at += l.len();
+            Some((start, l))
+        })
+        .collect();
+    for (i, (_, line)) in lines.iter().enumerate() {
+        let trimmed = line.trim_start();
+        let Some(rest) = trimmed.strip_prefix("async def ").or_else(|| trimmed.strip_prefix("def ")) else { continue };
+        let name: String = rest.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+        // The signature ends at the first line ending in `:` with its parentheses closed.
+        let mut depth = 0i32;
+        let mut end = None;
+        for (j, (_, l)) in lines.iter().enumerate().skip(i) {
+            depth += l.matches('(').count() as i32 - l.matches(')').count() as i32;
+            if depth == 0 && l.trim_end().ends_with(':') {
+                end = Some(j);
+                break;
+            }
+        }
+        let Some(end) = end else { continue };
+        let Some((start, body)) = lines.iter().skip(end + 1).find(|(_, l)| !l.trim().is_empty()) else { continue };
+        let indent: String = body.chars().take_while(|c| *c == ' ' || *c == '\t').collect();
+        out.push((name, *start, indent));
     }
     out
 }
@@ -94,19 +136,31 @@ fn mutate_every_function(profile_id: &str, fixture: &str) -> Outcome {
     let files: Vec<PathBuf> = walkdir::WalkDir::new(&base)
         .into_iter()
         .map(|e| e.unwrap().into_path())
-        .filter(|p| p.extension().is_some_and(|x| x == "js" || x == "ts") && !p.to_string_lossy().contains(".test."))
+        .filter(|p| p.extension().is_some_and(|x| x == "js" || x == "ts" || x == "py") && !p.to_string_lossy().contains(".test."))
         .collect();
     for file in files {
         let text = std::fs::read_to_string(&file).unwrap();
-        for (name, body) in functions(&text) {
+        // The effect, first in the function's body: a request (JavaScript), a file opened for writing (Python).
+        let sites: Vec<(String, String)> = if file.extension().is_some_and(|x| x == "py") {
+            python_functions(&text)
+                .into_iter()
+                .map(|(name, at, indent)| (name, format!("{}{indent}open(\"/tmp/fcd-mutated\", \"w\")\n{}", &text[..at], &text[at..])))
+                .collect()
+        } else {
+            functions(&text)
+                .into_iter()
+                .map(|(name, at)| (name.clone(), format!("{}\n  fetch(\"http://127.0.0.1:9/\" + {name:?});{}", &text[..at], &text[at..])))
+                .collect()
+        };
+        for (name, mutated) in sites {
             let tmp = tempfile::tempdir().unwrap();
             let tree = tmp.path().join(fixture);
             copy_tree(&base, &tree);
-            let mutated = format!("{}\n  fetch(\"http://127.0.0.1:9/\" + {name:?});{}", &text[..body], &text[body..]);
             std::fs::write(tree.join(file.strip_prefix(&base).unwrap()), mutated).unwrap();
             let registered = matches!(register(&profile, &request(&tree)).unwrap(), Registration::Registered(_));
             match (called.contains(&name), registered) {
                 (true, false) => outcome.bound.push(name),
+                (true, true) if STARTUP_ONLY.contains(&(format!("{profile_id}/{fixture}").as_str(), name.as_str())) => {}
                 (true, true) => {
                     assert!(
                         unread.contains(name.as_str()),
@@ -128,6 +182,8 @@ fn every_release_function_a_region_calls_escalates_when_it_gains_an_effect() {
     for (profile, fixtures) in [
         ("dbhub-execute-sql", &["bundle-assignment-refused", "ts-assignment-refused", "ts-access-policy", "ts-legacy-reader"][..]),
         ("filesystem-write-file", &["boundary", "prefix"][..]),
+        ("git-diff", &["guarded", "unguarded", "flag-error", "mcp-server"][..]),
+        ("git-add", &["index", "cli"][..]),
     ] {
         for fixture in fixtures {
             let outcome = mutate_every_function(profile, fixture);
