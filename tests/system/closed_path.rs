@@ -20,8 +20,8 @@ use fcd_verify::canonical_calls::Canonical;
 /// `python/closure.rs`), whose route check reads what it does to the server
 /// object. Its other effects happen before any call whatever the call is;
 /// its process-wide writes are checked file-wide (ambient state, module
-/// writes). Listed here by fixture so that no other function slips by.
-const STARTUP_ONLY: &[(&str, &str)] = &[("git-diff/mcp-server", "create_server")];
+/// writes). Listed here by profile and name so that no other function slips by.
+const STARTUP_ONLY: &[(&str, &str)] = &[("git-diff", "create_server"), ("git-add", "create_server")];
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -115,10 +115,12 @@ struct Outcome {
     trusted: Vec<String>,
 }
 
-fn mutate_every_function(profile_id: &str, fixture: &str) -> Outcome {
+fn mutate_every_function(profile_id: &str, base: &Path) -> Outcome {
     let profile = Profile::load(&root().join(format!("profiles/{profile_id}/profile.toml"))).unwrap();
     let canonical = Canonical::load(&root().join(format!("profiles/{profile_id}/canonical.json"))).unwrap();
-    let base = root().join(format!("fixtures/{profile_id}/{fixture}"));
+    let fixture = base.file_name().unwrap().to_string_lossy().into_owned();
+    let fixture = fixture.as_str();
+    let base = base.to_owned();
     let request = |source: &Path| Request { source: source.to_owned(), config: canonical.env.config.as_object().cloned(), ..Request::default() };
     let Registration::Registered(summary) = register(&profile, &request(&base)).unwrap() else { panic!("{fixture}: the base registers") };
     // The names every region's call sites spell, under the shape the base has.
@@ -133,44 +135,55 @@ fn mutate_every_function(profile_id: &str, fixture: &str) -> Outcome {
     }
     let unread: BTreeSet<&str> = profile.unread_functions.iter().map(|f| f.rsplit('.').next().unwrap_or(f)).collect();
     let mut outcome = Outcome { bound: Vec::new(), trusted: Vec::new() };
+    // Where the located regions are: a definition of a region's name outside
+    // them is a copy the path does not reach (a file the release never loads).
+    let spans: Vec<(String, u32, u32)> = view
+        .regions
+        .iter()
+        .filter_map(|r| r.located.as_ref().ok().cloned().flatten())
+        .map(|r| (r.anchor.file.clone(), r.anchor.line, r.anchor.end_line))
+        .collect();
     let files: Vec<PathBuf> = walkdir::WalkDir::new(&base)
         .into_iter()
         .map(|e| e.unwrap().into_path())
         .filter(|p| p.extension().is_some_and(|x| x == "js" || x == "ts" || x == "py") && !p.to_string_lossy().contains(".test."))
         .collect();
+    // Every function: (file, name, its body's first line, the file with the effect put first in that body).
+    let mut sites: Vec<(PathBuf, String, u32, String)> = Vec::new();
     for file in files {
         let text = std::fs::read_to_string(&file).unwrap();
-        // The effect, first in the function's body: a request (JavaScript), a file opened for writing (Python).
-        let sites: Vec<(String, String)> = if file.extension().is_some_and(|x| x == "py") {
-            python_functions(&text)
-                .into_iter()
-                .map(|(name, at, indent)| (name, format!("{}{indent}open(\"/tmp/fcd-mutated\", \"w\")\n{}", &text[..at], &text[at..])))
-                .collect()
-        } else {
-            functions(&text)
-                .into_iter()
-                .map(|(name, at)| (name.clone(), format!("{}\n  fetch(\"http://127.0.0.1:9/\" + {name:?});{}", &text[..at], &text[at..])))
-                .collect()
-        };
-        for (name, mutated) in sites {
-            let tmp = tempfile::tempdir().unwrap();
-            let tree = tmp.path().join(fixture);
-            copy_tree(&base, &tree);
-            std::fs::write(tree.join(file.strip_prefix(&base).unwrap()), mutated).unwrap();
-            let registered = matches!(register(&profile, &request(&tree)).unwrap(), Registration::Registered(_));
-            match (called.contains(&name), registered) {
-                (true, false) => outcome.bound.push(name),
-                (true, true) if STARTUP_ONLY.contains(&(format!("{profile_id}/{fixture}").as_str(), name.as_str())) => {}
-                (true, true) => {
-                    assert!(
-                        unread.contains(name.as_str()),
-                        "{profile_id}/{fixture}: `{name}`, which a region calls, gained an effect and the release still registers"
-                    );
-                    outcome.trusted.push(name);
-                }
-                // Nothing on the tool's path runs it.
-                (false, _) => {}
+        let line = |at: usize| text[..at].matches('\n').count() as u32 + 1;
+        // The effect: a request (JavaScript), a file opened for writing (Python).
+        if file.extension().is_some_and(|x| x == "py") {
+            for (name, at, indent) in python_functions(&text) {
+                sites.push((file.clone(), name, line(at), format!("{}{indent}open(\"/tmp/fcd-mutated\", \"w\")\n{}", &text[..at], &text[at..])));
             }
+        } else {
+            for (name, at) in functions(&text) {
+                sites.push((file.clone(), name.clone(), line(at), format!("{}\n  fetch(\"http://127.0.0.1:9/\" + {name:?});{}", &text[..at], &text[at..])));
+            }
+        }
+    }
+    let in_region = |file: &Path, line: u32| {
+        let rel = file.strip_prefix(&base).unwrap().to_string_lossy().into_owned();
+        spans.iter().any(|(f, from, to)| *f == rel && (*from..=*to).contains(&line))
+    };
+    let regions_of: BTreeSet<String> = sites.iter().filter(|(f, _, l, _)| in_region(f, *l)).map(|(_, n, _, _)| n.clone()).collect();
+    for (file, name, line, mutated) in sites {
+        // Nothing on the tool's path runs a function no region calls, nor
+        // another file's copy of a region's function.
+        if !called.contains(&name) || (regions_of.contains(&name) && !in_region(&file, line)) {
+            continue;
+        }
+        let tmp = tempfile::tempdir().unwrap();
+        let tree = tmp.path().join(fixture);
+        copy_tree(&base, &tree);
+        std::fs::write(tree.join(file.strip_prefix(&base).unwrap()), mutated).unwrap();
+        if !matches!(register(&profile, &request(&tree)).unwrap(), Registration::Registered(_)) {
+            outcome.bound.push(name);
+        } else if !STARTUP_ONLY.contains(&(profile_id, name.as_str())) {
+            assert!(unread.contains(name.as_str()), "{profile_id}/{fixture}: `{name}`, which a region calls, gained an effect and the release still registers");
+            outcome.trusted.push(name);
         }
     }
     outcome
@@ -186,11 +199,17 @@ fn every_release_function_a_region_calls_escalates_when_it_gains_an_effect() {
         ("git-add", &["index", "cli"][..]),
     ] {
         for fixture in fixtures {
-            let outcome = mutate_every_function(profile, fixture);
+            let outcome = mutate_every_function(profile, &root().join(format!("fixtures/{profile}/{fixture}")));
             eprintln!("{profile}/{fixture}: bound {:?}; trusted by name {:?}", outcome.bound, outcome.trusted);
             bound += outcome.bound.len();
         }
     }
     // The engine found functions on the call path to mutate, and each was bound.
     assert!(bound >= 10, "only {bound} release functions on the call path were mutated");
+    // The long pass: official releases unpacked beside (`PROFILE=DIR`, comma-separated).
+    for spec in std::env::var("FCD_CLOSED_PATH_RELEASES").unwrap_or_default().split(',').filter(|s| !s.is_empty()) {
+        let (profile, dir) = spec.split_once('=').expect("PROFILE=DIR");
+        let outcome = mutate_every_function(profile, Path::new(dir));
+        eprintln!("{profile} {dir}: bound {}, trusted by name {:?}", outcome.bound.len(), outcome.trusted);
+    }
 }
