@@ -143,10 +143,13 @@ fn mutate_every_function(profile_id: &str, base: &Path) -> Outcome {
         .filter_map(|r| r.located.as_ref().ok().cloned().flatten())
         .map(|r| (r.anchor.file.clone(), r.anchor.line, r.anchor.end_line))
         .collect();
+    let closure: BTreeSet<String> = summary.source.files.iter().map(|f| f.path.clone()).collect();
     let files: Vec<PathBuf> = walkdir::WalkDir::new(&base)
         .into_iter()
         .map(|e| e.unwrap().into_path())
-        .filter(|p| p.extension().is_some_and(|x| x == "js" || x == "ts" || x == "py") && !p.to_string_lossy().contains(".test."))
+        .filter(|p| p.extension().is_some_and(|x| x == "js" || x == "ts" || x == "py"))
+        // Only what the release's closure holds (its tests and the like are not selected).
+        .filter(|p| closure.contains(&p.strip_prefix(&base).unwrap().to_string_lossy().into_owned()))
         .collect();
     // Every function: (file, name, its body's first line, the file with the effect put first in that body).
     let mut sites: Vec<(PathBuf, String, u32, String)> = Vec::new();
