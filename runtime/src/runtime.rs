@@ -43,6 +43,8 @@ pub use audit::AuditEntry;
 pub use events::{AuditEvent, AuditRecord};
 use fcd_model::refusal::RefusalCode;
 pub use formation::Call;
+#[cfg(feature = "test-hooks")]
+pub use hooks::TxnKeys;
 pub use lease::{Lease, LeaseRow};
 pub use refusal::{Refusal, StorageError};
 pub use resolution::resolution_message;

@@ -2,7 +2,9 @@
 //! builds never enable): an admission that stalls inside its decision (inside
 //! the SQLite transaction; between the reads and the commit on etcd), so a
 //! test can kill the process mid-decision and check that the store holds all
-//! of the decision or none of it.
+//! of the decision or none of it; and the log of the keys each etcd
+//! transaction compared and wrote, so a test and the bench can show that
+//! independent calls touch disjoint keys.
 
 use std::time::Duration;
 
@@ -10,7 +12,22 @@ use super::refusal::Refusal;
 use super::store::Commit;
 use super::{EvidenceKind, Lease, Runtime, evidence, lease};
 
+/// The keys one committed decision's etcd transaction compared (everything
+/// the decision read; a counted range ends in `*`) and wrote (put or
+/// deleted), without the store's prefix.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TxnKeys {
+    pub read: Vec<String>,
+    pub written: Vec<String>,
+}
+
 impl Runtime {
+    /// The keys of each decision committed since the last call, oldest first
+    /// (empty on SQLite).
+    pub fn take_key_log(&mut self) -> Vec<TxnKeys> {
+        self.store.take_key_log()
+    }
+
     /// Admission that sleeps inside its decision before committing: for the crash test.
     pub fn admit_and_stall(&mut self, formation: i64, now: u64, stall: Duration) -> Result<Lease, Refusal> {
         let key = self.mac.clone();

@@ -277,6 +277,12 @@ pub(crate) trait Store: Send {
     /// Records (durably, with an audit entry) that an operator accounted for
     /// the calls [`View::lost_calls`] reports; returns what was acknowledged.
     fn acknowledge_lost_calls(&mut self) -> Result<Vec<String>, Refusal>;
+    /// The keys each decision committed since the last call compared and
+    /// wrote, oldest first (etcd only: SQLite has no keys).
+    #[cfg(feature = "test-hooks")]
+    fn take_key_log(&mut self) -> Vec<super::hooks::TxnKeys> {
+        Vec::new()
+    }
 }
 
 /// A fresh random nonce, hex.

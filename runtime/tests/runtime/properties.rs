@@ -433,3 +433,45 @@ fn etcd_audit_entries_are_chained_as_they_are_written_and_an_edit_or_a_gap_break
     let e = one.verify_audit().unwrap_err();
     assert_eq!(e.code, "audit_broken", "a dropped entry: {}", e.detail);
 }
+
+/// Issue 28, point 1: on etcd, independent calls share no written key. Two
+/// writers (two gateways) each run calls on the same epoch through
+/// formation, admission, fence and completion; no key one writes is written
+/// or compared by the other, and the only keys both compare are the epoch
+/// and the evidence, which no per-call decision writes. Ids come from blocks
+/// reserved on each writer's own claim key, never a shared counter.
+#[test]
+fn etcd_independent_calls_write_disjoint_keys() {
+    let Some(cluster) = cluster_or_skip("etcd_independent_calls_write_disjoint_keys") else { return };
+    let spec = StoreSpec::parse(&cluster.store(&format!("disjoint-{}", std::process::id()))).unwrap();
+    let (mut one, mut two) = (Runtime::open_store(&spec).unwrap(), Runtime::open_store(&spec).unwrap());
+    let (a, c) = digests("e0");
+    one.register_epoch("e0", "tool", &a, &c, "s").unwrap();
+    let (a1, c1) = digests("e1");
+    one.register_epoch("e1", "tool", &a1, &c1, "s").unwrap();
+    let edge = one.add_evidence(EvidenceKind::Edge, "tool", None, "e0", "e1", 0, 10_000).unwrap();
+    one.take_key_log();
+    let call = |rt: &mut Runtime| {
+        let formed = rt.form("snap", "tool", "args", "user:alice", "e0", Some(edge), 100, 900).unwrap();
+        let lease = rt.admit(formed, 100).unwrap();
+        assert_eq!(rt.fence(&lease.token, &a, &c, lease.generation, 100).unwrap(), lease.id);
+        rt.complete(lease.id).unwrap();
+    };
+    // Interleaved, several calls each: the second writer's ids come from its own blocks.
+    for _ in 0..3 {
+        call(&mut one);
+        call(&mut two);
+    }
+    let keys = |log: &[fcd_runtime::runtime::TxnKeys], read: bool| -> std::collections::BTreeSet<String> {
+        log.iter().flat_map(|t| if read { t.read.clone() } else { t.written.clone() }).collect()
+    };
+    let (log_one, log_two) = (one.take_key_log(), two.take_key_log());
+    assert_eq!(log_one.iter().filter(|t| !t.read.is_empty()).count(), 12, "four decisions per call: {log_one:?}");
+    let (w1, w2, r1, r2) = (keys(&log_one, false), keys(&log_two, false), keys(&log_one, true), keys(&log_two, true));
+    assert!(w1.is_disjoint(&w2), "both write {:?}", w1.intersection(&w2).collect::<Vec<_>>());
+    assert!(w1.is_disjoint(&r2) && w2.is_disjoint(&r1), "one compares what the other writes");
+    let shared: Vec<&String> = r1.intersection(&r2).collect();
+    let epoch_and_edge = [format!("epoch/{}", fcd_model::canon::hex(b"e0")), format!("evidence/{edge:020}")];
+    assert!(shared.iter().all(|k| epoch_and_edge.contains(k)), "shared reads beyond the epoch and the evidence: {shared:?}");
+    assert!(w1.iter().all(|k| !k.starts_with("ids/") || k.starts_with("ids/claims/")), "a shared id counter: {w1:?}");
+}

@@ -40,8 +40,10 @@ use super::super::state::{LeaseState, State};
 use super::{Commit, DecideFn, EpochRecord, EvidenceKind, EvidenceRecord, FormationRecord, IdKind, LeaseRecord, Store, StoredLease, View, Write};
 use fcd_model::canon;
 
-/// How many lease ids a store reserves at a time (ids are unique, not dense).
-const LEASE_ID_BLOCK: i64 = 64;
+/// How many ids of one kind a store reserves at a time: the block of a
+/// reservation committed at revision R is `R * ID_BLOCK ..= R * ID_BLOCK + ID_BLOCK - 1`
+/// (so an id read in decimal shows the revision that reserved it).
+const ID_BLOCK: i64 = 1_000;
 /// How often a decision is tried before contention is reported as a storage failure.
 const ATTEMPTS: usize = 200;
 /// How many guessed records a store keeps.
@@ -182,8 +184,9 @@ impl Keys {
     fn resolution(&self, id: i64) -> Vec<u8> {
         self.numbered("resolution", id)
     }
-    fn ids(&self, kind: IdKind) -> Vec<u8> {
-        self.key(&format!("ids/{}", kind.as_str()))
+    /// A writer's id claims: each put to it reserves a block of ids.
+    fn id_claim(&self, writer: &str) -> Vec<u8> {
+        self.key(&format!("ids/claims/{writer}"))
     }
     fn secret(&self, name: &str) -> Vec<u8> {
         self.key(&format!("secret/{name}"))
@@ -345,6 +348,9 @@ pub(crate) struct EtcdStore {
     /// known (read back from the cluster before the next decision).
     writer: String,
     chain: Option<(u64, String)>,
+    /// The keys of each decision committed since the log was last taken.
+    #[cfg(feature = "test-hooks")]
+    key_log: Vec<super::super::hooks::TxnKeys>,
 }
 
 impl EtcdStore {
@@ -361,7 +367,15 @@ impl EtcdStore {
         let conn = Conn { rt, endpoints: endpoints.to_vec(), client: std::sync::Mutex::new((first, client)), keys: Keys { prefix: prefix.to_owned() } };
         let mut id = [0u8; 12];
         getrandom::fill(&mut id).map_err(|e| StorageError::new(format!("no randomness: {e}")))?;
-        Ok(EtcdStore { conn, cache: BTreeMap::new(), ids: BTreeMap::new(), writer: canon::hex(&id), chain: Some((0, String::new())) })
+        Ok(EtcdStore {
+            conn,
+            cache: BTreeMap::new(),
+            ids: BTreeMap::new(),
+            writer: canon::hex(&id),
+            chain: Some((0, String::new())),
+            #[cfg(feature = "test-hooks")]
+            key_log: Vec::new(),
+        })
     }
 
     /// This writer's last audit link as the cluster holds it: the number and
@@ -377,27 +391,37 @@ impl EtcdStore {
         Ok((n + 1, link.hash))
     }
 
-    /// Reserves a block of ids of `kind` with one compare-and-put on its counter.
+    /// Reserves a block of ids of `kind` with no shared key: one put to this
+    /// writer's own claim key, whose transaction's revision R no other
+    /// transaction has, so the block `R * ID_BLOCK …` is this store's alone.
+    /// Blocks of independent writers never meet, and nothing is compared, so
+    /// reservations never conflict. (Stores written before kept one counter
+    /// per kind, `ids/KIND`, whose ids are all below every such block: a
+    /// counter moved by at most 64 per revision. Every new record's key is
+    /// compared absent at commit in any case.)
     fn reserve(&mut self, kind: IdKind) -> Result<(), StorageError> {
-        let size = if kind == IdKind::Lease { LEASE_ID_BLOCK } else { 1 };
-        let key = self.conn.keys.ids(kind);
-        for _ in 0..ATTEMPTS {
-            let (last, rev) = match self.conn.get_one(&key)? {
-                Some(kv) => {
-                    let text = String::from_utf8_lossy(kv.value()).into_owned();
-                    let n = text.parse::<i64>().map_err(|_| StorageError::new(format!("etcd: id counter {} reads `{text}`", kind.as_str())))?;
-                    (n, kv.mod_revision())
-                }
-                None => (0, 0),
-            };
-            let end = last.checked_add(size).ok_or_else(|| StorageError::new("etcd: ids exhausted"))?;
-            let txn = Txn::new().when([Compare::mod_revision(key.clone(), CompareOp::Equal, rev)]).and_then([TxnOp::put(key.clone(), end.to_string(), None)]);
-            if self.conn.txn(txn)?.succeeded() {
-                self.ids.insert(kind, (last + 1, end));
-                return Ok(());
-            }
+        let key = self.conn.keys.id_claim(&self.writer);
+        let resp = self.conn.txn(Txn::new().and_then([TxnOp::put(key.clone(), kind.as_str(), None)]))?;
+        #[cfg(feature = "test-hooks")]
+        {
+            let name = String::from_utf8_lossy(&key[self.conn.keys.prefix.len()..]).into_owned();
+            self.key_log.push(super::super::hooks::TxnKeys { read: Vec::new(), written: vec![name] });
         }
-        Err(StorageError::new(format!("etcd: no {} id could be reserved (contention)", kind.as_str())))
+        let revision = resp.header().map(|h| h.revision()).ok_or_else(|| StorageError::new("etcd: a response without a header"))?;
+        let first = revision.checked_mul(ID_BLOCK).filter(|f| *f > 0).ok_or_else(|| StorageError::new(format!("etcd: revision {revision} leaves no ids")))?;
+        self.ids.insert(kind, (first, first + ID_BLOCK - 1));
+        Ok(())
+    }
+
+    #[cfg(feature = "test-hooks")]
+    fn log_keys(&mut self, reads: &BTreeMap<Vec<u8>, Read>, ranges: &[(Vec<u8>, i64)], planned: &BTreeMap<Vec<u8>, Option<Vec<u8>>>, link: &[u8]) {
+        let prefix = self.conn.keys.prefix.len();
+        let name = |k: &[u8]| String::from_utf8_lossy(k.get(prefix..).unwrap_or(k)).into_owned();
+        let mut read: Vec<String> = reads.keys().map(|k| name(k)).collect();
+        read.extend(ranges.iter().map(|(k, _)| format!("{}*", name(k))));
+        let mut written: Vec<String> = planned.keys().map(|k| name(k)).collect();
+        written.push(name(link));
+        self.key_log.push(super::super::hooks::TxnKeys { read, written });
     }
 
     fn remember(&mut self, key: Vec<u8>, value: Option<(Vec<u8>, i64)>) {
@@ -799,6 +823,8 @@ impl Store for EtcdStore {
             self.chain = Some(if resp.succeeded() { (n + 1, hash) } else { (n, prev) });
             if resp.succeeded() {
                 let seq = resp.header().map(|h| h.revision()).ok_or_else(|| StorageError::new("etcd: a response without a header"))?;
+                #[cfg(feature = "test-hooks")]
+                self.log_keys(&reads, &ranges, &planned, &self.conn.keys.chain_link(&self.writer, n));
                 for (key, read) in reads {
                     if !read.guessed && guessable(&self.conn.keys, &key) {
                         self.remember(key, read.value.map(|v| (v, read.mod_rev)));
@@ -909,5 +935,10 @@ impl Store for EtcdStore {
 
     fn acknowledge_lost_calls(&mut self) -> Result<Vec<String>, Refusal> {
         Ok(Vec::new())
+    }
+
+    #[cfg(feature = "test-hooks")]
+    fn take_key_log(&mut self) -> Vec<super::super::hooks::TxnKeys> {
+        std::mem::take(&mut self.key_log)
     }
 }
