@@ -20,11 +20,12 @@ use fcd_runtime::registry::{Registry, StoreMark};
 use fcd_runtime::runtime::{AuditEntry, Runtime, StoreSpec};
 
 /// How the registry names a store: a SQLite file by its absolute path, an
-/// etcd cluster by its endpoints and prefix.
+/// etcd cluster by its endpoints and prefix (not by the credentials that
+/// reach it: a rotated certificate is the same store).
 pub(crate) fn name(spec: &StoreSpec) -> String {
     match spec {
         StoreSpec::Sqlite(path) => std::fs::canonicalize(path).unwrap_or_else(|_| path.clone()).display().to_string(),
-        other => other.to_string(),
+        other => other.place(),
     }
 }
 

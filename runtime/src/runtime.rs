@@ -49,7 +49,7 @@ pub use lease::{Lease, LeaseRow};
 pub use refusal::{Refusal, StorageError};
 pub use resolution::resolution_message;
 pub use state::{EPOCH_TRANSITIONS, LEASE_TRANSITIONS, LeaseState, State};
-pub use store::{CallDurability, EvidenceKind, StoreSpec};
+pub use store::{CallDurability, EtcdAccess, EvidenceKind, StoreSpec};
 
 use refusal::refuse;
 use store::{Commit, Recorded, View};
@@ -92,7 +92,7 @@ impl Runtime {
             StoreSpec::Etcd { .. } if durability != CallDurability::Full => {
                 return Err(StorageError::new("call durability `process-crash` is a SQLite setting: etcd commits every decision to a quorum").into());
             }
-            StoreSpec::Etcd { endpoints, prefix } => Box::new(store::etcd::EtcdStore::connect(endpoints, prefix)?),
+            StoreSpec::Etcd { endpoints, prefix, access } => Box::new(store::etcd::EtcdStore::connect(endpoints, prefix, access)?),
         };
         let mac = store.mac_key()?;
         Ok(Runtime { store, mac })

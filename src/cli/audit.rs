@@ -15,7 +15,7 @@ use fcd_runtime::runtime::{Runtime, StoreSpec};
 pub enum AuditCommand {
     /// Checks a recorded history against the safety properties; exits 1 naming each violation.
     Check {
-        /// The runtime store whose audit log is checked: a SQLite file, sqlite:FILE or etcd:ENDPOINT[,ENDPOINT…][?prefix=/KEYS/].
+        /// The runtime store whose audit log is checked: a SQLite file, sqlite:FILE or etcd:ENDPOINT[,ENDPOINT…][?prefix=/KEYS/][&ca=…&cert=…&key=…&user=…&password-file=…].
         #[arg(long)]
         store: String,
         /// Output: text for people, or one JSON document.
@@ -26,8 +26,13 @@ pub enum AuditCommand {
 
 pub fn run(c: AuditCommand, io: &mut Io<'_>) -> Result<Status, InputError> {
     let AuditCommand::Check { store, format } = c;
-    // `sqlite:FILE` or `etcd:…` names a store; anything else is a SQLite file, which must exist (a check never creates one).
-    let spec = StoreSpec::parse(&store).unwrap_or_else(|_| StoreSpec::Sqlite(PathBuf::from(&store)));
+    // `sqlite:FILE` or `etcd:…` names a store (a mistake in it is reported as
+    // such); anything else is a SQLite file, which must exist (a check never creates one).
+    let spec = if store.starts_with("sqlite:") || store.starts_with("etcd:") {
+        StoreSpec::parse(&store).map_err(|e| InputError::new(&store, e))?
+    } else {
+        StoreSpec::Sqlite(PathBuf::from(&store))
+    };
     if let StoreSpec::Sqlite(path) = &spec
         && !path.is_file()
     {

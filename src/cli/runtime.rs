@@ -16,7 +16,7 @@ pub struct StoreArgs {
     /// The runtime's SQLite file (the same as --store sqlite:FILE).
     #[arg(long, value_name = "FILE", conflicts_with = "store", required_unless_present = "store")]
     db: Option<PathBuf>,
-    /// The store: sqlite:FILE (one host) or etcd:ENDPOINT[,ENDPOINT…][?prefix=/KEYS/] (a cluster).
+    /// The store: sqlite:FILE (one host) or etcd:ENDPOINT[,ENDPOINT…][?prefix=/KEYS/] (a cluster; TLS and user settings: &ca=FILE &cert=FILE &key=FILE &user=NAME &password-file=FILE).
     #[arg(long, value_name = "STORE", value_parser = StoreSpec::parse)]
     store: Option<StoreSpec>,
 }

@@ -240,3 +240,40 @@ fn the_store_is_named_by_db_or_store_and_an_unreachable_one_refuses() {
     assert_eq!(unreachable.status.code(), Some(2), "{}", String::from_utf8_lossy(&unreachable.stdout));
     assert!(unreachable.stdout.is_empty() && String::from_utf8_lossy(&unreachable.stderr).contains("etcd"), "{}", String::from_utf8_lossy(&unreachable.stderr));
 }
+
+/// Issue 28, point 3, through the CLI: `--store etcd:https://…&ca=…&cert=…&key=…&user=…&password-file=…`
+/// reaches a TLS cluster as a user whose role covers only the store's prefix;
+/// `fcd runtime` decides there and `fcd audit check` reads the log. The
+/// certificate without the user, or the user on another prefix, is refused
+/// (exit 2, saying why), and so is a password written in the store's name.
+#[test]
+fn fcd_reaches_a_tls_cluster_as_a_user_confined_to_its_prefix() {
+    let test = "fcd_reaches_a_tls_cluster_as_a_user_confined_to_its_prefix";
+    if !tools::tools_or_skip(test, etcd::available()) {
+        return;
+    }
+    let cluster = etcd::Cluster::start_tls().unwrap_or_else(|e| panic!("{test}: {e}"));
+    let password = cluster.enable_auth("/gw/", "gateway", "gw-pass-3", "root-pass-5").unwrap();
+    let cert_only = cluster.store("gw");
+    let store = format!("{cert_only}&user=gateway&password-file={}", password.display());
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| Command::new(FCD).args(args).output().unwrap();
+    let (registry, e0) = crate::fcd_cli::admitted_epoch(dir.path());
+    let registered = run(&["runtime", "register-epoch", "--registry", registry.to_str().unwrap(), "--epoch", &e0, "--store", &store]);
+    assert!(registered.status.success(), "{}", String::from_utf8_lossy(&registered.stderr));
+    let form = ["runtime", "form", "--snapshot", "s", "--tool", "git_diff", "--args-digest", "a", "--principal", "p", "--source", &e0, "--store", &store];
+    let formed: serde_json::Value = serde_json::from_slice(&run(&form).stdout).unwrap();
+    assert!(formed["formation"].as_i64().is_some_and(|id| id > 0), "{formed}");
+    let checked = run(&["audit", "check", "--store", &store]);
+    assert_eq!(checked.status.code(), Some(0), "{}{}", String::from_utf8_lossy(&checked.stdout), String::from_utf8_lossy(&checked.stderr));
+    for (bad, why) in [
+        (cert_only.clone(), "permission denied"),
+        (store.replace("prefix=/gw/", "prefix=/other/"), "permission denied"),
+        (format!("{cert_only}&user=gateway&password=gw-pass-3"), "password-file"),
+    ] {
+        let out = run(&["audit", "check", "--store", &bad]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{bad}: {stderr}");
+        assert!(stderr.contains(why), "{bad}: {stderr}");
+    }
+}

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, anyhow};
 use etcd_client::{Client, Compare, CompareOp, Txn, TxnOp};
 
-use fcd_runtime::runtime::{EvidenceKind, Runtime, StoreSpec};
+use fcd_runtime::runtime::{EtcdAccess, EvidenceKind, Runtime, StoreSpec};
 use fcd_testkit::etcd::Cluster;
 
 const LEVELS: [usize; 3] = [1, 8, 64];
@@ -70,9 +70,10 @@ struct Raw {
     rev: i64,
 }
 
-fn raw_client(endpoints: &[String], key: String) -> Result<Raw> {
+fn raw_client(endpoints: &[String], access: &EtcdAccess, key: String) -> Result<Raw> {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    let client = rt.block_on(Client::connect(endpoints, None)).context("etcd connect")?;
+    let options = access.connect_options().map_err(anyhow::Error::msg)?;
+    let client = rt.block_on(Client::connect(endpoints, Some(options))).context("etcd connect")?;
     Ok(Raw { rt, client, key, rev: 0 })
 }
 
@@ -157,13 +158,13 @@ pub fn run(store: &str, seconds: f64) -> Result<bool> {
     if cfg!(debug_assertions) {
         eprintln!("warning: a debug build; run `cargo run --release --package xtask -- bench-runtime --store etcd` for figures");
     }
-    let (_cluster, endpoints) = if store == "etcd" {
+    let (_cluster, endpoints, access) = if store == "etcd" {
         let cluster = Cluster::start().map_err(|e| anyhow!("cannot start a 3-member etcd cluster: {e}"))?;
         let endpoints = cluster.endpoints();
-        (Some(cluster), endpoints)
+        (Some(cluster), endpoints, EtcdAccess::default())
     } else {
         match StoreSpec::parse(store).map_err(anyhow::Error::msg)? {
-            StoreSpec::Etcd { endpoints, .. } => (None, endpoints),
+            StoreSpec::Etcd { endpoints, access, .. } => (None, endpoints, access),
             StoreSpec::Sqlite(_) => return Err(anyhow!("--store sqlite takes no file; give `sqlite`, `etcd` or `etcd:ENDPOINTS`")),
         }
     };
@@ -174,8 +175,8 @@ pub fn run(store: &str, seconds: f64) -> Result<bool> {
     let mut all_pass = true;
     for clients in LEVELS {
         let eps = &endpoints;
-        let (raw_rate, raw_p95) = measure(clients, seconds, |i| raw_client(eps, format!("/fcd-bench/{run_id}/raw-{clients}/{i}")), raw_step)?;
-        let spec = StoreSpec::Etcd { endpoints: endpoints.clone(), prefix: format!("/fcd-bench/{run_id}/runtime-{clients}/") };
+        let (raw_rate, raw_p95) = measure(clients, seconds, |i| raw_client(eps, &access, format!("/fcd-bench/{run_id}/raw-{clients}/{i}")), raw_step)?;
+        let spec = StoreSpec::Etcd { endpoints: endpoints.clone(), prefix: format!("/fcd-bench/{run_id}/runtime-{clients}/"), access: access.clone() };
         let evidence = setup(&spec)?;
         let (rate, p95) = measure(clients, seconds, |_| Ok((Runtime::open_store(&spec).map_err(anyhow::Error::msg)?, evidence)), runtime_step)?;
         let ratio = rate / raw_rate;
@@ -192,7 +193,7 @@ pub fn run(store: &str, seconds: f64) -> Result<bool> {
             );
         }
     }
-    let spec = StoreSpec::Etcd { endpoints: endpoints.clone(), prefix: format!("/fcd-bench/{run_id}/keys/") };
+    let spec = StoreSpec::Etcd { endpoints: endpoints.clone(), prefix: format!("/fcd-bench/{run_id}/keys/"), access };
     all_pass &= call_keys(&spec, setup(&spec)?)?;
     println!("reproduce: cargo run --release --package xtask -- bench-runtime --store etcd");
     Ok(all_pass)

@@ -20,7 +20,7 @@ use super::audit::AuditEntry;
 use super::refusal::{Refusal, StorageError};
 use super::state::{LeaseState, State};
 
-pub use spec::StoreSpec;
+pub use spec::{EtcdAccess, StoreSpec};
 
 /// An epoch as registered, with its lifecycle state.
 #[derive(Debug, Clone, PartialEq, Eq)]

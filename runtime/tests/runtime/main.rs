@@ -3,5 +3,6 @@
 //! a store the runtime did not write itself. What goes through the `fcd`
 //! binary (processes, faults, durability) is tested with it, in tests/system/.
 
+mod etcd_access;
 mod properties;
 mod store;

@@ -30,13 +30,16 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use etcd_client::{Client, Compare, CompareOp, ConnectOptions, GetOptions, KeyValue, SortOrder, SortTarget, Txn, TxnOp, TxnOpResponse};
+use etcd_client::{
+    Certificate, Client, Compare, CompareOp, ConnectOptions, GetOptions, Identity, KeyValue, SortOrder, SortTarget, TlsOptions, Txn, TxnOp, TxnOpResponse,
+};
 use serde::{Deserialize, Serialize};
 
 use super::super::audit;
 use super::super::audit::AuditEntry;
 use super::super::refusal::{Refusal, StorageError};
 use super::super::state::{LeaseState, State};
+use super::spec::EtcdAccess;
 use super::{Commit, DecideFn, EpochRecord, EvidenceKind, EvidenceRecord, FormationRecord, IdKind, LeaseRecord, Store, StoredLease, View, Write};
 use fcd_model::canon;
 
@@ -219,12 +222,36 @@ impl Keys {
 /// never comes is no answer: the request may or may not have been applied).
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(2);
 
-fn connect_options() -> ConnectOptions {
-    ConnectOptions::new()
-        .with_connect_timeout(Duration::from_secs(2))
-        .with_timeout(REQUEST_TIMEOUT)
-        // A member that lost its leader answers at once instead of waiting out the timeout.
-        .with_require_leader(true)
+impl EtcdAccess {
+    /// How every connection to the cluster is made: timeouts, and the TLS and
+    /// user authentication this names (its files read now, an unreadable one
+    /// named in the error). Public so the benchmark's raw floor connects as the
+    /// store does.
+    pub fn connect_options(&self) -> Result<ConnectOptions, StorageError> {
+        let access = self;
+        let read = |what: &str, path: &std::path::Path| std::fs::read(path).map_err(|e| StorageError::new(format!("etcd {what} {}: {e}", path.display())));
+        let mut options = ConnectOptions::new()
+            .with_connect_timeout(Duration::from_secs(2))
+            .with_timeout(REQUEST_TIMEOUT)
+            // A member that lost its leader answers at once instead of waiting out the timeout.
+            .with_require_leader(true);
+        if let Some(ca) = &access.ca {
+            let mut tls = TlsOptions::new().ca_certificate(Certificate::from_pem(read("CA certificates", ca)?));
+            if let Some((cert, key)) = &access.identity {
+                tls = tls.identity(Identity::from_pem(read("client certificate", cert)?, read("client key", key)?));
+            }
+            options = options.with_tls(tls);
+        }
+        if let Some((user, file)) = &access.user {
+            let password =
+                String::from_utf8(read("password file", file)?).map_err(|_| StorageError::new(format!("etcd password file {}: not UTF-8", file.display())))?;
+            // The file's last line break is not part of the password.
+            let password = password.strip_suffix('\n').map(|p| p.strip_suffix('\r').unwrap_or(p)).unwrap_or(&password).to_owned();
+            // An expired token is fetched again with the password, not reported as a failure.
+            options = options.with_user(user.clone(), password).with_auto_token_refresh(true);
+        }
+        Ok(options)
+    }
 }
 
 /// The connection: a current-thread tokio runtime driving one etcd client
@@ -237,6 +264,8 @@ struct Conn {
     endpoints: Vec<String>,
     /// (the member in use, its client)
     client: std::sync::Mutex<(usize, Client)>,
+    /// How each client is connected (TLS and authentication included).
+    options: ConnectOptions,
     keys: Keys,
 }
 
@@ -260,7 +289,7 @@ impl Conn {
         };
         let mut client = self.client.lock().unwrap_or_else(|e| e.into_inner());
         let next = (client.0 + 1) % self.endpoints.len().max(1);
-        if let Ok(fresh) = self.rt.block_on(Client::connect([&self.endpoints[next]], Some(connect_options()))) {
+        if let Ok(fresh) = self.rt.block_on(Client::connect([&self.endpoints[next]], Some(self.options.clone()))) {
             *client = (next, fresh);
         }
         Err(failure)
@@ -355,7 +384,7 @@ pub(crate) struct EtcdStore {
 
 impl EtcdStore {
     /// Connects to the cluster at `endpoints`, keeping the runtime's keys under `prefix`.
-    pub(crate) fn connect(endpoints: &[String], prefix: &str) -> Result<EtcdStore, StorageError> {
+    pub(crate) fn connect(endpoints: &[String], prefix: &str, access: &EtcdAccess) -> Result<EtcdStore, StorageError> {
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| StorageError::new(format!("tokio: {e}")))?;
         if endpoints.is_empty() {
             return Err(StorageError::new("etcd: no endpoints"));
@@ -363,8 +392,10 @@ impl EtcdStore {
         let mut seed = [0u8; 8];
         getrandom::fill(&mut seed).map_err(|e| StorageError::new(format!("no randomness: {e}")))?;
         let first = (u64::from_le_bytes(seed) % endpoints.len() as u64) as usize;
-        let client = rt.block_on(Client::connect([&endpoints[first]], Some(connect_options()))).map_err(etcd_error)?;
-        let conn = Conn { rt, endpoints: endpoints.to_vec(), client: std::sync::Mutex::new((first, client)), keys: Keys { prefix: prefix.to_owned() } };
+        let options = access.connect_options()?;
+        let client = rt.block_on(Client::connect([&endpoints[first]], Some(options.clone()))).map_err(etcd_error)?;
+        let conn =
+            Conn { rt, endpoints: endpoints.to_vec(), client: std::sync::Mutex::new((first, client)), options, keys: Keys { prefix: prefix.to_owned() } };
         let mut id = [0u8; 12];
         getrandom::fill(&mut id).map_err(|e| StorageError::new(format!("no randomness: {e}")))?;
         Ok(EtcdStore {
