@@ -36,7 +36,7 @@ use tokio_util::sync::CancellationToken;
 
 use fcd_model::canon;
 use fcd_runtime::registry::Registry;
-use fcd_runtime::runtime::{Call as Formation, Lease, Runtime, State, StoreSpec};
+use fcd_runtime::runtime::{Call as Formation, Lease, LeaseState, Runtime, State, StoreSpec};
 use fcd_verify::certificate;
 use fcd_verify::verdict::{Call, CallInput, Contract};
 
@@ -709,12 +709,7 @@ impl Gateway {
         let why = match answered {
             Ok(Ok(result)) => {
                 steps.mark(Step::Answered);
-                let result = match self.rt().map(|mut rt| rt.complete(lease)) {
-                    Ok(Ok(())) => Ok(result),
-                    Ok(Err(r)) => Err(Refused::new(r.code, format!("the call ran, but its completion was not recorded: {}", r.detail))),
-                    Err(r) => Err(r),
-                };
-                return (result, false);
+                return (self.record_completion(lease).await.map(|()| result), false);
             }
             Ok(Err(e)) => format!("the stock server gave no reply ({e})"),
             Err(_) => format!("the stock server gave no reply within {} s (call_timeout)", self.config.call_timeout),
@@ -722,6 +717,39 @@ impl Gateway {
         self.settle_uncertain(lease);
         let detail = format!("{why}: lease {lease} is uncertain until an operator resolves it; the server is started again for the next call");
         (Err(Refused::new(RefusalCode::Uncertain, detail)), true)
+    }
+
+    /// Records that the call of `lease` ran. The call ran, so a refusal here
+    /// would tell the client something untrue and invite it to run the call
+    /// again: a store that failed (an etcd member lost, a leader being
+    /// elected) is tried again for about three seconds, and a retry that
+    /// finds the lease already completed (the first attempt committed and its
+    /// answer was lost) is the completion. Only then is the client told the
+    /// call ran but its completion was not recorded (the lease stays
+    /// admitted, and holds its epoch open, until an operator completes it).
+    async fn record_completion(&self, lease: i64) -> Result<(), Refused> {
+        const ATTEMPTS: u64 = 6;
+        let mut attempt = 0;
+        let failure = loop {
+            // Each guard is dropped at the end of its statement: the lock is never held twice, nor across the sleep.
+            let outcome = self.rt()?.complete(lease);
+            let failure = match outcome {
+                Ok(()) => return Ok(()),
+                Err(r) => r,
+            };
+            if attempt > 0 && !failure.is_storage() {
+                let state = self.rt()?.lease_state(lease);
+                if matches!(state, Ok(Some(LeaseState::Completed))) {
+                    return Ok(());
+                }
+            }
+            attempt += 1;
+            if !failure.is_storage() || attempt == ATTEMPTS {
+                break failure;
+            }
+            tokio::time::sleep(Duration::from_millis(200 * attempt)).await;
+        };
+        Err(Refused::new(failure.code, format!("the call ran, but its completion was not recorded: {}", failure.detail)))
     }
 
     /// Marks a lease uncertain (a hop that was refused, or a call with no reply);

@@ -328,6 +328,11 @@ impl Runtime {
         Ok(self.store.reader().epoch(epoch)?.map(|e| (e.artifact, e.config)))
     }
 
+    /// The state of lease `id`, if there is such a lease (a query, read where the store is now).
+    pub fn lease_state(&self, id: i64) -> Result<Option<LeaseState>, Refusal> {
+        Ok(self.store.reader().lease(id)?.map(|l| l.state))
+    }
+
     /// Every lease, for invariant checks and reports.
     pub fn leases(&self) -> Result<Vec<LeaseRow>, Refusal> {
         Ok(self.store.reader().all_leases()?.into_iter().map(LeaseRow::from).collect())

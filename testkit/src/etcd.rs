@@ -179,6 +179,11 @@ impl Cluster {
         self.members.iter().map(|m| format!("{}://127.0.0.1:{}", self.scheme(), m.client_port)).collect()
     }
 
+    /// The scratch directory the members keep their data in (a RAM disk where there is one).
+    pub fn data_root(&self) -> &std::path::Path {
+        self.dir.path()
+    }
+
     /// The certificates of a TLS cluster.
     pub fn tls(&self) -> Option<&Tls> {
         self.tls.as_ref()

@@ -8,10 +8,13 @@ PLAN: {"command": [...] | "url": URL, "headers": {...}, "env": {...}, "calls": [
        "after": PATH (optional: sent only once PATH exists)}],
        "concurrent": bool (optional: every call in flight at once, each sent when its
        "after" file appears, so a test orders them from outside),
-       "repeat": N (optional: time every call N times, for the benchmark)}
+       "repeat": N (optional: time every call N times, for the benchmark),
+       "sessions": N (optional, over "url" only: N sessions at once, each its
+       own client making every call in turn, as N agents on one gateway)}
 Prints one JSON object: {"tools": [names], "listed": [{"name", "meta"}], "results":
-[{"error": bool, "text": str, "structured": any}], "micros": [per-call wall time,
-only with repeat]}.
+[{"error": bool, "text": str, "structured": any, "micros": wall time}], "micros":
+[per-call wall time, only with repeat]}. With sessions, the results of every
+session one after another, and "failed": [what ended a session early].
 """
 
 import asyncio
@@ -39,7 +42,10 @@ async def one(session, call):
     after = call.get("after")
     while after and not os.path.exists(after):
         await asyncio.sleep(0.02)
-    return summarize(await session.call_tool(call["tool"], call["arguments"]))
+    began = time.perf_counter_ns()
+    result = summarize(await session.call_tool(call["tool"], call["arguments"]))
+    result["micros"] = (time.perf_counter_ns() - began) / 1000.0
+    return result
 
 
 @asynccontextmanager
@@ -58,6 +64,29 @@ async def transport(plan):
 
 
 async def drive(plan):
+    sessions = plan.get("sessions", 1)
+    if sessions == 1:
+        return await drive_one(plan)
+    if "url" not in plan:
+        raise SystemExit("sessions: several sessions need a url (over stdio each would start its own server)")
+
+    async def guarded():
+        try:
+            return await drive_one(plan)
+        except Exception as error:  # one agent's failure is reported, the others go on
+            return {"tools": [], "results": [], "micros": [], "failed": repr(error)}
+
+    outs = await asyncio.gather(*(guarded() for _ in range(sessions)))
+    merged = {"tools": outs[0]["tools"], "results": [], "micros": [], "failed": []}
+    for out in outs:
+        merged["results"].extend(out["results"])
+        merged["micros"].extend(out["micros"])
+        if "failed" in out:
+            merged["failed"].append(out["failed"])
+    return merged
+
+
+async def drive_one(plan):
     out = {"tools": [], "results": [], "micros": []}
     async with transport(plan) as (reader, writer):
         async with ClientSession(reader, writer) as session:

@@ -16,6 +16,8 @@
 
 use fcd_testkit::{stock, tools};
 
+mod scale_out;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
@@ -1356,13 +1358,20 @@ impl HttpGateway {
         let stderr = std::io::BufReader::new(child.stderr.take().unwrap());
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
+            let mut said = Vec::new();
             for line in stderr.lines().map_while(Result::ok) {
                 if let Some(rest) = line.strip_prefix("fcd gateway: listening on ") {
-                    let _ = tx.send(rest.split_whitespace().next().unwrap_or_default().to_owned());
+                    let _ = tx.send(Ok(rest.split_whitespace().next().unwrap_or_default().to_owned()));
                 }
+                said.push(line);
             }
+            let _ = tx.send(Err(said.join("\n")));
         });
-        let addr = rx.recv_timeout(Duration::from_secs(60)).expect("the gateway said where it listens");
+        let addr = match rx.recv_timeout(Duration::from_secs(60)) {
+            Ok(Ok(addr)) => addr,
+            Ok(Err(said)) => panic!("the gateway ended before it listened:\n{said}"),
+            Err(e) => panic!("the gateway did not say where it listens: {e}"),
+        };
         HttpGateway { child, addr }
     }
 

@@ -23,7 +23,7 @@ use fcd_runtime::registry::{Regeneration, Registry};
 
 use fcd_testkit::stock;
 
-const RELEASE: &str = "2026.1.14";
+pub(crate) const RELEASE: &str = "2026.1.14";
 
 fn git(repo: &std::path::Path, args: &[&str]) -> Result<()> {
     let out = Command::new("git").arg("-C").arg(repo).args(args).output().context("cannot run git")?;
@@ -122,51 +122,86 @@ fn http_auth(dir: &std::path::Path) -> Result<(String, String)> {
     Ok((table, token))
 }
 
-pub fn run(calls: usize, root: &std::path::Path, runtime_dir: Option<&std::path::Path>) -> Result<bool> {
-    stock::available().map_err(|e| anyhow!(e))?;
-    let release = stock::git_release(RELEASE).map_err(|e| anyhow!(e))?;
-    stock::client_python().map_err(|e| anyhow!(e))?;
-    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-        .args(["build", "--quiet", "--release", "--package", "fcd", "--bin", "fcd"])
-        .current_dir(root)
-        .status()
-        .context("cannot run cargo build")?;
-    if !status.success() {
-        bail!("cargo build --release --bin fcd failed");
-    }
-    let fcd = root.join("target/release/fcd");
-    // On the workspace's disk, not a RAM disk: every runtime commit is a real fsync.
-    let scratch = root.join("target/bench-gateway");
-    let _ = std::fs::remove_dir_all(&scratch);
-    std::fs::create_dir_all(&scratch)?;
-    let repo = scratch.join("repo");
-    std::fs::create_dir(&repo)?;
-    git(&repo, &["init", "-q", "-b", "main"])?;
-    git(&repo, &["config", "user.email", "fcd@example.invalid"])?;
-    git(&repo, &["config", "user.name", "fcd bench"])?;
-    std::fs::write(repo.join("notes.txt"), "first line\n")?;
-    git(&repo, &["add", "notes.txt"])?;
-    git(&repo, &["commit", "-q", "-m", "first"])?;
-    git(&repo, &["checkout", "-q", "-b", "work"])?;
-    std::fs::write(repo.join("notes.txt"), "first line\nsecond line\n")?;
-    git(&repo, &["commit", "-q", "-am", "second"])?;
+/// What every gateway benchmark stands on: a release build of `fcd`, the
+/// stock release installed, a scratch repository (`main`, and `work` one
+/// commit ahead), a registry that admitted the release's epoch, alice's
+/// contract, and a bearer token with the `[http]` table that verifies it.
+pub(crate) struct Stage {
+    pub fcd: std::path::PathBuf,
+    pub scratch: std::path::PathBuf,
+    pub release: stock::GitRelease,
+    pub summary: fcd_model::summary::Summary,
+    pub epoch: String,
+    pub repo_text: String,
+    pub contract: serde_json::Value,
+    /// The safe call every benchmark makes.
+    pub call: serde_json::Value,
+    pub http_table: String,
+    pub token: String,
+}
 
-    let profile = Profile::load(&root.join("profiles/git-diff")).map_err(|e| anyhow!("{e}"))?;
-    let request = Request {
-        source: release.source.clone(),
-        release: Some(format!("mcp-server-git-{RELEASE}")),
-        artifact_digest: Some(release.sdist_digest.clone()),
-        config: None,
-    };
-    let Registration::Registered(summary) = register(&profile, &request).map_err(|e| anyhow!("{e}"))? else { bail!("{RELEASE} escalated") };
-    let mut registry = Registry::open(&scratch.join("registry.sqlite")).map_err(|e| anyhow!("{e}"))?;
-    let epoch =
-        registry.admit(&summary, &Regeneration { process: std::process::id(), summary_digest: summary.summary_digest.clone() }).map_err(|e| anyhow!("{e}"))?;
-    let repo_text = repo.to_string_lossy().into_owned();
-    let contract = json!({"principal": "user:alice", "allow": ["git:diff"], "destinations": [format!("local:{repo_text}")], "resources": [repo_text],
-        "max_exposure": "private", "mutation": false, "write_scopes": []});
-    std::fs::write(scratch.join("contract.json"), contract.to_string())?;
-    let server = vec![release.program.to_string_lossy().into_owned(), "--repository".into(), repo_text.clone()];
+impl Stage {
+    /// Sets the stage under `target/NAME` (emptied first).
+    pub(crate) fn set(root: &std::path::Path, name: &str) -> Result<Stage> {
+        stock::available().map_err(|e| anyhow!(e))?;
+        let release = stock::git_release(RELEASE).map_err(|e| anyhow!(e))?;
+        stock::client_python().map_err(|e| anyhow!(e))?;
+        let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+            .args(["build", "--quiet", "--release", "--package", "fcd", "--bin", "fcd"])
+            .current_dir(root)
+            .status()
+            .context("cannot run cargo build")?;
+        if !status.success() {
+            bail!("cargo build --release --bin fcd failed");
+        }
+        let fcd = root.join("target/release/fcd");
+        // On the workspace's disk, not a RAM disk: every runtime commit is a real fsync.
+        let scratch = root.join("target").join(name);
+        let _ = std::fs::remove_dir_all(&scratch);
+        std::fs::create_dir_all(&scratch)?;
+        let repo = scratch.join("repo");
+        std::fs::create_dir(&repo)?;
+        git(&repo, &["init", "-q", "-b", "main"])?;
+        git(&repo, &["config", "user.email", "fcd@example.invalid"])?;
+        git(&repo, &["config", "user.name", "fcd bench"])?;
+        std::fs::write(repo.join("notes.txt"), "first line\n")?;
+        git(&repo, &["add", "notes.txt"])?;
+        git(&repo, &["commit", "-q", "-m", "first"])?;
+        git(&repo, &["checkout", "-q", "-b", "work"])?;
+        std::fs::write(repo.join("notes.txt"), "first line\nsecond line\n")?;
+        git(&repo, &["commit", "-q", "-am", "second"])?;
+
+        let profile = Profile::load(&root.join("profiles/git-diff")).map_err(|e| anyhow!("{e}"))?;
+        let request = Request {
+            source: release.source.clone(),
+            release: Some(format!("mcp-server-git-{RELEASE}")),
+            artifact_digest: Some(release.sdist_digest.clone()),
+            config: None,
+        };
+        let Registration::Registered(summary) = register(&profile, &request).map_err(|e| anyhow!("{e}"))? else { bail!("{RELEASE} escalated") };
+        let mut registry = Registry::open(&scratch.join("registry.sqlite")).map_err(|e| anyhow!("{e}"))?;
+        let epoch = registry
+            .admit(&summary, &Regeneration { process: std::process::id(), summary_digest: summary.summary_digest.clone() })
+            .map_err(|e| anyhow!("{e}"))?;
+        let repo_text = repo.to_string_lossy().into_owned();
+        let contract = json!({"principal": "user:alice", "allow": ["git:diff"], "destinations": [format!("local:{repo_text}")], "resources": [repo_text],
+            "max_exposure": "private", "mutation": false, "write_scopes": []});
+        std::fs::write(scratch.join("contract.json"), contract.to_string())?;
+        let call = json!({"tool": "git_diff", "arguments": {"repo_path": repo_text, "target": "main"}});
+        let (http_table, token) = http_auth(&scratch)?;
+        Ok(Stage { fcd, scratch, release, summary: *summary, epoch, repo_text, contract, call, http_table, token })
+    }
+
+    /// The stock server's command against the scratch repository.
+    pub(crate) fn server(&self) -> Vec<String> {
+        vec![self.release.program.to_string_lossy().into_owned(), "--repository".into(), self.repo_text.clone()]
+    }
+}
+
+pub fn run(calls: usize, root: &std::path::Path, runtime_dir: Option<&std::path::Path>) -> Result<bool> {
+    let stage = Stage::set(root, "bench-gateway")?;
+    let Stage { fcd, scratch, release, summary, epoch, repo_text, contract, call, http_table, token } = &stage;
+    let server = stage.server();
     let store_dir = match runtime_dir {
         Some(dir) => {
             std::fs::create_dir_all(dir)?;
@@ -174,8 +209,6 @@ pub fn run(calls: usize, root: &std::path::Path, runtime_dir: Option<&std::path:
         }
         None => scratch.clone(),
     };
-    let call = json!({"tool": "git_diff", "arguments": {"repo_path": repo_text, "target": "main"}});
-    let (http_table, token) = http_auth(&scratch)?;
     let mut paths = vec![Path { name: "direct".to_owned(), command: server.clone(), http: None, store: None }];
     // `pin` is the path without a decision (exact-source pinning); `decide` decides every call on the summary.
     // Over HTTP (`--listen`, the client's bearer token verified on every request), decide only.
@@ -241,7 +274,7 @@ pub fn run(calls: usize, root: &std::path::Path, runtime_dir: Option<&std::path:
         fsyncs.extend(commit_floor(&store_dir)?);
         for (path, timed) in paths.iter().zip(&mut timings) {
             let name = &path.name;
-            let report = path.drive(&call, per_round + warm)?;
+            let report = path.drive(call, per_round + warm)?;
             let micros: Vec<f64> =
                 report["micros"].as_array().context("the client timed nothing")?.iter().skip(warm).filter_map(serde_json::Value::as_f64).collect();
             if micros.len() != per_round {
@@ -296,7 +329,7 @@ pub fn run(calls: usize, root: &std::path::Path, runtime_dir: Option<&std::path:
             println!("deciding adds {:+.3} ms at p50, {:+.3} ms at p95 in {durability} (target: at most 0.1 ms at p50)", decide.0 - pin.0, decide.1 - pin.1);
         }
     }
-    decision_alone(&summary, &call, &contract, &repo_text)?;
+    decision_alone(summary, call, contract, repo_text)?;
     let verdict = |m: bool| if m { "met on every path" } else { "not met on every path" };
     println!("target: the gateway adds at most 1 ms at p50 in full, 0.5 ms in process-crash");
     println!("  end to end (gateway path minus direct path): {}", verdict(met));

@@ -10,6 +10,7 @@ mod bench;
 mod bench_etcd;
 mod bench_gateway;
 mod bench_runtime;
+mod bench_scale_out;
 mod fetch;
 mod fuzz_seeds;
 pub mod manifest;
@@ -57,6 +58,20 @@ enum Command {
         /// Seconds each etcd measurement runs.
         #[arg(long, default_value_t = 3.0)]
         seconds: f64,
+    },
+    /// Several gateway processes on one etcd cluster, many clients each, steady and
+    /// with the leader killed: calls/s, p50 and p95, and the invariants over the
+    /// whole history. `cargo run --release --package xtask -- bench-scale-out`.
+    BenchScaleOut {
+        /// Gateway processes.
+        #[arg(long, default_value_t = 8)]
+        gateways: usize,
+        /// Concurrent client sessions per gateway.
+        #[arg(long, default_value_t = 4)]
+        sessions: usize,
+        /// Calls each session makes in each phase.
+        #[arg(long, default_value_t = 25)]
+        calls: usize,
     },
     /// Times a safe git_diff call through `fcd gateway serve` against the same call sent
     /// directly to the same stock server (mcp-server-git from PyPI, the official MCP
@@ -198,6 +213,7 @@ fn main() -> ExitCode {
             etcd => bench_etcd::run(etcd, seconds),
         },
         Command::BenchGateway { calls, runtime_dir } => bench_gateway::run(calls, workspace_root(), runtime_dir.as_deref()),
+        Command::BenchScaleOut { gateways, sessions, calls } => bench_scale_out::run(workspace_root(), gateways, sessions, calls),
         Command::FuzzSeeds => fuzz_seeds::run(workspace_root()),
         Command::Schemas => schemas::run(workspace_root()),
     };

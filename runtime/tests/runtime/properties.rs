@@ -475,3 +475,19 @@ fn etcd_independent_calls_write_disjoint_keys() {
     assert!(shared.iter().all(|k| epoch_and_edge.contains(k)), "shared reads beyond the epoch and the evidence: {shared:?}");
     assert!(w1.iter().all(|k| !k.starts_with("ids/") || k.starts_with("ids/claims/")), "a shared id counter: {w1:?}");
 }
+
+/// A store opened while a member is down connects to one that answers,
+/// whichever member it tries first (the first is chosen at random).
+#[test]
+fn etcd_a_store_opens_while_a_member_is_down() {
+    let Some(mut cluster) = cluster_or_skip("etcd_a_store_opens_while_a_member_is_down") else { return };
+    let store = cluster.store(&format!("member-down-{}", std::process::id()));
+    let mut rt = Runtime::open_store(&StoreSpec::parse(&store).unwrap()).unwrap();
+    rt.register_epoch("e0", "tool", "sha256:a", "sha256:c", "s").unwrap();
+    drop(rt);
+    cluster.kill(0);
+    for _ in 0..6 {
+        let rt = Runtime::open_store(&StoreSpec::parse(&store).unwrap()).expect("a store opens on the members that answer");
+        assert_eq!(rt.state("e0").unwrap(), Some(State::Advertised));
+    }
+}

@@ -254,13 +254,58 @@ impl EtcdAccess {
     }
 }
 
-/// The connection: a current-thread tokio runtime driving one etcd client
+/// A tokio runtime on a thread of its own, running the store's etcd
+/// requests while the caller blocks on the answer. The store is synchronous,
+/// and its callers may themselves run inside a tokio runtime (the gateway
+/// decides calls on its runtime's threads), where blocking on a runtime of
+/// the store's own would panic; so the store never blocks on a runtime, it
+/// hands each request to this one and waits for the reply.
+struct Driver {
+    rt: Option<tokio::runtime::Runtime>,
+}
+
+impl Driver {
+    fn start() -> Result<Driver, StorageError> {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("fcd-etcd")
+            .enable_all()
+            .build()
+            .map_err(|e| StorageError::new(format!("tokio: {e}")))?;
+        Ok(Driver { rt: Some(rt) })
+    }
+
+    /// Runs `work` on the driver's thread and waits for its output.
+    fn run<F>(&self, work: F) -> Result<F::Output, StorageError>
+    where
+        F: std::future::Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        let rt = self.rt.as_ref().ok_or_else(|| StorageError::new("etcd: the store is closed"))?;
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        rt.spawn(async move {
+            let _ = tx.send(work.await);
+        });
+        rx.recv().map_err(|_| StorageError::new("etcd: a request ended without an answer"))
+    }
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        // Not a blocking shutdown: the store may be dropped on a thread of another runtime.
+        if let Some(rt) = self.rt.take() {
+            rt.shutdown_background();
+        }
+    }
+}
+
+/// The connection: the [`Driver`] running one etcd client
 /// on one member at a time (a random one first, to spread the load); after a
 /// failed request the client moves to the next member, so a member that died
 /// or hangs is not kept as the way in (the balanced channel of etcd-client
 /// keeps routing requests to a dead member).
 struct Conn {
-    rt: tokio::runtime::Runtime,
+    driver: Driver,
     endpoints: Vec<String>,
     /// (the member in use, its client)
     client: std::sync::Mutex<(usize, Client)>,
@@ -277,19 +322,20 @@ impl Conn {
     /// Runs one request with the timeout; a failure replaces the client before it is reported.
     fn call<T, F>(&self, request: impl FnOnce(etcd_client::KvClient) -> F) -> Result<T, StorageError>
     where
-        F: std::future::Future<Output = Result<T, etcd_client::Error>>,
+        F: std::future::Future<Output = Result<T, etcd_client::Error>> + Send + 'static,
+        T: Send + 'static,
     {
         let kv = self.kv();
         let pending = request(kv);
         // The timer is made inside the runtime: it needs its clock.
-        let failure = match self.rt.block_on(async { tokio::time::timeout(REQUEST_TIMEOUT, pending).await }) {
+        let failure = match self.driver.run(async { tokio::time::timeout(REQUEST_TIMEOUT, pending).await })? {
             Ok(Ok(value)) => return Ok(value),
             Ok(Err(e)) => etcd_error(e),
             Err(_) => StorageError::new(format!("etcd: no answer within {REQUEST_TIMEOUT:?}")),
         };
         let mut client = self.client.lock().unwrap_or_else(|e| e.into_inner());
         let next = (client.0 + 1) % self.endpoints.len().max(1);
-        if let Ok(fresh) = self.rt.block_on(Client::connect([&self.endpoints[next]], Some(self.options.clone()))) {
+        if let Ok(Ok(fresh)) = self.driver.run(Client::connect([self.endpoints[next].clone()], Some(self.options.clone()))) {
             *client = (next, fresh);
         }
         Err(failure)
@@ -385,7 +431,7 @@ pub(crate) struct EtcdStore {
 impl EtcdStore {
     /// Connects to the cluster at `endpoints`, keeping the runtime's keys under `prefix`.
     pub(crate) fn connect(endpoints: &[String], prefix: &str, access: &EtcdAccess) -> Result<EtcdStore, StorageError> {
-        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| StorageError::new(format!("tokio: {e}")))?;
+        let driver = Driver::start()?;
         if endpoints.is_empty() {
             return Err(StorageError::new("etcd: no endpoints"));
         }
@@ -393,9 +439,34 @@ impl EtcdStore {
         getrandom::fill(&mut seed).map_err(|e| StorageError::new(format!("no randomness: {e}")))?;
         let first = (u64::from_le_bytes(seed) % endpoints.len() as u64) as usize;
         let options = access.connect_options()?;
-        let client = rt.block_on(Client::connect([&endpoints[first]], Some(options.clone()))).map_err(etcd_error)?;
+        // The first member that answers, from a random one on: a dead member is not the store.
+        let mut failures = Vec::new();
+        let mut connected = None;
+        for k in 0..endpoints.len() {
+            let at = (first + k) % endpoints.len();
+            // A client connects lazily: one read proves the member answers (and has a leader).
+            let probe = endpoints[at].clone();
+            let (options, head) = (options.clone(), Keys { prefix: prefix.to_owned() }.head());
+            let answered = driver.run(async move {
+                let mut client = Client::connect([probe], Some(options)).await?;
+                tokio::time::timeout(REQUEST_TIMEOUT, client.get(head, Some(GetOptions::new().with_count_only())))
+                    .await
+                    .map_err(|_| etcd_client::Error::InvalidArgs(format!("no answer within {REQUEST_TIMEOUT:?}")))??;
+                Ok::<Client, etcd_client::Error>(client)
+            })?;
+            match answered {
+                Ok(client) => {
+                    connected = Some((at, client));
+                    break;
+                }
+                Err(e) => failures.push(format!("{}: {e}", endpoints[at])),
+            }
+        }
+        let Some((first, client)) = connected else {
+            return Err(StorageError::new(format!("etcd: no member answers ({})", failures.join("; "))));
+        };
         let conn =
-            Conn { rt, endpoints: endpoints.to_vec(), client: std::sync::Mutex::new((first, client)), options, keys: Keys { prefix: prefix.to_owned() } };
+            Conn { driver, endpoints: endpoints.to_vec(), client: std::sync::Mutex::new((first, client)), options, keys: Keys { prefix: prefix.to_owned() } };
         let mut id = [0u8; 12];
         getrandom::fill(&mut id).map_err(|e| StorageError::new(format!("no randomness: {e}")))?;
         Ok(EtcdStore {
