@@ -91,10 +91,6 @@ impl Tls {
     }
 }
 
-fn free_port() -> std::io::Result<u16> {
-    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
-}
-
 /// Whether the `etcd` binary runs here; the reason when it does not.
 pub fn available() -> Result<(), String> {
     match Command::new("etcd").arg("--version").output() {
@@ -117,16 +113,35 @@ impl Cluster {
         Cluster::start_with(true)
     }
 
+    /// Starts a cluster; a start that fails (a port another process took
+    /// between choosing it and the member binding it) is tried once more on
+    /// fresh ports.
     fn start_with(tls: bool) -> Result<Cluster, String> {
         available()?;
+        match Cluster::try_start(tls) {
+            Ok(cluster) => Ok(cluster),
+            Err(first) => Cluster::try_start(tls).map_err(|again| format!("{again}\n(a first start failed too: {first})")),
+        }
+    }
+
+    fn try_start(tls: bool) -> Result<Cluster, String> {
         // A RAM-backed directory where there is one: every commit is an fsync.
         let dir = if std::path::Path::new("/dev/shm").is_dir() { tempfile::tempdir_in("/dev/shm") } else { tempfile::tempdir() }
             .map_err(|e| format!("no scratch directory: {e}"))?;
-        let mut members = Vec::new();
-        for i in 0..3 {
-            let port = || free_port().map_err(|e| e.to_string());
-            members.push(Member { name: format!("m{i}"), client_port: port()?, peer_port: port()?, metrics_port: port()?, child: None, paused: false });
-        }
+        // Nine distinct ports: every listener is held until all are chosen.
+        let held: Vec<TcpListener> = (0..9).map(|_| TcpListener::bind("127.0.0.1:0")).collect::<std::io::Result<_>>().map_err(|e| e.to_string())?;
+        let ports: Vec<u16> = held.iter().map(|l| l.local_addr().map(|a| a.port())).collect::<std::io::Result<_>>().map_err(|e| e.to_string())?;
+        drop(held);
+        let members: Vec<Member> = (0..3)
+            .map(|i| Member {
+                name: format!("m{i}"),
+                client_port: ports[3 * i],
+                peer_port: ports[3 * i + 1],
+                metrics_port: ports[3 * i + 2],
+                child: None,
+                paused: false,
+            })
+            .collect();
         let initial = members.iter().map(|m| format!("{}=http://127.0.0.1:{}", m.name, m.peer_port)).collect::<Vec<_>>().join(",");
         let tls = if tls { Some(Tls::generate(dir.path(), "fcd-test-client")?) } else { None };
         let mut cluster = Cluster { dir, members, initial, tls };

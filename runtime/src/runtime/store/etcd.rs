@@ -275,13 +275,19 @@ impl Driver {
         Ok(Driver { rt: Some(rt) })
     }
 
-    /// Runs `work` on the driver's thread and waits for its output.
+    /// Runs `work` on the driver's runtime and waits for its output: on the
+    /// driver's thread when the caller is inside another runtime, else on
+    /// the caller's own.
     fn run<F>(&self, work: F) -> Result<F::Output, StorageError>
     where
         F: std::future::Future + Send + 'static,
         F::Output: Send + 'static,
     {
         let rt = self.rt.as_ref().ok_or_else(|| StorageError::new("etcd: the store is closed"))?;
+        // A caller outside any runtime (the CLI, the benches) drives the request itself: no hop between threads.
+        if tokio::runtime::Handle::try_current().is_err() {
+            return Ok(rt.block_on(work));
+        }
         let (tx, rx) = std::sync::mpsc::sync_channel(1);
         rt.spawn(async move {
             let _ = tx.send(work.await);
