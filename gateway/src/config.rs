@@ -120,6 +120,10 @@ pub struct Http {
     /// loopback names (rmcp refuses other hosts, against DNS rebinding).
     #[serde(default)]
     pub allowed_hosts: Vec<String>,
+    /// Serve TLS: the certificate chain (PEM, the server's first) and its
+    /// private key (PEM). Both or neither.
+    pub tls_certificate: Option<PathBuf>,
+    pub tls_key: Option<PathBuf>,
 }
 
 fn default_principal_claim() -> String {
@@ -138,6 +142,8 @@ impl Default for Http {
             principal_prefix: String::new(),
             allow_unauthenticated: false,
             allowed_hosts: Vec::new(),
+            tls_certificate: None,
+            tls_key: None,
         }
     }
 }
@@ -346,8 +352,10 @@ impl Config {
             resolve(p);
         }
         config.contracts.iter_mut().for_each(|c| resolve(&mut c.file));
-        if let Some(p) = config.http.as_mut().and_then(|h| h.jwks.as_mut()) {
-            resolve(p);
+        if let Some(http) = config.http.as_mut() {
+            for p in [http.jwks.as_mut(), http.tls_certificate.as_mut(), http.tls_key.as_mut()].into_iter().flatten() {
+                resolve(p);
+            }
         }
         for r in config.servers.iter_mut().flat_map(|s| s.releases.iter_mut()) {
             resolve(&mut r.installed.root);
@@ -362,6 +370,11 @@ impl Config {
 
     fn check(&self, path: &Path) -> Result<(), InputError> {
         let fail = |m: String| Err(InputError::new(path, m));
+        if let Some(http) = &self.http
+            && http.tls_certificate.is_some() != http.tls_key.is_some()
+        {
+            return fail("[http]: give both `tls_certificate` and `tls_key`, or neither".into());
+        }
         if self.servers.is_empty() {
             return fail("no [[server]]: the gateway would front nothing".into());
         }

@@ -50,7 +50,7 @@ pub struct Tls {
 impl Tls {
     /// Writes a fresh CA, a member certificate for 127.0.0.1 and
     /// `localhost`, and a client certificate (common name `client_name`) into `dir`.
-    fn generate(dir: &std::path::Path, client_name: &str) -> Result<Tls, String> {
+    pub fn generate(dir: &std::path::Path, client_name: &str) -> Result<Tls, String> {
         use rcgen::{BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair, KeyUsagePurpose};
         let e = |e: rcgen::Error| format!("certificate generation: {e}");
         let mut ca = CertificateParams::new(Vec::<String>::new()).map_err(e)?;

@@ -1,7 +1,8 @@
 """Drives one MCP server with the official MCP Python SDK, as an agent's
 client would: initialize, list the tools, then make the calls given. Over
 stdio (the server started from "command"), or over Streamable HTTP ("url",
-with optional "headers", such as an Authorization bearer token).
+with optional "headers", such as an Authorization bearer token, and "ca", the
+CA certificates an https:// server's certificate must chain to).
 
 Usage: python mcp_client.py PLAN.json
 PLAN: {"command": [...] | "url": URL, "headers": {...}, "env": {...}, "calls": [{"tool": ..., "arguments": {...},
@@ -54,7 +55,12 @@ async def transport(plan):
         import httpx2
         from mcp.client.streamable_http import streamable_http_client
 
-        async with httpx2.AsyncClient(headers=plan.get("headers", {}), timeout=120) as http:
+        verify = True
+        if "ca" in plan:
+            import ssl
+
+            verify = ssl.create_default_context(cafile=plan["ca"])
+        async with httpx2.AsyncClient(headers=plan.get("headers", {}), timeout=120, verify=verify) as http:
             async with streamable_http_client(plan["url"], http_client=http) as streams:
                 yield streams[0], streams[1]
         return

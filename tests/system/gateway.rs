@@ -1397,6 +1397,19 @@ impl HttpGateway {
         let code = response.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
         (code, response)
     }
+
+    /// The status line's code and the body of a GET of `path`, with no token.
+    fn get(&self, path: &str) -> (u16, String) {
+        use std::io::{Read as _, Write as _};
+        let mut stream = std::net::TcpStream::connect(&self.addr).unwrap();
+        stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        write!(stream, "GET {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n", self.addr).unwrap();
+        let mut response = Vec::new();
+        let _ = stream.read_to_end(&mut response);
+        let response = String::from_utf8_lossy(&response).into_owned();
+        let code = response.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
+        (code, response.split_once("\r\n\r\n").map(|(_, body)| body.to_owned()).unwrap_or_default())
+    }
 }
 
 impl Drop for HttpGateway {
@@ -1463,6 +1476,18 @@ fn over_streamable_http_a_verified_token_names_the_principal_and_anything_else_i
     let (code, response) = gateway.post(Some(&format!("Bearer {alice}")));
     assert_eq!(code, 200, "a valid token passes the door: {response}");
 
+    // RFC 9728: the challenge names the metadata, which anyone may read, and which names the token issuer.
+    let (_, response) = gateway.post(None);
+    let metadata_url = "https://fcd.test/.well-known/oauth-protected-resource/mcp";
+    assert!(response.contains(&format!("resource_metadata=\"{metadata_url}\"")), "{response}");
+    for path in ["/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"] {
+        let (code, body) = gateway.get(path);
+        assert_eq!(code, 200, "{path}: {body}");
+        let metadata: Value = serde_json::from_str(&body).unwrap_or_else(|e| panic!("{path}: {e}: {body}"));
+        assert_eq!(metadata["resource"], "https://fcd.test/mcp", "{body}");
+        assert_eq!(metadata["authorization_servers"], json!(["https://issuer.test"]), "{body}");
+    }
+
     // The official client over HTTP: alice's contract decides her calls.
     let url = format!("http://{}/mcp", gateway.addr);
     let calls = [call("git_diff", w.args("main")), call("git_diff", w.args(&format!("--output={}", w.canary.display())))];
@@ -1487,6 +1512,46 @@ fn over_streamable_http_a_verified_token_names_the_principal_and_anything_else_i
         stock::drive(&json!({"url": url, "headers": {"Authorization": format!("Bearer {expired}")}, "calls": [call("git_diff", w.args("main"))]})).is_err()
     );
     assert_eq!(w.calls_seen("unguarded.log"), 1, "only alice's safe call reached the server");
+}
+
+/// Issue 27: the listener serves TLS itself when `[http]` names a
+/// certificate and key. The official client reaches it over https:// when it
+/// trusts the certificate's CA, and gets nowhere without that CA or over
+/// plain HTTP; half a TLS configuration does not start.
+#[test]
+fn over_https_the_listener_serves_its_certificate_and_a_client_that_does_not_trust_it_gets_nowhere() {
+    let Some(r) = releases() else { return };
+    let w = world(r, &[&r.guarded_summary]);
+    let tls = fcd_testkit::etcd::Tls::generate(w.dir.path(), "unused-client").unwrap();
+    let top = format!(
+        "principal = \"user:alice\"\nissuer_key = \"issuer.pem\"\n\n[http]\nallow_unauthenticated = true\ntls_certificate = {}\ntls_key = {}\n",
+        toml_str(&tls.member_cert.to_string_lossy()),
+        toml_str(&tls.member_key.to_string_lossy())
+    );
+    let server = format!("name = \"git\"\ndestination = {}\ntools = [\"git_diff\"]", toml_str(&format!("local:{}", w.repo.display())));
+    let release = w.release(&[&w.guarded], w.server(&r.guarded, "guarded.log"), &r.guarded);
+    let config = write_config(w.dir.path(), &top, &[("user:alice", "git_diff", "contract.json")], &server, &[release]);
+    let gateway = HttpGateway::start(&config);
+    let url = format!("https://{}/mcp", gateway.addr);
+    let plan = |url: &str, ca: Option<&Path>| {
+        let mut plan = json!({"url": url, "calls": [call("git_diff", w.args("main"))]});
+        if let Some(ca) = ca {
+            plan["ca"] = json!(ca);
+        }
+        plan
+    };
+    let report = stock::drive(&plan(&url, Some(&tls.ca))).unwrap();
+    assert_eq!(report["results"][0]["error"], false, "{report}");
+    assert!(report["results"][0]["text"].as_str().unwrap().contains("second line"), "{report}");
+    assert!(stock::drive(&plan(&url, None)).is_err(), "a client that does not trust the CA gets nowhere");
+    assert!(stock::drive(&plan(&url.replace("https://", "http://"), None)).is_err(), "plain HTTP gets no MCP answer");
+    assert_eq!(w.calls_seen("guarded.log"), 1, "only the trusted client's call reached the server");
+    drop(gateway);
+    let text = std::fs::read_to_string(&config).unwrap();
+    let half = text.lines().filter(|l| !l.starts_with("tls_key")).collect::<Vec<_>>().join("\n");
+    std::fs::write(&config, half).unwrap();
+    let stderr = refused_start(&config, &["--listen", "127.0.0.1:0"]);
+    assert!(stderr.contains("give both `tls_certificate` and `tls_key`"), "{stderr}");
 }
 
 /// An `[http]` table without a way to check tokens never listens, unless the
