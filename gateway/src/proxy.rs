@@ -636,12 +636,11 @@ impl Gateway {
     }
 
     /// Moves the runtime store's mark every `store_mark_every` seconds while
-    /// the gateway serves (crate::bound_store). Only for a SQLite store, whose
-    /// last entry is one indexed read; an etcd store is marked when the
-    /// gateway stops.
+    /// the gateway serves (crate::bound_store): the last entry is one indexed
+    /// read on SQLite, two sorted single-key reads on etcd.
     pub(crate) fn keep_store_marked(self: &Arc<Self>) -> Option<tokio::task::JoinHandle<()>> {
         let every = self.config.store_mark_every;
-        if every == 0 || self.store_file.is_none() {
+        if every == 0 {
             return None;
         }
         let gateway = self.clone();

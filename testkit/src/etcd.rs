@@ -214,6 +214,22 @@ impl Cluster {
         spec
     }
 
+    /// Deletes the key under `prefix` that was created last (a tamperer
+    /// cutting the newest record); returns its name. Plain clusters only.
+    pub fn delete_newest_under(&self, prefix: &str) -> Result<String, String> {
+        use etcd_client::{Client, GetOptions, SortOrder, SortTarget};
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
+        let endpoints = self.endpoints();
+        rt.block_on(async {
+            let mut client = Client::connect(&endpoints, None).await.map_err(|e| format!("etcd connect: {e}"))?;
+            let newest = GetOptions::new().with_prefix().with_sort(SortTarget::Create, SortOrder::Descend).with_limit(1);
+            let got = client.get(prefix, Some(newest)).await.map_err(|e| format!("etcd get: {e}"))?;
+            let key = got.kvs().first().map(|kv| kv.key().to_vec()).ok_or_else(|| format!("no key under {prefix}"))?;
+            client.delete(key.clone(), None).await.map_err(|e| format!("etcd delete: {e}"))?;
+            Ok(String::from_utf8_lossy(&key).into_owned())
+        })
+    }
+
     /// Turns on etcd's user authentication: a `root` user (password
     /// `root_password`) with the root role, and user `user` whose only role
     /// may read and write keys under `prefix`. Returns the path of a file

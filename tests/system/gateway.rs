@@ -1288,6 +1288,44 @@ fn a_store_cut_back_after_the_gateway_crashed_is_refused_at_start() {
     }
 }
 
+/// The same on etcd: the mark moves while the gateway serves (two sorted
+/// single-key reads of the newest audit link), so the newest link deleted
+/// after a crash, which leaves every writer's chain a valid prefix, is
+/// refused at the next start.
+#[test]
+fn an_etcd_store_cut_back_after_the_gateway_crashed_is_refused_at_start() {
+    let Some(r) = releases() else { return };
+    if !tools::tools_or_skip("an_etcd_store_cut_back_after_the_gateway_crashed_is_refused_at_start", fcd_testkit::etcd::available()) {
+        return;
+    }
+    let cluster = fcd_testkit::etcd::Cluster::start().unwrap();
+    let store = cluster.store("cut-back");
+    let w = world(r, &[&r.guarded_summary]);
+    let server = format!("name = \"git\"\ndestination = {}\ntools = [\"git_diff\"]", toml_str(&format!("local:{}", w.repo.display())));
+    let release = w.release(&[&w.guarded], w.server(&r.guarded, "guarded.log"), &r.guarded);
+    let config =
+        write_config(w.dir.path(), "principal = \"user:alice\"\nstore_mark_every = 1\n", &[("user:alice", "git_diff", "contract.json")], &server, &[release]);
+    let text = std::fs::read_to_string(&config).unwrap();
+    let sqlite = text.lines().next().unwrap().to_owned();
+    std::fs::write(&config, text.replacen(&sqlite, &format!("runtime = {}", toml_str(&store)), 1)).unwrap();
+    let mut client = RawClient::start(&config, &w.path("gateway.log"));
+    for id in 1..=3 {
+        client.send(&w.raw_call(id));
+        let answer = client.next();
+        assert!(answer["result"]["structuredContent"]["fcd"]["refused"].is_null(), "call {id} runs: {answer}");
+    }
+    std::thread::sleep(Duration::from_millis(2500));
+    client.child.kill().unwrap();
+    client.child.wait().unwrap();
+    // The newest link of any writer deleted: what is left verifies.
+    let cut = cluster.delete_newest_under("/cut-back/audit/chains/").unwrap();
+    assert!(cut.contains("/audit/chains/"), "{cut}");
+    let rt = Runtime::open_store(&fcd_runtime::runtime::StoreSpec::parse(&store).unwrap()).unwrap();
+    assert!(rt.verify_audit().is_ok(), "what is left is a valid prefix of every chain");
+    let stderr = refused_start(&config, &[]);
+    assert!(stderr.contains("lost audit entries"), "{stderr}");
+}
+
 /// Issue 27, point 2: a reply larger than rmcp's default 16 MiB line (a
 /// large diff) reaches the client whole, up to `max_message_bytes`.
 #[test]

@@ -406,6 +406,9 @@ fn etcd_audit_entries_are_chained_as_they_are_written_and_an_edit_or_a_gap_break
     two.complete(lease.id).unwrap();
     assert!(one.verify_audit().unwrap() >= 5, "two writers' chains join");
     check_audit(&one).unwrap();
+    let last = two.audit_last().unwrap().expect("a last entry");
+    assert_eq!(Some(&last.seq), one.audit_entries().unwrap().last().map(|e| &e.seq), "the newest entry of either writer, in a few reads");
+    assert_eq!(one.audit_last().unwrap().map(|e| e.hash), Some(last.hash));
 
     // Edit an entry where it lies, then drop one: the chain of its writer no longer holds.
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();

@@ -1041,6 +1041,43 @@ impl Store for EtcdStore {
         Ok(entries)
     }
 
+    /// The newest entry in a few reads: the newest link of any writer's
+    /// chain (by the revision that created it) and the newest sealed entry
+    /// of a store written before write-time chains. A store that still has
+    /// queued entries from then is read whole (they are sealed first).
+    fn audit_last(&self) -> Result<Option<AuditEntry>, StorageError> {
+        let keys = &self.conn.keys;
+        if self.conn.get(keys.queue(), Some(GetOptions::new().with_prefix().with_count_only()))?.count() > 0 {
+            return Ok(self.audit()?.pop());
+        }
+        let newest = |range: Vec<u8>, by: SortTarget| -> Result<Option<KeyValue>, StorageError> {
+            let options = GetOptions::new().with_prefix().with_sort(by, SortOrder::Descend).with_limit(1);
+            Ok(self.conn.get(range, Some(options))?.take_kvs().into_iter().next())
+        };
+        let chains = String::from_utf8_lossy(&keys.chains()).into_owned();
+        let linked = match newest(keys.chains(), SortTarget::Create)? {
+            Some(kv) => {
+                let key = String::from_utf8_lossy(kv.key()).into_owned();
+                let writer = key.strip_prefix(&chains).and_then(|rest| rest.split_once('/')).map(|(w, _)| w.to_owned());
+                let writer = writer.ok_or_else(|| StorageError::new(format!("etcd key {key}: not an audit link")))?;
+                let v: SealedValue = decode(kv.key(), kv.value())?;
+                Some(AuditEntry { seq: kv.create_revision(), entry: v.entry, prev: v.prev, hash: v.hash, chain: writer })
+            }
+            None => None,
+        };
+        let sealed = match newest(keys.sealed_range(), SortTarget::Key)? {
+            Some(kv) => {
+                let key = String::from_utf8_lossy(kv.key()).into_owned();
+                let seq = key.rsplit('/').next().and_then(|n| n.parse::<i64>().ok());
+                let seq = seq.ok_or_else(|| StorageError::new(format!("etcd key {key}: not an audit sequence")))?;
+                let v: SealedValue = decode(kv.key(), kv.value())?;
+                Some(AuditEntry { seq, entry: v.entry, prev: v.prev, hash: v.hash, chain: String::new() })
+            }
+            None => None,
+        };
+        Ok(linked.into_iter().chain(sealed).max_by_key(|e| e.seq))
+    }
+
     fn acknowledge_lost_calls(&mut self) -> Result<Vec<String>, Refusal> {
         Ok(Vec::new())
     }
