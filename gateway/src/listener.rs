@@ -5,6 +5,13 @@
 //! listening socket belongs to a process of the group it started: on Linux,
 //! the socket's inode in `/proc/net/tcp{,6}` is looked up among the open
 //! files of that group's processes.
+//!
+//! Which sockets listen at an address is asked of the kernel by netlink
+//! sock_diag (the kernel walks only its listening sockets and filters by
+//! state and port), and read from `/proc/net/tcp{,6}` only where netlink
+//! is not there: generating that table walks every socket of the host, and
+//! costs milliseconds per read once connections pile up in TIME_WAIT, which
+//! a per-call check cannot afford.
 
 use std::net::SocketAddr;
 
@@ -53,6 +60,14 @@ pub fn listens(address: SocketAddr) -> Result<bool, String> {
 
 /// The inodes of the sockets listening at `address` (or at the wildcard address of its family and port).
 fn listening_inodes(address: SocketAddr) -> Result<Vec<u64>, String> {
+    match sock_diag::listening(address) {
+        Ok(inodes) => Ok(inodes),
+        Err(_) => proc_listening_inodes(address),
+    }
+}
+
+/// [`listening_inodes`] from `/proc/net/tcp{,6}`.
+fn proc_listening_inodes(address: SocketAddr) -> Result<Vec<u64>, String> {
     let table = if address.is_ipv4() { "/proc/net/tcp" } else { "/proc/net/tcp6" };
     let text = std::fs::read_to_string(table).map_err(|e| format!("cannot read {table}: {e}"))?;
     Ok(text.lines().skip(1).filter_map(|line| listening(line, address)).collect())
@@ -81,6 +96,88 @@ fn kernel_hex(ip: std::net::IpAddr) -> String {
         std::net::IpAddr::V6(v6) => v6.octets().to_vec(),
     };
     octets.chunks(4).map(|w| format!("{:08X}", u32::from_ne_bytes([w[0], w[1], w[2], w[3]]))).collect()
+}
+
+/// The kernel's listening TCP sockets by netlink sock_diag (`ss -lt` asks
+/// the same): one dump request for the address's family, state LISTEN and
+/// its port; the answer's records carry each socket's address and inode.
+mod sock_diag {
+    use std::net::{IpAddr, SocketAddr};
+
+    use rustix::net::netlink::{SOCK_DIAG, SocketAddrNetlink};
+    use rustix::net::{AddressFamily, RecvFlags, SendFlags, SocketType};
+
+    const SOCK_DIAG_BY_FAMILY: u16 = 20;
+    const NLM_F_REQUEST: u16 = 0x1;
+    const NLM_F_DUMP: u16 = 0x300;
+    const NLMSG_ERROR: u16 = 2;
+    const NLMSG_DONE: u16 = 3;
+    const TCP_LISTEN: u32 = 10;
+    const IPPROTO_TCP: u8 = 6;
+    /// `struct inet_diag_msg`: family, state, timer, retrans, then the socket
+    /// id (ports big-endian, source and destination as four 32-bit words),
+    /// then expires, rqueue, wqueue, uid and inode.
+    const MSG_LEN: usize = 72;
+    const SPORT: usize = 4;
+    const SRC: usize = 8;
+    const INODE: usize = 68;
+
+    /// The inodes of the sockets listening at `address` or at the unspecified address of its family and port.
+    pub(super) fn listening(address: SocketAddr) -> Result<Vec<u64>, String> {
+        let fd = rustix::net::socket(AddressFamily::NETLINK, SocketType::DGRAM, Some(SOCK_DIAG)).map_err(|e| format!("netlink: {e}"))?;
+        let family = if address.is_ipv4() { libc_af(AddressFamily::INET) } else { libc_af(AddressFamily::INET6) };
+        // nlmsghdr (16 bytes), then inet_diag_req_v2 (56 bytes).
+        let mut request = Vec::with_capacity(72);
+        request.extend_from_slice(&72u32.to_ne_bytes());
+        request.extend_from_slice(&SOCK_DIAG_BY_FAMILY.to_ne_bytes());
+        request.extend_from_slice(&(NLM_F_REQUEST | NLM_F_DUMP).to_ne_bytes());
+        request.extend_from_slice(&1u32.to_ne_bytes());
+        request.extend_from_slice(&0u32.to_ne_bytes());
+        request.extend_from_slice(&[family, IPPROTO_TCP, 0, 0]);
+        request.extend_from_slice(&(1u32 << TCP_LISTEN).to_ne_bytes());
+        let mut id = [0u8; 48];
+        id[0..2].copy_from_slice(&address.port().to_be_bytes());
+        request.extend_from_slice(&id);
+        rustix::net::sendto(&fd, &request, SendFlags::empty(), &SocketAddrNetlink::new(0, 0)).map_err(|e| format!("netlink send: {e}"))?;
+        let mut inodes = Vec::new();
+        let mut buffer = vec![0u8; 32 * 1024];
+        loop {
+            let (_, length) = rustix::net::recv(&fd, &mut buffer[..], RecvFlags::empty()).map_err(|e| format!("netlink receive: {e}"))?;
+            let mut at = 0;
+            let received = &buffer[..length.min(buffer.len())];
+            while at + 16 <= received.len() {
+                let word = |o: usize| u32::from_ne_bytes([received[o], received[o + 1], received[o + 2], received[o + 3]]);
+                let len = word(at) as usize;
+                let kind = u16::from_ne_bytes([received[at + 4], received[at + 5]]);
+                if len < 16 || at + len > received.len() {
+                    return Err("netlink: a truncated answer".into());
+                }
+                match kind {
+                    NLMSG_DONE => return Ok(inodes),
+                    NLMSG_ERROR => return Err("netlink: the kernel refused the request".into()),
+                    _ if len >= 16 + MSG_LEN => {
+                        let msg = &received[at + 16..at + 16 + MSG_LEN];
+                        let port = u16::from_be_bytes([msg[SPORT], msg[SPORT + 1]]);
+                        let source = &msg[SRC..SRC + 16];
+                        let matches_ip = match address.ip() {
+                            IpAddr::V4(v4) => source[..4] == v4.octets() || source[..4] == [0; 4],
+                            IpAddr::V6(v6) => source == v6.octets() || source == [0; 16],
+                        };
+                        if port == address.port() && matches_ip {
+                            inodes.push(u64::from(u32::from_ne_bytes([msg[INODE], msg[INODE + 1], msg[INODE + 2], msg[INODE + 3]])));
+                        }
+                    }
+                    _ => {}
+                }
+                // Messages are aligned to 4 bytes.
+                at += (len + 3) & !3;
+            }
+        }
+    }
+
+    fn libc_af(family: AddressFamily) -> u8 {
+        family.as_raw() as u8
+    }
 }
 
 /// The process group of `pid` (field 5 of its stat, after the parenthesised name).
@@ -118,6 +215,19 @@ mod tests {
         let second = std::net::TcpListener::bind(address).unwrap();
         assert_ne!(sockets(address).unwrap(), checked, "a listener bound again on the port is another socket");
         drop(second);
+    }
+
+    #[test]
+    fn netlink_and_proc_see_the_same_listeners() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let address = listener.local_addr().unwrap();
+        let by_netlink = sock_diag::listening(address).expect("netlink sock_diag answers here");
+        assert_eq!(by_netlink.len(), 1);
+        assert_eq!(by_netlink, proc_listening_inodes(address).unwrap());
+        let other: SocketAddr = format!("127.0.0.2:{}", address.port()).parse().unwrap();
+        assert_eq!(sock_diag::listening(other).unwrap(), Vec::<u64>::new(), "another address on the port");
+        drop(listener);
+        assert_eq!(sock_diag::listening(address).unwrap(), Vec::<u64>::new());
     }
 
     #[test]

@@ -23,12 +23,12 @@ use fcd_verify::canonical_calls::Canonical;
 /// writes). Listed here by profile and name so that no other function slips by.
 const STARTUP_ONLY: &[(&str, &str)] = &[("git-diff", "create_server"), ("git-add", "create_server")];
 
-fn root() -> PathBuf {
+pub(crate) fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
 /// Every `function NAME(` of a file, with the byte offset just inside its body's `{`.
-fn functions(text: &str) -> Vec<(String, usize)> {
+pub(crate) fn functions(text: &str) -> Vec<(String, usize)> {
     let mut out = Vec::new();
     for (at, _) in text.match_indices("function ") {
         let rest = &text[at + "function ".len()..];
@@ -64,7 +64,7 @@ fn functions(text: &str) -> Vec<(String, usize)> {
 
 /// Every `def NAME(` of a Python file, with the byte offset of its body's
 /// first line and that line's indentation.
-fn python_functions(text: &str) -> Vec<(String, usize, String)> {
+pub(crate) fn python_functions(text: &str) -> Vec<(String, usize, String)> {
     let mut out = Vec::new();
     let lines: Vec<(usize, &str)> = text
         .split_inclusive('\n')
@@ -96,7 +96,7 @@ fn python_functions(text: &str) -> Vec<(String, usize, String)> {
     out
 }
 
-fn copy_tree(from: &Path, to: &Path) {
+pub(crate) fn copy_tree(from: &Path, to: &Path) {
     for entry in walkdir::WalkDir::new(from) {
         let entry = entry.unwrap();
         let target = to.join(entry.path().strip_prefix(from).unwrap());

@@ -4,6 +4,7 @@
 //! the snapshots of real outputs, tamper tests and tidy rules. What one crate
 //! does alone is tested in that crate (frontends/, runtime/, lifecycle/, oracle/).
 
+mod ambient_mutations;
 mod audit_check;
 mod call_shapes;
 mod cli;

@@ -34,7 +34,7 @@ fn git(repo: &std::path::Path, args: &[&str]) -> Result<()> {
 }
 
 /// How many turns the paths take.
-const ROUNDS: usize = 5;
+pub(crate) const ROUNDS: usize = 5;
 
 /// The cost of one commit where the store is: 40 one-row transactions
 /// fsynced (`synchronous = FULL`) and 40 not (`NORMAL`), in microseconds, paired.
@@ -57,24 +57,24 @@ fn commit_floor(dir: &std::path::Path) -> Result<Vec<(f64, f64)>> {
     Ok(pairs)
 }
 
-fn quantile(sorted: &[f64], q: f64) -> f64 {
+pub(crate) fn quantile(sorted: &[f64], q: f64) -> f64 {
     sorted[((sorted.len() - 1) as f64 * q).round() as usize]
 }
 
 /// One way to the stock server: its command (the server itself, or a gateway
 /// in front of it), the bearer token when the gateway listens on HTTP, and
 /// the gateway's runtime store and log.
-struct Path {
-    name: String,
-    command: Vec<String>,
-    http: Option<String>,
-    store: Option<(std::path::PathBuf, std::path::PathBuf)>,
+pub(crate) struct Path {
+    pub name: String,
+    pub command: Vec<String>,
+    pub http: Option<String>,
+    pub store: Option<(std::path::PathBuf, std::path::PathBuf)>,
 }
 
 impl Path {
     /// One session of `repeat` timed calls with the official client: over the
     /// command's stdio, or over HTTP to the gateway the command starts.
-    fn drive(&self, call: &serde_json::Value, repeat: usize) -> Result<serde_json::Value> {
+    pub(crate) fn drive(&self, call: &serde_json::Value, repeat: usize) -> Result<serde_json::Value> {
         let Some(token) = &self.http else {
             return stock::drive(&json!({"command": self.command, "calls": [call], "repeat": repeat})).map_err(|e| anyhow!(e));
         };
@@ -105,7 +105,7 @@ impl Path {
 /// The `[http]` table of a gateway that verifies an Ed25519 bearer token on
 /// every request, and such a token for `alice` (principal `user:alice`),
 /// valid for a day: the bench pays what a deployment pays.
-fn http_auth(dir: &std::path::Path) -> Result<(String, String)> {
+pub(crate) fn http_auth(dir: &std::path::Path) -> Result<(String, String)> {
     use base64::Engine as _;
     let b64 = |bytes: &[u8]| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes);
     let key = ed25519_dalek::SigningKey::from_bytes(&[42; 32]);
@@ -334,7 +334,9 @@ pub fn run(calls: usize, root: &std::path::Path, runtime_dir: Option<&std::path:
     println!("target: the gateway adds at most 1 ms at p50 in full, 0.5 ms in process-crash");
     println!("  end to end (gateway path minus direct path): {}", verdict(met));
     println!("  inside the gateway (request read to response written, minus the server's round trip): {}", verdict(met_inside));
-    Ok(met && met_inside)
+    // Over HTTP against a baseline that speaks HTTP itself (mcp-server-git speaks stdio only).
+    let http_met = crate::bench_gateway_http::run(root, fcd, calls, http_table, token)?;
+    Ok(met && met_inside && http_met)
 }
 
 /// Where the gateway's time went, from its JSON log: for each call after
@@ -344,7 +346,7 @@ pub fn run(calls: usize, root: &std::path::Path, runtime_dir: Option<&std::path:
 /// What the gateway adds is `answered - forward`: the server's own time,
 /// whose noise swamps a difference of two end-to-end figures, drops out.
 /// Printed as medians, with each step's share of what is added.
-fn steps_of(log: &std::path::Path, warm: usize, over_http: bool) -> Result<f64> {
+pub(crate) fn steps_of(log: &std::path::Path, warm: usize, over_http: bool) -> Result<f64> {
     let text = std::fs::read_to_string(log).with_context(|| format!("cannot read {}", log.display()))?;
     // Per call: added, decide, admit, complete, and the rest (transports and bookkeeping).
     let mut rows: Vec<[f64; 5]> = Vec::new();

@@ -9,6 +9,7 @@
 mod bench;
 mod bench_etcd;
 mod bench_gateway;
+mod bench_gateway_http;
 mod bench_runtime;
 mod bench_scale_out;
 mod fetch;
