@@ -51,6 +51,8 @@ pub struct View {
     pub together: Option<Escalation>,
     pub regions: Vec<RegionView>,
     pub facts: Vec<FactView>,
+    /// The files the frontend analysed as what the release runs (empty when the regions together escalated).
+    pub loaded: Vec<String>,
 }
 
 /// The view of `source` through `profile` (its top-level shape, or the one
@@ -77,6 +79,7 @@ pub fn view(profile: &Profile, source: &Path, shape: Option<&str>, only: Option<
         together: None,
         regions: Vec::new(),
         facts: Vec::new(),
+        loaded: Vec::new(),
     };
     let request = Request { source: source.to_owned(), ..Request::default() };
     let prepared = match prepare(profile, &request)? {
@@ -95,8 +98,9 @@ pub fn view(profile: &Profile, source: &Path, shape: Option<&str>, only: Option<
     // that the others still show.
     let together = fcd_frontends::analyze_parsed(&parsed, &profile.regions, &[], &env);
     let alone = fcd_frontends::Env { alone: true, ..env.clone() };
-    if let Err(e) = &together {
-        view.together = Some(e.clone());
+    match &together {
+        Err(e) => view.together = Some(e.clone()),
+        Ok(a) => view.loaded = a.loaded.clone(),
     }
     for spec in profile.regions.iter().filter(|r| wanted(&r.name)) {
         let located = match &together {

@@ -54,6 +54,11 @@ pub struct Analysis {
     pub regions: Vec<RegionReport>,
     /// One entry per fact the source states, in the order the facts were asked for.
     pub facts: Vec<Fact>,
+    /// The files analysed as what the release runs, by path: every selected
+    /// file the language parses, or (with the package's entries) only those
+    /// the entries load. Files of the closure not listed here (a web UI's
+    /// sources beside a server) are digested but never run by the server.
+    pub loaded: Vec<String>,
 }
 
 /// A JavaScript line longer than this marks a minified bundle, which hides
@@ -295,7 +300,8 @@ pub fn analyze_parsed(release: &Parsed<'_>, regions: &[RegionSpec], facts: &[Fac
         }
     }
     let facts = facts.iter().filter_map(|s| found.get(&s.name).map(|f| f.fact.clone())).collect();
-    Ok(Analysis { regions: reports, facts })
+    let loaded = trees.iter().map(|(path, _)| (*path).to_owned()).chain(opaque.iter().map(|(path, _)| (*path).to_owned())).collect();
+    Ok(Analysis { regions: reports, facts, loaded })
 }
 
 /// The digest a `body` fact compares: the region's tokens, comments left out, one space between.

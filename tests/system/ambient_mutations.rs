@@ -7,7 +7,9 @@
 //! operations (assignment, augmented assignment, deletion, a mutating
 //! method, through an alias). Whether or not the tool's call path runs the
 //! function, the registration must escalate: ambient state reaches every
-//! process the handler starts, whoever wrote it.
+//! process the handler starts, whoever wrote it. Sites are the files the
+//! frontend analysed as what the release runs: a release's tree may hold
+//! sources the server never loads (dbhub's web UI under `frontend/`).
 
 use std::path::Path;
 
@@ -56,8 +58,11 @@ fn mutate(profile_id: &str, base: &Path) -> Outcome {
     let fixture = base.file_name().unwrap().to_string_lossy().into_owned();
     let request = |source: &Path| Request { source: source.to_owned(), config: canonical.env.config.as_object().cloned(), ..Request::default() };
     let Registration::Registered(summary) = register(&profile, &request(base)).unwrap() else { panic!("{fixture}: the base registers") };
-    let closure: Vec<String> =
-        summary.source.files.iter().map(|f| f.path.clone()).filter(|p| p.ends_with(".js") || p.ends_with(".ts") || p.ends_with(".py")).collect();
+    // What the release runs: the files the frontend analysed (a web UI's
+    // sources in the same tree are digested, never run by the server).
+    let view = fcd_compiler::inspect::view(&profile, base, summary.shape.as_deref(), None).unwrap();
+    assert!(!view.loaded.is_empty(), "{fixture}: the frontend analysed no file");
+    let closure: Vec<String> = view.loaded.into_iter().filter(|p| p.ends_with(".js") || p.ends_with(".ts") || p.ends_with(".py")).collect();
     // (file, site, the file with the write, the file with the control statement instead)
     let mut mutants = Vec::new();
     for rel in &closure {
