@@ -122,6 +122,18 @@ impl Syntax {
     /// Parses `text` as `lang`. A tree with a syntax error, a file that is too
     /// large or too deeply nested is refused with the line of the problem.
     pub fn parse(lang: Lang, text: String) -> Result<Syntax, ParseFailure> {
+        Syntax::parse_with(lang, text, false)
+    }
+
+    /// Parses `text` as `lang` keeping what the parser recovered: a syntax
+    /// error is a node of kind `ERROR`, a token the parser supplied one of
+    /// kind `MISSING`. Only for reading around what does not parse, never
+    /// for a region: what such a tree says holds only away from its errors.
+    pub fn parse_recovering(lang: Lang, text: String) -> Result<Syntax, ParseFailure> {
+        Syntax::parse_with(lang, text, true)
+    }
+
+    fn parse_with(lang: Lang, text: String, recover: bool) -> Result<Syntax, ParseFailure> {
         if text.len() > MAX_FILE_BYTES {
             return Err(ParseFailure { line: 1, reason: format!("file is {} bytes, more than the {MAX_FILE_BYTES} accepted", text.len()) });
         }
@@ -136,7 +148,7 @@ impl Syntax {
         let mut open: Vec<(u32, Vec<u32>)> = Vec::new();
         loop {
             let node = cursor.node();
-            if node.is_error() || node.is_missing() {
+            if (node.is_error() || node.is_missing()) && !recover {
                 let line = node.start_position().row as u32 + 1;
                 let what = if node.is_missing() { format!("missing `{}`", node.kind()) } else { "syntax error".to_owned() };
                 return Err(ParseFailure { line, reason: what });
@@ -149,8 +161,15 @@ impl Syntax {
             if let Some((_, siblings)) = open.last_mut() {
                 siblings.push(id);
             }
+            let kind = if node.is_error() {
+                "ERROR"
+            } else if node.is_missing() {
+                "MISSING"
+            } else {
+                names.kinds.get(node.kind_id() as usize).copied().unwrap_or("")
+            };
             syntax.nodes.push(NodeData {
-                kind: names.kinds.get(node.kind_id() as usize).copied().unwrap_or(""),
+                kind,
                 field: cursor.field_id().and_then(|f| names.fields.get(f.get() as usize).copied()).unwrap_or(""),
                 named: node.is_named(),
                 start: node.start_byte(),

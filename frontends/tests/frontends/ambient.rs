@@ -413,3 +413,50 @@ fn writing_a_special_attribute_of_any_object_escalates() {
         }
     }
 }
+
+/// A loaded file that does not parse is read in what the parser recovered,
+/// and only there: a write to process-wide state away from the error
+/// escalates as a write; a root named in or around what does not parse (the
+/// statement holding the error, a comment, a string) escalates as a parse
+/// error; reads away from the error register, and so does a file naming none.
+#[test]
+fn a_file_that_does_not_parse_is_read_only_away_from_its_error() {
+    let region = RegionSpec { name: "h".into(), kind: RegionKind::Function("h".into()), optional: false };
+    // The TypeScript grammar does not parse an import type's array (`import("m").T[]`), which tsc accepts.
+    let bad_type = "export function g(): { t?: import(\"./c.js\").T[] } | null {\n  return null;\n}\n";
+    for (lang, main, write_away, near_error, read_away, quiet) in [
+        (
+            Lang::TypeScript,
+            ("m.ts", "import { sink } from \"lib\";\nexport function h(x: string) {\n  sink(x);\n}\n"),
+            format!("{bad_type}export function f() {{\n  process.env.X = \"1\";\n}}\n"),
+            "export function g(): { t?: import(\"./c.js\").T[]; p: typeof process.env } | null {\n  return null;\n}\n".to_owned(),
+            format!("{bad_type}// process-wide: read only\nexport function f() {{\n  return process.env.X ?? process.cwd();\n}}\n"),
+            bad_type.to_owned(),
+        ),
+        (
+            Lang::Python,
+            ("m.py", "from lib import sink\n\n\ndef h(x):\n    sink(x)\n"),
+            "import os\n\ndef g(:\n    return 1\n\n\ndef f():\n    os.environ['X'] = '1'\n".to_owned(),
+            "import os\n\ndef g(os.environ:\n    return 1\n".to_owned(),
+            "import os\n\ndef g(:\n    return 1\n\n\ndef f():\n    return os.environ.get('X')\n".to_owned(),
+            "def g(:\n    return 1\n".to_owned(),
+        ),
+    ] {
+        let ext = if lang == Lang::Python { "py" } else { "ts" };
+        let with = |text: &str| {
+            let files = [
+                SourceFile { path: main.0.into(), bytes: main.1.as_bytes().to_vec() },
+                SourceFile { path: format!("util.{ext}"), bytes: text.as_bytes().to_vec() },
+            ];
+            analyze(lang, &files, std::slice::from_ref(&region), &[])
+        };
+        let e = with(&write_away).expect_err("a write away from the error");
+        assert_eq!(e.code, EscalationCode::ShapeMismatch, "{lang}: {e:?}");
+        assert!(e.detail.contains("writes process-wide state"), "{lang}: {e:?}");
+        let e = with(&near_error).expect_err("a root in what does not parse");
+        assert_eq!(e.code, EscalationCode::ParseError, "{lang}: {e:?}");
+        assert!(e.detail.contains("does not parse"), "{lang}: {e:?}");
+        assert!(with(&read_away).is_ok(), "{lang}: reads away from the error register");
+        assert!(with(&quiet).is_ok(), "{lang}: a file naming none of it is left out");
+    }
+}
