@@ -43,12 +43,12 @@ pub use audit::AuditEntry;
 pub use events::{AuditEvent, AuditRecord};
 use fcd_model::refusal::RefusalCode;
 pub use formation::Call;
-#[cfg(feature = "test-hooks")]
-pub use hooks::TxnKeys;
 pub use lease::{Lease, LeaseRow};
 pub use refusal::{Refusal, StorageError};
 pub use resolution::resolution_message;
 pub use state::{EPOCH_TRANSITIONS, LEASE_TRANSITIONS, LeaseState, State};
+#[cfg(feature = "test-hooks")]
+pub use store::TxnKeys;
 pub use store::{CallDurability, EtcdAccess, EvidenceKind, StoreSpec};
 
 use refusal::refuse;

@@ -213,7 +213,12 @@ fn main() -> ExitCode {
             "sqlite" => bench_runtime::run(operations),
             etcd => bench_etcd::run(etcd, seconds),
         },
-        Command::BenchGateway { calls, runtime_dir } => bench_gateway::run(calls, workspace_root(), runtime_dir.as_deref()),
+        Command::BenchGateway { calls, runtime_dir } => bench_gateway::Stage::set(workspace_root(), "bench-gateway").and_then(|stage| {
+            let stdio = bench_gateway::run(&stage, calls, runtime_dir.as_deref())?;
+            // Over HTTP against a baseline that speaks HTTP itself (mcp-server-git speaks stdio only).
+            let http = bench_gateway_http::run(workspace_root(), &stage.fcd, calls, &stage.http_table, &stage.token)?;
+            Ok(stdio && http)
+        }),
         Command::BenchScaleOut { gateways, sessions, calls } => bench_scale_out::run(workspace_root(), gateways, sessions, calls),
         Command::FuzzSeeds => fuzz_seeds::run(workspace_root()),
         Command::Schemas => schemas::run(workspace_root()),

@@ -9,17 +9,8 @@
 use std::time::Duration;
 
 use super::refusal::Refusal;
-use super::store::Commit;
+use super::store::{Commit, TxnKeys};
 use super::{EvidenceKind, Lease, Runtime, evidence, lease};
-
-/// The keys one committed decision's etcd transaction compared (everything
-/// the decision read; a counted range ends in `*`) and wrote (put or
-/// deleted), without the store's prefix.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TxnKeys {
-    pub read: Vec<String>,
-    pub written: Vec<String>,
-}
 
 impl Runtime {
     /// The keys of each decision committed since the last call, oldest first

@@ -280,9 +280,19 @@ pub(crate) trait Store: Send {
     /// The keys each decision committed since the last call compared and
     /// wrote, oldest first (etcd only: SQLite has no keys).
     #[cfg(feature = "test-hooks")]
-    fn take_key_log(&mut self) -> Vec<super::hooks::TxnKeys> {
+    fn take_key_log(&mut self) -> Vec<TxnKeys> {
         Vec::new()
     }
+}
+
+#[cfg(feature = "test-hooks")]
+/// The keys one committed decision's etcd transaction compared (everything
+/// the decision read; a counted range ends in `*`) and wrote (put or
+/// deleted), without the store's prefix.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TxnKeys {
+    pub read: Vec<String>,
+    pub written: Vec<String>,
 }
 
 /// A fresh random nonce, hex.

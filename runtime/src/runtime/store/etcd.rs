@@ -431,7 +431,7 @@ pub(crate) struct EtcdStore {
     chain: Option<(u64, String)>,
     /// The keys of each decision committed since the log was last taken.
     #[cfg(feature = "test-hooks")]
-    key_log: Vec<super::super::hooks::TxnKeys>,
+    key_log: Vec<super::TxnKeys>,
 }
 
 impl EtcdStore {
@@ -513,7 +513,7 @@ impl EtcdStore {
         #[cfg(feature = "test-hooks")]
         {
             let name = String::from_utf8_lossy(&key[self.conn.keys.prefix.len()..]).into_owned();
-            self.key_log.push(super::super::hooks::TxnKeys { read: Vec::new(), written: vec![name] });
+            self.key_log.push(super::TxnKeys { read: Vec::new(), written: vec![name] });
         }
         let revision = resp.header().map(|h| h.revision()).ok_or_else(|| StorageError::new("etcd: a response without a header"))?;
         let first = revision.checked_mul(ID_BLOCK).filter(|f| *f > 0).ok_or_else(|| StorageError::new(format!("etcd: revision {revision} leaves no ids")))?;
@@ -529,7 +529,7 @@ impl EtcdStore {
         read.extend(ranges.iter().map(|(k, _)| format!("{}*", name(k))));
         let mut written: Vec<String> = planned.keys().map(|k| name(k)).collect();
         written.push(name(link));
-        self.key_log.push(super::super::hooks::TxnKeys { read, written });
+        self.key_log.push(super::TxnKeys { read, written });
     }
 
     fn remember(&mut self, key: Vec<u8>, value: Option<(Vec<u8>, i64)>) {
@@ -1083,7 +1083,7 @@ impl Store for EtcdStore {
     }
 
     #[cfg(feature = "test-hooks")]
-    fn take_key_log(&mut self) -> Vec<super::super::hooks::TxnKeys> {
+    fn take_key_log(&mut self) -> Vec<super::TxnKeys> {
         std::mem::take(&mut self.key_log)
     }
 }
