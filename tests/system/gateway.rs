@@ -139,6 +139,14 @@ fn write_config(dir: &Path, top: &str, contracts: &[(&str, &str, &str)], server:
     path
 }
 
+/// Points the configuration at `config` to the runtime store `store` (its first line, as [`write_config`] writes it).
+fn on_store(config: &Path, store: &str) {
+    let text = std::fs::read_to_string(config).unwrap();
+    let first = text.lines().next().unwrap().to_owned();
+    assert!(first.starts_with("runtime = "), "{first}");
+    std::fs::write(config, text.replacen(&first, &format!("runtime = {}", toml_str(store)), 1)).unwrap();
+}
+
 fn serve(config: &Path) -> Vec<String> {
     vec![fcd_bin(), "gateway".into(), "serve".into(), "--config".into(), config.to_string_lossy().into()]
 }
@@ -1305,9 +1313,7 @@ fn an_etcd_store_cut_back_after_the_gateway_crashed_is_refused_at_start() {
     let release = w.release(&[&w.guarded], w.server(&r.guarded, "guarded.log"), &r.guarded);
     let config =
         write_config(w.dir.path(), "principal = \"user:alice\"\nstore_mark_every = 1\n", &[("user:alice", "git_diff", "contract.json")], &server, &[release]);
-    let text = std::fs::read_to_string(&config).unwrap();
-    let sqlite = text.lines().next().unwrap().to_owned();
-    std::fs::write(&config, text.replacen(&sqlite, &format!("runtime = {}", toml_str(&store)), 1)).unwrap();
+    on_store(&config, &store);
     let mut client = RawClient::start(&config, &w.path("gateway.log"));
     for id in 1..=3 {
         client.send(&w.raw_call(id));

@@ -102,6 +102,27 @@ impl Path {
     }
 }
 
+/// `fcd gateway serve --config CONFIG` (with `--listen 127.0.0.1:0` over
+/// HTTP), its stderr (the JSON decision log) appended to `log`.
+pub(crate) fn logged_gateway(fcd: &std::path::Path, config: &std::path::Path, log: &std::path::Path, over_http: bool) -> Vec<String> {
+    let mut command = vec![
+        "sh".into(),
+        "-c".into(),
+        r#"log="$1"; shift; exec "$@" 2>>"$log""#.into(),
+        "sh".into(),
+        log.to_string_lossy().into_owned(),
+        fcd.to_string_lossy().into_owned(),
+        "gateway".into(),
+        "serve".into(),
+        "--config".into(),
+        config.to_string_lossy().into_owned(),
+    ];
+    if over_http {
+        command.extend(["--listen".into(), "127.0.0.1:0".into()]);
+    }
+    command
+}
+
 /// The `[http]` table of a gateway that verifies an Ed25519 bearer token on
 /// every request, and such a token for `alice` (principal `user:alice`),
 /// valid for a day: the bench pays what a deployment pays.
@@ -247,21 +268,7 @@ pub fn run(stage: &Stage, calls: usize, runtime_dir: Option<&std::path::Path>) -
             // The gateway's JSON log (its stderr) says where each call's time went.
             let log = scratch.join(format!("gateway-{durability}-{policy}{transport}.log"));
             let _ = std::fs::remove_file(&log);
-            let mut gateway = vec![
-                "sh".into(),
-                "-c".into(),
-                r#"log="$1"; shift; exec "$@" 2>>"$log""#.into(),
-                "sh".into(),
-                log.to_string_lossy().into_owned(),
-                fcd.to_string_lossy().into_owned(),
-                "gateway".into(),
-                "serve".into(),
-                "--config".into(),
-                config_path.to_string_lossy().into_owned(),
-            ];
-            if over_http {
-                gateway.extend(["--listen".into(), "127.0.0.1:0".into()]);
-            }
+            let gateway = logged_gateway(fcd, &config_path, &log, over_http);
             let name = format!("gateway{}, {durability}, {policy}", if over_http { " over HTTP" } else { "" });
             paths.push(Path { name, command: gateway, http: over_http.then(|| token.clone()), store: Some((store, log)) });
         }

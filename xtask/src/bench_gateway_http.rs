@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, anyhow, bail};
 use serde_json::json;
 
-use crate::bench_gateway::{Path, ROUNDS, quantile, steps_of};
+use crate::bench_gateway::{Path, ROUNDS, logged_gateway, quantile, steps_of};
 use fcd_compiler::profile::Profile;
 use fcd_compiler::register::{Registration, Request, register};
 use fcd_runtime::registry::{Regeneration, Registry};
@@ -138,20 +138,7 @@ pub fn run(root: &std::path::Path, fcd: &std::path::Path, calls: usize, http_tab
         let config_path = scratch.join(format!("gateway-{tag}.toml"));
         std::fs::write(&config_path, config)?;
         let log = scratch.join(format!("gateway-{tag}.log"));
-        let gateway = vec![
-            "sh".into(),
-            "-c".into(),
-            r#"log="$1"; shift; exec "$@" 2>>"$log""#.into(),
-            "sh".into(),
-            log.to_string_lossy().into_owned(),
-            fcd.to_string_lossy().into_owned(),
-            "gateway".into(),
-            "serve".into(),
-            "--config".into(),
-            config_path.to_string_lossy().into_owned(),
-            "--listen".into(),
-            "127.0.0.1:0".into(),
-        ];
+        let gateway = logged_gateway(fcd, &config_path, &log, true);
         let name = format!("gateway over HTTP, {durability}, dbhub on {}", if upstream_http { "HTTP" } else { "stdio" });
         paths.push(Path { name, command: gateway, http: Some(token.to_owned()), store: Some((store, log)) });
     }
