@@ -17,7 +17,8 @@ use fcd_compiler::profile::Profile;
 use fcd_compiler::register::{Registration, Request, register};
 use fcd_verify::canonical_calls::Canonical;
 
-use crate::closed_path::{copy_tree, functions, python_functions, root};
+use crate::closed_path::{functions, python_functions};
+use crate::fcd_cli::{copy_tree, root};
 
 /// Writes to process-wide state, one statement each (JavaScript).
 const JS_WRITES: &[&str] = &[

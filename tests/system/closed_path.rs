@@ -15,6 +15,8 @@ use fcd_compiler::register::{Registration, Request, register};
 use fcd_frontends::Identity;
 use fcd_verify::canonical_calls::Canonical;
 
+use crate::fcd_cli::{copy_tree, root};
+
 /// Functions that run once, when the server starts, not when a call comes:
 /// the server builder around a registered route (crate fcd-frontends,
 /// `python/closure.rs`), whose route check reads what it does to the server
@@ -22,10 +24,6 @@ use fcd_verify::canonical_calls::Canonical;
 /// its process-wide writes are checked file-wide (ambient state, module
 /// writes). Listed here by profile and name so that no other function slips by.
 const STARTUP_ONLY: &[(&str, &str)] = &[("git-diff", "create_server"), ("git-add", "create_server")];
-
-pub(crate) fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
 
 /// Every `function NAME(` of a file, with the byte offset just inside its body's `{`.
 pub(crate) fn functions(text: &str) -> Vec<(String, usize)> {
@@ -94,18 +92,6 @@ pub(crate) fn python_functions(text: &str) -> Vec<(String, usize, String)> {
         out.push((name, *start, indent));
     }
     out
-}
-
-pub(crate) fn copy_tree(from: &Path, to: &Path) {
-    for entry in walkdir::WalkDir::new(from) {
-        let entry = entry.unwrap();
-        let target = to.join(entry.path().strip_prefix(from).unwrap());
-        if entry.file_type().is_dir() {
-            std::fs::create_dir_all(&target).unwrap();
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }
 
 /// What the mutation engine found for one fixture: functions some region

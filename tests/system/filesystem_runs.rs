@@ -30,6 +30,7 @@ use fcd_testkit::tools;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::fcd_cli::copy_tree;
 use fcd_compiler::profile::Profile;
 use fcd_compiler::register::{Registration, Request, register};
 use fcd_verify::canonical_calls::Canonical;
@@ -38,19 +39,6 @@ use serde_json::{Value, json};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }
 
 /// Calls beside the canonical ones, each aimed at one way out.
