@@ -16,5 +16,6 @@ pub mod rules;
 pub mod sql;
 pub mod summary;
 pub mod template;
+pub mod url;
 
 pub use error::InputError;

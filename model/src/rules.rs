@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use crate::effect::{Effect, Exposure};
 use crate::sql::SqlGrammar;
+use crate::url::UrlTest;
 pub use crate::template::{Pattern, Template, TemplateGap};
 
 /// One ordered first-match rule of a summary.
@@ -85,6 +86,10 @@ pub enum Test {
     /// the driver's SQL dialect and the reviewed allowlists it carries
     /// ([`crate::sql`]): never a pattern over the text.
     SqlRead(SqlGrammar),
+    /// A string that is a URL by the named grammar, with its scheme and its
+    /// host's class among the listed ones ([`crate::url`]); a text the
+    /// grammar does not parse cannot be evaluated.
+    Url(UrlTest),
 }
 
 /// JSON value types an argument may have.
@@ -257,6 +262,7 @@ impl Test {
                 true
             }
             (Test::SqlRead(grammar), Some(v)) => grammar.reads(v.as_str().ok_or_else(|| not_string(v))?).is_ok(),
+            (Test::Url(url), Some(v)) => url.holds(v.as_str().ok_or_else(|| not_string(v))?).map_err(Unevaluable)?,
             (Test::Type(t), Some(v)) => t.holds(v),
             (Test::Equals(want), Some(v)) if json_kind(want) != json_kind(v) => {
                 return Err(Unevaluable(format!("`= {want}` compared with {v}, a value of another type")));
@@ -409,6 +415,7 @@ impl std::fmt::Display for Test {
             Test::StartsWith(p) => write!(f, "starts with {p:?}"),
             Test::Matches(r) => write!(f, "matches /{r}/"),
             Test::SqlRead(g) => write!(f, "is one statement that only reads, by {}'s grammar", g.dialect),
+            Test::Url(u) => write!(f, "{u}"),
             Test::Type(t) => write!(f, "is a {}", t.name()),
             Test::Equals(v) => write!(f, "= {v}"),
             Test::Absent => f.write_str("is absent"),
@@ -491,6 +498,21 @@ mod tests {
         let any = Predicate::Any(vec![Predicate::Always, not_matching]);
         assert_eq!(any.holds(&b, &mut caps), Ok(true));
     }
+    /// A URL test reads the argument with its grammar: a text the grammar
+    /// refuses is UNKNOWN, so `not` never turns it into a pass.
+    #[test]
+    fn a_url_the_grammar_refuses_is_never_a_pass() {
+        use crate::url::{HostClass, UrlTest};
+        let private = Test::Url(UrlTest { parser: "whatwg".into(), schemes: None, hosts: Some(vec![HostClass::Loopback, HostClass::LinkLocal]) });
+        let args = json!({ "u": "http://2130706433/", "v": "http://[::1", "w": 7 });
+        let b = bindings(&args);
+        let arg = |name: &str| Predicate::Arg { name: name.into(), test: private.clone() };
+        assert_eq!(arg("u").holds(&b, &mut BTreeMap::new()), Ok(true));
+        assert!(Predicate::Not(Box::new(arg("v"))).holds(&b, &mut BTreeMap::new()).is_err());
+        assert!(arg("w").holds(&b, &mut BTreeMap::new()).is_err());
+        assert_eq!(arg("absent").holds(&b, &mut BTreeMap::new()), Ok(false));
+    }
+
     fn holds_with_config(test: Test, value: Value, config: &Value) -> Result<bool, Unevaluable> {
         let args = json!({ "v": value });
         let b = Bindings { arguments: args.as_object().unwrap(), principal: "user:alice", destination: "d", config };

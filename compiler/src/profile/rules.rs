@@ -7,14 +7,14 @@ use std::collections::{BTreeMap, BTreeSet};
 use fcd_frontends::FactKind;
 use fcd_model::effect::Exposure;
 
-use super::schema::{RawEffect, RawInterpreter, RawOutcome, RawPredicate, RawRule, Spanned};
+use super::schema::{RawEffect, RawInterpreter, RawOutcome, RawPredicate, RawRule, RawUrl, Spanned};
 use super::{ArgSpec, RuleTemplate, Span, Validator, diagnose};
 use fcd_model::error::InputError;
 use fcd_model::rules::{EffectTemplate, Outcome, Pattern, Predicate, Rule, Template, Test, ValueType};
 
 /// The tests a condition may hold, as a message lists them.
 const TESTS: &str =
-    "`starts-with`, `matches`, `type`, `equals`, `absent`, `present`, `inside`, `below`, `prefixed-by`, `sql-read`, `any-element`, `every-element`";
+    "`starts-with`, `matches`, `type`, `equals`, `absent`, `present`, `inside`, `below`, `prefixed-by`, `sql-read`, `url`, `any-element`, `every-element`";
 
 /// How many tests a condition's table holds (exactly one is valid).
 fn test_count(p: &RawPredicate) -> usize {
@@ -29,6 +29,7 @@ fn test_count(p: &RawPredicate) -> usize {
         p.below.is_some(),
         p.prefixed_by.is_some(),
         p.sql_read.is_some(),
+        p.url.is_some(),
         p.any_element.is_some(),
         p.every_element.is_some(),
     ]
@@ -276,6 +277,7 @@ impl Validator<'_> {
             ("below", p.below.as_ref().map(Spanned::span)),
             ("prefixed-by", p.prefixed_by.as_ref().map(Spanned::span)),
             ("sql-read", p.sql_read.as_ref().map(Spanned::span)),
+            ("url", p.url.as_ref().map(Spanned::span)),
             ("any-element", p.any_element.as_ref().map(|e| e.span())),
             ("every-element", p.every_element.as_ref().map(|e| e.span())),
         ]
@@ -315,6 +317,8 @@ impl Validator<'_> {
             let grammar = self.grammars.borrow().get(dialect.get_ref()).cloned();
             let no_list = || format!("no `[interpreters.{}]` lists what that grammar may read", dialect.get_ref());
             Test::SqlRead(grammar.map_or_else(|| self.err(dialect.span(), &test_key, no_list()), Ok)?)
+        } else if let Some(url) = &p.url {
+            Test::Url(self.url_test(url, &test_key)?)
         } else if let Some(element) = p.any_element.as_ref().or(p.every_element.as_ref()) {
             let inner = element.get_ref();
             if inner.arg.is_some() || inner.env.is_some() || test_count(inner) != 1 {
@@ -327,6 +331,59 @@ impl Validator<'_> {
             return self.err(test_span, &test_key, "`absent` and `present` can only be `true`");
         };
         Ok((test, test_key, test_span))
+    }
+
+    /// A `url` test: a parser fcd has, lower-case schemes, known host
+    /// classes, and at least one of the two lists (a bare parse would hold
+    /// for every URL and say nothing a reviewer meant).
+    fn url_test(&self, raw: &Spanned<RawUrl>, key: &str) -> Result<fcd_model::url::UrlTest, InputError> {
+        use fcd_model::url::{HostClass, PARSERS, UrlTest};
+        let r = raw.get_ref();
+        if !PARSERS.contains(&r.parser.get_ref().as_str()) {
+            let hint = diagnose::did_you_mean(r.parser.get_ref(), PARSERS.iter().copied());
+            return self.err(r.parser.span(), &format!("{key}.parser"), format!("fcd has no URL grammar `{}` (known: {}){hint}", r.parser.get_ref(), PARSERS.join(", ")));
+        }
+        if r.scheme.is_none() && r.host.is_none() {
+            return self.err(raw.span(), key, "a `url` test lists `scheme`, `host` or both");
+        }
+        let schemes = match &r.scheme {
+            None => None,
+            Some(list) => Some(
+                list.get_ref()
+                    .iter()
+                    .map(|s| {
+                        let ok = !s.get_ref().is_empty()
+                            && s.get_ref().starts_with(|c: char| c.is_ascii_lowercase())
+                            && s.get_ref().chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "+-.".contains(c));
+                        if ok { Ok(s.get_ref().clone()) } else { self.err(s.span(), &format!("{key}.scheme"), format!("`{}` is not a lower-case URL scheme", s.get_ref())) }
+                    })
+                    .collect::<Result<Vec<_>, _>>()?,
+            ),
+        };
+        let hosts = match &r.host {
+            None => None,
+            Some(list) => Some(
+                list.get_ref()
+                    .iter()
+                    .map(|h| {
+                        HostClass::parse(h.get_ref()).map_or_else(
+                            || {
+                                let known: Vec<&str> = HostClass::ALL.iter().map(|c| c.as_str()).collect();
+                                let hint = diagnose::did_you_mean(h.get_ref(), known.iter().copied());
+                                self.err(h.span(), &format!("{key}.host"), format!("`{}` is not a host class (known: {}){hint}", h.get_ref(), known.join(", ")))
+                            },
+                            Ok,
+                        )
+                    })
+                    .collect::<Result<Vec<_>, _>>()?,
+            ),
+        };
+        for (name, empty) in [("scheme", schemes.as_ref().is_some_and(Vec::is_empty)), ("host", hosts.as_ref().is_some_and(Vec::is_empty))] {
+            if empty {
+                return self.err(raw.span(), &format!("{key}.{name}"), format!("an empty `{name}` list never holds"));
+            }
+        }
+        Ok(UrlTest { parser: r.parser.get_ref().clone(), schemes, hosts })
     }
 
     fn outcome(&self, o: &Spanned<RawOutcome>, key: &str) -> Result<Outcome, InputError> {
@@ -377,7 +434,7 @@ impl Validator<'_> {
 /// Why `test` can never hold on an argument of type `ty`, if it cannot.
 fn never_holds(test: &Test, ty: ValueType) -> Option<String> {
     match test {
-        Test::StartsWith(_) | Test::Matches(_) | Test::SqlRead(_) if ty != ValueType::String => Some("a string test never holds on it".into()),
+        Test::StartsWith(_) | Test::Matches(_) | Test::SqlRead(_) | Test::Url(_) if ty != ValueType::String => Some("a string test never holds on it".into()),
         Test::Inside(_) | Test::Below(_) | Test::PrefixedBy(_) if ty != ValueType::String => {
             Some("a path test (`inside`, `below`, `prefixed-by`) never holds on it".into())
         }
@@ -441,11 +498,21 @@ fn implies(p: &Predicate, q: &Predicate) -> bool {
     }
 }
 
+/// Whether an optional list (none: anything) admits only what another does.
+fn subset<T: PartialEq>(x: &Option<Vec<T>>, y: &Option<Vec<T>>) -> bool {
+    match (x, y) {
+        (_, None) => true,
+        (Some(x), Some(y)) => x.iter().all(|e| y.contains(e)),
+        (None, Some(_)) => false,
+    }
+}
+
 /// Whether a value passing `s` passes `t`.
 fn test_implies(s: &Test, t: &Test) -> bool {
     match (s, t) {
         (Test::StartsWith(a), Test::StartsWith(b)) => a.starts_with(b.as_str()),
-        (Test::StartsWith(_) | Test::Matches(_), Test::Type(ValueType::String)) => true,
+        (Test::StartsWith(_) | Test::Matches(_) | Test::Url(_), Test::Type(ValueType::String)) => true,
+        (Test::Url(a), Test::Url(b)) => a.parser == b.parser && subset(&a.schemes, &b.schemes) && subset(&a.hosts, &b.hosts),
         (Test::Equals(v), Test::Type(ty)) => ty.holds(v),
         (Test::Equals(serde_json::Value::String(v)), Test::StartsWith(b)) => v.starts_with(b.as_str()),
         (Test::Absent, _) | (_, Test::Absent) => false,

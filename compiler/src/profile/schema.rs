@@ -258,10 +258,25 @@ pub(super) struct RawPredicate {
     pub prefixed_by: Option<Spanned<String>>,
     /// One statement that only reads, by the named dialect's grammar and its `[interpreters.DIALECT]`.
     pub sql_read: Option<Spanned<String>>,
+    /// A URL by the named parser, with its scheme and host class among the listed ones.
+    pub url: Option<Spanned<RawUrl>>,
     pub all: Option<Vec<Spanned<RawPredicate>>>,
     pub any: Option<Vec<Spanned<RawPredicate>>>,
     pub not: Option<Box<Spanned<RawPredicate>>>,
     pub always: Option<Spanned<bool>>,
+}
+
+/// `url = { parser = "whatwg", scheme = [...], host = [...] }`.
+#[derive(Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub(super) struct RawUrl {
+    /// The grammar the release's parser implements: `whatwg`.
+    pub parser: Spanned<String>,
+    /// Lower-case schemes, as the parser yields them.
+    pub scheme: Option<Spanned<Vec<Spanned<String>>>>,
+    /// Host classes (`name`, `loopback`, `private`, `link-local`, `shared`,
+    /// `unspecified`, `multicast`, `nat64`, `reserved`, `public`).
+    pub host: Option<Spanned<Vec<Spanned<String>>>>,
 }
 
 /// A SQL dialect's reviewed reads: lower-case names.

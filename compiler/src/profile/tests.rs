@@ -229,6 +229,41 @@ fn a_sql_read_test_needs_a_known_dialect_and_its_lists() {
     assert!(refused("{ arg = \"target\", sql-read = \"sqlite\" }", "[interpreters.sqlite]\nviews = []").contains("unknown field `views`"));
 }
 
+/// `url` names a parser fcd has and lists schemes and host classes it knows;
+/// a later rule whose URL test an earlier one covers is shadowed.
+#[test]
+fn a_url_test_names_its_parser_and_known_classes() {
+    use fcd_model::rules::{Predicate, Test};
+    use fcd_model::url::HostClass;
+    let rule = "[[rules]]\nwhen = { arg = \"target\", type = \"string\" }";
+    let with = |whens: &[&str]| {
+        let (_, text) = git_diff();
+        let added: String = whens.iter().map(|w| format!("[[rules]]\nwhen = {w}\nthen = {{ unknown = \"x\" }}\n\n")).collect();
+        let text = text.replacen(rule, &format!("{added}{rule}"), 1);
+        Profile::parse(Path::new("bad.toml"), &text)
+    };
+    let p = with(&["{ arg = \"target\", url = { parser = \"whatwg\", scheme = [\"http\"], host = [\"loopback\", \"link-local\"] } }"]).expect("loads");
+    let test = p.rules.iter().find_map(|r| match &r.rule.when {
+        Predicate::Arg { test: Test::Url(u), .. } => Some(u.clone()),
+        _ => None,
+    });
+    let test = test.expect("a url rule");
+    assert_eq!(test.schemes, Some(vec!["http".to_owned()]));
+    assert_eq!(test.hosts, Some(vec![HostClass::Loopback, HostClass::LinkLocal]));
+    let refused = |whens: &[&str]| with(whens).expect_err("refused").to_string();
+    assert!(refused(&["{ arg = \"target\", url = { parser = \"whatwg\", host = [\"lookback\"] } }"]).contains("`lookback` is not a host class"));
+    assert!(refused(&["{ arg = \"target\", url = { parser = \"rfc3986\", host = [\"name\"] } }"]).contains("fcd has no URL grammar `rfc3986`"));
+    assert!(refused(&["{ arg = \"target\", url = { parser = \"whatwg\" } }"]).contains("lists `scheme`, `host` or both"));
+    assert!(refused(&["{ arg = \"target\", url = { parser = \"whatwg\", scheme = [\"HTTP\"] } }"]).contains("not a lower-case URL scheme"));
+    assert!(refused(&["{ arg = \"target\", url = { parser = \"whatwg\", host = [] } }"]).contains("an empty `host` list never holds"));
+    assert!(refused(&["{ arg = \"context_lines\", url = { parser = \"whatwg\", host = [\"name\"] } }"]).contains("a string test never holds on it"));
+    let shadowed = refused(&[
+        "{ arg = \"target\", url = { parser = \"whatwg\", host = [\"loopback\", \"private\"] } }",
+        "{ arg = \"target\", url = { parser = \"whatwg\", scheme = [\"http\"], host = [\"private\"] } }",
+    ]);
+    assert!(shadowed.contains("never applies: rules[3]"), "{shadowed}");
+}
+
 #[test]
 fn a_callback_region_outside_javascript_is_a_load_error() {
     let err = error_of(&[("[regions.handler]\nfunction = \"git_diff\"", "[regions.handler]\ncallback = \"git_diff\"")]);
