@@ -211,7 +211,7 @@ impl UrlTest {
     /// test's (a URL without a host passes no `hosts` list).
     pub fn holds(&self, text: &str) -> Result<bool, String> {
         let parsed = self.parse(text)?;
-        let scheme = self.schemes.as_ref().is_none_or(|s| s.iter().any(|x| *x == parsed.scheme));
+        let scheme = self.schemes.as_ref().is_none_or(|s| s.contains(&parsed.scheme));
         let host = self.hosts.as_ref().is_none_or(|h| parsed.host.is_some_and(|c| h.contains(&c)));
         Ok(scheme && host)
     }
