@@ -98,6 +98,9 @@ pub fn unsupported(region: &Region<'_>, spec: &FactSpec, language: &str) -> Esca
     )
 }
 
+/// A call's positional arguments and its keyword ones by name.
+pub type SplitArguments<A> = (Vec<A>, Vec<(String, A)>);
+
 /// What a language answers for a `call` fact; [`call_fact`] does the rest.
 pub trait CallShape<'a> {
     /// One argument as the language sees it (a node, or a name and a node).
@@ -108,6 +111,13 @@ pub trait CallShape<'a> {
 
     /// The call's arguments, or an escalation when their form is outside any shape.
     fn arguments(&self, call: Node<'a>) -> Result<Vec<Self::Arg>, Escalation>;
+
+    /// The call's positional arguments and its keyword (named) ones by name,
+    /// for a fact that lists `keywords`; a language without keyword
+    /// arguments has only positional ones.
+    fn arguments_and_keywords(&self, call: Node<'a>) -> Result<SplitArguments<Self::Arg>, Escalation> {
+        Ok((self.arguments(call)?, Vec::new()))
+    }
 
     /// Checks beyond alignment: a followed value must reach the call unchanged.
     fn check_arguments(&self, _call: Node<'a>, _args: &[Self::Arg], _patterns: &[ArgPattern]) -> Result<(), Escalation> {
@@ -144,31 +154,87 @@ pub fn call_fact<'a, L: CallShape<'a>>(
     site: &FactSite<'_, 'a>,
     callee: &str,
     patterns: Option<&[ArgPattern]>,
+    keywords: Option<&BTreeMap<String, ArgPattern>>,
     matching: bool,
 ) -> Result<Option<Found<'a>>, Escalation> {
     let want = Identity::Path(callee.to_owned());
     let mut calls: Vec<Node<'a>> = site.region.node.descendants().filter(|n| lang.callee(*n).as_ref() == Some(&want)).collect();
     if let (true, Some(p)) = (matching, patterns) {
-        calls.retain(|c| {
-            lang.arguments(*c).is_ok_and(|args| {
-                (!lang.strict_matching() || lang.check_arguments(*c, &args, p).is_ok()) && align(&args, p, &|a, q| lang.arg_matches(a, q)).is_some()
-            })
-        });
+        // A call whose argument forms are outside any shape is not one of the
+        // matching calls; one whose followed values change is left out only
+        // where the language asks (`strict_matching`), else it escalates below.
+        calls.retain(|c| shaped(lang, *c, p, keywords, lang.strict_matching()).is_ok_and(|m| m.is_some()));
     }
     let Some(call) = site.one_call(&calls, callee)? else { return Ok(None) };
     let mut values = BTreeMap::new();
     values.insert("callee".into(), FactValue::Text(callee.to_owned()));
-    if let Some(patterns) = patterns {
-        let args = lang.arguments(call)?;
-        lang.check_arguments(call, &args, patterns)?;
-        let Some(matched) = align(&args, patterns, &|a, p| lang.arg_matches(a, p)) else {
-            let got: Vec<String> = args.iter().map(|a| lang.arg_text(a)).collect();
-            let want: Vec<String> = patterns.iter().map(ToString::to_string).collect();
+    if patterns.is_some() || keywords.is_some() {
+        let Some((args, named)) = shaped(lang, call, patterns.unwrap_or_default(), keywords, true)? else {
+            let (args, named) = split(lang, call, keywords)?;
+            let got: Vec<String> = args.iter().map(|a| lang.arg_text(a)).chain(named.iter().map(|(k, a)| format!("{k}={}", lang.arg_text(a)))).collect();
+            let want: Vec<String> = patterns.unwrap_or_default().iter().map(ToString::to_string).chain(keywords.into_iter().flatten().map(|(k, p)| format!("{k}={p}"))).collect();
             return Err(site.mismatch(call, format!("arguments ({}) do not match the profile's shape [{}]", got.join(", "), want.join(", "))));
         };
-        values.insert("args".into(), FactValue::List(matched.into_iter().map(FactValue::Text).collect()));
+        if patterns.is_some() {
+            values.insert("args".into(), FactValue::List(args.into_iter().map(FactValue::Text).collect()));
+        }
+        if keywords.is_some() {
+            values.insert("keywords".into(), FactValue::List(named.into_iter().map(FactValue::Text).collect()));
+        }
     }
     Ok(Some(site.fact(call, values)))
+}
+
+/// The patterns a call matched: positional ones, then `name=pattern`.
+type SplitPatterns = (Vec<String>, Vec<String>);
+
+/// A call's positional and keyword arguments; a keyword argument where the
+/// fact lists no `keywords` is outside the shape.
+fn split<'a, L: CallShape<'a>>(lang: &L, call: Node<'a>, keywords: Option<&BTreeMap<String, ArgPattern>>) -> Result<SplitArguments<L::Arg>, Escalation> {
+    match keywords {
+        None => Ok((lang.arguments(call)?, Vec::new())),
+        Some(_) => lang.arguments_and_keywords(call),
+    }
+}
+
+/// The patterns a call's arguments match (positional, then `name=pattern`
+/// by name), `None` when they do not, `Err` when their form is outside any
+/// shape or a followed value does not arrive unchanged. Every keyword the
+/// call passes must be listed, each listed one without `?` must be passed.
+/// With `check`, the language's flow checks run too. The matched patterns
+/// are `(positional, keywords)`.
+fn shaped<'a, L: CallShape<'a>>(
+    lang: &L,
+    call: Node<'a>,
+    patterns: &[ArgPattern],
+    keywords: Option<&BTreeMap<String, ArgPattern>>,
+    check: bool,
+) -> Result<Option<SplitPatterns>, Escalation> {
+    let (args, named) = split(lang, call, keywords)?;
+    let (names, values): (Vec<String>, Vec<L::Arg>) = named.into_iter().unzip();
+    if check {
+        lang.check_arguments(call, &args, patterns)?;
+        lang.check_arguments(call, &values, &keywords.into_iter().flat_map(|k| k.values().cloned()).collect::<Vec<_>>())?;
+    }
+    let Some(matched) = align(&args, patterns, &|a, p| lang.arg_matches(a, p)) else { return Ok(None) };
+    let mut shown = Vec::new();
+    if let Some(keywords) = keywords {
+        for (name, value) in names.iter().zip(&values) {
+            match keywords.get(name) {
+                Some(p) if lang.arg_matches(value, p) => {
+                    let mut p = p.clone();
+                    p.optional = false;
+                    shown.push(format!("{name}={p}"));
+                }
+                _ => return Ok(None),
+            }
+        }
+        let missing = keywords.iter().any(|(k, p)| !p.optional && !names.contains(k));
+        if missing || names.iter().enumerate().any(|(i, n)| names[..i].contains(n)) {
+            return Ok(None);
+        }
+    }
+    Ok(Some((matched, shown)))
 }
 
 /// A profile's spelling of a literal (`false`, `3`, `"x"`).

@@ -5,6 +5,7 @@
 //! purpose: a call with an argument shape, a guard that exits before a node.
 //! Languages implement the vocabulary; profiles combine it.
 
+use std::collections::BTreeMap;
 use std::fmt;
 
 /// A reviewed source span, by name.
@@ -211,7 +212,11 @@ pub enum FactKind {
     /// match `args` (unchecked when `None`) and which takes no keyword or splat
     /// arguments. With `matching`, only the calls whose arguments match are
     /// counted: none means no fact, two or more a duplicate.
-    Call { callee: String, args: Option<Vec<ArgPattern>>, matching: bool },
+    ///
+    /// `keywords` are the keyword (Python) or named (C#) arguments the call
+    /// may have, by name, each with its pattern (`?` optional); without it a
+    /// keyword argument is outside the shape.
+    Call { callee: String, args: Option<Vec<ArgPattern>>, keywords: Option<BTreeMap<String, ArgPattern>>, matching: bool },
     /// A conditional at the top level of the region whose test is a call to
     /// `callee` on `receiver` with `args`, whose body exits on every path, and
     /// which runs before the call fact `before`.
@@ -345,7 +350,7 @@ impl FactKind {
     /// the frontends emit for it (in any language). A rule's `fact-equals`
     /// may only test these keys; the profile loader checks it.
     pub const EMITS: &'static [(&'static str, &'static [&'static str])] = &[
-        ("call", &["callee", "args"]),
+        ("call", &["callee", "args", "keywords"]),
         ("guard", &["test", "exit", "before", "also_requires", "returns"]),
         ("default", &["argument", "variable", "helper", "default", "source"]),
         ("field", &["field", "source", "variable", "literal"]),

@@ -16,6 +16,8 @@ const PY_JS: &[Lang] = &[Lang::Python, Lang::JavaScript, Lang::TypeScript];
 const GO_PY_JS: &[Lang] = &[Lang::Go, Lang::Python, Lang::JavaScript, Lang::TypeScript];
 const GO_JS: &[Lang] = &[Lang::Go, Lang::JavaScript, Lang::TypeScript];
 const CS: &[Lang] = &[Lang::CSharp];
+/// The languages with keyword (named) arguments.
+const PY_CS: &[Lang] = &[Lang::Python, Lang::CSharp];
 
 /// Each fact kind and the languages whose frontend extracts it.
 pub const KINDS: &[(&str, &[Lang])] = &[
@@ -37,7 +39,7 @@ pub const KINDS: &[(&str, &[Lang])] = &[
 /// test keys as `guard.test.KEY`), with the languages that read them. Any
 /// other key of a kind is read wherever the kind is.
 pub const KEYS: &[(&str, &[Lang])] =
-    &[("guard.conjuncts", JS), ("default.definition", CS), ("default.inert", CS), ("field.sink", GO_PY_JS), ("field.arg", GO_PY_JS)];
+    &[("call.keywords", PY_CS), ("guard.conjuncts", JS), ("default.definition", CS), ("default.inert", CS), ("field.sink", GO_PY_JS), ("field.arg", GO_PY_JS)];
 
 /// The keys a language needs beyond the kind's own required keys (`KIND.KEY`).
 pub const NEEDS: &[(&str, &[Lang])] = &[("field.sink", GO_PY_JS), ("field.arg", GO_JS)];
@@ -116,7 +118,7 @@ mod tests {
     fn fact(kind: &str) -> FactKind {
         let s = |t: &str| t.to_owned();
         match kind {
-            "call" => FactKind::Call { callee: s("nothing"), args: None, matching: false },
+            "call" => FactKind::Call { callee: s("nothing"), args: None, keywords: None, matching: false },
             "guard" => FactKind::Guard {
                 callee: s("nothing"),
                 receiver: None,

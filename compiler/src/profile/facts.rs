@@ -54,6 +54,8 @@ enum RawFact {
 struct CallFact {
     callee: String,
     args: Option<Vec<String>>,
+    /// Keyword (Python) or named (C#) arguments by name, each with its pattern.
+    keywords: Option<BTreeMap<String, String>>,
     #[serde(default)]
     matching: bool,
     /// With `matching`: every call of the callee in the region must be one
@@ -439,7 +441,24 @@ impl Validator<'_> {
                 if f.matching && args.is_none() {
                     return self.err(at("matching"), &format!("{key}.matching"), "`matching` selects calls by their `args`: give `args`");
                 }
-                FactKind::Call { callee: f.callee, args, matching: f.matching }
+                let keywords = match f.keywords {
+                    None => None,
+                    Some(table) => {
+                        let mut out = BTreeMap::new();
+                        for (name, pattern) in table {
+                            if !name.chars().all(|c| c.is_alphanumeric() || c == '_') || name.is_empty() || name.starts_with(|c: char| c.is_ascii_digit()) {
+                                return self.err(at("keywords"), &format!("{key}.keywords.{name}"), format!("`{name}` is not an argument name"));
+                            }
+                            let [p] = patterns(std::slice::from_ref(&pattern), "keywords")?.try_into().unwrap_or_else(|_| unreachable!("one pattern in, one out"));
+                            if matches!(p.shape, ArgShape::Splat(_)) {
+                                return self.err(at("keywords"), &format!("{key}.keywords.{name}"), "a keyword argument is one value, never a splat");
+                            }
+                            out.insert(name, p);
+                        }
+                        Some(out)
+                    }
+                };
+                FactKind::Call { callee: f.callee, args, keywords, matching: f.matching }
             }
             RawFact::Guard(f) => {
                 match all.get(f.before.as_str()) {

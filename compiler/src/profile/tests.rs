@@ -264,6 +264,25 @@ fn a_url_test_names_its_parser_and_known_classes() {
     assert!(shadowed.contains("never applies: rules[3]"), "{shadowed}");
 }
 
+/// `keywords` lists argument names with patterns; a bad name or a splat is refused.
+#[test]
+fn keywords_are_names_with_one_value_pattern() {
+    let sink = "args = [\"format:--unified={context_lines}?\", \"param:target\"]";
+    let (_, text) = git_diff();
+    let loaded = Profile::parse(Path::new("ok.toml"), &text.replacen(sink, &format!("{sink}\nkeywords = {{ timeout = \"any?\" }}"), 1)).expect("loads");
+    let found = loaded.facts.iter().find_map(|f| match &f.spec.kind {
+        fcd_frontends::FactKind::Call { keywords: Some(k), .. } => Some(k.keys().cloned().collect::<Vec<_>>()),
+        _ => None,
+    });
+    assert_eq!(found, Some(vec!["timeout".to_owned()]));
+    let err = error_of(&[(sink, &format!("{sink}\nkeywords = {{ \"a-b\" = \"any\" }}"))]);
+    assert!(err.contains("`a-b` is not an argument name"), "{err}");
+    let err = error_of(&[(sink, &format!("{sink}\nkeywords = {{ files = \"*param:target\" }}"))]);
+    assert!(err.contains("never a splat"), "{err}");
+    let err = error_of(&[(sink, &format!("{sink}\nkeywords = {{ files = \"nonsense:x\" }}"))]);
+    assert!(err.contains("keywords"), "{err}");
+}
+
 #[test]
 fn a_callback_region_outside_javascript_is_a_load_error() {
     let err = error_of(&[("[regions.handler]\nfunction = \"git_diff\"", "[regions.handler]\ncallback = \"git_diff\"")]);

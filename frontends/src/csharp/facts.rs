@@ -32,6 +32,13 @@ impl<'a> CallShape<'a> for Cx<'_, 'a> {
         Ok(arguments(call))
     }
 
+    /// Named arguments (`name: value`) by name, for a fact that lists
+    /// `keywords`: C# binds them to parameters by name, whatever their position.
+    fn arguments_and_keywords(&self, call: Node<'a>) -> Result<crate::facts::SplitArguments<Self::Arg>, Escalation> {
+        let (named, positional): (Vec<Self::Arg>, Vec<Self::Arg>) = arguments(call).into_iter().partition(|(name, _)| name.is_some());
+        Ok((positional, named.into_iter().map(|(name, node)| (name.clone().unwrap_or_default(), (name, node))).collect()))
+    }
+
     fn arg_text(&self, arg: &Self::Arg) -> String {
         arg.1.compact_text()
     }

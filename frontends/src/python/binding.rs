@@ -23,6 +23,11 @@ pub enum BindingKind<'a> {
     Definition,
     /// `name = expr`.
     Value(Node<'a>),
+    /// `with MANAGER as name` (`asynchronous` for `async with`): what the
+    /// manager's `__enter__` (`__aenter__`) returns.
+    Entered { manager: Node<'a>, asynchronous: bool },
+    /// `for name in ITERABLE` (a loop or a comprehension): an element of it.
+    Element(Node<'a>),
     /// Any other binding (a loop target, `with … as`, a `global` write, `del`, a match capture, …).
     Other,
 }
@@ -163,7 +168,12 @@ fn bind_statement<'a>(level: &mut Level<'a>, node: Node<'a>) {
                 _ => bind_targets(level, left),
             }
         }
-        "augmented_assignment" | "for_statement" | "for_in_clause" => {
+        "for_statement" | "for_in_clause" => match (node.field_child("left"), node.field_child("right")) {
+            (Some(left), Some(iterable)) if left.kind() == "identifier" => level.bind(left.text(), left, BindingKind::Element(iterable)),
+            (Some(left), _) => bind_targets(level, left),
+            (None, _) => {}
+        },
+        "augmented_assignment" => {
             if let Some(left) = node.field_child("left") {
                 bind_targets(level, left);
             }
@@ -175,8 +185,15 @@ fn bind_statement<'a>(level: &mut Level<'a>, node: Node<'a>) {
         }
         // `with … as x`, `except E as x`, `case P as x`.
         "as_pattern" => {
-            if let Some(alias) = node.field_child("alias") {
-                bind_targets(level, alias);
+            let Some(alias) = node.field_child("alias") else { return };
+            let name = alias.named_children().filter(|c| c.kind() != "comment").collect::<Vec<_>>();
+            let manager = node.named_children().next().filter(|m| Some(*m) != Some(alias));
+            let with = node.parent().filter(|p| p.kind() == "with_item").and_then(|item| item.ancestors().find(|a| a.kind() == "with_statement"));
+            match (name.as_slice(), manager, with) {
+                ([one], Some(manager), Some(with)) if one.kind() == "identifier" => {
+                    level.bind(one.text(), *one, BindingKind::Entered { manager, asynchronous: with.text().starts_with("async") });
+                }
+                _ => bind_targets(level, alias),
             }
         }
         // Capture patterns of `match`: a single bare name binds it (a dotted

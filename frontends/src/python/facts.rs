@@ -45,6 +45,23 @@ impl<'a> CallShape<'a> for Cx<'_, 'a> {
         Ok(args)
     }
 
+    /// `name=value` arguments by name (a fact that lists `keywords`); a `**`
+    /// argument stays outside every shape.
+    fn arguments_and_keywords(&self, call: Node<'a>) -> Result<crate::facts::SplitArguments<Node<'a>>, Escalation> {
+        let Some(list) = call.field_child("arguments").filter(|l| l.kind() == "argument_list") else {
+            return self.arguments(call).map(|a| (a, Vec::new()));
+        };
+        let (mut positional, mut keywords) = (Vec::new(), Vec::new());
+        for a in list.named_children().filter(|a| a.kind() != "comment") {
+            match (a.kind(), a.field_child("name"), a.field_child("value")) {
+                ("keyword_argument", Some(name), Some(value)) => keywords.push((name.text().to_owned(), value)),
+                ("dictionary_splat", _, _) => return Err(self.site.mismatch(a, format!("a `**` argument (`{}`) is outside the profile's shape", a.text()))),
+                _ => positional.push(a),
+            }
+        }
+        Ok((positional, keywords))
+    }
+
     fn check_arguments(&self, _call: Node<'a>, args: &[Node<'a>], patterns: &[ArgPattern]) -> Result<(), Escalation> {
         for a in args {
             self.check_param_flow(*a, patterns)?;
@@ -83,7 +100,10 @@ impl<'a> Cx<'_, 'a> {
             ArgShape::Var(name) => arg.kind() == "identifier" && arg.text() == name && !self.names.is_param(name) && self.names.bindings(name).len() == 1,
             ArgShape::Arg(name) => self.tool_argument(arg, name),
             ArgShape::Any => true,
-            ArgShape::Ref(path) => matches!(arg.kind(), "identifier" | "attribute") && arg.text().split_whitespace().collect::<String>() == *path,
+            // `ref:True` names Python's constant as it names any other name.
+            ArgShape::Ref(path) => {
+                matches!(arg.kind(), "identifier" | "attribute" | "true" | "false" | "none") && arg.text().split_whitespace().collect::<String>() == *path
+            }
             ArgShape::Str(text) => plain_string(arg).as_deref() == Some(text.as_str()),
             ArgShape::Format(template) => format_template(arg).as_deref() == Some(template.as_str()),
             // A call's result is followed by the JavaScript frontend only so far.

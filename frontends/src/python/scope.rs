@@ -112,6 +112,9 @@ impl<'a> Scope<'a> {
                 Some(format!("{object}.{}", expr.field_child("attribute")?.text()))
             }
             "parenthesized_expression" => self.resolve_depth(expr.named_children().find(|c| c.kind() != "comment")?, depth + 1),
+            // `await CALL`: the call's awaited result, spelled as the call's
+            // (an inventory's `f()` is what calling f gives, awaited or not).
+            "await" => self.resolve_depth(expr.named_children().find(|c| c.kind() != "comment")?, depth + 1),
             "call" => {
                 let callee = self.resolve_depth(expr.field_child("function")?, depth + 1)?;
                 Some(format!("{callee}()"))
@@ -136,11 +139,29 @@ impl<'a> Scope<'a> {
             if let Some(bindings) = level.bindings.get(name) {
                 // A local name resolves only when bound exactly once, by
                 // `name = expr`, and never also a parameter (two meanings).
+                if level.params.contains_key(name) {
+                    return None;
+                }
                 return match bindings.as_slice() {
-                    [Binding { kind: BindingKind::Value(v), .. }] if !level.params.contains_key(name) => self.resolve_depth(*v, depth + 1),
+                    [Binding { kind: BindingKind::Value(v), .. }] => self.resolve_depth(*v, depth + 1),
+                    // `import m` / `from m import x` inside the function: the
+                    // path, when every binding of the name imports the same one.
+                    [Binding { kind: BindingKind::Import(path), .. }, rest @ ..]
+                        if rest.iter().all(|b| matches!(&b.kind, BindingKind::Import(p) if p == path)) =>
+                    {
+                        Some(path.clone())
+                    }
+                    // `with M as x`: what M's `__enter__` returns, which the
+                    // inventory spells (`httpx.AsyncClient().__aenter__().get`).
+                    [Binding { kind: BindingKind::Entered { manager, asynchronous }, .. }] => {
+                        let manager = self.resolve_depth(*manager, depth + 1)?;
+                        Some(format!("{manager}.{}()", if *asynchronous { "__aenter__" } else { "__enter__" }))
+                    }
+                    // `for x in ITERABLE`: an element of it, spelled `ITERABLE[]`.
+                    [Binding { kind: BindingKind::Element(iterable), .. }] => Some(format!("{}[]", self.resolve_depth(*iterable, depth + 1)?)),
                     // A function or class defined once in an enclosing
                     // function: named like Python's qualified name.
-                    [Binding { kind: BindingKind::Definition, .. }] if !level.params.contains_key(name) => {
+                    [Binding { kind: BindingKind::Definition, .. }] => {
                         Some(format!("{}.<locals>.{name}", self.module_name))
                     }
                     _ => None,

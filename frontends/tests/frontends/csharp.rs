@@ -187,3 +187,25 @@ fn target_typed_creations_are_checked_like_named_ones() {
         assert!(detail.contains("cannot tell which type"), "{body}: {detail}");
     }
 }
+
+/// A C# named argument binds by name, whatever its position: a fact with
+/// `keywords` reads it by name and aligns only the positional ones.
+#[test]
+fn named_arguments_bind_by_name() {
+    use fcd_frontends::{ArgPattern, FactKind, FactSpec};
+    let run = |call: &str| {
+        let src = format!("namespace N;\npublic class C\n{{\n    public void M(string name)\n    {{\n        {call};\n    }}\n}}\n");
+        let keywords = [("force".to_owned(), ArgPattern::parse("str:no").unwrap())].into_iter().collect();
+        let fact = FactSpec {
+            name: "sink".into(),
+            region: "r".into(),
+            kind: FactKind::Call { callee: "Api.Create".into(), args: Some(vec![ArgPattern::parse("param:name").unwrap()]), keywords: Some(keywords), matching: false },
+        };
+        analyze(Lang::CSharp, &[file(&src)], &[region("C.M")], &[fact]).map(|a| a.facts[0].values.get("keywords").cloned())
+    };
+    let want = Some(fcd_model::effect::FactValue::List(vec![fcd_model::effect::FactValue::Text("force=str:no".into())]));
+    assert_eq!(run("Api.Create(force: \"no\", name)").unwrap(), want);
+    assert_eq!(run("Api.Create(name, force: \"no\")").unwrap(), want);
+    assert!(run("Api.Create(name, force: \"yes\")").is_err());
+    assert!(run("Api.Create(name)").is_err());
+}

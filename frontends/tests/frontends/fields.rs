@@ -76,7 +76,7 @@ impl Spelling {
         let src = self.template.replace("BODY", body).replace("READ", self.read);
         let go = self.lang == Lang::Go;
         let facts = [
-            FactSpec { name: "sink".into(), region: "r".into(), kind: FactKind::Call { callee: self.sink.into(), args: None, matching: false } },
+            FactSpec { name: "sink".into(), region: "r".into(), kind: FactKind::Call { callee: self.sink.into(), args: None, keywords: None, matching: false } },
             FactSpec {
                 name: "private_default".into(),
                 region: "r".into(),
@@ -146,7 +146,7 @@ fn python_reads_a_keyword_argument_of_the_sink() {
     let s = &spellings()[0];
     let src = s.template.replace("BODY", "    return create(name=\"x\", private=private)");
     let facts = [
-        FactSpec { name: "sink".into(), region: "r".into(), kind: FactKind::Call { callee: "lib.create".into(), args: None, matching: false } },
+        FactSpec { name: "sink".into(), region: "r".into(), kind: FactKind::Call { callee: "lib.create".into(), args: None, keywords: None, matching: false } },
         FactSpec {
             name: "d".into(),
             region: "r".into(),

@@ -130,7 +130,7 @@ impl Spelling {
         let (check, sink) = self.names();
         let pattern = |p: &str| ArgPattern::parse(p).unwrap();
         let facts = [
-            FactSpec { name: "sink".into(), region: "r".into(), kind: FactKind::Call { callee: sink.into(), args: None, matching: false } },
+            FactSpec { name: "sink".into(), region: "r".into(), kind: FactKind::Call { callee: sink.into(), args: None, keywords: None, matching: false } },
             FactSpec {
                 name: "guard".into(),
                 region: "r".into(),
@@ -317,7 +317,7 @@ fn a_guard_that_must_return_a_value_returns_it_on_every_path() {
         let src = JAVASCRIPT.template.replace("BODY", body);
         let pattern = |p: &str| ArgPattern::parse(p).unwrap();
         let facts = [
-            FactSpec { name: "sink".into(), region: "r".into(), kind: FactKind::Call { callee: "sink".into(), args: None, matching: false } },
+            FactSpec { name: "sink".into(), region: "r".into(), kind: FactKind::Call { callee: "sink".into(), args: None, keywords: None, matching: false } },
             FactSpec {
                 name: "guard".into(),
                 region: "r".into(),

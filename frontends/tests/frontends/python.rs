@@ -44,6 +44,53 @@ def f(repo: git.Repo, name: str = 'x'):
     );
 }
 
+/// Names a function binds by importing, entering a context manager or
+/// iterating resolve like module imports and aliases; bound twice, or once
+/// by a form with no value (a tuple target), they stay unresolved.
+#[test]
+fn function_imports_with_targets_and_loop_elements_resolve() {
+    check(
+        "async def f(u):
+    from httpx import AsyncClient as C
+    import json
+    async with C(proxy=u) as client:
+        r = await client.get(u)
+    with open(u) as fh:
+        fh.read()
+    json.dumps([l.strip() for l in r.text.splitlines()])
+    for k in r.headers:
+        k.lower()
+",
+        &[
+            "import httpx",
+            "import json",
+            "with httpx.AsyncClient()",
+            "httpx.AsyncClient",
+            "httpx.AsyncClient().__aenter__().get",
+            "with open()",
+            "open",
+            "open().__enter__().read",
+            "json.dumps",
+            "httpx.AsyncClient().__aenter__().get().text.splitlines()[].strip",
+            "httpx.AsyncClient().__aenter__().get().text.splitlines",
+            "httpx.AsyncClient().__aenter__().get().headers[].lower",
+        ],
+    );
+    check(
+        "def f(u):
+    from a import C
+    from b import C
+    C(u)
+    with open(u) as fh:
+        fh = None
+        fh.read()
+    for k, v in u.items():
+        k.lower()
+",
+        &["import a", "import b", "?C", "with open()", "open", "?fh.read", "?u.items", "?k.lower"],
+    );
+}
+
 #[test]
 fn module_definitions_and_builtins_resolve() {
     check(
@@ -134,7 +181,7 @@ fn splat_sink(body: &str, patterns: &[&str]) -> Result<Option<fcd_model::effect:
     let region = RegionSpec { name: "r".into(), kind: RegionKind::Function("git_add".into()), optional: false };
     let args = patterns.iter().map(|p| ArgPattern::parse(p).unwrap()).collect();
     let fact =
-        FactSpec { name: "sink".into(), region: "r".into(), kind: FactKind::Call { callee: "git.Repo.git.add".into(), args: Some(args), matching: false } };
+        FactSpec { name: "sink".into(), region: "r".into(), kind: FactKind::Call { callee: "git.Repo.git.add".into(), args: Some(args), keywords: None, matching: false } };
     let analysis = analyze(Lang::Python, &[file], &[region], &[fact])?;
     Ok(analysis.facts.first().and_then(|f| f.values.get("args").cloned()))
 }
@@ -160,6 +207,60 @@ fn a_splat_argument_matches_only_a_splat_pattern_of_its_shape() {
     assert!(err.detail.contains("`**` argument"), "{err:?}");
 }
 
+/// The `keywords` of a `fetch` call fact on `body`, or its escalation.
+fn keyword_sink(body: &str, keywords: &[(&str, &str)]) -> Result<Option<fcd_model::effect::FactValue>, fcd_frontends::Escalation> {
+    use fcd_frontends::{ArgPattern, FactKind, FactSpec};
+    let src = format!("import httpx\ndef f(url):\n{body}\n");
+    let file = SourceFile { path: "m.py".into(), bytes: src.into_bytes() };
+    let region = RegionSpec { name: "r".into(), kind: RegionKind::Function("f".into()), optional: false };
+    let keywords = keywords.iter().map(|(k, p)| (k.to_string(), ArgPattern::parse(p).unwrap())).collect();
+    let args = Some(vec![ArgPattern::parse("param:url").unwrap()]);
+    let fact = FactSpec { name: "sink".into(), region: "r".into(), kind: FactKind::Call { callee: "httpx.get".into(), args, keywords: Some(keywords), matching: false } };
+    let analysis = analyze(Lang::Python, &[file], &[region], &[fact])?;
+    Ok(analysis.facts.first().and_then(|f| f.values.get("keywords").cloned()))
+}
+
+/// A call fact with `keywords` matches keyword arguments by name, in any
+/// order; an unlisted, missing (unless optional) or repeated keyword, a
+/// value of another shape, or `**` does not match.
+#[test]
+fn keyword_arguments_match_by_name() {
+    use fcd_model::effect::FactValue;
+    let kw = [("follow_redirects", "ref:True"), ("timeout", "any"), ("headers", "any?")];
+    let text = |v: &[&str]| Some(FactValue::List(v.iter().map(|t| FactValue::Text((*t).into())).collect()));
+    assert_eq!(keyword_sink("    httpx.get(url, timeout=3, follow_redirects=True)", &kw).unwrap(), text(&["timeout=any", "follow_redirects=ref:True"]));
+    assert_eq!(
+        keyword_sink("    httpx.get(url, headers={}, follow_redirects=True, timeout=3)", &kw).unwrap(),
+        text(&["headers=any", "follow_redirects=ref:True", "timeout=any"])
+    );
+    for body in [
+        "    httpx.get(url, follow_redirects=True)",
+        "    httpx.get(url, follow_redirects=False, timeout=3)",
+        "    httpx.get(url, follow_redirects=True, timeout=3, verify=False)",
+        "    httpx.get(url=url, follow_redirects=True, timeout=3)",
+    ] {
+        let err = keyword_sink(body, &kw).unwrap_err();
+        assert!(err.detail.contains("do not match the profile's shape"), "{body}: {err:?}");
+    }
+    let err = keyword_sink("    httpx.get(url, follow_redirects=True, timeout=3, **more)", &kw).unwrap_err();
+    assert!(err.detail.contains("`**` argument"), "{err:?}");
+    // A followed parameter must arrive unchanged as a keyword value too.
+    let kw = [("target", "param:url")];
+    let err = keyword_sink("    url = 'http://10.0.0.1/'\n    httpx.get(url, target=url)", &kw).unwrap_err();
+    assert!(err.detail.contains("rebound"), "{err:?}");
+    // Without `keywords`, a keyword argument is outside the shape, as before.
+    let plain = |body: &str| {
+        use fcd_frontends::{ArgPattern, FactKind, FactSpec};
+        let file = SourceFile { path: "m.py".into(), bytes: format!("import httpx\ndef f(url):\n{body}\n").into_bytes() };
+        let region = RegionSpec { name: "r".into(), kind: RegionKind::Function("f".into()), optional: false };
+        let args = Some(vec![ArgPattern::parse("param:url").unwrap()]);
+        let fact = FactSpec { name: "sink".into(), region: "r".into(), kind: FactKind::Call { callee: "httpx.get".into(), args, keywords: None, matching: false } };
+        analyze(Lang::Python, &[file], &[region], &[fact]).map(|_| ())
+    };
+    assert!(plain("    httpx.get(url)").is_ok());
+    assert!(plain("    httpx.get(url, timeout=3)").unwrap_err().detail.contains("a keyword argument"));
+}
+
 /// Whether a dash guard (`str.startswith` on `target` with `"-"`, exiting
 /// before the `git.Repo.git.diff` sink) is found in `body`.
 fn dash_guard_in(body: &str, negated: bool) -> bool {
@@ -168,7 +269,7 @@ fn dash_guard_in(body: &str, negated: bool) -> bool {
     let file = SourceFile { path: "m.py".into(), bytes: src.into_bytes() };
     let region = RegionSpec { name: "r".into(), kind: RegionKind::Function("git_diff".into()), optional: false };
     let pattern = |p: &str| ArgPattern::parse(p).unwrap();
-    let sink = FactSpec { name: "sink".into(), region: "r".into(), kind: FactKind::Call { callee: "git.Repo.git.diff".into(), args: None, matching: false } };
+    let sink = FactSpec { name: "sink".into(), region: "r".into(), kind: FactKind::Call { callee: "git.Repo.git.diff".into(), args: None, keywords: None, matching: false } };
     let guard = FactSpec {
         name: "guard".into(),
         region: "r".into(),
