@@ -141,22 +141,74 @@ impl<'a> Cx<'_, 'a> {
         }
     }
 
-    /// The tool's argument `name`, unchanged: `P["name"]` for a parameter `P`
-    /// of the region's function that nothing rebinds or writes into, or the
-    /// region function's own unchanged parameter `name`.
+    /// The tool's argument `name`: `P["name"]` for a parameter `P` of the
+    /// region's function that nothing rebinds or writes into, the region
+    /// function's own unchanged parameter `name`, a validated model's field
+    /// (`V.name`, `V` bound once to `M(**P)`, see [`Cx::model_field`]) or
+    /// `str()` of one, or a local bound once to any of these.
     pub(super) fn tool_argument(&self, arg: Node<'a>, name: &str) -> bool {
-        if arg.kind() == "identifier" {
-            return arg.text() == name && self.names.is_param(name) && self.names.rebinding(name).is_none();
-        }
-        if arg.kind() != "subscript" {
+        self.tool_argument_within(arg, name, 0)
+    }
+
+    fn tool_argument_within(&self, arg: Node<'a>, name: &str, depth: usize) -> bool {
+        if depth > 4 {
             return false;
         }
-        let (Some(map), Some(key)) = (arg.field_child("value"), arg.field_child("subscript")) else { return false };
+        match arg.kind() {
+            "identifier" if self.names.is_param(arg.text()) => arg.text() == name && self.names.rebinding(name).is_none(),
+            // A local bound once, by `local = VALUE`, stands for its value.
+            "identifier" => match self.names.bindings(arg.text()) {
+                [super::binding::Binding { kind: super::binding::BindingKind::Value(v), .. }] => self.tool_argument_within(*v, name, depth + 1),
+                _ => false,
+            },
+            "parenthesized_expression" => arg.named_children().find(|c| c.kind() != "comment").is_some_and(|e| self.tool_argument_within(e, name, depth + 1)),
+            "attribute" => self.model_field(arg, name),
+            // `str(V.name)`: the model's value as text (pydantic's `AnyUrl`
+            // gives its normalized URL, which the profile's rules must read
+            // with the grammar of the same parser).
+            "call" => {
+                let (Some(f), Some(list)) = (arg.field_child("function"), arg.field_child("arguments")) else { return false };
+                let args: Vec<Node<'a>> = list.named_children().filter(|a| a.kind() != "comment").collect();
+                f.kind() == "identifier"
+                    && self.names.resolve(f).as_deref() == Some("str")
+                    && matches!(args.as_slice(), [one] if one.kind() == "attribute" && self.model_field(*one, name))
+            }
+            "subscript" => {
+                let (Some(map), Some(key)) = (arg.field_child("value"), arg.field_child("subscript")) else { return false };
+                let func = route::function_of(self.site.region.node);
+                map.kind() == "identifier"
+                    && self.names.is_param(map.text())
+                    && self.names.rebinding(map.text()).is_none()
+                    && plain_string(key).as_deref() == Some(name)
+                    && !surroundings::writes_into(func, map.text())
+            }
+            _ => false,
+        }
+    }
+
+    /// `V.name` where `V` is a local bound once to `M(**P)`: `P` a parameter
+    /// of the region's function used nowhere else and never rebound (the
+    /// call's arguments, unchanged), `M` a module-level class of the region's
+    /// file, undecorated, whose one base resolves to `pydantic.BaseModel` and
+    /// whose body declares the field `name` by annotation. What the model
+    /// makes of the value (its validators, its types' conversions) is its
+    /// body's: the profile pins that class as a region with a `body` fact.
+    fn model_field(&self, attr: Node<'a>, name: &str) -> bool {
+        let (Some(object), Some(field)) = (attr.field_child("object"), attr.field_child("attribute")) else { return false };
+        if object.kind() != "identifier" || field.text() != name || self.names.is_param(object.text()) {
+            return false;
+        }
+        let [super::binding::Binding { kind: super::binding::BindingKind::Value(call), .. }] = self.names.bindings(object.text()) else { return false };
+        let (Some(class), Some(list)) = (call.field_child("function"), call.field_child("arguments")) else { return false };
+        let args: Vec<Node<'a>> = list.named_children().filter(|a| a.kind() != "comment").collect();
+        let [splat] = args.as_slice() else { return false };
+        let Some(params) = (splat.kind() == "dictionary_splat").then(|| splat.named_children().find(|c| c.kind() != "comment")).flatten() else { return false };
         let func = route::function_of(self.site.region.node);
-        map.kind() == "identifier"
-            && self.names.is_param(map.text())
-            && self.names.rebinding(map.text()).is_none()
-            && plain_string(key).as_deref() == Some(name)
-            && !surroundings::writes_into(func, map.text())
+        let uses = func.descendants().filter(|n| n.kind() == "identifier" && n.text() == params.text()).count();
+        // The parameter itself, and its one use in `**P`.
+        if params.kind() != "identifier" || !self.names.is_param(params.text()) || self.names.rebinding(params.text()).is_some() || uses != 2 {
+            return false;
+        }
+        class.kind() == "identifier" && self.names.is_module_definition(class.text()) && super::model_declares(attr, class.text(), name)
     }
 }

@@ -186,6 +186,26 @@ fn identity(scope: &Scope<'_>, call: Node<'_>) -> Identity {
     }
 }
 
+/// Whether the module holding `at` defines, at its top level and without
+/// decorators, `class NAME(B)` with one base `B` that resolves to
+/// `pydantic.BaseModel`, whose body declares `field` by an annotation
+/// (`field: T` or `field: T = …`) and nothing else binds `field` in it.
+fn model_declares(at: Node<'_>, name: &str, field: &str) -> bool {
+    let root = at.ancestors().last().unwrap_or(at);
+    let classes: Vec<Node<'_>> = root.named_children().filter(|c| c.kind() == "class_definition" && c.field_child("name").is_some_and(|n| n.text() == name)).collect();
+    let [class] = classes.as_slice() else { return false };
+    let module = Scope::module(root, "");
+    let bases: Vec<Node<'_>> = class.field_child("superclasses").map(|l| l.named_children().filter(|c| c.kind() != "comment").collect()).unwrap_or_default();
+    let based = matches!(bases.as_slice(), [b] if matches!(b.kind(), "identifier" | "attribute") && module.resolve(*b).as_deref() == Some("pydantic.BaseModel"));
+    let Some(body) = class.field_child("body") else { return false };
+    let bindings = binding::bindings_at(*class, Some(field));
+    let declared = body.named_children().filter(|st| st.kind() == "expression_statement").filter_map(|st| st.named_children().next()).any(|a| {
+        a.kind() == "assignment" && a.field_child("type").is_some() && a.field_child("left").is_some_and(|l| l.kind() == "identifier" && l.text() == field)
+    });
+    let assigned = bindings.get(field).map_or(0, Vec::len);
+    based && declared && assigned <= 1
+}
+
 /// The first line of a text, at most 60 characters, for messages.
 fn clip(text: &str) -> String {
     let line = text.lines().next().unwrap_or_default();

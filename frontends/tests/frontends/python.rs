@@ -261,6 +261,59 @@ fn keyword_arguments_match_by_name() {
     assert!(plain("    httpx.get(url, timeout=3)").unwrap_err().detail.contains("a keyword argument"));
 }
 
+/// Whether `fetch(…)`'s first argument in `body` is the tool's argument
+/// `url` (`arg:url`), the handler's model `Fetch` defined by `model`.
+fn reaches_as_argument(model: &str, body: &str) -> Result<bool, fcd_frontends::Escalation> {
+    use fcd_frontends::{ArgPattern, FactKind, FactSpec};
+    let src = format!("from pydantic import BaseModel, AnyUrl\nimport net\n{model}\nasync def handler(name, arguments: dict):\n{body}\n");
+    let file = SourceFile { path: "m.py".into(), bytes: src.into_bytes() };
+    let region = RegionSpec { name: "r".into(), kind: RegionKind::Function("handler".into()), optional: false };
+    let model_region = RegionSpec { name: "model".into(), kind: RegionKind::Function("Fetch".into()), optional: false };
+    let args = Some(vec![ArgPattern::parse("arg:url").unwrap()]);
+    let fact = FactSpec { name: "sink".into(), region: "r".into(), kind: FactKind::Call { callee: "net.fetch".into(), args, keywords: None, matching: true } };
+    let analysis = analyze(Lang::Python, &[file], &[region, model_region], &[fact])?;
+    Ok(!analysis.facts.is_empty())
+}
+
+/// A tool argument reaches a call through a validated model's field:
+/// `V = M(**arguments)`, then `V.url`, `str(V.url)`, or a local bound once
+/// to either. A model that is no pydantic model, lacks the field, a field
+/// that is also a method, arguments used or changed elsewhere, a local
+/// bound twice, or another conversion does not carry the argument.
+#[test]
+fn an_argument_reaches_a_call_through_a_validated_model() {
+    let model = "class Fetch(BaseModel):\n    url: AnyUrl\n    raw: bool = False\n";
+    for body in [
+        "    args = Fetch(**arguments)\n    net.fetch(args.url)",
+        "    args = Fetch(**arguments)\n    net.fetch(str(args.url))",
+        "    args = Fetch(**arguments)\n    url = str(args.url)\n    net.fetch(url)",
+        "    args = Fetch(**arguments)\n    u = (args.url)\n    net.fetch(u)",
+    ] {
+        assert!(reaches_as_argument(model, body).unwrap(), "{body}");
+    }
+    for body in [
+        "    args = Fetch(**arguments)\n    net.fetch(args.raw_url)",
+        "    args = Fetch(**arguments)\n    net.fetch(repr(args.url))",
+        "    args = Fetch(**arguments)\n    url = str(args.url)\n    url = url + '/x'\n    net.fetch(url)",
+        "    arguments.update(url='http://10.0.0.1/')\n    args = Fetch(**arguments)\n    net.fetch(args.url)",
+        "    args = Fetch(**arguments, url='http://10.0.0.1/')\n    net.fetch(args.url)",
+        "    args = Fetch(**arguments)\n    args = Fetch(url='x')\n    net.fetch(args.url)",
+        "    arguments = {}\n    args = Fetch(**arguments)\n    net.fetch(args.url)",
+    ] {
+        assert!(!reaches_as_argument(model, body).unwrap(), "{body}");
+    }
+    let body = "    args = Fetch(**arguments)\n    net.fetch(args.url)";
+    for other in [
+        "class Fetch:\n    url: str\n",
+        "class Fetch(BaseModel):\n    raw: bool\n",
+        "class Fetch(BaseModel):\n    url: AnyUrl\n    def url(self):\n        return 'http://10.0.0.1/'\n",
+        "class Base(BaseModel):\n    pass\nclass Fetch(Base):\n    url: AnyUrl\n",
+        "def wrap(c):\n    return c\n@wrap\nclass Fetch(BaseModel):\n    url: AnyUrl\n",
+    ] {
+        assert!(!reaches_as_argument(other, body).unwrap_or(false), "{other}");
+    }
+}
+
 /// Whether a dash guard (`str.startswith` on `target` with `"-"`, exiting
 /// before the `git.Repo.git.diff` sink) is found in `body`.
 fn dash_guard_in(body: &str, negated: bool) -> bool {
