@@ -186,7 +186,7 @@ fn with_references(all: &[FactSpec], fact: &FactSpec) -> Vec<FactSpec> {
 
 fn references(kind: &FactKind) -> Vec<String> {
     match kind {
-        FactKind::Guard { before, .. } => vec![before.clone()],
+        FactKind::Guard { before, .. } | FactKind::Hook { before, .. } => vec![before.clone()],
         FactKind::Field { sink, from, .. } => sink.iter().cloned().chain([from.clone()]).collect(),
         FactKind::Pass { sink, from } | FactKind::Flow { from, sink, .. } => vec![sink.clone(), from.clone()],
         FactKind::Map { from } => vec![from.clone()],

@@ -266,6 +266,7 @@ fn describe(kind: &fcd_frontends::FactKind) -> String {
         fcd_frontends::FactKind::Table { row, member } => format!("whether row `{row}` holds `{member}`"),
         fcd_frontends::FactKind::Exit { returns, .. } => format!("a `return {returns}` under its reviewed comparisons"),
         fcd_frontends::FactKind::Body { .. } => "a reviewed body".to_owned(),
+        fcd_frontends::FactKind::Hook { before, attribute, .. } => format!("the `{attribute}` hook on the object `{before}` calls through"),
     }
 }
 

@@ -81,7 +81,8 @@ pub struct Env {
     pub entries: Option<Vec<String>>,
     /// A region read alone, for `fcd debug region`: the other regions are
     /// not located, so calls into them are listed, not checked against the
-    /// closed call path. Never set when a release is registered.
+    /// closed call path, and the file-wide ambient check is left to the
+    /// regions read together. Never set when a release is registered.
     pub alone: bool,
 }
 

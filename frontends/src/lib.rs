@@ -259,7 +259,12 @@ pub fn analyze_parsed(release: &Parsed<'_>, regions: &[RegionSpec], facts: &[Fac
     let in_order: Vec<Region<'_>> = regions.iter().filter_map(|r| located.get(r.name.as_str()).copied()).collect();
     let program = Program { regions: &in_order, calls: &all_calls, facts, trees: &trees, opaque: &opaque, env };
     frontend.check_program(&program)?;
-    ambient_check::check(lang, &program)?;
+    // Read alone (a region shown by `debug region`), a region is not the
+    // whole program: the file-wide ambient check is the whole program's, and
+    // reading the regions together reports it.
+    if !env.alone {
+        ambient_check::check(lang, &program)?;
+    }
 
     // Facts that refer to other facts (a guard names its sink) run after the
     // ones they refer to; the order of the output stays the order asked for.
@@ -274,7 +279,7 @@ pub fn analyze_parsed(release: &Parsed<'_>, regions: &[RegionSpec], facts: &[Fac
         | FactKind::Table { .. }
         | FactKind::Exit { .. }
         | FactKind::Body { .. } => 0,
-        FactKind::Guard { .. } | FactKind::Pass { .. } => 1,
+        FactKind::Guard { .. } | FactKind::Pass { .. } | FactKind::Hook { .. } => 1,
         FactKind::Map { .. } => 2,
         FactKind::Field { .. } => 3,
         FactKind::Flow { .. } => 4,

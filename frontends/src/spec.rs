@@ -284,6 +284,11 @@ pub enum FactKind {
     /// out) hash to one of these `sha256:` digests. Pins a helper the other
     /// facts trust (what a parameter reader returns for an omitted argument).
     Body { digests: Vec<String> },
+    /// (Python) Functions installed on the object the call fact `before`
+    /// goes through, before it: `X.ATTRIBUTE = LITERAL` naming exactly the
+    /// `installs` functions, once, in a block around the sink or as the
+    /// whole body of a plain `if` there (its test the fact's `condition`).
+    Hook { before: String, attribute: String, installs: Vec<String> },
 }
 
 /// One reviewed conjunct of an exit condition: `OPERAND === "TEXT"` or
@@ -362,6 +367,7 @@ impl FactKind {
         ("table", &["row", "member", "present", "members"]),
         ("exit", &["returns", "conditions"]),
         ("body", &["digest"]),
+        ("hook", &["attribute", "installs", "condition"]),
     ];
 
     /// The keys of `Fact.values` a kind (by name) emits; `None` for no kind.
@@ -384,6 +390,7 @@ impl FactKind {
             FactKind::Table { .. } => "table",
             FactKind::Exit { .. } => "exit",
             FactKind::Body { .. } => "body",
+            FactKind::Hook { .. } => "hook",
         }
     }
 }
@@ -402,7 +409,7 @@ mod tests {
     #[test]
     fn every_kind_declares_what_it_emits() {
         let names: Vec<&str> = FactKind::EMITS.iter().map(|(k, _)| *k).collect();
-        assert_eq!(names, ["call", "guard", "default", "field", "option", "pass", "map", "key", "flow", "table", "exit", "body"]);
+        assert_eq!(names, ["call", "guard", "default", "field", "option", "pass", "map", "key", "flow", "table", "exit", "body", "hook"]);
         assert_eq!(FactKind::emits("table"), Some(&["row", "member", "present", "members"][..]));
         assert_eq!(FactKind::emits("nope"), None);
     }

@@ -16,6 +16,7 @@ const PY_JS: &[Lang] = &[Lang::Python, Lang::JavaScript, Lang::TypeScript];
 const GO_PY_JS: &[Lang] = &[Lang::Go, Lang::Python, Lang::JavaScript, Lang::TypeScript];
 const GO_JS: &[Lang] = &[Lang::Go, Lang::JavaScript, Lang::TypeScript];
 const CS: &[Lang] = &[Lang::CSharp];
+const PY: &[Lang] = &[Lang::Python];
 /// The languages with keyword (named) arguments.
 const PY_CS: &[Lang] = &[Lang::Python, Lang::CSharp];
 
@@ -33,6 +34,7 @@ pub const KINDS: &[(&str, &[Lang])] = &[
     ("table", JS),
     ("exit", JS),
     ("body", ALL),
+    ("hook", PY),
 ];
 
 /// The keys read by fewer languages than their kind (`KIND.KEY`, a guard's
@@ -139,6 +141,7 @@ mod tests {
             "table" => FactKind::Table { row: s("r"), member: s("m") },
             "exit" => FactKind::Exit { returns: s("false"), conditions: vec![] },
             "body" => FactKind::Body { digests: vec![] },
+            "hook" => FactKind::Hook { before: s("absent"), attribute: s("a"), installs: vec![] },
             other => panic!("no sample for kind `{other}`"),
         }
     }

@@ -47,6 +47,7 @@ enum RawFact {
     Table(TableFact),
     Exit(ExitFact),
     Body(BodyFact),
+    Hook(HookFact),
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -164,6 +165,17 @@ struct BodyFact {
     digests: Vec<String>,
 }
 
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct HookFact {
+    /// The call fact whose object the hook is installed on.
+    before: String,
+    /// The object's attribute assigned (`event_hooks`).
+    attribute: String,
+    /// The functions the assigned value names, each a region of the profile.
+    installs: Vec<String>,
+}
+
 /// A fact as `profile.toml` writes it, for the JSON Schema: one of the
 /// [`RawFact`] variants (tagged by `kind`) with the [`Common`] keys beside its own.
 pub(super) struct FactSchema;
@@ -207,6 +219,7 @@ pub(super) fn keys_of(kind: &str) -> Option<&'static [&'static str]> {
         "table" => fields::<TableFact>(),
         "exit" => fields::<ExitFact>(),
         "body" => fields::<BodyFact>(),
+        "hook" => fields::<HookFact>(),
         _ => return None,
     })
 }
@@ -557,6 +570,24 @@ impl Validator<'_> {
                     return self.err(at("digests"), &format!("{key}.digests"), "list `sha256:` digests (64 lower-case hex digits)");
                 }
                 FactKind::Body { digests: f.digests }
+            }
+            RawFact::Hook(f) => {
+                match all.get(f.before.as_str()) {
+                    Some(&"call") => {}
+                    Some(_) => return self.err(at("before"), &format!("{key}.before"), format!("`{}` is not a `call` fact", f.before)),
+                    None => {
+                        let names: BTreeSet<&str> = all.keys().copied().collect();
+                        return self.err(at("before"), &format!("{key}.before"), self.unknown_of("fact", &f.before, &names));
+                    }
+                }
+                let identifier = |t: &str| !t.is_empty() && !t.starts_with(|c: char| c.is_ascii_digit()) && t.chars().all(|c| c.is_alphanumeric() || c == '_');
+                if !identifier(&f.attribute) {
+                    return self.err(at("attribute"), &format!("{key}.attribute"), format!("`{}` is not an attribute name", f.attribute));
+                }
+                if f.installs.is_empty() || !f.installs.iter().all(|i| identifier(i)) {
+                    return self.err(at("installs"), &format!("{key}.installs"), "list the names of the installed functions (each a region's `function`)");
+                }
+                FactKind::Hook { before: f.before, attribute: f.attribute, installs: f.installs }
             }
         })
     }

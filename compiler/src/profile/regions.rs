@@ -51,6 +51,16 @@ impl Validator<'_> {
                 ));
                 continue;
             }
+            // Module-level variables are found by the Python and JavaScript frontends only.
+            if let (RegionKind::Variable(_), Some(language)) = (&kind, language.filter(|l| matches!(l, Lang::Go | Lang::CSharp))) {
+                ok = false;
+                self.keep(self.err::<()>(
+                    region.span(),
+                    &format!("regions.{name}.variable"),
+                    format!("the {} frontend does not find module-level variables (python and javascript do)", language.name()),
+                ));
+                continue;
+            }
             if let Some((key, why)) = handoff_problem(r, &kind) {
                 ok = false;
                 self.keep(self.err::<()>(region.span(), &format!("regions.{name}.{key}"), why));

@@ -100,7 +100,7 @@ fn fact_equals_takes_only_what_the_kind_emits() {
 
 #[test]
 fn every_kind_has_its_keys_from_serde() {
-    assert_eq!(keys_of("call"), Some(&["callee", "args", "matching", "exhaustive"][..]));
+    assert_eq!(keys_of("call"), Some(&["callee", "args", "keywords", "matching", "exhaustive"][..]));
     assert_eq!(keys_of("body"), Some(&["digests"][..]));
     for (kind, _) in FactKind::EMITS {
         assert!(keys_of(kind).is_some_and(|k| !k.is_empty()), "{kind}");

@@ -9,8 +9,10 @@ mod ambient;
 mod binding;
 mod builtins;
 mod closure;
+mod constant;
 mod control;
 mod facts;
+mod hook;
 mod members;
 mod reads;
 mod route;
@@ -39,7 +41,8 @@ impl Frontend for Python {
         let name = match kind {
             RegionKind::Function(name) => name,
             RegionKind::Route(tool) => return route::find(syntax, tool),
-            RegionKind::Literal(_) | RegionKind::Variable(_) | RegionKind::Callback(_) | RegionKind::Case(_) => return Vec::new(),
+            RegionKind::Variable(name) => return constant::find(syntax, name),
+            RegionKind::Literal(_) | RegionKind::Callback(_) | RegionKind::Case(_) => return Vec::new(),
         };
         syntax
             .root()
@@ -70,6 +73,9 @@ impl Frontend for Python {
     }
 
     fn check_region(&self, region: &Region<'_>) -> Result<(), Escalation> {
+        if region.node.kind() == "assignment" {
+            constant::check(region)?;
+        }
         route::check(region)?;
         surroundings::check(region)
     }
@@ -86,6 +92,7 @@ impl Frontend for Python {
             FactKind::Guard { .. } => crate::guard::extract(&cx, &cx.site, found),
             FactKind::Default { .. } => crate::default::extract(&cx, &cx.site),
             FactKind::Field { .. } => crate::field::extract(&cx, &cx.site, found),
+            FactKind::Hook { .. } => hook::extract(&cx, &cx.site, found),
             _ => Err(crate::facts::unsupported(region, spec, "Python")),
         }
     }

@@ -401,3 +401,91 @@ fn a_function_of_another_release_module_is_called_only_as_a_region() {
     // A package outside the release is trusted by identity, as before.
     assert_eq!(closed_path("import shutil\n\ndef f(p):\n    shutil.rmtree(p)\n", &["f"]), Ok(()));
 }
+
+/// The `hook` fact of `fetch` in `body` (a function with parameters `url`
+/// and `allow`), the sink `client.get(url)`, the hook `refuse` a region.
+fn hook_in(body: &str) -> Result<Option<std::collections::BTreeMap<String, fcd_model::effect::FactValue>>, fcd_frontends::Escalation> {
+    use fcd_frontends::{FactKind, FactSpec};
+    let src = format!("import httpx\nasync def refuse(request):\n    raise ValueError('no')\nasync def fetch(url, allow=False):\n{body}\n");
+    let file = SourceFile { path: "m.py".into(), bytes: src.into_bytes() };
+    let regions = [
+        RegionSpec { name: "r".into(), kind: RegionKind::Function("fetch".into()), optional: false },
+        RegionSpec { name: "hook".into(), kind: RegionKind::Function("refuse".into()), optional: false },
+    ];
+    let facts = [
+        FactSpec { name: "sink".into(), region: "r".into(), kind: FactKind::Call { callee: "httpx.AsyncClient().__aenter__().get".into(), args: None, keywords: None, matching: false } },
+        FactSpec { name: "hooked".into(), region: "r".into(), kind: FactKind::Hook { before: "sink".into(), attribute: "event_hooks".into(), installs: vec!["refuse".into()] } },
+    ];
+    let analysis = analyze(Lang::Python, &[file], &regions, &facts)?;
+    Ok(analysis.facts.iter().find(|f| f.name == "hooked").map(|f| f.values.clone()))
+}
+
+/// A hook is found only installed once, as a literal naming the reviewed
+/// function, before the sink, on the sink's own object; its condition is
+/// the plain `if` around it. Anything else escalates or finds no hook.
+#[test]
+fn a_hook_is_installed_once_before_the_sink_on_its_object() {
+    use fcd_model::effect::FactValue;
+    let with = |inner: &str| format!("    async with httpx.AsyncClient() as client:\n{inner}        await client.get(url)");
+    let found = hook_in(&with("        if not allow:\n            client.event_hooks = {'request': [refuse]}\n")).unwrap().expect("a hook");
+    assert_eq!(found.get("condition"), Some(&FactValue::Text("not allow".into())));
+    assert_eq!(found.get("installs"), Some(&FactValue::List(vec![FactValue::Text("refuse".into())])));
+    let always = hook_in(&with("        client.event_hooks = {'request': (refuse,)}\n")).unwrap().expect("a hook");
+    assert_eq!(always.get("condition"), Some(&FactValue::Text(String::new())));
+    assert_eq!(hook_in(&with("")).unwrap(), None, "no hook installed");
+    for (inner, why) in [
+        ("        client.event_hooks = {'request': [refuse]}\n        client.event_hooks = {}\n", "assigned 2 times"),
+        ("        client.event_hooks = {'request': [refuse]}\n        client.event_hooks['request'].clear()\n", "used other than assigned"),
+        ("        client.event_hooks = {'request': [refuse, print]}\n", "names [print, refuse]"),
+        ("        client.event_hooks = {'request': [lambda r: None]}\n", "neither a literal nor a function"),
+        ("        client.event_hooks = make()\n", "neither a literal nor a function"),
+        ("        if not allow:\n            client.event_hooks = {'request': [refuse]}\n        else:\n            pass\n", "not a plain one-statement branch"),
+        ("        for _ in range(0):\n            client.event_hooks = {'request': [refuse]}\n", "does not hold the sink"),
+    ] {
+        let err = hook_in(&with(inner)).unwrap_err();
+        assert!(err.detail.contains(why), "{inner}: {err:?}");
+    }
+    let after = "    async with httpx.AsyncClient() as client:\n        await client.get(url)\n        client.event_hooks = {'request': [refuse]}";
+    assert!(hook_in(after).unwrap_err().detail.contains("after the sink"));
+    for inner in [
+        "        client.event_hooks = {'request': [refuse]}\n        other = client\n        other.event_hooks = {}\n",
+        "        client.event_hooks = {'request': [refuse]}\n        reset(client)\n",
+    ] {
+        assert!(hook_in(&with(inner)).unwrap_err().detail.contains("other than through its members"), "{inner}");
+    }
+    for inner in ["        client.event_hooks = {'request': [refuse]}\n        client._event_hooks = {}\n", "        client.event_hooks = {'request': [refuse]}\n        del client.x\n"] {
+        assert!(hook_in(&with(inner)).unwrap_err().detail.contains("has a member written"), "{inner}");
+    }
+}
+
+/// A module-level constant as a region: located by its assignment, its
+/// initializer's calls are its call sites, and it escalates when it is bound
+/// again or used other than read as a whole (`for … in`, `in`).
+#[test]
+fn a_constant_region_is_bound_once_and_only_read() {
+    let run = |src: &str| {
+        let file = SourceFile { path: "m.py".into(), bytes: src.as_bytes().to_vec() };
+        let region = RegionSpec { name: "table".into(), kind: RegionKind::Variable("NETS".into()), optional: false };
+        analyze(Lang::Python, &[file], &[region], &[])
+    };
+    let table = "import ipaddress\nNETS = tuple(ipaddress.ip_network(n) for n in ('10.0.0.0/8', '127.0.0.0/8'))\n";
+    let ok = run(&format!("{table}def f(ip):\n    return any(ip in n for n in NETS) or ip in NETS or ip not in NETS\n")).expect("registers");
+    assert_eq!(crate::common::callees_of(&ok), ["tuple", "ipaddress.ip_network"]);
+    for (rest, why) in [
+        ("NETS: tuple\nif True:\n    NETS = ()\n", "is bound again"),
+        ("def f():\n    global NETS\n    NETS = ()\n", "is bound again"),
+        ("def f():\n    NETS.append(1)\n", "used other than as a whole"),
+        ("def f():\n    g(NETS)\n", "used other than as a whole"),
+        ("def f():\n    x = NETS\n", "used other than as a whole"),
+        ("def f(ip):\n    return NETS in ip\n", "used other than as a whole"),
+    ] {
+        let err = run(&format!("{table}{rest}")).unwrap_err();
+        assert!(err.detail.contains(why), "{rest}: {err:?}");
+    }
+    assert_eq!(run(&format!("{table}NETS = ()\n")).unwrap_err().code, fcd_frontends::EscalationCode::RegionAmbiguous);
+    let other = SourceFile { path: "other.py".into(), bytes: b"from m import NETS\n".to_vec() };
+    let file = SourceFile { path: "m.py".into(), bytes: table.as_bytes().to_vec() };
+    let region = RegionSpec { name: "table".into(), kind: RegionKind::Variable("NETS".into()), optional: false };
+    let err = analyze(Lang::Python, &[file, other], &[region], &[]).unwrap_err();
+    assert!(err.detail.contains("is imported"), "{err:?}");
+}
