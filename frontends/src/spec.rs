@@ -288,7 +288,7 @@ pub enum FactKind {
     /// goes through, before it: `X.ATTRIBUTE = LITERAL` naming exactly the
     /// `installs` functions, once, in a block around the sink or as the
     /// whole body of a plain `if` there (its test the fact's `condition`).
-    Hook { before: String, attribute: String, installs: Vec<String> },
+    Hook { before: String, attribute: String, installs: BTreeMap<String, String> },
 }
 
 /// One reviewed conjunct of an exit condition: `OPERAND === "TEXT"` or
@@ -367,7 +367,7 @@ impl FactKind {
         ("table", &["row", "member", "present", "members"]),
         ("exit", &["returns", "conditions"]),
         ("body", &["digest"]),
-        ("hook", &["attribute", "installs", "condition"]),
+        ("hook", &["attribute", "installs"]),
     ];
 
     /// The keys of `Fact.values` a kind (by name) emits; `None` for no kind.

@@ -141,7 +141,7 @@ mod tests {
             "table" => FactKind::Table { row: s("r"), member: s("m") },
             "exit" => FactKind::Exit { returns: s("false"), conditions: vec![] },
             "body" => FactKind::Body { digests: vec![] },
-            "hook" => FactKind::Hook { before: s("absent"), attribute: s("a"), installs: vec![] },
+            "hook" => FactKind::Hook { before: s("absent"), attribute: s("a"), installs: std::collections::BTreeMap::new() },
             other => panic!("no sample for kind `{other}`"),
         }
     }

@@ -172,8 +172,9 @@ struct HookFact {
     before: String,
     /// The object's attribute assigned (`event_hooks`).
     attribute: String,
-    /// The functions the assigned value names, each a region of the profile.
-    installs: Vec<String>,
+    /// The functions installed, each with the condition it is installed
+    /// under (the tokens of a plain `if` test; `""` for always).
+    installs: BTreeMap<String, String>,
 }
 
 /// A fact as `profile.toml` writes it, for the JSON Schema: one of the
@@ -584,8 +585,8 @@ impl Validator<'_> {
                 if !identifier(&f.attribute) {
                     return self.err(at("attribute"), &format!("{key}.attribute"), format!("`{}` is not an attribute name", f.attribute));
                 }
-                if f.installs.is_empty() || !f.installs.iter().all(|i| identifier(i)) {
-                    return self.err(at("installs"), &format!("{key}.installs"), "list the names of the installed functions (each a region's `function`)");
+                if f.installs.is_empty() || !f.installs.keys().all(|i| identifier(i)) {
+                    return self.err(at("installs"), &format!("{key}.installs"), "name each installed function (a region's `function`, or one the region defines) with its condition");
                 }
                 FactKind::Hook { before: f.before, attribute: f.attribute, installs: f.installs }
             }

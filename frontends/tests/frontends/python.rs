@@ -402,59 +402,73 @@ fn a_function_of_another_release_module_is_called_only_as_a_region() {
     assert_eq!(closed_path("import shutil\n\ndef f(p):\n    shutil.rmtree(p)\n", &["f"]), Ok(()));
 }
 
-/// The `hook` fact of `fetch` in `body` (a function with parameters `url`
-/// and `allow`), the sink `client.get(url)`, the hook `refuse` a region.
-fn hook_in(body: &str) -> Result<Option<std::collections::BTreeMap<String, fcd_model::effect::FactValue>>, fcd_frontends::Escalation> {
+/// The `hook` fact of `fetch` in `body` (a function with parameters `url`,
+/// `allow` and `robots`), the sink `client.get(url)`, the module function
+/// `refuse` a region, the profile expecting `installs`.
+fn hook_in(body: &str, installs: &[(&str, &str)]) -> Result<Option<fcd_model::effect::FactValue>, fcd_frontends::Escalation> {
     use fcd_frontends::{FactKind, FactSpec};
-    let src = format!("import httpx\nasync def refuse(request):\n    raise ValueError('no')\nasync def fetch(url, allow=False):\n{body}\n");
+    let src = format!("import httpx\nasync def refuse(request):\n    raise ValueError('no')\nasync def fetch(url, allow=False, robots=False):\n{body}\n");
     let file = SourceFile { path: "m.py".into(), bytes: src.into_bytes() };
     let regions = [
         RegionSpec { name: "r".into(), kind: RegionKind::Function("fetch".into()), optional: false },
         RegionSpec { name: "hook".into(), kind: RegionKind::Function("refuse".into()), optional: false },
     ];
+    let installs = installs.iter().map(|(f, c)| (f.to_string(), c.to_string())).collect();
     let facts = [
         FactSpec { name: "sink".into(), region: "r".into(), kind: FactKind::Call { callee: "httpx.AsyncClient().__aenter__().get".into(), args: None, keywords: None, matching: false } },
-        FactSpec { name: "hooked".into(), region: "r".into(), kind: FactKind::Hook { before: "sink".into(), attribute: "event_hooks".into(), installs: vec!["refuse".into()] } },
+        FactSpec { name: "hooked".into(), region: "r".into(), kind: FactKind::Hook { before: "sink".into(), attribute: "event_hooks".into(), installs } },
     ];
     let analysis = analyze(Lang::Python, &[file], &regions, &facts)?;
-    Ok(analysis.facts.iter().find(|f| f.name == "hooked").map(|f| f.values.clone()))
+    Ok(analysis.facts.iter().find(|f| f.name == "hooked").and_then(|f| f.values.get("installs").cloned()))
 }
 
-/// A hook is found only installed once, as a literal naming the reviewed
-/// function, before the sink, on the sink's own object; its condition is
-/// the plain `if` around it. Anything else escalates or finds no hook.
+/// A hook is found only installed once, before the sink, on the sink's own
+/// object, naming exactly the reviewed functions under their reviewed
+/// conditions (a literal, or a list filled by appends under plain `if`s);
+/// anything else escalates, and no assignment is no hook.
 #[test]
 fn a_hook_is_installed_once_before_the_sink_on_its_object() {
     use fcd_model::effect::FactValue;
     let with = |inner: &str| format!("    async with httpx.AsyncClient() as client:\n{inner}        await client.get(url)");
-    let found = hook_in(&with("        if not allow:\n            client.event_hooks = {'request': [refuse]}\n")).unwrap().expect("a hook");
-    assert_eq!(found.get("condition"), Some(&FactValue::Text("not allow".into())));
-    assert_eq!(found.get("installs"), Some(&FactValue::List(vec![FactValue::Text("refuse".into())])));
-    let always = hook_in(&with("        client.event_hooks = {'request': (refuse,)}\n")).unwrap().expect("a hook");
-    assert_eq!(always.get("condition"), Some(&FactValue::Text(String::new())));
-    assert_eq!(hook_in(&with("")).unwrap(), None, "no hook installed");
+    let list = |items: &[&str]| Some(FactValue::List(items.iter().map(|i| FactValue::Text((*i).into())).collect()));
+    let guarded = [("refuse", "not allow")];
+    let conditional = with("        if not allow:\n            client.event_hooks = {'request': [refuse]}\n");
+    assert_eq!(hook_in(&conditional, &guarded).unwrap(), list(&["refuse if not allow"]));
+    assert_eq!(hook_in(&with("        client.event_hooks = {'request': (refuse,)}\n"), &[("refuse", "")]).unwrap(), list(&["refuse"]));
+    assert_eq!(hook_in(&with(""), &guarded).unwrap(), None, "no hook installed");
+    let appended = "        hooks: list = []\n        if not allow:\n            hooks.append(refuse)\n        if robots:\n            hooks.append(later)\n        if hooks:\n            client.event_hooks = {'request': hooks}\n";
+    let body = format!("    async def later(request):\n        return None\n{}", with(appended));
+    assert_eq!(hook_in(&body, &[("refuse", "not allow"), ("later", "robots")]).unwrap(), list(&["later if robots", "refuse if not allow"]));
+    let err = hook_in(&body, &guarded).unwrap_err();
+    assert!(err.detail.contains("the hooks installed are [later if robots, refuse if not allow], the profile reviewed [refuse if not allow]"), "{err:?}");
+    assert!(hook_in(&conditional, &[("refuse", "")]).unwrap_err().detail.contains("the profile reviewed [refuse]"));
     for (inner, why) in [
         ("        client.event_hooks = {'request': [refuse]}\n        client.event_hooks = {}\n", "assigned 2 times"),
         ("        client.event_hooks = {'request': [refuse]}\n        client.event_hooks['request'].clear()\n", "used other than assigned"),
-        ("        client.event_hooks = {'request': [refuse, print]}\n", "names [print, refuse]"),
-        ("        client.event_hooks = {'request': [lambda r: None]}\n", "neither a literal nor a function"),
-        ("        client.event_hooks = make()\n", "neither a literal nor a function"),
+        ("        client.event_hooks = {'request': [refuse, print]}\n", "`print` is neither"),
+        ("        client.event_hooks = {'request': [lambda r: None]}\n", "neither a literal nor a name"),
+        ("        client.event_hooks = make()\n", "neither a literal nor a name"),
         ("        if not allow:\n            client.event_hooks = {'request': [refuse]}\n        else:\n            pass\n", "not a plain one-statement branch"),
         ("        for _ in range(0):\n            client.event_hooks = {'request': [refuse]}\n", "does not hold the sink"),
+        ("        flag = False\n        if not flag:\n            client.event_hooks = {'request': [refuse]}\n", "whose `flag` is not a parameter of the function that nothing rebinds"),
+        ("        hooks = []\n        hooks.append(refuse)\n        client.event_hooks = {'request': hooks}\n        hooks.clear()\n", "used other than appended"),
+        ("        hooks = []\n        client.event_hooks = {'request': hooks}\n        hooks.append(refuse)\n", "changed after the hooks are installed"),
+        ("        hooks = []\n        for f in [refuse]:\n            hooks.append(f)\n        client.event_hooks = {'request': hooks}\n", "used other than appended"),
     ] {
-        let err = hook_in(&with(inner)).unwrap_err();
+        let expect = if inner.contains("flag") { [("refuse", "not flag")] } else { guarded };
+        let err = hook_in(&with(inner), &expect).unwrap_err();
         assert!(err.detail.contains(why), "{inner}: {err:?}");
     }
     let after = "    async with httpx.AsyncClient() as client:\n        await client.get(url)\n        client.event_hooks = {'request': [refuse]}";
-    assert!(hook_in(after).unwrap_err().detail.contains("after the sink"));
+    assert!(hook_in(after, &guarded).unwrap_err().detail.contains("after the sink"));
     for inner in [
         "        client.event_hooks = {'request': [refuse]}\n        other = client\n        other.event_hooks = {}\n",
         "        client.event_hooks = {'request': [refuse]}\n        reset(client)\n",
     ] {
-        assert!(hook_in(&with(inner)).unwrap_err().detail.contains("other than through its members"), "{inner}");
+        assert!(hook_in(&with(inner), &guarded).unwrap_err().detail.contains("other than through its members"), "{inner}");
     }
     for inner in ["        client.event_hooks = {'request': [refuse]}\n        client._event_hooks = {}\n", "        client.event_hooks = {'request': [refuse]}\n        del client.x\n"] {
-        assert!(hook_in(&with(inner)).unwrap_err().detail.contains("has a member written"), "{inner}");
+        assert!(hook_in(&with(inner), &guarded).unwrap_err().detail.contains("has a member written"), "{inner}");
     }
 }
 
