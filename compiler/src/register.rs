@@ -113,14 +113,16 @@ pub fn register(profile: &Profile, req: &Request) -> Result<Registration, InputE
 
 /// How far an analysis got before it escalated: a shape whose regions were
 /// all found but a fact was missing is closer than one whose region was not.
-/// A fact whose flow does not hold (a shape mismatch while facts were read)
-/// counts as far as an unreviewed callee: the shape's regions and their
-/// surroundings were all accepted; between the two, the first shape wins.
+/// Facts are read only after every region, its inventory and surroundings
+/// were accepted, so a fact whose flow or body does not hold (a shape
+/// mismatch while facts were read) is as far as a missing fact, and further
+/// than an unreviewed callee: its reason is the one an author can act on.
+/// Between equals, the first shape wins.
 fn progress(e: &Escalation) -> u8 {
     match e.code {
         EscalationCode::RegionMissing => 0,
         EscalationCode::ParseError | EscalationCode::RegionAmbiguous => 1,
-        EscalationCode::ShapeMismatch if e.reading_facts => 3,
+        EscalationCode::ShapeMismatch if e.reading_facts => 4,
         EscalationCode::ShapeMismatch => 2,
         EscalationCode::InventoryViolation | EscalationCode::DynamicCallee => 3,
         EscalationCode::FactMissing => 4,

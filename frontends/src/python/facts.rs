@@ -163,15 +163,20 @@ impl<'a> Cx<'_, 'a> {
             },
             "parenthesized_expression" => arg.named_children().find(|c| c.kind() != "comment").is_some_and(|e| self.tool_argument_within(e, name, depth + 1)),
             "attribute" => self.model_field(arg, name),
-            // `str(V.name)`: the model's value as text (pydantic's `AnyUrl`
+            // `str(V.name)` or `str(name)`: the validated value as text (pydantic's `AnyUrl`
             // gives its normalized URL, which the profile's rules must read
             // with the grammar of the same parser).
             "call" => {
                 let (Some(f), Some(list)) = (arg.field_child("function"), arg.field_child("arguments")) else { return false };
                 let args: Vec<Node<'a>> = list.named_children().filter(|a| a.kind() != "comment").collect();
-                f.kind() == "identifier"
-                    && self.names.resolve(f).as_deref() == Some("str")
-                    && matches!(args.as_slice(), [one] if one.kind() == "attribute" && self.model_field(*one, name))
+                // `str(P)` of the tool's own parameter (validated by the
+                // framework from its annotation), or of a model's field.
+                let converted = |one: Node<'a>| match one.kind() {
+                    "attribute" => self.model_field(one, name),
+                    "identifier" => self.names.is_param(one.text()) && self.tool_argument_within(one, name, depth + 1),
+                    _ => false,
+                };
+                f.kind() == "identifier" && self.names.resolve(f).as_deref() == Some("str") && matches!(args.as_slice(), [one] if converted(*one))
             }
             "subscript" => {
                 let (Some(map), Some(key)) = (arg.field_child("value"), arg.field_child("subscript")) else { return false };
