@@ -13,7 +13,7 @@
 //! established by reading or running it. Whatever registration gives, a
 //! certificate (`safe`) for a call whose truth is not `safe` fails the case.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -201,10 +201,16 @@ impl Report {
     }
 
     pub fn to_text(&self) -> String {
+        self.text(false)
+    }
+
+    /// The report as text; with `failures_only`, the counts and the failed
+    /// cases alone.
+    pub fn text(&self, failures_only: bool) -> String {
         let failed = self.cases.iter().filter(|c| !c.passed()).count();
         let mut t = String::new();
         let _ = writeln!(t, "profile {}: {} cases, {} passed, {} failed", self.profile, self.cases.len(), self.cases.len() - failed, failed);
-        for c in &self.cases {
+        for c in self.cases.iter().filter(|c| !failures_only || !c.passed()) {
             let _ = writeln!(t, "  {:<5} {:<28} {} ({})", if c.passed() { "ok" } else { "FAIL" }, c.name, c.outcome, c.file);
             // Every decision is shown, so an author sees which rule answered
             // each call; a failed check adds what was expected.
@@ -226,13 +232,38 @@ impl Report {
 
 /// Runs every case file of a profile directory.
 pub fn run(dir: &Path) -> Result<Report, InputError> {
+    run_cases(dir, &[])
+}
+
+/// Runs the named cases of a profile directory (every case when `only` is
+/// empty), and the cases they compare their rules with (`same-rules-as`).
+/// A name no case has is an error that lists the cases.
+pub fn run_cases(dir: &Path, only: &[String]) -> Result<Report, InputError> {
     let profile = Profile::load(dir)?;
     let profile_dir = profile.path.parent().unwrap_or(Path::new(".")).to_owned();
     let canonical_path = profile_dir.join(canonical_calls::FILE);
     let canonical = Canonical::load(&canonical_path)?;
+    let cases = load_cases(&profile_dir)?;
+    let mut wanted: BTreeSet<String> = only.iter().cloned().collect();
+    for name in &wanted {
+        if !cases.iter().any(|c| c.name == *name) {
+            let names: Vec<&str> = cases.iter().map(|c| c.name.as_str()).collect();
+            let hint = fcd_compiler::profile::did_you_mean(name, names.iter().copied());
+            return Err(InputError::new(&profile_dir, format!("no case `{name}`{hint} (cases: {})", names.join(", "))));
+        }
+    }
+    // A case compared with another needs that one to run first.
+    loop {
+        let needed: Vec<String> =
+            cases.iter().filter(|c| wanted.contains(&c.name)).filter_map(|c| c.same_rules_as.clone()).filter(|n| !wanted.contains(n)).collect();
+        if needed.is_empty() {
+            break;
+        }
+        wanted.extend(needed);
+    }
     let mut summaries: BTreeMap<String, Summary> = BTreeMap::new();
     let mut reports = Vec::new();
-    for case in load_cases(&profile_dir)? {
+    for case in cases.into_iter().filter(|c| wanted.is_empty() || wanted.contains(&c.name)) {
         reports.push(run_case(&profile, &canonical, &canonical_path, case, &mut summaries)?);
     }
     Ok(Report { profile: profile.id, cases: reports })
@@ -331,9 +362,10 @@ fn run_case(
 fn judge(summary: &Summary, what: &str, input: &CallInput, expect: Verdict, canonical: &Canonical) -> Result<Check, InputError> {
     let call = check_call(summary, input)?;
     let d = decide(&call, &canonical.env, &canonical.contract);
+    let named = |i: usize| summary.rules.get(i).map_or_else(|| format!("rule {i}"), |rule| rule.named(i));
     let actual = match (&d.reason, d.matched_rule) {
-        (Some(r), Some(i)) => format!("{} (rule {i}: {r})", d.decision.as_str()),
-        (None, Some(i)) => format!("{} (rule {i})", d.decision.as_str()),
+        (Some(r), Some(i)) => format!("{} ({}: {r})", d.decision.as_str(), named(i)),
+        (None, Some(i)) => format!("{} ({})", d.decision.as_str(), named(i)),
         (Some(r), None) => format!("{} ({r})", d.decision.as_str()),
         (None, None) => d.decision.as_str().to_owned(),
     };

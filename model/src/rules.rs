@@ -26,6 +26,39 @@ pub struct Rule {
     pub facts: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// Where the author wrote it: its position among the profile's
+    /// `[[rules]]` and its line, so a decision names the author's rule, not
+    /// its place in this summary (a shape keeps only the rules its facts
+    /// allow). None for the catch-all fcd adds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<RuleSource>,
+}
+
+impl Rule {
+    /// How a decision names the rule at `index` of its summary: with the
+    /// author's rule it was compiled from, or as fcd's catch-all.
+    pub fn named(&self, index: usize) -> String {
+        match &self.source {
+            Some(source) => format!("rule {index} ({source})"),
+            None => format!("rule {index} (the catch-all fcd adds)"),
+        }
+    }
+}
+
+/// A rule's place in `profile.toml`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuleSource {
+    /// 0-based position among `[[rules]]` (`rules[N]` in load errors).
+    pub rule: usize,
+    /// 1-based line of the rule's `when`.
+    pub line: u32,
+}
+
+impl std::fmt::Display for RuleSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "profile.toml rules[{}], line {}", self.rule, self.line)
+    }
 }
 
 /// A condition over the call's arguments and the authenticated environment.

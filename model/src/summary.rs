@@ -124,7 +124,7 @@ pub struct ArgSpec {
 
 /// The rule every summary ends with: what no reviewed rule covers is UNKNOWN.
 pub fn catch_all() -> Rule {
-    Rule { when: Predicate::Always, then: Outcome::Unknown("no rule of the profile covers this call".into()), facts: Vec::new(), note: None }
+    Rule { when: Predicate::Always, then: Outcome::Unknown("no rule of the profile covers this call".into()), facts: Vec::new(), note: None, source: None }
 }
 
 impl Summary {

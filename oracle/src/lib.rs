@@ -14,6 +14,7 @@ pub mod lex;
 
 mod azure;
 mod dbhub;
+mod fetch;
 mod files;
 mod filesystem;
 mod gist;
@@ -64,7 +65,7 @@ type Model = dyn Fn(&serde_json::Map<String, Value>) -> (Verdict, String);
 
 /// The profiles the oracle can judge.
 pub const PROFILES: &[&str] =
-    &["git-diff", "git-add", "github-create-repository", "github-create-gist", "azure-redis-create", "dbhub-execute-sql", "filesystem-write-file"];
+    &["git-diff", "git-add", "github-create-repository", "github-create-gist", "azure-redis-create", "dbhub-execute-sql", "filesystem-write-file", "fetch"];
 
 /// Judges every call of a canonical-calls document (`../shared/canonical/<profile>.json`)
 /// against the release rooted at `root`.
@@ -99,6 +100,10 @@ pub fn judge(profile: &str, root: &Path, canonical: &Value) -> Result<Vec<Judgem
         "filesystem-write-file" => {
             let shape = filesystem::read(root);
             Box::new(move |args| filesystem::verdict(&shape, args, &ctx))
+        }
+        "fetch" => {
+            let shape = fetch::read(root);
+            Box::new(move |args| fetch::verdict(&shape, args, &ctx))
         }
         other => return Err(format!("the oracle has no judge for profile `{other}` (it judges: {})", PROFILES.join(", "))),
     };

@@ -143,7 +143,7 @@ fn decision_text(summary: &Summary, d: &Decision, signed: Option<Validity>, out:
     let _ = writeln!(t, "{} on {} {}", d.decision.as_str(), summary.tool, summary.release);
     if let Some(i) = d.matched_rule {
         let rule = &summary.rules[i];
-        let _ = writeln!(t, "  rule {i}: when {} -> {}", rule.when, rule.then);
+        let _ = writeln!(t, "  {}: when {} -> {}", rule.named(i), rule.when, rule.then);
     }
     if let Some(r) = &d.reason {
         let _ = writeln!(t, "  reason: {r}");

@@ -17,6 +17,12 @@ pub enum ProfileCommand {
         /// Output: text for people (every case's decisions), or one JSON document.
         #[arg(long, value_enum, default_value_t)]
         format: Format,
+        /// Only this case (repeatable); a case it compares its rules with runs too.
+        #[arg(long = "case", value_name = "NAME")]
+        cases: Vec<String>,
+        /// Text output shows only the failed cases (the counts still cover every case run).
+        #[arg(long)]
+        failures: bool,
     },
     /// Writes a starting profile for one handler: its region, and its inventory filled in
     /// from the release's source; every word to review is a TODO and the one rule answers UNKNOWN.
@@ -42,11 +48,11 @@ pub enum ProfileCommand {
 
 pub fn run(c: ProfileCommand, io: &mut Io<'_>) -> Result<Status, InputError> {
     match c {
-        ProfileCommand::Test { dir, format } => {
-            let report = profile_test::run(&dir)?;
+        ProfileCommand::Test { dir, format, cases, failures } => {
+            let report = profile_test::run_cases(&dir, &cases)?;
             match format {
                 Format::Json => print_json(io, &serde_json::to_value(&report).unwrap_or_default())?,
-                Format::Text => print(io, &report.to_text())?,
+                Format::Text => print(io, &report.text(failures))?,
             }
             Ok(if report.passed() { Status::Success } else { Status::Refused })
         }

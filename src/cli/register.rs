@@ -85,7 +85,7 @@ fn registration_text(r: &Registration) -> String {
                 let _ = writeln!(t, "  fact    {} ({}) at {}:{}", f.name, f.kind, f.anchor.file, f.anchor.line);
             }
             for (i, rule) in s.rules.iter().enumerate() {
-                let _ = writeln!(t, "  rule {i}  when {} -> {}", rule.when, rule.then);
+                let _ = writeln!(t, "  {}  when {} -> {}", rule.named(i), rule.when, rule.then);
             }
         }
         Registration::Escalated(e) => {

@@ -75,7 +75,7 @@ pub(crate) fn closest<'k>(name: &str, known: impl IntoIterator<Item = &'k str>) 
 }
 
 /// `"; did you mean `NAME`?"` when a known name is close to `name`.
-pub(super) fn did_you_mean<'k>(name: &str, known: impl IntoIterator<Item = &'k str>) -> String {
+pub fn did_you_mean<'k>(name: &str, known: impl IntoIterator<Item = &'k str>) -> String {
     closest(name, known).map_or_else(String::new, |k| format!("; did you mean `{k}`?"))
 }
 

@@ -12,6 +12,9 @@
 //! `profiles/README.md`.
 
 pub(crate) mod diagnose;
+
+/// " (did you mean `X`?)" for a name close to one of `known`, else "".
+pub use diagnose::did_you_mean;
 mod facts;
 mod fields;
 #[cfg(test)]

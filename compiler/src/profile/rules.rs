@@ -117,6 +117,7 @@ impl Validator<'_> {
             return None;
         }
         let requires: Vec<String> = r.requires.iter().map(|f| f.get_ref().clone()).collect();
+        let (line, _) = fcd_model::error::line_col(self.text, diagnose::key_at(self.text, r.when.span().start));
         Some(RuleTemplate {
             refused_at: refused_at.flatten(),
             unless: r.unless.iter().map(|f| f.get_ref().clone()).collect(),
@@ -125,6 +126,7 @@ impl Validator<'_> {
                 then,
                 facts: requires.iter().chain(fact_equals.iter().map(|(f, _, _)| f)).cloned().collect::<BTreeSet<_>>().into_iter().collect(),
                 note: r.note.clone(),
+                source: Some(fcd_model::rules::RuleSource { rule: index, line: line as u32 }),
             },
             fact_equals,
             requires,
