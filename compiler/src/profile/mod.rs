@@ -165,7 +165,7 @@ impl Profile {
         // The shapes are checked once the top-level one is sound: an error in
         // what they share is reported once, not once per shape.
         let merged: Vec<(&String, schema::RawProfile)> =
-            shapes.iter().filter_map(|(name, shape)| v.keep(v.shaped(&raw, name, shape, &base)).map(|m| (name, m))).collect();
+            shapes.keys().filter_map(|name| v.keep(v.resolved(&raw, &shapes, name, &base, &mut Vec::new())).map(|m| (name, m))).collect();
         let profile = v.profile(raw);
         let mut alternatives = Vec::new();
         if v.errors.borrow().is_empty() {

@@ -119,6 +119,10 @@ impl Validator<'_> {
                 self.keep(self.err::<()>(name.span(), &format!("inventory.{}", name.get_ref()), self.unknown_of("region", name.get_ref(), &region_names)));
                 continue;
             }
+            if !inv.add.is_empty() || !inv.remove.is_empty() {
+                let key = format!("inventory.{}", name.get_ref());
+                self.keep(self.err::<()>(name.span(), &key, "`add` and `remove` patch a shape's inventory; the top-level one lists its `callees`"));
+            }
             inventories.insert(name.get_ref().clone(), inv.callees.iter().cloned().collect());
             for callee in inv.no_effect.iter().filter(|c| !inv.callees.contains(c)) {
                 let key = format!("inventory.{}.no-effect", name.get_ref());

@@ -51,6 +51,8 @@ pub(super) struct RawProfile {
 pub(super) struct RawShape {
     /// What the shape is and which reviewed release it was written from.
     pub description: String,
+    /// Another shape this one is written as a change of (default: the top-level one).
+    pub extends: Option<Spanned<String>>,
     #[serde(default)]
     pub regions: BTreeMap<String, Spanned<RawRegion>>,
     #[serde(default)]
@@ -209,7 +211,15 @@ pub(super) struct RawRegion {
 #[derive(Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawInventory {
+    /// The whole inventory (at top level, or replacing it in a shape).
+    #[serde(default)]
     pub callees: Vec<String>,
+    /// (In a shape) callees added to the inventory the shape starts from.
+    #[serde(default)]
+    pub add: Vec<String>,
+    /// (In a shape) callees removed from it; each must be there.
+    #[serde(default)]
+    pub remove: Vec<String>,
     /// Callees of `callees` a reviewer read as having no effect: only these
     /// may run in a region before a refusal a `reject` rule relies on.
     #[serde(default, rename = "no-effect")]

@@ -321,3 +321,29 @@ fn a_reject_says_where_the_handler_refuses_and_no_effect_lists_only_reviewed_cal
     let err = error_of(&[(listed, "no-effect = [\"str.startswith\", \"os.remove\"]")]);
     assert!(err.contains("`os.remove` is not one of the region's `callees`"), "{err}");
 }
+
+/// A shape may extend another shape, and patch an inventory by entry.
+#[test]
+fn a_shape_extends_another_and_patches_an_inventory_by_entry() {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../profiles/git-add/profile.toml");
+    let text = std::fs::read_to_string(&file).expect("the git-add profile");
+    let with = |added: &str| Profile::parse(Path::new("shapes.toml"), &format!("{text}\n{added}"));
+    let extended = with(
+        "[shapes.cli-all]\ndescription = \"cli, reviewed again\"\nextends = \"cli\"\ninventory.handler = { add = [\"git.Repo.git.status\"] }\ninventory.route = { remove = [\"pathlib.Path\"] }\n",
+    )
+    .expect("loads");
+    let shape = extended.alternatives.iter().find(|p| p.shape.as_deref() == Some("cli-all")).expect("the new shape");
+    let handler: Vec<&str> = shape.inventories["handler"].iter().map(String::as_str).collect();
+    assert_eq!(handler, ["git.Repo.git.add", "git.Repo.git.status"], "cli's handler inventory, plus one");
+    assert!(!shape.inventories["route"].contains("pathlib.Path"));
+    assert!(shape.facts.iter().any(|f| f.spec.name == "cli_sink") && !shape.facts.iter().any(|f| f.spec.name == "index_sink"), "cli's facts");
+    let refused = |added: &str| with(added).expect_err("refused").to_string();
+    let shape = |body: &str| format!("[shapes.x]\ndescription = \"x\"\n{body}\n");
+    assert!(refused(&shape("extends = \"clii\"")).contains("no shape `clii`"));
+    assert!(refused(&(shape("extends = \"y\"") + "[shapes.y]\ndescription = \"y\"\nextends = \"x\"\n")).contains("extends, through other shapes"));
+    assert!(refused(&shape("inventory.handler = { remove = [\"nope\"] }")).contains("`nope` is not in the inventory the shape starts from"));
+    assert!(refused(&shape("inventory.handler = { add = [\"git.Repo.index.add\"] }")).contains("already in the inventory"));
+    assert!(refused(&shape("inventory.handler = { callees = [\"a\"], add = [\"b\"] }")).contains("not both"));
+    let top = text.replacen("[inventory.confine]\ncallees = [", "[inventory.confine]\nadd = [\"x\"]\ncallees = [", 1);
+    assert!(Profile::parse(Path::new("top.toml"), &top).expect_err("refused").to_string().contains("patch a shape's inventory"));
+}

@@ -28,6 +28,10 @@ pub enum BindingKind<'a> {
     Entered { manager: Node<'a>, asynchronous: bool },
     /// `for name in ITERABLE` (a loop or a comprehension): an element of it.
     Element(Node<'a>),
+    /// A parameter of a function or lambda nested in the level's function,
+    /// with the annotation trusted as for the function's own parameters: the
+    /// name means it only inside that function.
+    Parameter { function: Node<'a>, annotation: Option<Node<'a>> },
     /// Any other binding (a loop target, `with … as`, a `global` write, `del`, a match capture, …).
     Other,
 }
@@ -126,8 +130,8 @@ pub(super) fn function_level<'a>(func: Node<'a>) -> Level<'a> {
             && let Some(params) = node.field_child("parameters")
         {
             for p in params.named_children() {
-                if let Some((name, _)) = param(p) {
-                    level.bind(name.text(), name, BindingKind::Other);
+                if let Some((name, annotation)) = param(p) {
+                    level.bind(name.text(), name, BindingKind::Parameter { function: node, annotation });
                 }
             }
         }

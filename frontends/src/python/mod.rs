@@ -146,6 +146,14 @@ fn shared_site(scope: &Scope<'_>, n: Node<'_>, region: &Region<'_>) -> Option<Id
     // A branch route's shared nodes are every node of its dispatcher; only a
     // registered function's are names handed over.
     if n.kind() != "identifier" || region.node.kind() != "function_definition" {
+        // A site in a function that neither is the route nor holds it (the
+        // maker's result used in `serve`) means what its own function's
+        // names say there, not what the route's would.
+        let own = n.ancestors().find(|a| a.kind() == "function_definition");
+        if let Some(own) = own.filter(|f| !f.contains(region.node)) {
+            let root = n.ancestors().last().unwrap_or(n);
+            return implicit_or_call(&Scope::new(root, own, region.file), n, region);
+        }
         return implicit_or_call(scope, n, region);
     }
     // Every name handed over is listed by what it resolves to (`handed PATH`).
@@ -181,6 +189,9 @@ fn identity(scope: &Scope<'_>, call: Node<'_>) -> Identity {
         // function it wraps): whatever the caller passed; an inventory lists it
         // as `param:NAME` only where the reviewer knows what that is.
         "identifier" if scope.is_unchanged_param(function.text()) => Identity::Path(format!("param:{}", function.text())),
+        // Likewise a parameter of a function nested in the region (a
+        // middleware's `call_next`), inside that function.
+        "identifier" if scope.nested_parameter(function).is_some() => Identity::Path(format!("param:{}", function.text())),
         "identifier" | "attribute" => match scope.resolve(function) {
             Some(path) if DYNAMIC_BUILTINS.contains(&path.as_str()) => Identity::Dynamic(path),
             Some(path) => Identity::Path(path),

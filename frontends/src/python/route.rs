@@ -180,6 +180,10 @@ fn registered_name(root: Node<'_>, func: Node<'_>) -> Option<String> {
             .find_map(|kw| (kw.field_child("name")?.text() == "name").then(|| expr_value(root, kw.field_child("value")?)).flatten());
         let plain_tool =
             call.field_child("function").is_some_and(|f| f.kind() == "attribute" && f.field_child("attribute").is_some_and(|a| a.text() == "tool"));
+        // Only `@X.tool(name=…)` registers a tool; another method of the
+        // server (`@X.prompt(name="fetch")`) is one of the route's call
+        // sites, which its inventory must list.
+        let named = named.filter(|_| plain_tool);
         let unnamed = !args.named_children().any(|a| a.kind() == "keyword_argument" && a.field_child("name").is_some_and(|n| n.text() == "name"));
         named.or_else(|| {
             (plain_tool && unnamed && args.named_children().all(|a| a.kind() == "keyword_argument"))
@@ -254,10 +258,15 @@ fn server_of<'a>(route: Node<'a>) -> Result<Server<'a>, (Node<'a>, String)> {
             .filter(|p| p.kind() == "attribute" && p.field_child("object") == Some(use_))
             .and_then(|a| a.parent().filter(|c| c.kind() == "call" && c.field_child("function") == a.into()));
         match method_call {
-            // A registration: its name must be known (checked by `check`).
-            Some(call) if call.parent().is_some_and(|d| d.kind() == "decorator") => {}
+            // A tool registration: its name must be known (checked by `check`).
+            Some(call) if call.parent().is_some_and(|d| d.kind() == "decorator") && server_object(call.parent().unwrap_or(call)).is_some() => {}
             Some(call) => sites.push(call),
             None if kind == "attribute" && parent.and_then(|a| a.parent()).is_some_and(|d| d.kind() == "decorator") => {}
+            // `X.member.method(…)` (`server.middleware.append(…)`): a call site like a method's.
+            None if member_call(use_).is_some() => sites.extend(member_call(use_)),
+            // `f(X)`, f a function of the module: a call site, which the closed
+            // call path makes a region, whose inventory covers what it does with X.
+            None if handed_to_module_function(root, use_).is_some() => sites.extend(handed_to_module_function(root, use_)),
             None => return unknown(use_, "the server object is used otherwise than by calling its methods or returning it"),
         }
     }
@@ -273,11 +282,53 @@ fn server_of<'a>(route: Node<'a>) -> Result<Server<'a>, (Node<'a>, String)> {
                 .and_then(|a| a.parent().filter(|c| c.kind() == "call" && c.field_child("function") == Some(a)));
             match method {
                 Some(m) => sites.push(m),
-                None => return unknown(use_, "the function returning the server object is used otherwise than by calling a method on its result"),
+                None => match call.and_then(|c| bound_result(c)) {
+                    Some(calls) => sites.extend(calls),
+                    None => return unknown(use_, "the function returning the server object is used otherwise than by calling a method on its result"),
+                },
             }
         }
     }
     Ok(Server { constructor, sites })
+}
+
+/// `V = maker(…)`, `V` a local bound once in its function and used only by
+/// calling its methods (`await V.run_stdio_async()`): those calls.
+fn bound_result(call: Node<'_>) -> Option<Vec<Node<'_>>> {
+    let assignment = call.parent().filter(|a| a.kind() == "assignment" && a.field_child("right") == Some(call))?;
+    let local = assignment.field_child("left").filter(|l| l.kind() == "identifier")?;
+    let func = assignment.ancestors().find(|a| a.kind() == "function_definition")?;
+    let bindings = binding::bindings_at(func, Some(local.text()));
+    if bindings.get(local.text()).map_or(0, Vec::len) != 1 || is_param(func, local.text()) {
+        return None;
+    }
+    func.descendants()
+        .filter(|n| n.kind() == "identifier" && n.text() == local.text() && *n != local)
+        .map(|u| {
+            let member = u.parent().filter(|p| p.kind() == "attribute" && p.field_child("object") == Some(u))?;
+            member.parent().filter(|c| c.kind() == "call" && c.field_child("function") == Some(member))
+        })
+        .collect()
+}
+
+/// The call `X.a.b(…)` (through one or more members) a use of `X` heads.
+fn member_call(use_: Node<'_>) -> Option<Node<'_>> {
+    let mut top = use_.parent().filter(|p| p.kind() == "attribute" && p.field_child("object") == Some(use_))?;
+    while let Some(up) = top.parent().filter(|p| p.kind() == "attribute" && p.field_child("object") == Some(top)) {
+        top = up;
+    }
+    top.parent().filter(|c| c.kind() == "call" && c.field_child("function") == Some(top) && c.parent().is_none_or(|d| d.kind() != "decorator"))
+}
+
+/// The call `f(…, X, …)` a use of `X` is a plain positional argument of,
+/// `f` a bare name the module defines once as a function.
+fn handed_to_module_function<'a>(root: Node<'a>, use_: Node<'a>) -> Option<Node<'a>> {
+    let call = use_.parent().filter(|l| l.kind() == "argument_list")?.parent().filter(|c| c.kind() == "call")?;
+    let function = call.field_child("function").filter(|f| f.kind() == "identifier")?;
+    let module = binding::bindings_at(root, Some(function.text()));
+    let [one] = module.get(function.text())?.as_slice() else { return None };
+    let defined = matches!(one.kind, binding::BindingKind::Definition) && one.node.parent().is_some_and(|d| d.kind() == "function_definition");
+    defined.then_some(call)
 }
 
 /// Every `@X.tool` registration on the route's server object names a known

@@ -95,6 +95,18 @@ impl<'a> Scope<'a> {
         self.bindings(name).first().map(|b| b.node)
     }
 
+    /// For a use of a name whose only binding in the region's function is
+    /// as a parameter of a function nested in it that holds the use: that
+    /// parameter's trusted annotation (`Some(None)` when it has none).
+    pub fn nested_parameter(&self, use_: Node<'a>) -> Option<Option<Node<'a>>> {
+        match self.local.bindings.get(use_.text())?.as_slice() {
+            [Binding { kind: BindingKind::Parameter { function, annotation }, .. }] if function.contains(use_) && !self.local.params.contains_key(use_.text()) => {
+                Some(*annotation)
+            }
+            _ => None,
+        }
+    }
+
     /// The dotted path an expression names, or `None` when it cannot be known.
     pub fn resolve(&self, expr: Node<'a>) -> Option<String> {
         self.resolve_depth(expr, 0)
@@ -106,7 +118,17 @@ impl<'a> Scope<'a> {
             return None;
         }
         match expr.kind() {
-            "identifier" => self.resolve_name(expr.text(), depth),
+            "identifier" => match self.nested_parameter(expr) {
+                Some(annotation) => annotation.and_then(|a| self.resolve_annotation(a, depth)),
+                None => self.resolve_name(expr.text(), depth),
+            },
+            // `A if c else B`: one path when both are the same, else both, `(A|B)`.
+            "conditional_expression" => {
+                let parts: Vec<Node<'a>> = expr.named_children().filter(|c| c.kind() != "comment").collect();
+                let [then, _, otherwise] = parts.as_slice() else { return None };
+                let (a, b) = (self.resolve_depth(*then, depth + 1)?, self.resolve_depth(*otherwise, depth + 1)?);
+                if a == b { Some(a) } else { Some(format!("({}|{})", a.clone().min(b.clone()), a.max(b))) }
+            }
             "attribute" => {
                 let object = self.resolve_depth(expr.field_child("object")?, depth + 1)?;
                 Some(format!("{object}.{}", expr.field_child("attribute")?.text()))

@@ -503,3 +503,64 @@ fn a_constant_region_is_bound_once_and_only_read() {
     let err = analyze(Lang::Python, &[file, other], &[region], &[]).unwrap_err();
     assert!(err.detail.contains("is imported"), "{err:?}");
 }
+
+/// Inside a function nested in the region, its own parameters resolve by
+/// their annotation and calling one is `param:NAME`; a conditional value is
+/// one path when both branches agree, else both; outside the nested
+/// function the name is not its parameter.
+#[test]
+fn nested_parameters_and_conditional_values_resolve() {
+    check(
+        "from mcp.server import Context
+def f(server: Context):
+    async def middleware(ctx: Context, call_next):
+        params = ctx.params if ctx else {}
+        same = ctx.params if ctx else ctx.params
+        params.get('name')
+        same.get('name')
+        await call_next(ctx)
+    call_next()
+    return middleware
+",
+        &["(dict|mcp.server.Context.params).get", "mcp.server.Context.params.get", "param:call_next", "?call_next"],
+    );
+}
+
+/// A registered route's server object: another registration method named
+/// like the tool (`@server.prompt(name=…)`), a member's method
+/// (`server.middleware.append`), the object handed to a module function and
+/// the maker's result bound to a local are call sites of the route, for its
+/// inventory; only `@X.tool` registers the tool.
+#[test]
+fn a_registered_routes_server_object_is_followed_through_its_uses() {
+    let src = "from mcp.server import MCPServer
+def guard(server):
+    return server
+def create_server():
+    server = MCPServer('x')
+    server.middleware.append(guard(server))
+    @server.tool(name='fetch')
+    async def fetch(url: str) -> str:
+        return url
+    @server.prompt(name='fetch')
+    async def fetch_prompt(url: str) -> str:
+        return url
+    return server
+async def serve():
+    s = create_server()
+    await s.run_stdio_async()
+";
+    let file = SourceFile { path: "server.py".into(), bytes: src.as_bytes().to_vec() };
+    let region = RegionSpec { name: "r".into(), kind: RegionKind::Route("fetch".into()), optional: false };
+    let analysis = analyze(Lang::Python, &[file.clone()], &[region], &[]).expect("one route");
+    let calls = crate::common::callees_of(&analysis);
+    for want in ["mcp.server.MCPServer().middleware.append", "mcp.server.MCPServer().prompt", "server.create_server().run_stdio_async", "@mcp.server.MCPServer().tool()"] {
+        assert!(calls.iter().any(|c| c == want), "{want} in {calls:?}");
+    }
+    assert!(calls.iter().any(|c| c.starts_with("?guard")), "the module function the server is handed to is unread until it is a region: {calls:?}");
+    let aliased = src.replace("    s = create_server()\n    await s.run_stdio_async()\n", "    s = create_server()\n    t = s\n    await t.run_stdio_async()\n");
+    let file = SourceFile { path: "server.py".into(), bytes: aliased.into_bytes() };
+    let region = RegionSpec { name: "r".into(), kind: RegionKind::Route("fetch".into()), optional: false };
+    let err = analyze(Lang::Python, &[file], &[region], &[]).unwrap_err();
+    assert!(err.detail.contains("used otherwise than by calling a method on its result"), "{err:?}");
+}
