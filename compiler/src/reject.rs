@@ -9,7 +9,9 @@
 //! says "rejected, no effect" for it.
 //!
 //! Source order stands for "runs before": a call on the guard's own lines
-//! counts as before it, which only ever turns a reject into UNKNOWN.
+//! counts as before it, which only ever turns a reject into UNKNOWN. A call
+//! inside a function the region defines (a nested `def`, a lambda) runs when
+//! that function is called, not where it is written, and is left out.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -42,7 +44,9 @@ fn before_refusal(template: &RuleTemplate, analysis: &Analysis, no_effect: &BTre
     let reviewed = no_effect.get(&refusal.region);
     for call in &region.calls {
         let at = &call.anchor;
-        if at.file != refusal.anchor.file || at.line > refusal.anchor.end_line {
+        // A call in a function the region defines runs when that is called:
+        // what such a function does is reviewed where it is installed or called.
+        if call.deferred || at.file != refusal.anchor.file || at.line > refusal.anchor.end_line {
             continue;
         }
         let callee = call.identity.to_string();

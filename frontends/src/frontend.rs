@@ -189,6 +189,13 @@ pub trait Frontend: Sync {
         false
     }
 
+    /// Whether `call` sits in a function the region defines (between it and
+    /// the region's own node), so it runs when that function is called, not
+    /// in source order. A language that does not say so gets source order.
+    fn deferred(&self, _region: Node<'_>, _call: Node<'_>) -> bool {
+        false
+    }
+
     /// Whether a selected file is a build file (checked by [`Frontend::check_build_file`], never parsed as source).
     fn is_build_file(&self, _path: &str) -> bool {
         false

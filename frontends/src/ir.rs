@@ -27,6 +27,10 @@ pub enum Identity {
 pub struct CallSite {
     pub identity: Identity,
     pub anchor: Anchor,
+    /// Inside a function the region defines (a nested `def`, a lambda): it
+    /// runs when that function is called, not where it is written.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub deferred: bool,
 }
 
 /// Why registration must go to a human instead of producing a summary.

@@ -250,7 +250,10 @@ pub fn analyze_parsed(release: &Parsed<'_>, regions: &[RegionSpec], facts: &[Fac
         };
         frontend.check_region(&region)?;
         let region_calls = frontend.calls(&region);
-        let calls = region_calls.iter().map(|(node, identity)| CallSite { identity: identity.clone(), anchor: region.anchor(*node) }).collect();
+        let calls = region_calls
+            .iter()
+            .map(|(node, identity)| CallSite { identity: identity.clone(), anchor: region.anchor(*node), deferred: frontend.deferred(region.node, *node) })
+            .collect();
         all_calls.push(region_calls);
         let body_digest = body_digest(&region);
         reports.push(RegionReport { name: spec.name.clone(), anchor: region.anchor(region.node), calls, body_digest });

@@ -88,7 +88,7 @@ impl Validator<'_> {
         for (k, v) in &s.inventory {
             let ikey = format!("{key}.inventory.{}", k.get_ref());
             let patch = !v.add.is_empty() || !v.remove.is_empty();
-            if patch && (!v.callees.is_empty() || !v.no_effect.is_empty()) {
+            if patch && !v.callees.is_empty() {
                 return self.err(k.span(), &ikey, "an inventory either lists `callees` (replacing the one the shape starts from) or patches it with `add` and `remove`, not both");
             }
             let mut entry = v.clone();
@@ -110,6 +110,8 @@ impl Validator<'_> {
                     }
                     entry.callees.push(a.clone());
                 }
+                // `no-effect` beside a patch adds to the list it starts from.
+                entry.no_effect.extend(v.no_effect.iter().filter(|n| !entry.no_effect.contains(n)).cloned().collect::<Vec<_>>());
             }
             merged.inventory.retain(|existing, _| existing.get_ref() != k.get_ref());
             merged.inventory.insert(k.clone(), entry);

@@ -336,6 +336,9 @@ fn a_shape_extends_another_and_patches_an_inventory_by_entry() {
     let handler: Vec<&str> = shape.inventories["handler"].iter().map(String::as_str).collect();
     assert_eq!(handler, ["git.Repo.git.add", "git.Repo.git.status"], "cli's handler inventory, plus one");
     assert!(!shape.inventories["route"].contains("pathlib.Path"));
+    let noted = with("[shapes.cli-quiet]\ndescription = \"cli, with a reviewed no-effect callee\"\nextends = \"cli\"\ninventory.handler = { add = [\"str.strip\"], no-effect = [\"str.strip\"] }\n").expect("loads");
+    let quiet = noted.alternatives.iter().find(|p| p.shape.as_deref() == Some("cli-quiet")).expect("the shape");
+    assert!(quiet.no_effect["handler"].contains("str.strip"), "no-effect beside a patch adds to the list");
     assert!(shape.facts.iter().any(|f| f.spec.name == "cli_sink") && !shape.facts.iter().any(|f| f.spec.name == "index_sink"), "cli's facts");
     let refused = |added: &str| with(added).expect_err("refused").to_string();
     let shape = |body: &str| format!("[shapes.x]\ndescription = \"x\"\n{body}\n");

@@ -68,6 +68,10 @@ impl Frontend for Python {
             .collect()
     }
 
+    fn deferred(&self, region: Node<'_>, call: Node<'_>) -> bool {
+        region.contains(call) && call.ancestors().take_while(|a| *a != region).any(|a| matches!(a.kind(), "function_definition" | "lambda"))
+    }
+
     fn ambient<'a>(&self, file: &str, syntax: &'a Syntax) -> Vec<crate::ambient::Op<'a>> {
         ambient::ops(file, syntax)
     }

@@ -564,3 +564,15 @@ async def serve():
     let err = analyze(Lang::Python, &[file], &[region], &[]).unwrap_err();
     assert!(err.detail.contains("used otherwise than by calling a method on its result"), "{err:?}");
 }
+
+/// A call inside a function the region defines runs when that function is
+/// called, not where it is written: its call site says so.
+#[test]
+fn calls_in_nested_functions_are_deferred() {
+    let src = "import os\ndef f(x):\n    def later():\n        os.remove(x)\n    cb = lambda: os.rmdir(x)\n    os.stat(x)\n";
+    let file = SourceFile { path: "m.py".into(), bytes: src.as_bytes().to_vec() };
+    let region = RegionSpec { name: "r".into(), kind: RegionKind::Function("f".into()), optional: false };
+    let analysis = analyze(Lang::Python, &[file], &[region], &[]).expect("analyzes");
+    let deferred: Vec<(String, bool)> = analysis.regions[0].calls.iter().map(|c| (c.identity.to_string(), c.deferred)).collect();
+    assert_eq!(deferred, [("os.remove".to_owned(), true), ("os.rmdir".to_owned(), true), ("os.stat".to_owned(), false)]);
+}
