@@ -552,7 +552,7 @@ async def serve():
 ";
     let file = SourceFile { path: "server.py".into(), bytes: src.as_bytes().to_vec() };
     let region = RegionSpec { name: "r".into(), kind: RegionKind::Route("fetch".into()), optional: false };
-    let analysis = analyze(Lang::Python, &[file.clone()], &[region], &[]).expect("one route");
+    let analysis = analyze(Lang::Python, std::slice::from_ref(&file), &[region], &[]).expect("one route");
     let calls = crate::common::callees_of(&analysis);
     for want in ["mcp.server.MCPServer().middleware.append", "mcp.server.MCPServer().prompt", "server.create_server().run_stdio_async", "@mcp.server.MCPServer().tool()"] {
         assert!(calls.iter().any(|c| c == want), "{want} in {calls:?}");
