@@ -66,7 +66,7 @@ fn shape(root: &Path) -> Result<Shape, String> {
     let robots_get = robots_get.ok_or(format!("{name}: the robots.txt check calls no client.get"))?;
     for (what, body, at) in [("fetch_url", &fetch, get), ("the robots.txt check", &robots, robots_get)] {
         if !hooked_before(body, at) {
-            return Err(format!("{name}: {what} does not install _refuse_private_destination alone under `if not allow_private_ips:` before its request"));
+            return Err(format!("{name}: {what} does not install _refuse_private_destination under `if not allow_private_ips:` before its request"));
         }
     }
     if !function("_refuse_private_destination").is_some_and(|b| b.iter().any(|l| l.iter().any(|t| t.is("raise")))) {
@@ -75,15 +75,31 @@ fn shape(root: &Path) -> Result<Shape, String> {
     Ok(Shape::Hooked(format!("{name}:{}: the private-address hook is installed before the page's and the robots.txt request", fetch[get][0].line)))
 }
 
-/// `if not allow_private_ips:` then `client.event_hooks = {"request": [_refuse_private_destination]}`,
-/// the two lines right before the request's `try:` or the request itself, and
-/// no other line of the function touching `event_hooks`.
+/// Before the request, under `if not allow_private_ips:`, either
+/// `client.event_hooks = {"request": [_refuse_private_destination]}` or
+/// `hooks.append(_refuse_private_destination)` into a list `hooks = []`
+/// (or `hooks: … = []`) that `client.event_hooks = {"request": hooks}`
+/// installs before the request; no other line touches `event_hooks`, and
+/// the list is only appended to before it is installed.
 fn hooked_before(body: &[Vec<Token>], request: usize) -> bool {
     let texts: Vec<String> = body.iter().map(|l| l.iter().map(|t| if let Kind::Str(Some(s)) = &t.kind { format!("{s:?}") } else { t.text.clone() }).collect::<Vec<_>>().join(" ")).collect();
-    let install = texts.iter().position(|l| l == "client . event_hooks = { \"request\" : [ _refuse_private_destination ] }");
-    let Some(install) = install else { return false };
+    let guarded = |i: usize| i >= 1 && texts[i - 1] == "if not allow_private_ips :";
     let touches = texts.iter().filter(|l| l.contains("event_hooks")).count();
-    install >= 1 && install < request && touches == 1 && texts[install - 1] == "if not allow_private_ips :" && texts[install + 1..request].iter().all(|l| l == "try :")
+    if touches != 1 {
+        return false;
+    }
+    let literal = texts.iter().position(|l| l == "client . event_hooks = { \"request\" : [ _refuse_private_destination ] }");
+    if let Some(at) = literal {
+        return at < request && guarded(at) && texts[at + 1..request].iter().all(|l| l == "try :");
+    }
+    let installed = texts.iter().position(|l| l == "client . event_hooks = { \"request\" : hooks }");
+    let appended = texts.iter().position(|l| l == "hooks . append ( _refuse_private_destination )");
+    let created = texts.iter().position(|l| l == "hooks = [ ]" || (l.starts_with("hooks :") && l.ends_with("= [ ]")));
+    let (Some(installed), Some(appended), Some(created)) = (installed, appended, created) else { return false };
+    let list_uses = texts.iter().enumerate().filter(|(_, l)| l.split(' ').any(|w| w == "hooks")).all(|(i, l)| {
+        i == created || i == installed || (l.starts_with("hooks . append (") && i < installed) || (l == "if hooks :" && i + 1 == installed)
+    });
+    created < appended && appended < installed && installed < request && guarded(appended) && list_uses
 }
 
 /// Where a URL leads, as the oracle reads it.
