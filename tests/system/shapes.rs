@@ -136,7 +136,7 @@ fn two_shapes_matching_is_ambiguous() {
 fn a_bad_shape_is_a_load_error_naming_its_line() {
     let tmp = tempfile::tempdir().unwrap();
     let cases = [
-        ("[shapes.x]\ndescription = \"d\"\ndrop = [\"facts.nope\"]\n", "`facts.nope` is not in the top-level shape"),
+        ("[shapes.x]\ndescription = \"d\"\ndrop = [\"facts.nope\"]\n", "`facts.nope` is not in the shape this one starts from"),
         ("[shapes.x]\ndescription = \"d\"\ndrop = [\"rules.0\"]\n", "is not `regions.NAME`"),
         ("[shapes.default]\ndescription = \"d\"\n", "already the top-level shape's name"),
         ("[shapes.x]\ndescription = \" \"\n", "must say what the shape is"),

@@ -351,6 +351,34 @@ impl Conn {
         self.call(|mut kv| async move { kv.get(key, options).await })
     }
 
+    /// Every key under `prefix`, in key order, read in pages of [`PAGE`]
+    /// keys at the revision of the first page: one response per page stays
+    /// under the client's message limit (4 MiB) however long the audit log
+    /// or the lease table grows, and the pages are one consistent snapshot.
+    fn all_under(&self, prefix: Vec<u8>) -> Result<Vec<KeyValue>, StorageError> {
+        let end = prefix_end(&prefix);
+        let (mut start, mut revision, mut out) = (prefix, 0, Vec::new());
+        loop {
+            let mut options = GetOptions::new().with_range(end.clone()).with_limit(PAGE);
+            if revision > 0 {
+                options = options.with_revision(revision);
+            }
+            let mut resp = self.get(start.clone(), Some(options))?;
+            if revision == 0 {
+                revision = resp.header().map(|h| h.revision()).ok_or_else(|| StorageError::new("etcd: a response without a header"))?;
+            }
+            let more = resp.more();
+            let kvs = resp.take_kvs();
+            let Some(last) = kvs.last() else { break };
+            start = [last.key(), &[0]].concat();
+            out.extend(kvs);
+            if !more {
+                break;
+            }
+        }
+        Ok(out)
+    }
+
     fn get_one(&self, key: &[u8]) -> Result<Option<KeyValue>, StorageError> {
         Ok(self.get(key.to_vec(), None)?.take_kvs().into_iter().next())
     }
@@ -741,7 +769,7 @@ impl View for QueryView<'_> {
     }
 
     fn all_leases(&mut self) -> Result<Vec<StoredLease>, StorageError> {
-        let kvs = self.conn.get(self.keys().key("lease/"), Some(GetOptions::new().with_prefix()))?.take_kvs();
+        let kvs = self.conn.all_under(self.keys().key("lease/"))?;
         let mut leases = Vec::with_capacity(kvs.len());
         for kv in kvs {
             let key = String::from_utf8_lossy(kv.key()).into_owned();
@@ -1003,7 +1031,7 @@ impl Store for EtcdStore {
         self.conn.seal_through(through)?;
         let keys = &self.conn.keys;
         let mut entries = Vec::new();
-        for kv in self.conn.get(keys.sealed_range(), Some(GetOptions::new().with_prefix()))?.take_kvs() {
+        for kv in self.conn.all_under(keys.sealed_range())? {
             let key = String::from_utf8_lossy(kv.key()).into_owned();
             let seq = key
                 .rsplit('/')
@@ -1015,7 +1043,7 @@ impl Store for EtcdStore {
         }
         // An entry still queued at or below the sealed head was slipped in behind the chain: it shows, unchained.
         let last = entries.last().map_or(0, |e| e.seq);
-        for kv in self.conn.get(keys.queue(), Some(GetOptions::new().with_prefix()))?.take_kvs() {
+        for kv in self.conn.all_under(keys.queue())? {
             if kv.create_revision() <= last {
                 entries.push(AuditEntry {
                     seq: kv.create_revision(),
@@ -1027,7 +1055,7 @@ impl Store for EtcdStore {
             }
         }
         // Every writer's chain, each link at the revision that created it.
-        for kv in self.conn.get(keys.chains(), Some(GetOptions::new().with_prefix()))?.take_kvs() {
+        for kv in self.conn.all_under(keys.chains())? {
             let key = String::from_utf8_lossy(kv.key()).into_owned();
             let writer = key
                 .strip_prefix(&String::from_utf8_lossy(&keys.chains()).into_owned())
@@ -1086,4 +1114,21 @@ impl Store for EtcdStore {
     fn take_key_log(&mut self) -> Vec<super::TxnKeys> {
         std::mem::take(&mut self.key_log)
     }
+}
+
+/// Keys per page of [`Conn::all_under`].
+const PAGE: i64 = 512;
+
+/// The end of the key range that holds every key starting with `prefix`
+/// (etcd's prefix rule: the prefix with its last byte below 0xff raised by
+/// one, the 0xff bytes after it dropped; all keys when there is none).
+fn prefix_end(prefix: &[u8]) -> Vec<u8> {
+    let mut end = prefix.to_vec();
+    while let Some(last) = end.pop() {
+        if last < 0xff {
+            end.push(last + 1);
+            return end;
+        }
+    }
+    vec![0]
 }
