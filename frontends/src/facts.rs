@@ -172,7 +172,8 @@ pub fn call_fact<'a, L: CallShape<'a>>(
         let Some((args, named)) = shaped(lang, call, patterns.unwrap_or_default(), keywords, true)? else {
             let (args, named) = split(lang, call, keywords)?;
             let got: Vec<String> = args.iter().map(|a| lang.arg_text(a)).chain(named.iter().map(|(k, a)| format!("{k}={}", lang.arg_text(a)))).collect();
-            let want: Vec<String> = patterns.unwrap_or_default().iter().map(ToString::to_string).chain(keywords.into_iter().flatten().map(|(k, p)| format!("{k}={p}"))).collect();
+            let want: Vec<String> =
+                patterns.unwrap_or_default().iter().map(ToString::to_string).chain(keywords.into_iter().flatten().map(|(k, p)| format!("{k}={p}"))).collect();
             return Err(site.mismatch(call, format!("arguments ({}) do not match the profile's shape [{}]", got.join(", "), want.join(", "))));
         };
         if patterns.is_some() {

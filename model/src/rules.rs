@@ -12,8 +12,8 @@ use serde_json::Value;
 
 use crate::effect::{Effect, Exposure};
 use crate::sql::SqlGrammar;
-use crate::url::UrlTest;
 pub use crate::template::{Pattern, Template, TemplateGap};
+use crate::url::UrlTest;
 
 /// One ordered first-match rule of a summary.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

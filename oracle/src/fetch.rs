@@ -82,7 +82,10 @@ fn shape(root: &Path) -> Result<Shape, String> {
 /// installs before the request; no other line touches `event_hooks`, and
 /// the list is only appended to before it is installed.
 fn hooked_before(body: &[Vec<Token>], request: usize) -> bool {
-    let texts: Vec<String> = body.iter().map(|l| l.iter().map(|t| if let Kind::Str(Some(s)) = &t.kind { format!("{s:?}") } else { t.text.clone() }).collect::<Vec<_>>().join(" ")).collect();
+    let texts: Vec<String> = body
+        .iter()
+        .map(|l| l.iter().map(|t| if let Kind::Str(Some(s)) = &t.kind { format!("{s:?}") } else { t.text.clone() }).collect::<Vec<_>>().join(" "))
+        .collect();
     let guarded = |i: usize| i >= 1 && texts[i - 1] == "if not allow_private_ips :";
     let touches = texts.iter().filter(|l| l.contains("event_hooks")).count();
     if touches != 1 {
@@ -96,9 +99,11 @@ fn hooked_before(body: &[Vec<Token>], request: usize) -> bool {
     let appended = texts.iter().position(|l| l == "hooks . append ( _refuse_private_destination )");
     let created = texts.iter().position(|l| l == "hooks = [ ]" || (l.starts_with("hooks :") && l.ends_with("= [ ]")));
     let (Some(installed), Some(appended), Some(created)) = (installed, appended, created) else { return false };
-    let list_uses = texts.iter().enumerate().filter(|(_, l)| l.split(' ').any(|w| w == "hooks")).all(|(i, l)| {
-        i == created || i == installed || (l.starts_with("hooks . append (") && i < installed) || (l == "if hooks :" && i + 1 == installed)
-    });
+    let list_uses = texts
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.split(' ').any(|w| w == "hooks"))
+        .all(|(i, l)| i == created || i == installed || (l.starts_with("hooks . append (") && i < installed) || (l == "if hooks :" && i + 1 == installed));
     created < appended && appended < installed && installed < request && guarded(appended) && list_uses
 }
 
@@ -130,10 +135,13 @@ fn read_url(url: &str) -> Option<(String, Host)> {
     let host = if let Some(inner) = host_port.strip_prefix('[') {
         let (inner, _) = inner.split_once(']')?;
         let ip: Ipv6Addr = inner.parse().ok()?;
-        return Some((scheme, match ip.to_ipv4_mapped() {
-            Some(v4) => v4_class(v4),
-            None => v6_class(ip),
-        }));
+        return Some((
+            scheme,
+            match ip.to_ipv4_mapped() {
+                Some(v4) => v4_class(v4),
+                None => v6_class(ip),
+            },
+        ));
     } else {
         host_port.split(':').next()?.to_ascii_lowercase()
     };
@@ -204,7 +212,14 @@ fn v6_class(ip: Ipv6Addr) -> Host {
     }
     // NAT64, IPv4-compatible, discard-only, TEREDO and the ORCHID/benchmarking
     // blocks of 2001::/23, documentation, 6to4, the new documentation and SRv6 blocks.
-    let special = (s[0] == 0x64 && s[1] == 0xff9b) || s[..6] == [0; 6] || (s[0] == 0x100 && s[1..4] == [0; 3]) || (s[0] == 0x2001 && s[1] < 0x200) || (s[0] == 0x2001 && s[1] == 0xdb8) || s[0] == 0x2002 || s[0] & 0xfff0 == 0x3ff0 || s[0] == 0x5f00;
+    let special = (s[0] == 0x64 && s[1] == 0xff9b)
+        || s[..6] == [0; 6]
+        || (s[0] == 0x100 && s[1..4] == [0; 3])
+        || (s[0] == 0x2001 && s[1] < 0x200)
+        || (s[0] == 0x2001 && s[1] == 0xdb8)
+        || s[0] == 0x2002
+        || s[0] & 0xfff0 == 0x3ff0
+        || s[0] == 0x5f00;
     if special { Host::Special } else { Host::Public }
 }
 

@@ -463,7 +463,8 @@ impl Validator<'_> {
                             if !name.chars().all(|c| c.is_alphanumeric() || c == '_') || name.is_empty() || name.starts_with(|c: char| c.is_ascii_digit()) {
                                 return self.err(at("keywords"), &format!("{key}.keywords.{name}"), format!("`{name}` is not an argument name"));
                             }
-                            let [p] = patterns(std::slice::from_ref(&pattern), "keywords")?.try_into().unwrap_or_else(|_| unreachable!("one pattern in, one out"));
+                            let [p] =
+                                patterns(std::slice::from_ref(&pattern), "keywords")?.try_into().unwrap_or_else(|_| unreachable!("one pattern in, one out"));
                             if matches!(p.shape, ArgShape::Splat(_)) {
                                 return self.err(at("keywords"), &format!("{key}.keywords.{name}"), "a keyword argument is one value, never a splat");
                             }
@@ -586,7 +587,11 @@ impl Validator<'_> {
                     return self.err(at("attribute"), &format!("{key}.attribute"), format!("`{}` is not an attribute name", f.attribute));
                 }
                 if f.installs.is_empty() || !f.installs.keys().all(|i| identifier(i)) {
-                    return self.err(at("installs"), &format!("{key}.installs"), "name each installed function (a region's `function`, or one the region defines) with its condition");
+                    return self.err(
+                        at("installs"),
+                        &format!("{key}.installs"),
+                        "name each installed function (a region's `function`, or one the region defines) with its condition",
+                    );
                 }
                 FactKind::Hook { before: f.before, attribute: f.attribute, installs: f.installs }
             }

@@ -343,7 +343,11 @@ impl Validator<'_> {
         let r = raw.get_ref();
         if !PARSERS.contains(&r.parser.get_ref().as_str()) {
             let hint = diagnose::did_you_mean(r.parser.get_ref(), PARSERS.iter().copied());
-            return self.err(r.parser.span(), &format!("{key}.parser"), format!("fcd has no URL grammar `{}` (known: {}){hint}", r.parser.get_ref(), PARSERS.join(", ")));
+            return self.err(
+                r.parser.span(),
+                &format!("{key}.parser"),
+                format!("fcd has no URL grammar `{}` (known: {}){hint}", r.parser.get_ref(), PARSERS.join(", ")),
+            );
         }
         if r.scheme.is_none() && r.host.is_none() {
             return self.err(raw.span(), key, "a `url` test lists `scheme`, `host` or both");
@@ -357,7 +361,11 @@ impl Validator<'_> {
                         let ok = !s.get_ref().is_empty()
                             && s.get_ref().starts_with(|c: char| c.is_ascii_lowercase())
                             && s.get_ref().chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "+-.".contains(c));
-                        if ok { Ok(s.get_ref().clone()) } else { self.err(s.span(), &format!("{key}.scheme"), format!("`{}` is not a lower-case URL scheme", s.get_ref())) }
+                        if ok {
+                            Ok(s.get_ref().clone())
+                        } else {
+                            self.err(s.span(), &format!("{key}.scheme"), format!("`{}` is not a lower-case URL scheme", s.get_ref()))
+                        }
                     })
                     .collect::<Result<Vec<_>, _>>()?,
             ),

@@ -89,7 +89,11 @@ impl Validator<'_> {
             let ikey = format!("{key}.inventory.{}", k.get_ref());
             let patch = !v.add.is_empty() || !v.remove.is_empty();
             if patch && !v.callees.is_empty() {
-                return self.err(k.span(), &ikey, "an inventory either lists `callees` (replacing the one the shape starts from) or patches it with `add` and `remove`, not both");
+                return self.err(
+                    k.span(),
+                    &ikey,
+                    "an inventory either lists `callees` (replacing the one the shape starts from) or patches it with `add` and `remove`, not both",
+                );
             }
             let mut entry = v.clone();
             if patch {

@@ -101,7 +101,9 @@ impl Frontend for CSharp {
     fn extract<'a>(&self, region: &Region<'a>, spec: &FactSpec, found: &BTreeMap<String, Found<'a>>) -> Result<Option<Found<'a>>, Escalation> {
         let cx = Cx { site: FactSite { region, spec }, names: &() };
         match &spec.kind {
-            FactKind::Call { callee, args, keywords, matching } => crate::facts::call_fact(&cx, &cx.site, callee, args.as_deref(), keywords.as_ref(), *matching),
+            FactKind::Call { callee, args, keywords, matching } => {
+                crate::facts::call_fact(&cx, &cx.site, callee, args.as_deref(), keywords.as_ref(), *matching)
+            }
             FactKind::Guard { .. } => crate::guard::extract(&cx, &cx.site, found),
             FactKind::Default { .. } => crate::default::extract(&cx, &cx.site),
             FactKind::Option { property, attribute, ty, argument, inert } => cx.option_fact(property, attribute, ty, argument, inert),

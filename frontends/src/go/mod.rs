@@ -79,7 +79,9 @@ impl Frontend for Go {
         let bindings = Bindings::of(region.node);
         let cx = Cx { site: FactSite { region, spec }, names: &bindings };
         match &spec.kind {
-            FactKind::Call { callee, args, keywords, matching } => crate::facts::call_fact(&cx, &cx.site, callee, args.as_deref(), keywords.as_ref(), *matching),
+            FactKind::Call { callee, args, keywords, matching } => {
+                crate::facts::call_fact(&cx, &cx.site, callee, args.as_deref(), keywords.as_ref(), *matching)
+            }
             FactKind::Guard { .. } => crate::guard::extract(&cx, &cx.site, found),
             FactKind::Default { .. } => crate::default::extract(&cx, &cx.site),
             FactKind::Field { .. } => crate::field::extract(&cx, &cx.site, found),

@@ -169,7 +169,9 @@ impl Frontend for JavaScript {
         let scope = Scope::of(region);
         let cx = Cx { site: FactSite { region, spec }, names: &scope };
         match &spec.kind {
-            FactKind::Call { callee, args, keywords, matching } => crate::facts::call_fact(&cx, &cx.site, callee, args.as_deref(), keywords.as_ref(), *matching),
+            FactKind::Call { callee, args, keywords, matching } => {
+                crate::facts::call_fact(&cx, &cx.site, callee, args.as_deref(), keywords.as_ref(), *matching)
+            }
             FactKind::Guard { .. } => crate::guard::extract(&cx, &cx.site, found),
             FactKind::Default { .. } => crate::default::extract(&cx, &cx.site),
             FactKind::Field { .. } => crate::field::extract(&cx, &cx.site, found),

@@ -41,7 +41,9 @@ pub fn extract<'a>(cx: &Cx<'_, 'a>, site: &FactSite<'_, 'a>, found: &BTreeMap<St
     };
     let name = receiver.text();
     if cx.names.is_param(name) || cx.names.bindings(name).len() != 1 {
-        return Err(site.mismatch(sink.node, format!("`{name}` is not a local bound exactly once, so the object the hook is installed on may not be the sink's")));
+        return Err(
+            site.mismatch(sink.node, format!("`{name}` is not a local bound exactly once, so the object the hook is installed on may not be the sink's"))
+        );
     }
     let func = route::function_of(site.region.node);
     let binding = cx.names.bindings(name).first().map(|b| b.node);
@@ -61,7 +63,15 @@ pub fn extract<'a>(cx: &Cx<'_, 'a>, site: &FactSite<'_, 'a>, found: &BTreeMap<St
         let assignment = u.parent().filter(|p| p.kind() == "assignment" && p.field_child("left") == Some(*u) && p.field_child("right").is_some());
         match assignment {
             Some(a) => writes.push(a),
-            None => return Err(site.mismatch(*u, format!("`{name}.{attribute}` is used other than assigned (line {}): what the installed hooks are is not what the assignment says", u.line()))),
+            None => {
+                return Err(site.mismatch(
+                    *u,
+                    format!(
+                        "`{name}.{attribute}` is used other than assigned (line {}): what the installed hooks are is not what the assignment says",
+                        u.line()
+                    ),
+                ));
+            }
         }
     }
     let assignment = match writes.as_slice() {
@@ -76,14 +86,21 @@ pub fn extract<'a>(cx: &Cx<'_, 'a>, site: &FactSite<'_, 'a>, found: &BTreeMap<St
     let value = assignment.field_child("right").unwrap_or(assignment);
     let found = installed(cx, func, statement, value, &assigned_under).map_err(|(n, why)| site.mismatch(n, why))?;
     for (function, condition) in &found {
-        let nested = cx.names.is_nested_definition(function) && func.descendants().any(|d| d.kind() == "function_definition" && d.field_child("name").is_some_and(|n| n.text() == function.as_str()));
+        let nested = cx.names.is_nested_definition(function)
+            && func.descendants().any(|d| d.kind() == "function_definition" && d.field_child("name").is_some_and(|n| n.text() == function.as_str()));
         let reviewed = cx.names.is_module_definition(function) && site.region.env.reviewed.iter().any(|r| r == function);
         if !nested && !reviewed {
-            return Err(site.mismatch(value, format!("`{function}` is neither a function the module defines and the profile reads as a region nor one defined in the region")));
+            return Err(site.mismatch(
+                value,
+                format!("`{function}` is neither a function the module defines and the profile reads as a region nor one defined in the region"),
+            ));
         }
         for word in condition.split_whitespace().filter(|w| !matches!(*w, "not" | "and" | "or" | "(" | ")")) {
             if !cx.names.is_param(word) || cx.names.rebinding(word).is_some() {
-                return Err(site.mismatch(value, format!("`{function}` is installed under `{condition}`, whose `{word}` is not a parameter of the function that nothing rebinds")));
+                return Err(site.mismatch(
+                    value,
+                    format!("`{function}` is installed under `{condition}`, whose `{word}` is not a parameter of the function that nothing rebinds"),
+                ));
             }
         }
     }
@@ -91,7 +108,9 @@ pub fn extract<'a>(cx: &Cx<'_, 'a>, site: &FactSite<'_, 'a>, found: &BTreeMap<St
         installs.iter().map(|(f, c)| if c.is_empty() { f.clone() } else { format!("{f} if {c}") }).collect()
     };
     if &found != installs {
-        return Err(site.mismatch(value, format!("the hooks installed are [{}], the profile reviewed [{}]", spell(&found).join(", "), spell(installs).join(", "))));
+        return Err(
+            site.mismatch(value, format!("the hooks installed are [{}], the profile reviewed [{}]", spell(&found).join(", "), spell(installs).join(", ")))
+        );
     }
     let mut values = BTreeMap::new();
     values.insert("attribute".into(), FactValue::Text(attribute.clone()));
@@ -122,7 +141,10 @@ fn installed<'a>(cx: &Cx<'_, 'a>, func: Node<'a>, statement: Node<'a>, value: No
     }
     let neutral = lists.len() == 1 && lists.iter().all(|l| l.text() == under);
     if !lists.is_empty() && !under.is_empty() && !neutral {
-        return Err((value, format!("a list of hooks is installed under `{under}`: the profile reads a list only unconditionally or under a test of the list itself")));
+        return Err((
+            value,
+            format!("a list of hooks is installed under `{under}`: the profile reads a list only unconditionally or under a test of the list itself"),
+        ));
     }
     let under = if neutral { "" } else { under };
     for k in out.values_mut() {
@@ -146,7 +168,8 @@ fn installed<'a>(cx: &Cx<'_, 'a>, func: Node<'a>, statement: Node<'a>, value: No
             if u.parent().is_some_and(|p| p.kind() == "if_statement" && p.field_child("condition") == Some(u) && p.contains(statement)) {
                 continue;
             }
-            let (function, condition) = appended(u, block).ok_or((u, format!("`{}` is used other than appended to before the hooks are installed", list.text())))?;
+            let (function, condition) =
+                appended(u, block).ok_or((u, format!("`{}` is used other than appended to before the hooks are installed", list.text())))?;
             if !u.precedes(statement) {
                 return Err((u, format!("`{}` is changed after the hooks are installed", list.text())));
             }
@@ -194,9 +217,9 @@ fn not_through_attributes(use_: Node<'_>, attribute: &str) -> Option<&'static st
     while let Some(p) = top.parent().filter(|p| matches!(p.kind(), "attribute" | "subscript") && p.named_children().next() == Some(top)) {
         top = p;
     }
-    let written = top.parent().is_some_and(|p| {
-        (matches!(p.kind(), "assignment" | "augmented_assignment") && p.field_child("left") == Some(top)) || p.kind() == "delete_statement"
-    });
+    let written = top
+        .parent()
+        .is_some_and(|p| (matches!(p.kind(), "assignment" | "augmented_assignment") && p.field_child("left") == Some(top)) || p.kind() == "delete_statement");
     written.then_some("has a member written")
 }
 
@@ -232,7 +255,9 @@ fn functions_of<'a>(value: Node<'a>, out: &mut Vec<Node<'a>>) -> Result<(), Node
             out.push(value);
             Ok(())
         }
-        "list" | "tuple" | "set" | "parenthesized_expression" => value.named_children().filter(|c| c.kind() != "comment").try_for_each(|c| functions_of(c, out)),
+        "list" | "tuple" | "set" | "parenthesized_expression" => {
+            value.named_children().filter(|c| c.kind() != "comment").try_for_each(|c| functions_of(c, out))
+        }
         "dictionary" => value.named_children().filter(|c| c.kind() != "comment").try_for_each(|pair| {
             let (Some(key), Some(v)) = (pair.field_child("key"), pair.field_child("value")) else { return Err(pair) };
             if pair.kind() != "pair" || plain_string(key).is_none() {

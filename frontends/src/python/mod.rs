@@ -92,7 +92,9 @@ impl Frontend for Python {
         let scope = region_scope(region);
         let cx = Cx { site: FactSite { region, spec }, names: &scope };
         match &spec.kind {
-            FactKind::Call { callee, args, keywords, matching } => crate::facts::call_fact(&cx, &cx.site, callee, args.as_deref(), keywords.as_ref(), *matching),
+            FactKind::Call { callee, args, keywords, matching } => {
+                crate::facts::call_fact(&cx, &cx.site, callee, args.as_deref(), keywords.as_ref(), *matching)
+            }
             FactKind::Guard { .. } => crate::guard::extract(&cx, &cx.site, found),
             FactKind::Default { .. } => crate::default::extract(&cx, &cx.site),
             FactKind::Field { .. } => crate::field::extract(&cx, &cx.site, found),
@@ -214,11 +216,13 @@ fn identity(scope: &Scope<'_>, call: Node<'_>) -> Identity {
 /// (`field: T` or `field: T = …`) and nothing else binds `field` in it.
 fn model_declares(at: Node<'_>, name: &str, field: &str) -> bool {
     let root = at.ancestors().last().unwrap_or(at);
-    let classes: Vec<Node<'_>> = root.named_children().filter(|c| c.kind() == "class_definition" && c.field_child("name").is_some_and(|n| n.text() == name)).collect();
+    let classes: Vec<Node<'_>> =
+        root.named_children().filter(|c| c.kind() == "class_definition" && c.field_child("name").is_some_and(|n| n.text() == name)).collect();
     let [class] = classes.as_slice() else { return false };
     let module = Scope::module(root, "");
     let bases: Vec<Node<'_>> = class.field_child("superclasses").map(|l| l.named_children().filter(|c| c.kind() != "comment").collect()).unwrap_or_default();
-    let based = matches!(bases.as_slice(), [b] if matches!(b.kind(), "identifier" | "attribute") && module.resolve(*b).as_deref() == Some("pydantic.BaseModel"));
+    let based =
+        matches!(bases.as_slice(), [b] if matches!(b.kind(), "identifier" | "attribute") && module.resolve(*b).as_deref() == Some("pydantic.BaseModel"));
     let Some(body) = class.field_child("body") else { return false };
     let bindings = binding::bindings_at(*class, Some(field));
     let declared = body.named_children().filter(|st| st.kind() == "expression_statement").filter_map(|st| st.named_children().next()).any(|a| {

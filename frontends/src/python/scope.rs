@@ -100,7 +100,9 @@ impl<'a> Scope<'a> {
     /// parameter's trusted annotation (`Some(None)` when it has none).
     pub fn nested_parameter(&self, use_: Node<'a>) -> Option<Option<Node<'a>>> {
         match self.local.bindings.get(use_.text())?.as_slice() {
-            [Binding { kind: BindingKind::Parameter { function, annotation }, .. }] if function.contains(use_) && !self.local.params.contains_key(use_.text()) => {
+            [Binding { kind: BindingKind::Parameter { function, annotation }, .. }]
+                if function.contains(use_) && !self.local.params.contains_key(use_.text()) =>
+            {
                 Some(*annotation)
             }
             _ => None,
@@ -183,9 +185,7 @@ impl<'a> Scope<'a> {
                     [Binding { kind: BindingKind::Element(iterable), .. }] => Some(format!("{}[]", self.resolve_depth(*iterable, depth + 1)?)),
                     // A function or class defined once in an enclosing
                     // function: named like Python's qualified name.
-                    [Binding { kind: BindingKind::Definition, .. }] => {
-                        Some(format!("{}.<locals>.{name}", self.module_name))
-                    }
+                    [Binding { kind: BindingKind::Definition, .. }] => Some(format!("{}.<locals>.{name}", self.module_name)),
                     _ => None,
                 };
             }

@@ -67,7 +67,11 @@ impl Spelling {
             "sink"
         };
         let mut regions = vec![RegionSpec { name: "r".into(), kind: self.kind(self.region), optional: false }];
-        let mut facts = vec![FactSpec { name: "sink".into(), region: "r".into(), kind: FactKind::Call { callee: sink.into(), args: None, keywords: None, matching: false } }];
+        let mut facts = vec![FactSpec {
+            name: "sink".into(),
+            region: "r".into(),
+            kind: FactKind::Call { callee: sink.into(), args: None, keywords: None, matching: false },
+        }];
         if let Some(digest) = pinned {
             regions.push(RegionSpec { name: "setup".into(), kind: self.kind(self.helper), optional: false });
             facts.push(FactSpec { name: "pin".into(), region: "setup".into(), kind: FactKind::Body { digests: vec![digest.into()] } });
@@ -319,7 +323,8 @@ fn a_region_pinned_by_a_body_fact_may_write_it() {
 fn analyze_pinned(lang: Lang, path: &str, source: &str, pinned: &str, digest: Option<&str>) -> Result<(), Escalation> {
     let sink = if lang == Lang::Python { "lib.sink" } else { "sink" };
     let mut regions = vec![RegionSpec { name: "r".into(), kind: RegionKind::Function("h".into()), optional: false }];
-    let mut facts = vec![FactSpec { name: "sink".into(), region: "r".into(), kind: FactKind::Call { callee: sink.into(), args: None, keywords: None, matching: false } }];
+    let mut facts =
+        vec![FactSpec { name: "sink".into(), region: "r".into(), kind: FactKind::Call { callee: sink.into(), args: None, keywords: None, matching: false } }];
     if let Some(digest) = digest {
         regions.push(RegionSpec { name: "listener".into(), kind: RegionKind::Function(pinned.into()), optional: false });
         facts.push(FactSpec { name: "pin".into(), region: "listener".into(), kind: FactKind::Body { digests: vec![digest.into()] } });
@@ -370,7 +375,8 @@ fn a_signal_listener_registers_only_when_its_function_is_pinned() {
 fn a_signal_listener_registers_when_its_digest_is_reviewed() {
     let source = "import { sink } from \"lib\";\n\nexport function h(x) {\n  sink(x);\n}\n\nfunction main() {\n  const stop = async () => {\n    process.exit(0);\n  };\n  process.on(\"SIGINT\", stop);\n  process.on(\"SIGTERM\", stop);\n}\n";
     let regions = [RegionSpec { name: "r".into(), kind: RegionKind::Function("h".into()), optional: false }];
-    let facts = [FactSpec { name: "sink".into(), region: "r".into(), kind: FactKind::Call { callee: "sink".into(), args: None, keywords: None, matching: false } }];
+    let facts =
+        [FactSpec { name: "sink".into(), region: "r".into(), kind: FactKind::Call { callee: "sink".into(), args: None, keywords: None, matching: false } }];
     let run = |source: &str, listeners: &[String]| {
         let env = Env { signal_listeners: listeners.to_vec(), reviewed: vec!["h".into()], ..Env::default() };
         analyze_with(Lang::JavaScript, &[SourceFile { path: "m.js".into(), bytes: source.as_bytes().to_vec() }], &regions, &facts, &env).map(|_| ())

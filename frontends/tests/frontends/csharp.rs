@@ -199,7 +199,12 @@ fn named_arguments_bind_by_name() {
         let fact = FactSpec {
             name: "sink".into(),
             region: "r".into(),
-            kind: FactKind::Call { callee: "Api.Create".into(), args: Some(vec![ArgPattern::parse("param:name").unwrap()]), keywords: Some(keywords), matching: false },
+            kind: FactKind::Call {
+                callee: "Api.Create".into(),
+                args: Some(vec![ArgPattern::parse("param:name").unwrap()]),
+                keywords: Some(keywords),
+                matching: false,
+            },
         };
         analyze(Lang::CSharp, &[file(&src)], &[region("C.M")], &[fact]).map(|a| a.facts[0].values.get("keywords").cloned())
     };

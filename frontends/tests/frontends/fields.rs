@@ -76,7 +76,11 @@ impl Spelling {
         let src = self.template.replace("BODY", body).replace("READ", self.read);
         let go = self.lang == Lang::Go;
         let facts = [
-            FactSpec { name: "sink".into(), region: "r".into(), kind: FactKind::Call { callee: self.sink.into(), args: None, keywords: None, matching: false } },
+            FactSpec {
+                name: "sink".into(),
+                region: "r".into(),
+                kind: FactKind::Call { callee: self.sink.into(), args: None, keywords: None, matching: false },
+            },
             FactSpec {
                 name: "private_default".into(),
                 region: "r".into(),

@@ -173,7 +173,11 @@ fn spread_sink(body: &str, patterns: &[&str]) -> Result<Option<FactValue>, fcd_f
     let src = format!("function stage(git, paths) {{\n{body}\n}}\n");
     let file = SourceFile { path: "a.js".into(), bytes: src.into_bytes() };
     let args = patterns.iter().map(|p| ArgPattern::parse(p).unwrap()).collect();
-    let fact = FactSpec { name: "sink".into(), region: "r".into(), kind: FactKind::Call { callee: "git.add".into(), args: Some(args), keywords: None, matching: false } };
+    let fact = FactSpec {
+        name: "sink".into(),
+        region: "r".into(),
+        kind: FactKind::Call { callee: "git.add".into(), args: Some(args), keywords: None, matching: false },
+    };
     let region = RegionSpec { name: "r".into(), kind: RegionKind::Function("stage".into()), optional: false };
     let a = analyze(Lang::JavaScript, &[file], &[region], &[fact])?;
     Ok(a.facts.first().and_then(|f| f.values.get("args").cloned()))
@@ -200,7 +204,11 @@ fn allowed_guard_in(body: &str) -> Result<bool, fcd_frontends::Escalation> {
     let file = SourceFile { path: "a.js".into(), bytes: src.into_bytes() };
     let pattern = |p: &str| ArgPattern::parse(p).unwrap();
     let facts = [
-        FactSpec { name: "sink".into(), region: "r".into(), kind: FactKind::Call { callee: "fs.writeFile".into(), args: None, keywords: None, matching: false } },
+        FactSpec {
+            name: "sink".into(),
+            region: "r".into(),
+            kind: FactKind::Call { callee: "fs.writeFile".into(), args: None, keywords: None, matching: false },
+        },
         FactSpec {
             name: "guard".into(),
             region: "r".into(),
@@ -254,7 +262,11 @@ fn write_file_callback(src: &str) -> Result<(Vec<String>, Vec<String>), fcd_fron
 fn write_file_region(src: &str, kind: RegionKind) -> Result<(Vec<String>, Vec<String>), fcd_frontends::Escalation> {
     let file = SourceFile { path: "index.ts".into(), bytes: src.as_bytes().to_vec() };
     let args = Some(vec![ArgPattern::parse("arg:path").unwrap()]);
-    let facts = [FactSpec { name: "checked".into(), region: "handler".into(), kind: FactKind::Call { callee: "validatePath".into(), args, keywords: None, matching: false } }];
+    let facts = [FactSpec {
+        name: "checked".into(),
+        region: "handler".into(),
+        kind: FactKind::Call { callee: "validatePath".into(), args, keywords: None, matching: false },
+    }];
     let region = RegionSpec { name: "handler".into(), kind, optional: false };
     let a = analyze(Lang::JavaScript, &[file], &[region], &facts)?;
     let calls = a.regions[0].calls.iter().map(|c| format!("{:?}", c.identity)).collect();

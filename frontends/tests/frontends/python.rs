@@ -180,8 +180,11 @@ fn splat_sink(body: &str, patterns: &[&str]) -> Result<Option<fcd_model::effect:
     let file = SourceFile { path: "m.py".into(), bytes: src.into_bytes() };
     let region = RegionSpec { name: "r".into(), kind: RegionKind::Function("git_add".into()), optional: false };
     let args = patterns.iter().map(|p| ArgPattern::parse(p).unwrap()).collect();
-    let fact =
-        FactSpec { name: "sink".into(), region: "r".into(), kind: FactKind::Call { callee: "git.Repo.git.add".into(), args: Some(args), keywords: None, matching: false } };
+    let fact = FactSpec {
+        name: "sink".into(),
+        region: "r".into(),
+        kind: FactKind::Call { callee: "git.Repo.git.add".into(), args: Some(args), keywords: None, matching: false },
+    };
     let analysis = analyze(Lang::Python, &[file], &[region], &[fact])?;
     Ok(analysis.facts.first().and_then(|f| f.values.get("args").cloned()))
 }
@@ -215,7 +218,11 @@ fn keyword_sink(body: &str, keywords: &[(&str, &str)]) -> Result<Option<fcd_mode
     let region = RegionSpec { name: "r".into(), kind: RegionKind::Function("f".into()), optional: false };
     let keywords = keywords.iter().map(|(k, p)| (k.to_string(), ArgPattern::parse(p).unwrap())).collect();
     let args = Some(vec![ArgPattern::parse("param:url").unwrap()]);
-    let fact = FactSpec { name: "sink".into(), region: "r".into(), kind: FactKind::Call { callee: "httpx.get".into(), args, keywords: Some(keywords), matching: false } };
+    let fact = FactSpec {
+        name: "sink".into(),
+        region: "r".into(),
+        kind: FactKind::Call { callee: "httpx.get".into(), args, keywords: Some(keywords), matching: false },
+    };
     let analysis = analyze(Lang::Python, &[file], &[region], &[fact])?;
     Ok(analysis.facts.first().and_then(|f| f.values.get("keywords").cloned()))
 }
@@ -254,7 +261,8 @@ fn keyword_arguments_match_by_name() {
         let file = SourceFile { path: "m.py".into(), bytes: format!("import httpx\ndef f(url):\n{body}\n").into_bytes() };
         let region = RegionSpec { name: "r".into(), kind: RegionKind::Function("f".into()), optional: false };
         let args = Some(vec![ArgPattern::parse("param:url").unwrap()]);
-        let fact = FactSpec { name: "sink".into(), region: "r".into(), kind: FactKind::Call { callee: "httpx.get".into(), args, keywords: None, matching: false } };
+        let fact =
+            FactSpec { name: "sink".into(), region: "r".into(), kind: FactKind::Call { callee: "httpx.get".into(), args, keywords: None, matching: false } };
         analyze(Lang::Python, &[file], &[region], &[fact]).map(|_| ())
     };
     assert!(plain("    httpx.get(url)").is_ok());
@@ -322,7 +330,11 @@ fn dash_guard_in(body: &str, negated: bool) -> bool {
     let file = SourceFile { path: "m.py".into(), bytes: src.into_bytes() };
     let region = RegionSpec { name: "r".into(), kind: RegionKind::Function("git_diff".into()), optional: false };
     let pattern = |p: &str| ArgPattern::parse(p).unwrap();
-    let sink = FactSpec { name: "sink".into(), region: "r".into(), kind: FactKind::Call { callee: "git.Repo.git.diff".into(), args: None, keywords: None, matching: false } };
+    let sink = FactSpec {
+        name: "sink".into(),
+        region: "r".into(),
+        kind: FactKind::Call { callee: "git.Repo.git.diff".into(), args: None, keywords: None, matching: false },
+    };
     let guard = FactSpec {
         name: "guard".into(),
         region: "r".into(),
@@ -415,7 +427,11 @@ fn hook_in(body: &str, installs: &[(&str, &str)]) -> Result<Option<fcd_model::ef
     ];
     let installs = installs.iter().map(|(f, c)| (f.to_string(), c.to_string())).collect();
     let facts = [
-        FactSpec { name: "sink".into(), region: "r".into(), kind: FactKind::Call { callee: "httpx.AsyncClient().__aenter__().get".into(), args: None, keywords: None, matching: false } },
+        FactSpec {
+            name: "sink".into(),
+            region: "r".into(),
+            kind: FactKind::Call { callee: "httpx.AsyncClient().__aenter__().get".into(), args: None, keywords: None, matching: false },
+        },
         FactSpec { name: "hooked".into(), region: "r".into(), kind: FactKind::Hook { before: "sink".into(), attribute: "event_hooks".into(), installs } },
     ];
     let analysis = analyze(Lang::Python, &[file], &regions, &facts)?;
@@ -448,12 +464,24 @@ fn a_hook_is_installed_once_before_the_sink_on_its_object() {
         ("        client.event_hooks = {'request': [refuse, print]}\n", "`print` is neither"),
         ("        client.event_hooks = {'request': [lambda r: None]}\n", "neither a literal nor a name"),
         ("        client.event_hooks = make()\n", "neither a literal nor a name"),
-        ("        if not allow:\n            client.event_hooks = {'request': [refuse]}\n        else:\n            pass\n", "not a plain one-statement branch"),
+        (
+            "        if not allow:\n            client.event_hooks = {'request': [refuse]}\n        else:\n            pass\n",
+            "not a plain one-statement branch",
+        ),
         ("        for _ in range(0):\n            client.event_hooks = {'request': [refuse]}\n", "does not hold the sink"),
-        ("        flag = False\n        if not flag:\n            client.event_hooks = {'request': [refuse]}\n", "whose `flag` is not a parameter of the function that nothing rebinds"),
-        ("        hooks = []\n        hooks.append(refuse)\n        client.event_hooks = {'request': hooks}\n        hooks.clear()\n", "used other than appended"),
+        (
+            "        flag = False\n        if not flag:\n            client.event_hooks = {'request': [refuse]}\n",
+            "whose `flag` is not a parameter of the function that nothing rebinds",
+        ),
+        (
+            "        hooks = []\n        hooks.append(refuse)\n        client.event_hooks = {'request': hooks}\n        hooks.clear()\n",
+            "used other than appended",
+        ),
         ("        hooks = []\n        client.event_hooks = {'request': hooks}\n        hooks.append(refuse)\n", "changed after the hooks are installed"),
-        ("        hooks = []\n        for f in [refuse]:\n            hooks.append(f)\n        client.event_hooks = {'request': hooks}\n", "used other than appended"),
+        (
+            "        hooks = []\n        for f in [refuse]:\n            hooks.append(f)\n        client.event_hooks = {'request': hooks}\n",
+            "used other than appended",
+        ),
     ] {
         let expect = if inner.contains("flag") { [("refuse", "not flag")] } else { guarded };
         let err = hook_in(&with(inner), &expect).unwrap_err();
@@ -467,7 +495,10 @@ fn a_hook_is_installed_once_before_the_sink_on_its_object() {
     ] {
         assert!(hook_in(&with(inner), &guarded).unwrap_err().detail.contains("other than through its members"), "{inner}");
     }
-    for inner in ["        client.event_hooks = {'request': [refuse]}\n        client._event_hooks = {}\n", "        client.event_hooks = {'request': [refuse]}\n        del client.x\n"] {
+    for inner in [
+        "        client.event_hooks = {'request': [refuse]}\n        client._event_hooks = {}\n",
+        "        client.event_hooks = {'request': [refuse]}\n        del client.x\n",
+    ] {
         assert!(hook_in(&with(inner), &guarded).unwrap_err().detail.contains("has a member written"), "{inner}");
     }
 }
@@ -554,11 +585,17 @@ async def serve():
     let region = RegionSpec { name: "r".into(), kind: RegionKind::Route("fetch".into()), optional: false };
     let analysis = analyze(Lang::Python, std::slice::from_ref(&file), &[region], &[]).expect("one route");
     let calls = crate::common::callees_of(&analysis);
-    for want in ["mcp.server.MCPServer().middleware.append", "mcp.server.MCPServer().prompt", "server.create_server().run_stdio_async", "@mcp.server.MCPServer().tool()"] {
+    for want in [
+        "mcp.server.MCPServer().middleware.append",
+        "mcp.server.MCPServer().prompt",
+        "server.create_server().run_stdio_async",
+        "@mcp.server.MCPServer().tool()",
+    ] {
         assert!(calls.iter().any(|c| c == want), "{want} in {calls:?}");
     }
     assert!(calls.iter().any(|c| c.starts_with("?guard")), "the module function the server is handed to is unread until it is a region: {calls:?}");
-    let aliased = src.replace("    s = create_server()\n    await s.run_stdio_async()\n", "    s = create_server()\n    t = s\n    await t.run_stdio_async()\n");
+    let aliased =
+        src.replace("    s = create_server()\n    await s.run_stdio_async()\n", "    s = create_server()\n    t = s\n    await t.run_stdio_async()\n");
     let file = SourceFile { path: "server.py".into(), bytes: aliased.into_bytes() };
     let region = RegionSpec { name: "r".into(), kind: RegionKind::Route("fetch".into()), optional: false };
     let err = analyze(Lang::Python, &[file], &[region], &[]).unwrap_err();
