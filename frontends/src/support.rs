@@ -9,6 +9,7 @@
 //! that one it does not read is.
 
 use crate::language::Lang;
+use crate::spec::RegionKind;
 
 const ALL: &[Lang] = &Lang::ALL;
 const JS: &[Lang] = &[Lang::JavaScript, Lang::TypeScript];
@@ -54,6 +55,17 @@ pub fn splat_languages() -> &'static [Lang] {
 /// The languages whose frontends find `callback` and `case` regions.
 pub fn dispatch_languages() -> &'static [Lang] {
     JS
+}
+
+/// The region kinds only some frontends find, as a profile spells them
+/// (`regions.R.KEY`), how a message names them, and the languages that do.
+pub fn region_kind_languages(kind: &RegionKind) -> Option<(&'static str, &'static str, &'static [Lang])> {
+    match kind {
+        RegionKind::Callback(_) => Some(("callback", "registered callbacks", JS)),
+        RegionKind::Case(_) => Some(("case", "dispatcher cases", JS)),
+        RegionKind::Variable(_) => Some(("variable", "module-level variables", PY_JS)),
+        RegionKind::Function(_) | RegionKind::Literal(_) | RegionKind::Route(_) => None,
+    }
 }
 
 /// The languages that extract facts of `kind`; empty for no kind.

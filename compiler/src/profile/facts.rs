@@ -442,6 +442,18 @@ impl Validator<'_> {
         }
     }
 
+    /// A fact's `before` (a guard's, a hook's) names a `call` fact of the profile.
+    fn before_call(&self, before: &str, at: &dyn Fn(&str) -> Span, key: &str, all: &BTreeMap<&str, &str>) -> Result<(), InputError> {
+        match all.get(before) {
+            Some(&"call") => Ok(()),
+            Some(_) => self.err(at("before"), &format!("{key}.before"), format!("`{before}` is not a `call` fact")),
+            None => {
+                let names: BTreeSet<&str> = all.keys().copied().collect();
+                self.err(at("before"), &format!("{key}.before"), self.unknown_of("fact", before, &names))
+            }
+        }
+    }
+
     /// The kind's values checked into a [`FactKind`].
     fn kind(&self, raw: RawFact, at: &dyn Fn(&str) -> Span, key: &str, all: &BTreeMap<&str, &str>) -> Result<FactKind, InputError> {
         let patterns = |list: &[String], which: &str| -> Result<Vec<ArgPattern>, InputError> {
@@ -476,14 +488,7 @@ impl Validator<'_> {
                 FactKind::Call { callee: f.callee, args, keywords, matching: f.matching }
             }
             RawFact::Guard(f) => {
-                match all.get(f.before.as_str()) {
-                    Some(&"call") => {}
-                    Some(_) => return self.err(at("before"), &format!("{key}.before"), format!("`{}` is not a `call` fact", f.before)),
-                    None => {
-                        let names: BTreeSet<&str> = all.keys().copied().collect();
-                        return self.err(at("before"), &format!("{key}.before"), self.unknown_of("fact", &f.before, &names));
-                    }
-                }
+                self.before_call(&f.before, at, key, all)?;
                 let receiver = match &f.test.receiver {
                     Some(r) => {
                         let receiver = ArgPattern::parse(r).or_else(|e| self.err(at("test"), &format!("{key}.test.receiver"), e))?;
@@ -574,14 +579,7 @@ impl Validator<'_> {
                 FactKind::Body { digests: f.digests }
             }
             RawFact::Hook(f) => {
-                match all.get(f.before.as_str()) {
-                    Some(&"call") => {}
-                    Some(_) => return self.err(at("before"), &format!("{key}.before"), format!("`{}` is not a `call` fact", f.before)),
-                    None => {
-                        let names: BTreeSet<&str> = all.keys().copied().collect();
-                        return self.err(at("before"), &format!("{key}.before"), self.unknown_of("fact", &f.before, &names));
-                    }
-                }
+                self.before_call(&f.before, at, key, all)?;
                 let identifier = |t: &str| !t.is_empty() && !t.starts_with(|c: char| c.is_ascii_digit()) && t.chars().all(|c| c.is_alphanumeric() || c == '_');
                 if !identifier(&f.attribute) {
                     return self.err(at("attribute"), &format!("{key}.attribute"), format!("`{}` is not an attribute name", f.attribute));

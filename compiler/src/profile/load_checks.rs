@@ -157,3 +157,11 @@ fn the_committed_profiles_pass_every_check() {
         }
     }
 }
+
+/// A region kind the language's frontend never finds is a load error, not a
+/// release's `region_missing`.
+#[test]
+fn a_variable_region_in_go_is_a_load_error() {
+    let err = error_of("github-create-repository", &[("[regions.handler]\n", "[regions.table]\nvariable = \"Table\"\n\n[regions.handler]\n")]);
+    assert!(err.contains("key `regions.table.variable`: the go frontend does not find module-level variables (python and javascript do)"), "{err}");
+}

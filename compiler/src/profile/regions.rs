@@ -38,26 +38,19 @@ impl Validator<'_> {
                     continue;
                 }
             };
-            // Only the JavaScript frontend finds registered callbacks so far: elsewhere
-            // the region could never be found, a profile error rather than the release's.
-            let dispatch = fcd_frontends::support::dispatch_languages();
-            if let (RegionKind::Callback(_) | RegionKind::Case(_), Some(language)) = (&kind, language.filter(|l| !dispatch.contains(l))) {
-                let (key, what) = if r.callback.is_some() { ("callback", "registered callbacks") } else { ("case", "dispatcher cases") };
+            // A kind the profile's language never finds is a profile error, not
+            // the release's (the region could never be located).
+            if let (Some((key, what, finders)), Some(language)) = (fcd_frontends::support::region_kind_languages(&kind), language)
+                && !finders.contains(&language)
+            {
+                let mut names: Vec<&str> = finders.iter().map(|l| if *l == Lang::TypeScript { "javascript" } else { l.name() }).collect();
+                names.dedup();
+                let who = if names.len() == 1 { format!("only {} does", names[0]) } else { format!("{} do", names.join(" and ")) };
                 ok = false;
                 self.keep(self.err::<()>(
                     region.span(),
                     &format!("regions.{name}.{key}"),
-                    format!("the {} frontend does not find {what} (only javascript does)", language.name()),
-                ));
-                continue;
-            }
-            // Module-level variables are found by the Python and JavaScript frontends only.
-            if let (RegionKind::Variable(_), Some(language)) = (&kind, language.filter(|l| matches!(l, Lang::Go | Lang::CSharp))) {
-                ok = false;
-                self.keep(self.err::<()>(
-                    region.span(),
-                    &format!("regions.{name}.variable"),
-                    format!("the {} frontend does not find module-level variables (python and javascript do)", language.name()),
+                    format!("the {} frontend does not find {what} ({who})", language.name()),
                 ));
                 continue;
             }
