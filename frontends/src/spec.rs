@@ -99,6 +99,9 @@ pub enum ArgShape {
     /// A formatted string whose literal parts are the template's and whose
     /// holes (`{name}`) are exactly these identifiers.
     Format(String),
+    /// (Python) `str(X)` of one positional argument X of the inner shape:
+    /// the value as text (`str(url)` of a pydantic `AnyUrl` is its URL).
+    Text(Box<ArgShape>),
 }
 
 impl ArgPattern {
@@ -123,7 +126,12 @@ impl ArgShape {
     /// One shape's spelling (`body`, from the pattern `text`).
     fn parse(body: &str, text: &str) -> Result<ArgShape, String> {
         let name_ok = |name: &str| !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '_');
-        let shape = if let Some(name) = body.strip_prefix("param:") {
+        let shape = if let Some(inner) = body.strip_prefix("str(").and_then(|b| b.strip_suffix(')')) {
+            if inner.starts_with('*') || inner.ends_with('?') {
+                return Err(format!("`{text}`: `str(…)` holds one argument pattern, with `?` only at the very end"));
+            }
+            ArgShape::Text(Box::new(ArgShape::parse(inner, text)?))
+        } else if let Some(name) = body.strip_prefix("param:") {
             let position = name.strip_prefix('#').is_some_and(|i| !i.is_empty() && i.chars().all(|c| c.is_ascii_digit()));
             if !name_ok(name) && !position {
                 return Err(format!("`{text}`: a parameter name is letters, digits and `_` (or `#N`, the parameter at position N)"));
@@ -192,6 +200,7 @@ impl fmt::Display for ArgShape {
             ArgShape::Ref(p) => write!(f, "ref:{p}")?,
             ArgShape::Str(s) => write!(f, "str:{s}")?,
             ArgShape::Format(t) => write!(f, "format:{t}")?,
+            ArgShape::Text(inner) => write!(f, "str({inner})")?,
         }
         Ok(())
     }
@@ -401,7 +410,19 @@ mod tests {
 
     #[test]
     fn arg_patterns_round_trip() {
-        for text in ["param:target", "str:-", "format:--unified={n}?", "str:", "var:repo", "any?", "ref:A.B.Name", "*param:files", "*arg:files?"] {
+        for text in [
+            "param:target",
+            "str:-",
+            "format:--unified={n}?",
+            "str:",
+            "var:repo",
+            "any?",
+            "ref:A.B.Name",
+            "*param:files",
+            "*arg:files?",
+            "str(param:url)",
+            "str(arg:url)?",
+        ] {
             assert_eq!(ArgPattern::parse(text).unwrap().to_string(), text);
         }
     }

@@ -341,6 +341,18 @@ impl Validator<'_> {
         if let Some(language) = language.filter(|l| splats && !support::splat_languages().contains(l)) {
             return self.keep(self.err(at("args"), &format!("{key}.args"), format!("the {} frontend matches no splat argument (`*…`)", language.name())));
         }
+        // `str(…)` only the Python frontend matches.
+        let text = |ps: &[ArgPattern]| ps.iter().any(|p| matches!(p.shape, ArgShape::Text(_)));
+        let texts = match &kind {
+            FactKind::Call { args, keywords, .. } => {
+                args.as_deref().is_some_and(text) || keywords.as_ref().is_some_and(|k| text(&k.values().cloned().collect::<Vec<_>>()))
+            }
+            FactKind::Guard { args, .. } => text(args),
+            _ => false,
+        };
+        if let Some(language) = language.filter(|l| texts && *l != Lang::Python) {
+            return self.keep(self.err(at("args"), &format!("{key}.args"), format!("the {} frontend matches no `str(…)` argument", language.name())));
+        }
         Some(FactRequest {
             spec: FactSpec { name: name.to_owned(), region: common.region, kind },
             required: common.required,

@@ -165,3 +165,14 @@ fn a_variable_region_in_go_is_a_load_error() {
     let err = error_of("github-create-repository", &[("[regions.handler]\n", "[regions.table]\nvariable = \"Table\"\n\n[regions.handler]\n")]);
     assert!(err.contains("key `regions.table.variable`: the go frontend does not find module-level variables (python and javascript do)"), "{err}");
 }
+
+/// `str(…)` is a Python argument form: another language's profile asking
+/// for it is a load error.
+#[test]
+fn a_str_pattern_outside_python_is_a_load_error() {
+    let err = error_of(
+        "github-create-repository",
+        &[("args = [\"param:ctx\", \"var:organization\", \"var:repo\"]", "args = [\"param:ctx\", \"var:organization\", \"str(var:repo)\"]")],
+    );
+    assert!(err.contains("the go frontend matches no `str(…)` argument"), "{err}");
+}

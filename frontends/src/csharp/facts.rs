@@ -53,6 +53,8 @@ impl<'a> CallShape<'a> for Cx<'_, 'a> {
             ArgShape::Param(name) | ArgShape::Var(name) => expr.kind() == "identifier" && expr.text() == name,
             ArgShape::Str(text) => string_content(expr).as_deref() == Some(text.as_str()),
             ArgShape::Format(_) => false,
+            // `str(…)` is read by the Python frontend only.
+            ArgShape::Text(_) => false,
             // Splat arguments are read by the Python and JavaScript frontends only so far.
             ArgShape::Splat(_) => false,
             // A call's result is followed by the JavaScript frontend only so far.

@@ -122,6 +122,8 @@ impl<'a> Cx<'_, 'a> {
             ArgShape::Ref(path) => dotted(e).as_deref() == Some(path.as_str()),
             ArgShape::Str(text) => string_content(e).as_deref() == Some(text.as_str()),
             ArgShape::Format(_) => false,
+            // `str(…)` is read by the Python frontend only.
+            ArgShape::Text(_) => false,
             ArgShape::Result(callee) => e.kind() == "identifier" && self.bound_to_call(e.text(), callee, e),
         }
     }

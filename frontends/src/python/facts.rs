@@ -106,6 +106,15 @@ impl<'a> Cx<'_, 'a> {
             }
             ArgShape::Str(text) => plain_string(arg).as_deref() == Some(text.as_str()),
             ArgShape::Format(template) => format_template(arg).as_deref() == Some(template.as_str()),
+            // `str(X)`, `str` the builtin, with one positional argument of the inner shape.
+            ArgShape::Text(inner) => {
+                let (Some(f), Some(list)) = (arg.field_child("function"), arg.field_child("arguments")) else { return false };
+                let args: Vec<Node<'a>> = list.named_children().filter(|a| a.kind() != "comment").collect();
+                arg.kind() == "call"
+                    && f.kind() == "identifier"
+                    && self.names.resolve(f).as_deref() == Some("str")
+                    && matches!(args.as_slice(), [one] if !matches!(one.kind(), "keyword_argument" | "list_splat" | "dictionary_splat") && self.shape_matches(*one, inner))
+            }
             // A call's result is followed by the JavaScript frontend only so far.
             ArgShape::Result(_) => false,
         }

@@ -255,6 +255,25 @@ fn keyword_arguments_match_by_name() {
     let kw = [("target", "param:url")];
     let err = keyword_sink("    url = 'http://10.0.0.1/'\n    httpx.get(url, target=url)", &kw).unwrap_err();
     assert!(err.detail.contains("rebound"), "{err:?}");
+    // `str(param:url)` is the builtin `str` of the unchanged parameter, nothing else.
+    let text = [("follow_redirects", "ref:True")];
+    let with_str = |body: &str| {
+        use fcd_frontends::{ArgPattern, FactKind, FactSpec};
+        let file = SourceFile { path: "m.py".into(), bytes: format!("import httpx\ndef f(url):\n{body}\n").into_bytes() };
+        let region = RegionSpec { name: "r".into(), kind: RegionKind::Function("f".into()), optional: false };
+        let keywords = Some(text.iter().map(|(k, p)| (k.to_string(), ArgPattern::parse(p).unwrap())).collect());
+        let args = Some(vec![ArgPattern::parse("str(param:url)").unwrap()]);
+        let fact = FactSpec { name: "sink".into(), region: "r".into(), kind: FactKind::Call { callee: "httpx.get".into(), args, keywords, matching: false } };
+        analyze(Lang::Python, &[file], &[region], &[fact]).map(|a| a.facts.len())
+    };
+    assert_eq!(with_str("    httpx.get(str(url), follow_redirects=True)").unwrap(), 1);
+    for body in
+        ["    httpx.get(url, follow_redirects=True)", "    httpx.get(repr(url), follow_redirects=True)", "    httpx.get(str(url, 'x'), follow_redirects=True)"]
+    {
+        assert!(with_str(body).is_err(), "{body}");
+    }
+    assert!(with_str("    str = repr\n    httpx.get(str(url), follow_redirects=True)").is_err(), "a rebound str is not the builtin");
+    assert!(with_str("    url = url.strip()\n    httpx.get(str(url), follow_redirects=True)").is_err(), "a rebound parameter");
     // Without `keywords`, a keyword argument is outside the shape, as before.
     let plain = |body: &str| {
         use fcd_frontends::{ArgPattern, FactKind, FactSpec};
