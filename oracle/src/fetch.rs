@@ -53,8 +53,15 @@ fn shape(root: &Path) -> Result<Shape, String> {
     let fetch = function("fetch_url").ok_or(format!("{name}: not one fetch_url"))?;
     let get = fetch.iter().position(|l| l.windows(4).any(|w| w[0].is("client") && w[1].is(".") && w[2].is("get") && w[3].is("(")));
     let get = get.ok_or(format!("{name}: fetch_url calls no client.get"))?;
-    let first_argument = fetch[get].windows(5).find(|w| w[0].is("client") && w[2].is("get")).map(|w| w[4].text.clone());
-    if first_argument.as_deref() != Some("url") {
+    // `client.get(url, …)`, or `client.get(str(url), …)` of the model's URL object.
+    let at = fetch[get].windows(3).position(|w| w[0].is("client") && w[2].is("get")).map_or(0, |i| i + 4);
+    let rest: Vec<&str> = fetch[get].iter().skip(at).take(5).map(|t| t.text.as_str()).collect();
+    let first_argument = match rest.as_slice() {
+        ["url", ",", ..] | ["url", ")", ..] => Some("url"),
+        ["str", "(", "url", ")", "," | ")"] => Some("url"),
+        _ => None,
+    };
+    if first_argument != Some("url") {
         return Err(format!("{name}:{}: client.get is not handed url first", fetch[get][0].line));
     }
     let hooks_anywhere = tokens.iter().any(|t| t.is("event_hooks"));
