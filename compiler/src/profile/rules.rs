@@ -352,42 +352,18 @@ impl Validator<'_> {
         if r.scheme.is_none() && r.host.is_none() {
             return self.err(raw.span(), key, "a `url` test lists `scheme`, `host` or both");
         }
-        let schemes = match &r.scheme {
-            None => None,
-            Some(list) => Some(
-                list.get_ref()
-                    .iter()
-                    .map(|s| {
-                        let ok = !s.get_ref().is_empty()
-                            && s.get_ref().starts_with(|c: char| c.is_ascii_lowercase())
-                            && s.get_ref().chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "+-.".contains(c));
-                        if ok {
-                            Ok(s.get_ref().clone())
-                        } else {
-                            self.err(s.span(), &format!("{key}.scheme"), format!("`{}` is not a lower-case URL scheme", s.get_ref()))
-                        }
-                    })
-                    .collect::<Result<Vec<_>, _>>()?,
-            ),
-        };
-        let hosts = match &r.host {
-            None => None,
-            Some(list) => Some(
-                list.get_ref()
-                    .iter()
-                    .map(|h| {
-                        HostClass::parse(h.get_ref()).map_or_else(
-                            || {
-                                let known: Vec<&str> = HostClass::ALL.iter().map(|c| c.as_str()).collect();
-                                let hint = diagnose::did_you_mean(h.get_ref(), known.iter().copied());
-                                self.err(h.span(), &format!("{key}.host"), format!("`{}` is not a host class (known: {}){hint}", h.get_ref(), known.join(", ")))
-                            },
-                            Ok,
-                        )
-                    })
-                    .collect::<Result<Vec<_>, _>>()?,
-            ),
-        };
+        let schemes = checked(&r.scheme, |s| {
+            let text = s.get_ref();
+            let ok =
+                text.starts_with(|c: char| c.is_ascii_lowercase()) && text.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "+-.".contains(c));
+            if ok { Ok(text.clone()) } else { self.err(s.span(), &format!("{key}.scheme"), format!("`{text}` is not a lower-case URL scheme")) }
+        })?;
+        let hosts = checked(&r.host, |h| {
+            let known: Vec<&str> = HostClass::ALL.iter().map(|c| c.as_str()).collect();
+            let hint = diagnose::did_you_mean(h.get_ref(), known.iter().copied());
+            let unknown = || self.err(h.span(), &format!("{key}.host"), format!("`{}` is not a host class (known: {}){hint}", h.get_ref(), known.join(", ")));
+            HostClass::parse(h.get_ref()).map_or_else(unknown, Ok)
+        })?;
         for (name, empty) in [("scheme", schemes.as_ref().is_some_and(Vec::is_empty)), ("host", hosts.as_ref().is_some_and(Vec::is_empty))] {
             if empty {
                 return self.err(raw.span(), &format!("{key}.{name}"), format!("an empty `{name}` list never holds"));
@@ -506,6 +482,11 @@ fn implies(p: &Predicate, q: &Predicate) -> bool {
         }
         _ => false,
     }
+}
+
+/// Each entry of an optional list checked on its own (the first error stops it).
+fn checked<T>(list: &Option<Spanned<Vec<Spanned<String>>>>, check: impl Fn(&Spanned<String>) -> Result<T, InputError>) -> Result<Option<Vec<T>>, InputError> {
+    list.as_ref().map(|l| l.get_ref().iter().map(check).collect()).transpose()
 }
 
 /// Whether an optional list (none: anything) admits only what another does.
