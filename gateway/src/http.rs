@@ -200,6 +200,9 @@ pub async fn serve_http(gateway: Gateway, listen: &str) -> Result<(), StartError
     let mut config = StreamableHttpServerConfig::default().with_allowed_hosts(hosts);
     config.cancellation_token = stop.clone();
     config.max_request_body_bytes = gateway.config.max_message_bytes;
+    // No SSE priming event before each response: it tells a client where to resume a broken
+    // stream, and without an event store the gateway has nothing to resume from.
+    config.sse_retry = None;
     let gateway = Arc::new(gateway);
     let marker = gateway.keep_store_marked();
     let for_sessions = gateway.clone();

@@ -619,7 +619,12 @@ impl Gateway {
     /// `seen` any more; returns the sequence number the mark is at. The
     /// runtime is locked only to read that entry, not for the registry's write.
     fn record_store_mark_if_moved(&self, seen: Option<i64>) -> Option<i64> {
-        let recorded = self.rt().map_err(|r| r.detail).and_then(|rt| crate::bound_store::last_mark(&rt, &self.store_name)).and_then(|now| {
+        // Flushed first: the mark must name an entry on stable storage (a completion is committed without an fsync).
+        let marked = self.rt().map_err(|r| r.detail).and_then(|mut rt| {
+            rt.flush().map_err(|e| format!("the runtime store {}: {e}", self.store_name))?;
+            crate::bound_store::last_mark(&rt, &self.store_name)
+        });
+        let recorded = marked.and_then(|now| {
             if Some(now.audit_seq) == seen {
                 return Ok(now.audit_seq);
             }

@@ -265,9 +265,17 @@ impl Runtime {
         self.decide(Commit::Call, |view| lease::admit(view, &key, formation, now))
     }
 
-    /// Marks an admitted lease completed.
+    /// Marks an admitted lease completed. The commit does not wait for an
+    /// fsync ([`Commit::Closing`]: a lost completion fails closed); the next
+    /// decision, [`Runtime::flush`] or the store's close makes it durable.
     pub fn complete(&mut self, lease: i64) -> Result<(), Refusal> {
-        self.decide(Commit::Call, |view| Ok(((), lease::advance(view, lease, LeaseState::Completed)?)))
+        self.decide(Commit::Closing, |view| Ok(((), lease::advance(view, lease, LeaseState::Completed)?)))
+    }
+
+    /// Puts every decision made so far on stable storage (a completion is
+    /// committed without waiting for it).
+    pub fn flush(&mut self) -> Result<(), StorageError> {
+        self.store.flush()
     }
 
     /// Marks an admitted lease uncertain: its epoch stays DRAINING until a signed resolution.

@@ -216,3 +216,38 @@ fn a_crashed_process_crash_gateway_loses_no_commit_and_its_open_lease_keeps_the_
     assert_eq!(rt.transition("e0", State::Stale).unwrap_err().code, RefusalCode::LeasesOutstanding);
     history_is_clean(&rt);
 }
+
+/// A completion is committed without waiting for an fsync (a call's reply
+/// does not wait for it), even in `full`: a host crash can lose it. What
+/// stable storage then holds is the store as of the admission. This test
+/// takes that store (a consistent copy made before the completion) and
+/// checks the loss fails closed: the lease is open, so its formation is not
+/// admitted again and its epoch does not retire until an operator
+/// completes it with `fcd runtime complete`, a durable decision.
+#[test]
+fn a_completion_lost_with_its_host_leaves_the_lease_open_until_an_operator_completes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, on_disk) = (dir.path().join("runtime.sqlite"), dir.path().join("at-the-last-fsync.sqlite"));
+    let mut rt = Runtime::open(&path).unwrap();
+    registered(&mut rt);
+    let lease = rt.form_admit(&CALL, None, 100, 900, Some(AS_REGISTERED)).unwrap();
+    Connection::open(&path).unwrap().execute("VACUUM INTO ?1", params![on_disk.to_str().unwrap()]).unwrap();
+    rt.complete(lease.id).unwrap();
+    drop(rt);
+    let mut rt = Runtime::open(&on_disk).unwrap();
+    let open: Vec<_> = rt.leases().unwrap().into_iter().filter(|l| l.state.open()).map(|l| l.id).collect();
+    assert_eq!(open, [lease.id], "the completion is lost; the lease it closed is open");
+    assert_eq!(rt.admit(lease.formation, 101).unwrap_err().code, RefusalCode::FormationInFlight, "the call is not run again");
+    rt.transition("e0", State::Draining).unwrap();
+    assert!(rt.transition("e0", State::Stale).is_err(), "the epoch does not retire under an open lease");
+    drop(rt);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_fcd"))
+        .args(["runtime", "complete", "--lease", &lease.id.to_string(), "--store"])
+        .arg(format!("sqlite:{}", on_disk.display()))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut rt = Runtime::open(&on_disk).unwrap();
+    rt.transition("e0", State::Stale).unwrap();
+    history_is_clean(&rt);
+}

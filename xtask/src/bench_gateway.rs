@@ -3,14 +3,15 @@
 //! (mcp-server-git 2026.1.14, installed as the gateway tests install it),
 //! both driven by the official MCP Python SDK client in one run; p50 and p95
 //! of each and what the gateway adds, for each `call_durability`: `full`
-//! (every per-call commit fsynced) and `process-crash` (per-call commits in
+//! (every admission fsynced) and `process-crash` (per-call commits in
 //! the WAL without fsync), each with `policy = "pin"` (no decision) and
 //! `"decide"` (every call decided on the summary), so the table also says
 //! what deciding adds. The runtime store is a SQLite file on the
 //! workspace's disk (WAL), as a deployment keeps it, unless `--runtime-dir`
 //! puts it elsewhere (a RAM disk separates the fsyncs from the rest). A
 //! gateway call is two commits: form + admit + fence as one decision before
-//! the stock server runs, the completion after it.
+//! the stock server runs (fsynced in `full`), the completion after it
+//! (never waiting for an fsync: the next commit's covers it).
 
 use std::process::Command;
 
@@ -303,7 +304,7 @@ pub fn run(stage: &Stage, calls: usize, runtime_dir: Option<&std::path::Path>) -
         per_round * ROUNDS
     );
     println!("(official MCP Python client, stdio). Runtime store: SQLite (WAL) under {}.", store_dir.display());
-    println!("A gateway call commits twice: form + admit + fence in one decision, then the completion.");
+    println!("A gateway call commits twice: form + admit + fence in one decision (fsynced in full), then the completion (no fsync of its own).");
     println!(
         "One-row SQLite commit there, same rounds: fsynced p50 {:.3} ms (p95 {:.3}); without fsync p50 {:.3} ms",
         full_commit.0, full_commit.1, normal_commit.0

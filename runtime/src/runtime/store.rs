@@ -209,9 +209,17 @@ pub(crate) enum Commit {
     /// Authority and lifecycle (epochs, evidence, revocation, resolution):
     /// always on stable storage before the decision returns.
     Durable,
-    /// A per-call record (formation, admission, fence, completion): as the
+    /// A per-call record (formation, admission, fence, uncertainty): as the
     /// store's [`CallDurability`] says.
     Call,
+    /// A completion: the one per-call record whose loss fails closed. A
+    /// completion lost in a host crash leaves its lease admitted, which
+    /// holds the epoch open (it cannot retire) and the formation spent (it
+    /// is not admitted again) until an operator resolves it; nothing runs
+    /// twice and nothing retires early. So it does not wait for stable
+    /// storage: it reaches it with the next commit that does (any other
+    /// decision in `full`), with [`Store::flush`], or when the store closes.
+    Closing,
 }
 
 /// How durable the per-call records are, an operator's choice for a
@@ -262,6 +270,11 @@ pub(crate) trait Store: Send {
     fn decide(&mut self, commit: Commit, decide: &mut DecideFn<'_>) -> Result<i64, Refusal>;
     /// A view for queries, outside any decision.
     fn reader(&self) -> Box<dyn View + '_>;
+    /// Puts every commit made so far on stable storage (SQLite: fsyncs the
+    /// WAL when a commit since the last fsync was written without one).
+    fn flush(&mut self) -> Result<(), StorageError> {
+        Ok(())
+    }
     /// Audit sequence numbers at which an epoch began draining and became stale.
     fn lifecycle_seqs(&self, epoch: &str) -> Result<(Option<i64>, Option<i64>), StorageError>;
     /// The store's MAC key for lease tokens, created once from the OS's randomness.

@@ -7,7 +7,9 @@
 //! opened with [`CallDurability::ProcessCrash`]: then per-call commits
 //! (formation, admission, fence, completion) are written to the WAL without
 //! fsync (`synchronous = NORMAL`), which a crash of the process survives and
-//! a crash of the host may undo. WAL frames carry cumulative checksums and
+//! a crash of the host may undo. A completion ([`Commit::Closing`]) is
+//! written without fsync in either mode: the next fsynced commit, a
+//! [`Store::flush`] or the store's close puts it on stable storage. WAL frames carry cumulative checksums and
 //! recovery stops at the first frame that does not verify, so what a host
 //! crash undoes is always a suffix of the history: the commits after the
 //! last fsync, which every durable commit (authority, lifecycle) performs.
@@ -59,6 +61,8 @@ pub(crate) struct SqliteStore {
     boot: Option<String>,
     /// This store's row in `call_writers` (process-crash durability only).
     writer: Option<String>,
+    /// Whether a commit since the last fsync was written without one.
+    unsynced: bool,
 }
 
 /// The host's boot id: it changes on every boot, so a writer recorded with
@@ -87,7 +91,7 @@ impl SqliteStore {
         add_latest_lease(&conn)?;
         add_column(&conn, "evidence", "principal", "TEXT")?;
         add_column(&conn, "epochs", "server_config_digest", "TEXT")?;
-        let mut store = SqliteStore { conn, durability, synchronous: "FULL", boot: boot_id(), writer: None };
+        let mut store = SqliteStore { conn, durability, synchronous: "FULL", boot: boot_id(), writer: None, unsynced: false };
         store.settle_writers()?;
         if durability == CallDurability::ProcessCrash {
             if !mode.eq_ignore_ascii_case("wal") {
@@ -153,7 +157,9 @@ impl Drop for SqliteStore {
             && self.synchronous("FULL").is_ok()
         {
             let _ = self.conn.execute("DELETE FROM call_writers WHERE id = ?1", params![id]);
+            self.unsynced = false;
         }
+        let _ = self.flush();
     }
 }
 
@@ -402,7 +408,11 @@ fn apply(tx: &Connection, write: &Write, seq: i64) -> Result<(), StorageError> {
 
 impl Store for SqliteStore {
     fn decide(&mut self, commit: Commit, decide: &mut DecideFn<'_>) -> Result<i64, Refusal> {
-        let unsynced = commit == Commit::Call && self.durability == CallDurability::ProcessCrash;
+        let unsynced = match commit {
+            Commit::Durable => false,
+            Commit::Call => self.durability == CallDurability::ProcessCrash,
+            Commit::Closing => true,
+        };
         self.synchronous(if unsynced { "NORMAL" } else { "FULL" })?;
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(StorageError::from)?;
         let decision = decide(&mut SqliteView { conn: &tx, boot: self.boot.as_deref() })?;
@@ -411,11 +421,30 @@ impl Store for SqliteStore {
             apply(&tx, write, seq)?;
         }
         tx.commit().map_err(StorageError::from)?;
+        // An fsynced commit of the WAL puts every frame before it on stable storage too.
+        self.unsynced = unsynced;
         Ok(seq)
     }
 
     fn reader(&self) -> Box<dyn View + '_> {
         Box::new(SqliteView { conn: &self.conn, boot: self.boot.as_deref() })
+    }
+
+    fn flush(&mut self) -> Result<(), StorageError> {
+        if !self.unsynced {
+            return Ok(());
+        }
+        // The unsynced commits are frames of the WAL (a checkpoint may have copied some into the
+        // database file, which SQLite fsyncs when a checkpoint completes): fsyncing the WAL keeps them.
+        let path = self.conn.path().map(|p| format!("{p}-wal")).ok_or_else(|| StorageError::new("the store has no file"))?;
+        match std::fs::File::open(&path) {
+            Ok(wal) => wal.sync_data().map_err(|e| StorageError::new(format!("cannot fsync {path}: {e}")))?,
+            // No WAL: the last connection checkpointed it into the database file and removed it.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(StorageError::new(format!("cannot open {path} to fsync it: {e}"))),
+        }
+        self.unsynced = false;
+        Ok(())
     }
 
     fn lifecycle_seqs(&self, epoch: &str) -> Result<(Option<i64>, Option<i64>), StorageError> {
@@ -468,5 +497,45 @@ impl Store for SqliteStore {
         };
         tx.commit().map_err(StorageError::from)?;
         Ok(lost)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Decides nothing but an audit entry, committed as `commit` says.
+    fn commit(store: &mut SqliteStore, commit: Commit) {
+        store.decide(commit, &mut |_| Ok(super::super::Recorded { writes: Vec::new(), audit: serde_json::json!({"op": "test"}) })).unwrap();
+    }
+
+    #[test]
+    fn a_completion_waits_for_no_fsync_and_the_next_fsynced_commit_or_a_flush_covers_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = SqliteStore::open(&dir.path().join("runtime.sqlite"), CallDurability::Full).unwrap();
+        commit(&mut store, Commit::Call);
+        assert!(!store.unsynced, "in full, an admission is fsynced");
+        commit(&mut store, Commit::Closing);
+        assert!(store.unsynced && store.synchronous == "NORMAL", "a completion is written without an fsync");
+        commit(&mut store, Commit::Call);
+        assert!(!store.unsynced && store.synchronous == "FULL", "the next fsynced commit puts it on stable storage");
+        commit(&mut store, Commit::Closing);
+        store.flush().unwrap();
+        assert!(!store.unsynced, "so does a flush");
+        commit(&mut store, Commit::Closing);
+        commit(&mut store, Commit::Durable);
+        assert!(!store.unsynced, "and any durable decision");
+    }
+
+    #[test]
+    fn in_process_crash_every_per_call_commit_is_unsynced_until_a_durable_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = SqliteStore::open(&dir.path().join("runtime.sqlite"), CallDurability::ProcessCrash).unwrap();
+        for kind in [Commit::Call, Commit::Closing] {
+            commit(&mut store, kind);
+            assert!(store.unsynced);
+        }
+        commit(&mut store, Commit::Durable);
+        assert!(!store.unsynced);
     }
 }
