@@ -1,4 +1,4 @@
-//! `fcd profile test` and `fcd profile init`.
+//! `fcd profile test`, `fcd profile init` and `fcd profile check-releases`.
 
 use std::path::PathBuf;
 
@@ -44,10 +44,37 @@ pub enum ProfileCommand {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// Registers, regenerates (in a second process) and certifies every release DIR/releases.toml
+    /// lists, with this binary alone; each outcome is compared with what releases.toml and
+    /// canonical.json expect. Exit 1 when one differs.
+    CheckReleases {
+        /// The profile directory (profile.toml, canonical.json, releases.toml).
+        dir: PathBuf,
+        /// Where verified artifacts are kept between runs (default: a scratch directory, removed after).
+        #[arg(long)]
+        cache: Option<PathBuf>,
+        /// The SQLite registry summaries are admitted to and outcomes recorded in (default: a
+        /// scratch one); with a kept registry, a release that registered before and escalates now differs.
+        #[arg(long)]
+        registry: Option<PathBuf>,
+        /// OWNER/REPO=PATH: a local bare git mirror for the [release.git] releases of that repository
+        /// (repeatable); a git release without one is listed as not run.
+        #[arg(long = "git-mirror", value_name = "OWNER/REPO=PATH")]
+        git_mirrors: Vec<String>,
+        /// A release id whose escalation you reviewed and accept (repeatable).
+        #[arg(long, value_name = "RELEASE")]
+        accept: Vec<String>,
+        /// Output: a table for people, or one JSON document (the outcomes).
+        #[arg(long, value_enum, default_value_t)]
+        format: Format,
+    },
 }
 
 pub fn run(c: ProfileCommand, io: &mut Io<'_>) -> Result<Status, InputError> {
     match c {
+        ProfileCommand::CheckReleases { dir, cache, registry, git_mirrors, accept, format } => {
+            check_releases(&CheckReleases { dir, cache, registry, git_mirrors, accept, format }, io)
+        }
         ProfileCommand::Test { dir, format, cases, failures } => {
             let report = profile_test::run_cases(&dir, &cases)?;
             match format {
@@ -79,4 +106,48 @@ pub fn run(c: ProfileCommand, io: &mut Io<'_>) -> Result<Status, InputError> {
             Ok(Status::Success)
         }
     }
+}
+
+/// `fcd profile check-releases`' arguments.
+struct CheckReleases {
+    dir: PathBuf,
+    cache: Option<PathBuf>,
+    registry: Option<PathBuf>,
+    git_mirrors: Vec<String>,
+    accept: Vec<String>,
+    format: Format,
+}
+
+/// Checks every release of one profile's releases.toml ([`crate::release::job`]).
+fn check_releases(a: &CheckReleases, io: &mut Io<'_>) -> Result<Status, InputError> {
+    use crate::release::job::{self, Fcd, Job, Plan};
+    let started = std::time::Instant::now();
+    let mut mirrors = std::collections::BTreeMap::new();
+    for m in &a.git_mirrors {
+        let Some((repo, path)) = m.split_once('=').filter(|(r, p)| r.contains('/') && !p.is_empty()) else {
+            return Err(InputError::new("--git-mirror", format!("`{m}`: give OWNER/REPO=PATH")));
+        };
+        mirrors.insert(repo.to_owned(), PathBuf::from(path));
+    }
+    // Every file is read and checked before anything is downloaded.
+    let plan = Plan::load(&a.dir).map_err(|e| InputError::new(&a.dir, format!("{e:#}")))?;
+    let scratch = tempfile::tempdir().map_err(|e| InputError::new("check-releases", format!("cannot create a scratch directory: {e}")))?;
+    let cache = a.cache.clone().unwrap_or_else(|| scratch.path().join("cache"));
+    std::fs::create_dir_all(&cache).map_err(|e| InputError::new(&cache, format!("cannot create: {e}")))?;
+    let registry_path = a.registry.clone().unwrap_or_else(|| scratch.path().join("registry.sqlite"));
+    let registry = fcd_runtime::registry::Registry::open(&registry_path).map_err(|e| InputError::new(&registry_path, e.to_string()))?;
+    let exe = std::env::current_exe().map_err(|e| InputError::new("fcd", format!("cannot locate this executable for the second process: {e}")))?;
+    let fcd = Fcd { exe };
+    let mut run = Job { fcd: &fcd, registry, accept: &a.accept, oracle: None };
+    let mut outcomes = Vec::new();
+    for release in &plan.releases {
+        let outcome =
+            job::run_release(&mut run, &plan, release, &cache, &mirrors).map_err(|e| InputError::new(&a.dir, format!("release {}: {e:#}", release.id)))?;
+        outcomes.push(outcome);
+    }
+    match a.format {
+        Format::Json => print_json(io, &serde_json::json!({"profile": plan.name, "outcomes": outcomes}))?,
+        Format::Text => print(io, &job::table(&outcomes, started.elapsed(), std::time::Duration::ZERO))?,
+    }
+    Ok(if outcomes.iter().all(|o| o.ok) { Status::Success } else { Status::Refused })
 }

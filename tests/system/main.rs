@@ -7,6 +7,7 @@
 mod ambient_mutations;
 mod audit_check;
 mod call_shapes;
+mod check_releases;
 mod cli;
 mod closed_path;
 mod dbhub_runs;

@@ -19,7 +19,7 @@ use fcd_verify::canonical_calls::{self, Canonical};
 use fcd_verify::certificate::{self, Issue};
 use fcd_verify::verdict::{Verdict, check_call, decide};
 
-use crate::manifest::{self, Release};
+use fcd::release::manifest::{self, Release};
 
 /// The profile the benchmark measures: the one with bundled fixtures.
 const PROFILE: &str = "profiles/git-diff";

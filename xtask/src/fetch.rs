@@ -15,47 +15,16 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 
 use std::collections::BTreeMap;
 
 pub use fcd::release::fetch::Materialized;
-use fcd::release::fetch::{self, DigestFrom, sha256_file, unpack_tar_gz};
+use fcd::release::fetch::{self, sha256_file, unpack_tar_gz};
 
-use crate::manifest::{GitSource, Release, Source};
-
-/// Makes the release available under `cache`, verified and unpacked. A git
-/// release without a mirror for its repository is not run (`Ok(None)`).
-pub fn materialize(release: &Release, cache: &Path, mirrors: &BTreeMap<String, PathBuf>) -> Result<Option<Materialized>> {
-    std::fs::create_dir_all(cache).with_context(|| format!("{}: cannot create the cache directory", cache.display()))?;
-    match &release.source {
-        Source::Pypi(p) => fetch::pypi(&release.id, p, DigestFrom::Manifest, cache).map(Some),
-        Source::Npm(n) => fetch::npm(&release.id, n, DigestFrom::Manifest, cache).map(Some),
-        Source::Dir(d) => {
-            let root = d.path.canonicalize().with_context(|| format!("{}: release directory not found", d.path.display()))?;
-            if !root.is_dir() {
-                bail!("{}: not a directory", root.display());
-            }
-            Ok(Some(Materialized { artifact_digest: None, provenance: format!("directory {}", root.display()), root, downloaded: false }))
-        }
-        Source::Case(c) => {
-            let cases = fcd::profile_test::load_cases(&c.profile)?;
-            let Some(case) = cases.iter().find(|k| k.name == c.name) else {
-                bail!("release `{}`: no case `{}` in {}/tests/*.toml", release.id, c.name, c.profile.display());
-            };
-            let root = cache.join(&release.id);
-            if root.exists() {
-                std::fs::remove_dir_all(&root).with_context(|| format!("{}: cannot clear the previous tree", root.display()))?;
-            }
-            case.materialize_into(&root)?;
-            Ok(Some(Materialized { artifact_digest: None, provenance: format!("test case {} of {}", c.name, case.file.display()), root, downloaded: false }))
-        }
-        Source::Git(g) => match mirrors.get(&g.repository) {
-            Some(mirror) => fetch::git_mirror(&release.id, g, mirror, cache).map(Some),
-            None => Ok(None),
-        },
-    }
-}
+use fcd::release::fetch::GitSource;
+use fcd::release::job::materialize;
+use fcd::release::manifest::{Release, Source};
 
 /// For the history triage: like [`materialize`], except that a registry
 /// release with no recorded digest whose artifact is already in the cache is
@@ -114,17 +83,11 @@ fn git_tree_reusing(release: &Release, g: &GitSource, mirror: &Path, cache: &Pat
     Ok(art)
 }
 
-/// Refuses, before any work starts, a release whose source kind has no fetcher yet.
-pub fn check_supported(release: &Release) -> Result<()> {
-    match &release.source {
-        Source::Pypi(_) | Source::Npm(_) | Source::Git(_) | Source::Dir(_) | Source::Case(_) => Ok(()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::manifest::{Expectation, NpmSource, PypiSource};
+    use fcd::release::fetch::{NpmSource, PypiSource};
+    use fcd::release::manifest::Expectation;
 
     #[test]
     fn a_tampered_cached_artifact_is_refused() {

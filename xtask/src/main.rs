@@ -14,7 +14,7 @@ mod bench_runtime;
 mod bench_scale_out;
 mod fetch;
 mod fuzz_seeds;
-pub mod manifest;
+
 mod oracle_check;
 mod progress;
 mod release_history;
@@ -24,6 +24,7 @@ mod schemas;
 mod triage;
 mod versions;
 
+use fcd::release::manifest;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 

@@ -23,9 +23,9 @@ use fcd_verify::verdict::{check_call, decide};
 
 use crate::Format;
 use crate::fetch;
-use crate::manifest::{self, History, Release};
 use crate::triage::{self, Record, Status};
 use crate::versions;
+use fcd::release::manifest::{self, History, Release};
 
 pub struct Options {
     pub profiles: Vec<String>,
@@ -76,7 +76,7 @@ pub fn run(opts: &Options) -> Result<bool> {
 
 /// Every release of every profile's history, judged; and notes on where the lists came from.
 fn collect(opts: &Options) -> Result<(Vec<Record>, Vec<String>)> {
-    let dirs = crate::releases::profile_dirs(&opts.profiles_dir, &opts.profiles)?;
+    let dirs = fcd::release::job::profile_dirs(&opts.profiles_dir, &opts.profiles)?;
     std::fs::create_dir_all(&opts.cache).with_context(|| format!("{}: cannot create", opts.cache.display()))?;
     let mut plans = Vec::new();
     let mut tasks = Vec::new();

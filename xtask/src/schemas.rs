@@ -17,7 +17,7 @@ pub fn all() -> Vec<(&'static str, serde_json::Value)> {
     vec![
         ("profile.schema.json", fcd_compiler::profile::json_schema()),
         ("tests.schema.json", fcd::profile_test::json_schema()),
-        ("releases.schema.json", crate::manifest::json_schema()),
+        ("releases.schema.json", fcd::release::manifest::json_schema()),
         ("canonical.schema.json", fcd_verify::canonical_calls::json_schema()),
     ]
 }
