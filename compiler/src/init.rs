@@ -1,7 +1,9 @@
 //! `fcd profile init`: a starting profile for one handler, written from the
 //! release's own source so that an author begins from what the frontend sees.
 //!
-//! The handler function is located as a region, its call sites are resolved
+//! The handler is located as a region (the function named, or without one
+//! what runs for the tool: its route, its registered callback or its
+//! dispatcher case, whichever the release has exactly one of), its call sites are resolved
 //! and written as its inventory (unresolved and dynamic ones as comments, to
 //! review; when registration cannot read the handler yet, why), the source
 //! glob names the one file that defines it, and every word a
@@ -22,16 +24,18 @@ use fcd_model::error::InputError;
 pub struct Init<'a> {
     pub lang: Lang,
     pub source: &'a Path,
-    pub function: &'a str,
+    /// The handler function; none: the tool's route, callback or case.
+    pub function: Option<&'a str>,
     pub tool: &'a str,
     pub id: &'a str,
 }
 
 /// The handler as the frontend first sees it: the one file of the release
-/// that defines it and its call sites, resolved from the parsed files alone
-/// (none of the closure's checks run here).
+/// that defines it, how the profile names it, and its call sites, resolved
+/// from the parsed files alone (none of the closure's checks run here).
 struct Located {
     file: String,
+    kind: fcd_frontends::RegionKind,
     /// Identity, file and line of each call site.
     calls: Vec<(Identity, String, u32)>,
 }
@@ -63,23 +67,41 @@ fn locate(init: &Init<'_>) -> Result<Located, InputError> {
         files.iter().filter_map(|f| fcd_frontends::parse(init.lang.for_file(&f.path), f).ok().map(|s| (f.path.as_str(), s))).collect();
     let trees: Vec<(&str, &fcd_frontends::ts::Syntax)> = parsed.iter().map(|(p, s)| (*p, s)).collect();
     let frontend = init.lang.frontend();
-    let kind = fcd_frontends::RegionKind::Function(init.function.to_owned());
-    let hits: Vec<(&str, fcd_frontends::ts::Node<'_>)> =
-        trees.iter().flat_map(|(path, syntax)| frontend.find_regions(syntax, &kind).into_iter().map(move |node| (*path, node))).collect();
-    let (file, node) = match hits.as_slice() {
-        [] => return Err(InputError::new(init.source, format!("no function `{}` in the release", init.function))),
-        [one] => *one,
-        [(f, n), ..] => {
-            return Err(InputError::new(
-                init.source,
-                format!("{} definitions of `{}` (first at {f}:{}): one handler is one region", hits.len(), init.function, n.line()),
-            ));
+    use fcd_frontends::RegionKind;
+    let kinds = match init.function {
+        Some(f) => vec![RegionKind::Function(f.to_owned())],
+        None => vec![RegionKind::Route(init.tool.to_owned()), RegionKind::Callback(init.tool.to_owned()), RegionKind::Case(init.tool.to_owned())],
+    };
+    // The first way of naming the handler that the release holds: exactly once, or it is an error.
+    let mut found = None;
+    for kind in kinds {
+        let hits: Vec<(&str, fcd_frontends::ts::Node<'_>)> =
+            trees.iter().flat_map(|(path, syntax)| frontend.find_regions(syntax, &kind).into_iter().map(move |node| (*path, node))).collect();
+        match hits.as_slice() {
+            [] => continue,
+            [one] => {
+                found = Some((*one, kind));
+                break;
+            }
+            [(f, n), ..] => {
+                return Err(InputError::new(
+                    init.source,
+                    format!("{} places hold the {kind} (first at {f}:{}): one handler is one region", hits.len(), n.line()),
+                ));
+            }
         }
+    }
+    let Some(((file, node), kind)) = found else {
+        let what = match init.function {
+            Some(f) => format!("no function `{f}` in the release"),
+            None => format!("no route, registered callback or dispatcher case of the tool `{}` in the release: name the handler with --function", init.tool),
+        };
+        return Err(InputError::new(init.source, what));
     };
     let env = fcd_frontends::Env { tool: init.tool.to_owned(), ..fcd_frontends::Env::default() };
     let region = fcd_frontends::Region { name: "handler", file, node, trees: &trees, env: &env };
     let calls = frontend.calls(&region).into_iter().map(|(n, identity)| (identity, file.to_owned(), n.line())).collect();
-    Ok(Located { file: file.to_owned(), calls })
+    Ok(Located { file: file.to_owned(), kind, calls })
 }
 
 /// (Go) The packages the handler's file imports, by the name the source
@@ -106,7 +128,7 @@ fn quoted(items: &[String]) -> String {
 }
 
 /// The profile text; `callees` and `notes` fill the handler's inventory.
-fn text(init: &Init<'_>, files: &[String], imports: &[(String, String)], callees: &[String], notes: &[String]) -> String {
+fn text(init: &Init<'_>, kind: &fcd_frontends::RegionKind, files: &[String], imports: &[(String, String)], callees: &[String], notes: &[String]) -> String {
     let mut t = String::new();
     let _ = writeln!(t, "# Starting profile for `{}`, written by `fcd profile init` from the release", init.tool);
     let _ = writeln!(t, "# source: every line is a proposal to review (profiles/README.md documents each key).");
@@ -133,7 +155,15 @@ fn text(init: &Init<'_>, files: &[String], imports: &[(String, String)], callees
             );
         }
     }
-    let _ = writeln!(t, "\n[regions.handler]\nfunction = {:?}", init.function);
+    let region = match kind {
+        fcd_frontends::RegionKind::Function(n) => format!("function = {n:?}"),
+        fcd_frontends::RegionKind::Literal(n) => format!("function = {n:?}\nliteral = true"),
+        fcd_frontends::RegionKind::Route(n) => format!("route = {n:?}"),
+        fcd_frontends::RegionKind::Callback(n) => format!("callback = {n:?}"),
+        fcd_frontends::RegionKind::Case(n) => format!("case = {n:?}"),
+        fcd_frontends::RegionKind::Variable(n) => format!("variable = {n:?}"),
+    };
+    let _ = writeln!(t, "\n[regions.handler]\n{region}");
     let _ = writeln!(t, "\n# Every call site of the handler as the frontend resolves it.\n[inventory.handler]");
     for n in notes {
         // A note is a comment: one line, whatever the message holds.
@@ -151,7 +181,7 @@ pub fn starting_profile(init: &Init<'_>) -> Result<String, InputError> {
     let imports = if init.lang == Lang::Go { go_imports(init, &located.file)? } else { Vec::new() };
     let files = vec![format!("**/{}", located.file)];
     let name = Path::new("init.toml");
-    let first = Profile::parse(name, &text(init, &files, &imports, &[], &[]))?;
+    let first = Profile::parse(name, &text(init, &located.kind, &files, &imports, &[], &[]))?;
     // The call sites as registration resolves them, through the closure the
     // runtime loads; when that reading escalates, as the parsed files alone
     // give them, with the escalation noted for the author.
@@ -174,7 +204,7 @@ pub fn starting_profile(init: &Init<'_>) -> Result<String, InputError> {
         }
     }
     callees.sort();
-    let text = text(init, &files, &imports, &callees, &notes);
+    let text = text(init, &located.kind, &files, &imports, &callees, &notes);
     Profile::parse(name, &text)?;
     Ok(text)
 }

@@ -33,9 +33,10 @@ pub enum ProfileCommand {
         /// Release root: unpacked sdist or npm package, or the repository at a tag.
         #[arg(long)]
         source: PathBuf,
-        /// The handler function (the region `handler`).
+        /// The handler function (the region `handler`); without it, what runs for the tool:
+        /// its route, registered callback or dispatcher case, whichever the release has once.
         #[arg(long)]
-        function: String,
+        function: Option<String>,
         /// The MCP tool name the handler serves.
         #[arg(long)]
         tool: String,
@@ -89,7 +90,7 @@ pub fn run(c: ProfileCommand, io: &mut Io<'_>) -> Result<Status, InputError> {
                 Some(dir) => dir.file_name().and_then(|n| n.to_str()).map(str::to_owned).ok_or_else(|| InputError::new(dir, "--out names no directory"))?,
                 None => tool.replace('_', "-"),
             };
-            let init = fcd_compiler::init::Init { lang: language, source: &source, function: &function, tool: &tool, id: &id };
+            let init = fcd_compiler::init::Init { lang: language, source: &source, function: function.as_deref(), tool: &tool, id: &id };
             let text = fcd_compiler::init::starting_profile(&init)?;
             match out {
                 Some(dir) => {

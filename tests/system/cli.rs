@@ -538,6 +538,26 @@ fn profile_init_reads_each_language() {
 }
 
 #[test]
+fn profile_init_without_a_function_finds_what_runs_for_the_tool() {
+    let without = |lang: &str, source: &str, tool: &str| fcd(&["profile", "init", "--lang", lang, "--source", source, "--tool", tool]);
+    // Python: the branch of the server's dispatcher that matches the tool's name; the release-local
+    // function it calls is named for the author, who makes it a region of its own.
+    let r = without("python", "fixtures/git-diff/guarded", "git_diff");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("[regions.handler]\nroute = \"git_diff\"\n"), "{}", r.stdout);
+    assert!(r.stdout.contains("# escalates as written: git_diff (defined in the release, but not a region of the profile"), "{}", r.stdout);
+    // JavaScript: the `case "write_file":` clause of the request handler's switch.
+    let r = without("javascript", "fixtures/filesystem-write-file/dispatch", "write_file");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("[regions.handler]\ncase = \"write_file\"\n"), "{}", r.stdout);
+    fcd_compiler::profile::Profile::parse(Path::new("init.toml"), &r.stdout).expect("it loads");
+    // A handler every tool name reaches (fetch's `call_tool`) has no route by name: the author names it.
+    let r = without("python", "fixtures/fetch/hooked", "fetch");
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("no route, registered callback or dispatcher case of the tool `fetch`") && r.stderr.contains("--function"), "{}", r.stderr);
+}
+
+#[test]
 fn debug_region_names_the_closest_call_when_a_fact_has_no_candidate() {
     let tmp = tempfile::tempdir().unwrap();
     let release = tmp.path().join("release");
