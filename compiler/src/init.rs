@@ -128,7 +128,19 @@ fn quoted(items: &[String]) -> String {
 }
 
 /// The profile text; `callees` and `notes` fill the handler's inventory.
-fn text(init: &Init<'_>, kind: &fcd_frontends::RegionKind, files: &[String], imports: &[(String, String)], callees: &[String], notes: &[String]) -> String {
+/// What the profile's text is made of, besides what `fcd profile init` was asked.
+struct Parts<'a> {
+    kind: &'a fcd_frontends::RegionKind,
+    files: &'a [String],
+    imports: &'a [(String, String)],
+    callees: &'a [String],
+    notes: &'a [String],
+    /// Each callee's first call site: `file:line: source line`.
+    sites: &'a [(String, String)],
+}
+
+fn text(init: &Init<'_>, parts: &Parts<'_>) -> String {
+    let &Parts { kind, files, imports, callees, notes, sites } = parts;
     let mut t = String::new();
     let _ = writeln!(t, "# Starting profile for `{}`, written by `fcd profile init` from the release", init.tool);
     let _ = writeln!(t, "# source: every line is a proposal to review (profiles/README.md documents each key).");
@@ -170,9 +182,29 @@ fn text(init: &Init<'_>, kind: &fcd_frontends::RegionKind, files: &[String], imp
         let _ = writeln!(t, "# {}", n.replace(['\n', '\r'], " "));
     }
     let _ = writeln!(t, "callees = [{}]", quoted(callees));
+    if !sites.is_empty() {
+        let _ = writeln!(
+            t,
+            "\n# Candidate sinks: each callee's first call site in the handler, with its source line.\n\
+             # Keep the call whose effect the profile models, its arguments written as patterns\n\
+             # (param:NAME, var:NAME, a literal, any: profiles/README.md, \"call\" facts)."
+        );
+        for (callee, site) in sites {
+            let _ = writeln!(t, "# facts.sink = {{ kind = \"call\", region = \"handler\", callee = {callee:?}, args = [\"TODO\"], required = true }}");
+            let _ = writeln!(t, "#   at {}", site.replace(['\n', '\r'], " "));
+        }
+    }
     let _ = writeln!(t, "\n# TODO: facts (the sink call, guards, defaults) and rules; until then every call is UNKNOWN.");
     let _ = writeln!(t, "[[rules]]\nwhen = {{ always = true }}\nthen = {{ unknown = \"no rule reviewed yet\" }}");
     t
+}
+
+/// Line `line` of the release's `file`, trimmed (empty when it cannot be read).
+fn source_line(root: &Path, file: &str, line: u32) -> String {
+    let text = std::fs::read(root.join(file)).map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default();
+    let line = text.lines().nth(line.saturating_sub(1) as usize).unwrap_or_default().trim();
+    // One comment line, whatever the source holds.
+    line.chars().take(160).collect()
 }
 
 /// The starting profile's text for `init`.
@@ -181,7 +213,8 @@ pub fn starting_profile(init: &Init<'_>) -> Result<String, InputError> {
     let imports = if init.lang == Lang::Go { go_imports(init, &located.file)? } else { Vec::new() };
     let files = vec![format!("**/{}", located.file)];
     let name = Path::new("init.toml");
-    let first = Profile::parse(name, &text(init, &located.kind, &files, &imports, &[], &[]))?;
+    let bare = Parts { kind: &located.kind, files: &files, imports: &imports, callees: &[], notes: &[], sites: &[] };
+    let first = Profile::parse(name, &text(init, &bare))?;
     // The call sites as registration resolves them, through the closure the
     // runtime loads; when that reading escalates, as the parsed files alone
     // give them, with the escalation noted for the author.
@@ -196,15 +229,20 @@ pub fn starting_profile(init: &Init<'_>) -> Result<String, InputError> {
         _ => located.calls,
     };
     let mut callees = Vec::new();
+    let mut sites = Vec::new();
     for (identity, file, line) in calls {
         match identity {
-            Identity::Path(p) if !callees.contains(&p) => callees.push(p),
+            Identity::Path(p) if !callees.contains(&p) => {
+                sites.push((p.clone(), format!("{file}:{line}: {}", source_line(init.source, &file, line))));
+                callees.push(p);
+            }
             Identity::Path(_) => {}
             other => notes.push(format!("escalates as written: {other} at {file}:{line}")),
         }
     }
     callees.sort();
-    let text = text(init, &located.kind, &files, &imports, &callees, &notes);
+    let parts = Parts { kind: &located.kind, files: &files, imports: &imports, callees: &callees, notes: &notes, sites: &sites };
+    let text = text(init, &parts);
     Profile::parse(name, &text)?;
     Ok(text)
 }

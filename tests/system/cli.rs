@@ -510,6 +510,10 @@ fn profile_init_writes_a_starting_profile_that_loads() {
     }
     // It certifies nothing until its rules are written.
     assert!(matches!(profile.rules[0].rule.then, fcd_model::rules::Outcome::Unknown(_)));
+    // Each callee is proposed as the sink, commented, with the source line of its call: the arguments to write as patterns.
+    let text = std::fs::read_to_string(dir.join("profile.toml")).unwrap();
+    let sink = "# facts.sink = { kind = \"call\", region = \"handler\", callee = \"git.Repo.git.diff\", args = [\"TODO\"], required = true }\n#   at mcp_server_git/server.py:";
+    assert!(text.contains(sink) && text.contains("repo.git.diff("), "{text}");
     let again = init();
     assert_eq!(again.code, 2, "an existing profile is never overwritten");
     let missing = fcd(&["profile", "init", "--lang", "python", "--source", "fixtures/git-diff/guarded", "--function", "no_such", "--tool", "x"]);
