@@ -1,9 +1,8 @@
-//! The release job's sources onto this machine. Registry and git-tag
-//! releases go through the `fcd` library's fetcher
-//! ([`fcd::release::fetch`]: the registry's own client, the digest
-//! releases.toml records, safe unpacking), as `fcd release add` does; a
-//! directory release is read in place and a test case is materialized from
-//! its base fixture and edits.
+//! The history triage's sources onto this machine: what
+//! [`fcd::release::job::materialize`] fetches and verifies for the release
+//! job (registry and git-tag releases through the `fcd` library's fetcher,
+//! a directory in place, a test case from its base fixture and edits),
+//! except that an artifact or git tree already in the cache is reused.
 //!
 //! Cache layout (git-ignored): `<cache>/<id>.tar.gz` is the verified artifact,
 //! `<cache>/<id>/` its unpacked tree (recreated on every run of the release

@@ -9,10 +9,11 @@
 //! fsync (`synchronous = NORMAL`), which a crash of the process survives and
 //! a crash of the host may undo. A completion ([`Commit::Closing`]) is
 //! written without fsync in either mode: the next fsynced commit, a
-//! [`Store::flush`] or the store's close puts it on stable storage. WAL frames carry cumulative checksums and
-//! recovery stops at the first frame that does not verify, so what a host
-//! crash undoes is always a suffix of the history: the commits after the
-//! last fsync, which every durable commit (authority, lifecycle) performs.
+//! [`Store::flush`] or the store's close puts it on stable storage. WAL
+//! frames carry cumulative checksums and recovery stops at the first frame
+//! that does not verify, so what a host crash undoes is always a suffix of
+//! the history: the commits after the last fsync, which every durable
+//! commit (authority, lifecycle) performs.
 //! Such a writer registers itself in `call_writers` (with the host's boot id
 //! and its pid) durably before its first unsynced commit and removes itself
 //! durably when it closes; a writer found there from an earlier boot was
@@ -152,12 +153,12 @@ impl SqliteStore {
 
 impl Drop for SqliteStore {
     fn drop(&mut self) {
-        // Closing cleanly: one fsynced commit puts every unsynced one before it on stable storage.
+        // Closing cleanly: one fsynced commit puts every unsynced one before it on stable storage,
+        // and the flush covers a store with no such commit to make (a completion in `full`).
         if let Some(id) = self.writer.take()
             && self.synchronous("FULL").is_ok()
         {
             let _ = self.conn.execute("DELETE FROM call_writers WHERE id = ?1", params![id]);
-            self.unsynced = false;
         }
         let _ = self.flush();
     }
