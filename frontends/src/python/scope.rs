@@ -143,6 +143,17 @@ impl<'a> Scope<'a> {
                 let callee = self.resolve_depth(expr.field_child("function")?, depth + 1)?;
                 Some(format!("{callee}()"))
             }
+            // `A / B`: what the left operand's operator method returns,
+            // spelled as its call (`pathlib.Path().__truediv__()`), so that
+            // `(root / name).resolve()` names the method it calls. The right
+            // operand is resolved too: an operand nothing names leaves the
+            // result unknown (its reflected method could answer instead).
+            "binary_operator" => {
+                let method = operator_method(expr.field_child("operator")?.text())?;
+                let left = self.resolve_depth(expr.field_child("left")?, depth + 1)?;
+                self.resolve_depth(expr.field_child("right")?, depth + 1)?;
+                Some(format!("{left}.{method}()"))
+            }
             "string" | "concatenated_string" => Some("str".into()),
             "integer" => Some("int".into()),
             "float" => Some("float".into()),
@@ -232,4 +243,24 @@ impl<'a> Scope<'a> {
             _ => None,
         }
     }
+}
+
+/// The method Python calls on the left operand of a binary operator.
+fn operator_method(operator: &str) -> Option<&'static str> {
+    Some(match operator {
+        "+" => "__add__",
+        "-" => "__sub__",
+        "*" => "__mul__",
+        "@" => "__matmul__",
+        "/" => "__truediv__",
+        "//" => "__floordiv__",
+        "%" => "__mod__",
+        "**" => "__pow__",
+        "<<" => "__lshift__",
+        ">>" => "__rshift__",
+        "&" => "__and__",
+        "|" => "__or__",
+        "^" => "__xor__",
+        _ => return None,
+    })
 }

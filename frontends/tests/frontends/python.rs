@@ -91,6 +91,30 @@ fn function_imports_with_targets_and_loop_elements_resolve() {
     );
 }
 
+/// A binary operator's result is what the left operand's operator method
+/// returns, spelled as its call; an operand that resolves to nothing, or an
+/// operator that is not arithmetic (a comparison, `and`), leaves it unknown.
+#[test]
+fn binary_operators_resolve_through_the_left_operands_method() {
+    check(
+        "from pathlib import Path
+def f(top: Path, names: list[str], other):
+    for name in names:
+        (top / name).resolve().relative_to(top)
+    (top / other).resolve()
+    ('a' + name).upper()
+    (top == name).bit_length()
+",
+        &[
+            "pathlib.Path.__truediv__().resolve().relative_to",
+            "pathlib.Path.__truediv__().resolve",
+            "?(top/other).resolve",
+            "str.__add__().upper",
+            "?(top==name).bit_length",
+        ],
+    );
+}
+
 #[test]
 fn module_definitions_and_builtins_resolve() {
     check(
