@@ -60,7 +60,7 @@ impl Frontend for Python {
         // Decorators of the region's own definition run when the module loads
         // and replace what callers get: they are call sites of the region.
         let own = region.node.parent().filter(|p| p.kind() == "decorated_definition").into_iter();
-        let decorators = own.flat_map(|d| d.named_children().filter(|c| c.kind() == "decorator").collect::<Vec<_>>());
+        let decorators = own.flat_map(|d| d.named_children().filter(|c| c.kind() == "decorator").flat_map(decorator_sites).collect::<Vec<_>>());
         decorators
             .chain(region.node.descendants())
             .filter_map(|n| implicit_or_call(&scope, n, region).map(|id| (n, id)))
@@ -107,6 +107,14 @@ impl Frontend for Python {
 fn region_scope<'a>(region: &Region<'a>) -> Scope<'a> {
     let root = region.node.ancestors().last().unwrap_or(region.node);
     Scope::new(root, route::function_of(region.node), region.file)
+}
+
+/// What runs for a decorator: the decorator itself (`@X.tool(…)`, one call
+/// site), and every call inside its arguments (`annotations=writes(…)`),
+/// which runs when the decorated definition does.
+pub(super) fn decorator_sites(decorator: Node<'_>) -> Vec<Node<'_>> {
+    let top = decorator.named_children().find(|c| c.kind() != "comment");
+    std::iter::once(decorator).chain(decorator.descendants().filter(|n| n.kind() == "call" && Some(*n) != top)).collect()
 }
 
 /// The identity of every construct that invokes code: a call, and the

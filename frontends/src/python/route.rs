@@ -66,7 +66,7 @@ pub fn shared<'a>(route: Node<'a>, tool: &str) -> Vec<Node<'a>> {
         .parent()
         .filter(|p| p.kind() == "decorated_definition")
         .into_iter()
-        .flat_map(|d| d.named_children().filter(|c| c.kind() == "decorator").collect::<Vec<_>>());
+        .flat_map(|d| d.named_children().filter(|c| c.kind() == "decorator").flat_map(super::decorator_sites).collect::<Vec<_>>());
     decorators.chain(func.descendants().filter(|n| *n != func && n.kind() != "case_clause" && !in_other_branch(n))).collect()
 }
 

@@ -115,6 +115,21 @@ def f(top: Path, names: list[str], other):
     );
 }
 
+/// A decorator's arguments run when the definition does: every call in them
+/// is a call site of the region beside the decorator itself (a registration's
+/// `annotations=helper(…)` cannot run unread).
+#[test]
+fn calls_in_a_decorators_arguments_are_call_sites() {
+    check(
+        "import functools
+@functools.lru_cache(maxsize=len('ab'))
+def f(x: str):
+    x.strip()
+",
+        &["@functools.lru_cache()", "len", "str.strip"],
+    );
+}
+
 #[test]
 fn module_definitions_and_builtins_resolve() {
     check(
@@ -446,6 +461,8 @@ fn a_function_of_another_release_module_is_called_only_as_a_region() {
         "from .helpers import check\n\ndef f(p):\n    check(p)\n",
         "from pkg.helpers import check\n\ndef f(p):\n    check(p)\n",
         "import pkg.helpers\n\ndef f(p):\n    pkg.helpers.check(p)\n",
+        // In a decorator's arguments, it runs when `f` is defined.
+        "import functools\nfrom .helpers import check\n\n@functools.lru_cache(maxsize=check(1))\ndef f(p):\n    return p\n",
     ] {
         let unread = closed_path(server, &["f"]).expect_err("escalates");
         assert_eq!(unread.code, fcd_frontends::EscalationCode::InventoryViolation, "{server}");
