@@ -64,9 +64,25 @@ fn handler(root: &Path) -> Result<(Sink, String), String> {
     let body = crate::git_diff::body_lines(&tokens, def);
     let mut index = Vec::new();
     let mut cli = Vec::new();
+    // A `for NAME in files:` loop that can only refuse: its element and indent.
+    let mut check_loop: Option<(String, usize)> = None;
     for line in &body {
+        if let Some((element, indent)) = check_loop.take().filter(|(_, indent)| line[0].indent > *indent) {
+            refusal_only(name, line, &element)?;
+            check_loop = Some((element, indent));
+            continue;
+        }
+        if let [f, element, in_, files, colon] = line.as_slice()
+            && f.is("for")
+            && in_.is("in")
+            && files.is("files")
+            && colon.is(":")
+        {
+            check_loop = Some((element.text.clone(), f.indent));
+            continue;
+        }
         for (i, t) in line.iter().enumerate() {
-            if t.is("files") && !plain_use(line, i) {
+            if t.is("files") && !plain_use(line, i) && !listed_by_helper(&tokens, line, i) {
                 return Err(format!("{name}:{}: files is used other than tested, handed whole to index.add or splatted", t.line));
             }
         }
@@ -93,6 +109,56 @@ fn handler(root: &Path) -> Result<(Sink, String), String> {
     }
 }
 
+/// A line of a loop over the paths that only checks them: the element is
+/// used only as the right operand of a path join, `(root / ELEMENT)`, and the
+/// only calls are path resolution and the refusal (`Path`, `resolve`,
+/// `relative_to`, `ValueError`). Whatever it lets through still goes to the
+/// sink, so it changes no effect; it can only refuse.
+fn refusal_only(name: &str, line: &[Token], element: &str) -> Result<(), String> {
+    for (i, t) in line.iter().enumerate() {
+        if t.is(element) && !(i > 0 && line[i - 1].is("/") && line.get(i + 1).is_some_and(|n| n.is(")"))) {
+            return Err(format!("{name}:{}: the loop over files uses {element} other than in a path join", t.line));
+        }
+        let keyword = ["except", "if", "elif", "not", "and", "or", "in", "raise", "return"].contains(&t.text.as_str());
+        let checking = ["Path", "resolve", "relative_to", "ValueError"].contains(&t.text.as_str());
+        if t.kind == Kind::Ident && !keyword && !checking && line.get(i + 1).is_some_and(|n| n.is("(")) {
+            return Err(format!("{name}:{}: the loop over files calls {}", t.line, t.text));
+        }
+        if t.is("files") {
+            return Err(format!("{name}:{}: the loop over files touches the list", t.line));
+        }
+    }
+    Ok(())
+}
+
+/// `HELPER(repo, files)`, HELPER a function of the file whose whole body is
+/// `return REPO.git.ls_files("--stage", "--", *FILES)` over its own two
+/// parameters: it lists the index entries of the paths, which only reads.
+fn listed_by_helper(tokens: &[Token], line: &[Token], i: usize) -> bool {
+    let at = |back: usize| i.checked_sub(back).map(|j| &line[j]);
+    let (Some(comma), Some(_repo), Some(open), Some(helper)) = (at(1), at(2), at(3), at(4)) else { return false };
+    if !(comma.is(",") && open.is("(") && helper.kind == Kind::Ident && line.get(i + 1).is_some_and(|t| t.is(")"))) {
+        return false;
+    }
+    let defs: Vec<usize> = (0..tokens.len().saturating_sub(1)).filter(|&d| tokens[d].is("def") && tokens[d + 1].is(&helper.text)).collect();
+    let [def] = defs.as_slice() else { return false };
+    let header: Vec<&Token> = tokens[*def..].iter().take_while(|t| t.kind != Kind::Newline).collect();
+    // `def NAME ( REPO [: T] , FILES [: T] ) …`: the first names after `(` and `,`.
+    let params: Vec<&str> = header.windows(2).filter(|w| w[0].is("(") || w[0].is(",")).map(|w| w[1].text.as_str()).collect();
+    let [repo, files, ..] = params.as_slice() else { return false };
+    let body = crate::git_diff::body_lines(tokens, *def);
+    let [only] = body.as_slice() else { return false };
+    let listed = matches!(only.get(..6), Some([ret, r, d1, g, d2, ls]) if ret.is("return") && r.is(repo) && d1.is(".") && g.is("git") && d2.is(".") && ls.is("ls_files"));
+    let args = calls(only, "git", "ls_files");
+    let one_call = only.iter().filter(|t| t.is("(")).count() == 1 && only.last().is_some_and(|t| t.is(")"));
+    let [one] = args.as_slice() else { return false };
+    let one: Vec<&[Token]> = one.iter().map(Vec::as_slice).collect();
+    listed
+        && one_call
+        && matches!(one.as_slice(),
+            [[stage], [dashes], [star, f]] if stage.str_value() == Some("--stage") && dashes.str_value() == Some("--") && star.is("*") && f.is(files))
+}
+
 /// `git` is GitPython imported plainly, and nothing in the file replaces an
 /// `add` (GitPython's `Git.add`, say) by assignment.
 fn library(name: &str, tokens: &[Token]) -> Result<(), String> {
@@ -111,13 +177,14 @@ fn library(name: &str, tokens: &[Token]) -> Result<(), String> {
     Ok(())
 }
 
-/// `files` tested (`if files == ["."]`), handed whole to `.index.add(files)`,
+/// `files` tested (`if files == ["."]`, `if not files:`), handed whole to `.index.add(files)`,
 /// or splatted (`*files`, which hands on its elements, never the list):
 /// nothing else may touch the list.
 fn plain_use(line: &[Token], i: usize) -> bool {
     let at = |back: usize, text: &str| i.checked_sub(back).is_some_and(|j| line[j].is(text));
     let after = line.get(i + 1);
-    let tested = after.is_some_and(|a| a.is("==") || a.is("!=")) && (at(1, "if") || at(1, "elif"));
+    let tested = after.is_some_and(|a| a.is("==") || a.is("!=")) && (at(1, "if") || at(1, "elif"))
+        || after.is_some_and(|a| a.is(":")) && at(1, "not") && (at(2, "if") || at(2, "elif"));
     let whole = at(1, "(") && at(2, "add") && at(3, ".") && at(4, "index") && after.is_some_and(|a| a.is(")"));
     let splatted = at(1, "*") && after.is_some_and(|a| a.is(")") || a.is(","));
     tested || whole || splatted

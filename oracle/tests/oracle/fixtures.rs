@@ -371,7 +371,7 @@ fn dbhub_legacy_reader() {
 const INDEX: &[Verdict] = &[Unknown, Unsafe, Unknown];
 const CLI: &[Verdict] = &[Safe, Safe, Safe];
 
-/// git_add's two shapes and their mutations: every change of the sink, the
+/// git_add's shapes and their mutations: every change of the sink, the
 /// list or the route is refused; twins and decoys are judged like their base.
 #[test]
 fn git_add_shapes_and_mutations() {
@@ -408,6 +408,15 @@ fn git_add_shapes_and_mutations() {
         ("adversarial/decoy_dashdash_in_comment", INDEX),
         ("adversarial/decoy_splat_in_uncalled_function", INDEX),
         ("adversarial/twin_renamed_locals", CLI),
+        // The loop that refuses paths outside the tree, and the helper that
+        // lists index entries around staging: both change no effect.
+        ("confined", CLI),
+        ("counted", CLI),
+        ("mcp-server", CLI),
+        ("mutations/30_confined_loop_touches_the_file", &[Cannot]),
+        ("mutations/31_confined_loop_extends_the_list", &[Cannot]),
+        ("mutations/32_counted_helper_stages", &[Cannot]),
+        ("mutations/33_counted_helper_without_dashdash", &[Cannot]),
     ];
     for (fixture, expected) in cases {
         check("git-add", fixture, expected);
