@@ -137,10 +137,13 @@ struct Parts<'a> {
     notes: &'a [String],
     /// Each callee's first call site: `file:line: source line`.
     sites: &'a [(String, String)],
+    /// The argument patterns the frontend read each site's call with, when
+    /// a guess from its text matched ([`proposed_args`]).
+    args: &'a [Option<Vec<String>>],
 }
 
 fn text(init: &Init<'_>, parts: &Parts<'_>) -> String {
-    let &Parts { kind, files, imports, callees, notes, sites } = parts;
+    let &Parts { kind, files, imports, callees, notes, sites, args } = parts;
     let mut t = String::new();
     let _ = writeln!(t, "# Starting profile for `{}`, written by `fcd profile init` from the release", init.tool);
     let _ = writeln!(t, "# source: every line is a proposal to review (profiles/README.md documents each key).");
@@ -185,12 +188,15 @@ fn text(init: &Init<'_>, parts: &Parts<'_>) -> String {
     if !sites.is_empty() {
         let _ = writeln!(
             t,
-            "\n# Candidate sinks: each callee's first call site in the handler, with its source line.\n\
+            "\n# Candidate sinks: each callee's call sites in the handler (up to three), with the source line;\n\
+             # the arguments are what the frontend reads the call with, or TODO where no guess matched.\n\
              # Keep the call whose effect the profile models, its arguments written as patterns\n\
              # (param:NAME, var:NAME, a literal, any: profiles/README.md, \"call\" facts)."
         );
-        for (callee, site) in sites {
-            let _ = writeln!(t, "# facts.sink = {{ kind = \"call\", region = \"handler\", callee = {callee:?}, args = [\"TODO\"], required = true }}");
+        for (i, (callee, site)) in sites.iter().enumerate() {
+            let read = args.get(i).cloned().flatten();
+            let patterns = read.as_deref().map_or_else(|| "\"TODO\"".to_owned(), quoted);
+            let _ = writeln!(t, "# facts.sink = {{ kind = \"call\", region = \"handler\", callee = {callee:?}, args = [{patterns}], required = true }}");
             let _ = writeln!(t, "#   at {}", site.replace(['\n', '\r'], " "));
         }
     }
@@ -213,7 +219,7 @@ pub fn starting_profile(init: &Init<'_>) -> Result<String, InputError> {
     let imports = if init.lang == Lang::Go { go_imports(init, &located.file)? } else { Vec::new() };
     let files = vec![format!("**/{}", located.file)];
     let name = Path::new("init.toml");
-    let bare = Parts { kind: &located.kind, files: &files, imports: &imports, callees: &[], notes: &[], sites: &[] };
+    let bare = Parts { kind: &located.kind, files: &files, imports: &imports, callees: &[], notes: &[], sites: &[], args: &[] };
     let first = Profile::parse(name, &text(init, &bare))?;
     // The call sites as registration resolves them, through the closure the
     // runtime loads; when that reading escalates, as the parsed files alone
@@ -232,17 +238,136 @@ pub fn starting_profile(init: &Init<'_>) -> Result<String, InputError> {
     let mut sites = Vec::new();
     for (identity, file, line) in calls {
         match identity {
-            Identity::Path(p) if !callees.contains(&p) => {
-                sites.push((p.clone(), format!("{file}:{line}: {}", source_line(init.source, &file, line))));
-                callees.push(p);
+            Identity::Path(p) => {
+                // Each callee's call sites, up to three: the sink may be the second.
+                let site = format!("{file}:{line}: {}", source_line(init.source, &file, line));
+                if sites.iter().filter(|(c, _)| *c == p).count() < 3 && !sites.iter().any(|(c, s)| *c == p && *s == site) {
+                    sites.push((p.clone(), site));
+                }
+                if !callees.contains(&p) {
+                    callees.push(p);
+                }
             }
-            Identity::Path(_) => {}
             other => notes.push(format!("escalates as written: {other} at {file}:{line}")),
         }
     }
     callees.sort();
-    let parts = Parts { kind: &located.kind, files: &files, imports: &imports, callees: &callees, notes: &notes, sites: &sites };
+    let parts = Parts { kind: &located.kind, files: &files, imports: &imports, callees: &callees, notes: &notes, sites: &sites, args: &[] };
+    let args = proposed_args(init, &parts, &calls_at(init, &sites));
+    let parts = Parts { args: &args, ..parts };
     let text = text(init, &parts);
     Profile::parse(name, &text)?;
     Ok(text)
+}
+
+/// Each candidate sink's first call: its callee, file and line, read back
+/// from the `file:line: source` of its site.
+fn calls_at(init: &Init<'_>, sites: &[(String, String)]) -> Vec<Option<Vec<String>>> {
+    sites
+        .iter()
+        .map(|(callee, site)| {
+            let mut parts = site.splitn(3, ':');
+            let (file, line) = (parts.next()?, parts.next()?.parse::<usize>().ok()?);
+            let text = std::fs::read(init.source.join(file)).ok()?;
+            let text = String::from_utf8_lossy(&text);
+            // The call starts on its line; its arguments may run over the next ones.
+            let from: String = text.lines().skip(line.saturating_sub(1)).take(40).collect::<Vec<_>>().join("\n");
+            let last = callee.rsplit(['.', ':', '#']).next().unwrap_or(callee).trim_end_matches("()");
+            guessed_args(&from, last)
+        })
+        .collect()
+}
+
+/// The argument patterns the call `NAME(…)` at the start of `text` suggests,
+/// one per argument, from its text alone: `param:X` for a bare name, `str:V`
+/// for a plain string literal, `*param:X` for a splat, `arg:K` for
+/// `…["K"]`, else `any`. `None` for keyword arguments or text that does not
+/// hold the call. A guess is only a guess: [`proposed_args`] keeps it when
+/// the frontend reads the call with it.
+fn guessed_args(text: &str, name: &str) -> Option<Vec<String>> {
+    let start = text.find(&format!("{name}("))? + name.len() + 1;
+    let mut args = vec![String::new()];
+    let (mut depth, mut quote) = (0usize, None::<char>);
+    let mut escaped = false;
+    for c in text[start..].chars() {
+        match quote {
+            Some(q) => {
+                if !escaped && c == q {
+                    quote = None;
+                }
+                escaped = !escaped && c == '\\';
+            }
+            None if c == '"' || c == '\'' || c == '`' => quote = Some(c),
+            None if "([{".contains(c) => depth += 1,
+            None if ")]}".contains(c) && depth == 0 => {
+                let args: Vec<String> = args.into_iter().map(|a| a.trim().to_owned()).filter(|a| !a.is_empty()).collect();
+                return args.iter().map(|a| guess(a)).collect();
+            }
+            None if ")]}".contains(c) => depth -= 1,
+            None if c == ',' && depth == 0 => {
+                args.push(String::new());
+                continue;
+            }
+            None => {}
+        }
+        if let Some(last) = args.last_mut() {
+            last.push(c);
+        }
+    }
+    None
+}
+
+/// One argument's pattern, `None` for a keyword argument.
+fn guess(arg: &str) -> Option<String> {
+    let name = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '$') && !s.starts_with(|c: char| c.is_ascii_digit());
+    let keyword = arg.split_once('=').is_some_and(|(k, v)| name(k.trim()) && !v.starts_with('=') && !k.ends_with(['!', '<', '>']));
+    if keyword || arg.contains(": ") && name(arg.split(": ").next().unwrap_or_default().trim()) {
+        return None;
+    }
+    let plain = |s: &str| !s.contains(['\\', '{', '$']);
+    Some(if let Some(inner) = arg.strip_prefix("...").or_else(|| arg.strip_prefix('*')).filter(|i| name(i)) {
+        format!("*param:{inner}")
+    } else if name(arg) {
+        format!("param:{arg}")
+    } else if let Some(v) = ['"', '\''].iter().find_map(|q| arg.strip_prefix(*q)?.strip_suffix(*q)).filter(|v| plain(v)) {
+        format!("str:{v}")
+    } else if let Some(key) = arg.strip_suffix("\"]").and_then(|a| a.rsplit_once("[\"")).map(|(_, k)| k).filter(|k| name(k)) {
+        format!("arg:{key}")
+    } else {
+        "any".to_owned()
+    })
+}
+
+/// The guessed arguments the frontend reads each call with: every guess is
+/// tried as a fact of a scratch profile (with `var:` for a `param:` that is
+/// a local, then `any` for each), and only one that matches the call is
+/// proposed; the others stay `TODO`.
+fn proposed_args(init: &Init<'_>, parts: &Parts<'_>, guesses: &[Option<Vec<String>>]) -> Vec<Option<Vec<String>>> {
+    let tries = |g: &Vec<String>| -> Vec<Vec<String>> {
+        let locals: Vec<String> = g.iter().map(|a| a.strip_prefix("param:").map_or_else(|| a.clone(), |v| format!("var:{v}"))).collect();
+        let loose: Vec<String> = g.iter().map(|a| if a.starts_with('*') { a.clone() } else { "any".to_owned() }).collect();
+        vec![g.clone(), locals, loose]
+    };
+    let mut proposed: Vec<Option<Vec<String>>> = vec![None; parts.sites.len()];
+    for round in 0..3 {
+        let mut facts = String::new();
+        for (i, ((callee, _), guess)) in parts.sites.iter().zip(guesses).enumerate() {
+            let Some(g) = guess.as_ref().filter(|_| proposed[i].is_none()) else { continue };
+            let args = quoted(&tries(g)[round]);
+            let _ = writeln!(facts, "[facts.probe_{i}]\nkind = \"call\"\nregion = \"handler\"\ncallee = {callee:?}\nargs = [{args}]\nmatching = true");
+        }
+        if facts.is_empty() {
+            break;
+        }
+        let scratch = format!("{}\n{facts}", text(init, parts));
+        let Ok(profile) = Profile::parse(Path::new("init.toml"), &scratch) else { continue };
+        let Ok(view) = inspect::view(&profile, init.source, None, Some("handler")) else { continue };
+        for fact in &view.facts {
+            let Some(i) = fact.name.strip_prefix("probe_").and_then(|i| i.parse::<usize>().ok()) else { continue };
+            if let (Ok(Some(_)), Some(Some(g))) = (&fact.outcome, guesses.get(i)) {
+                proposed[i] = Some(tries(g)[round].clone());
+            }
+        }
+    }
+    proposed
 }

@@ -512,8 +512,18 @@ fn profile_init_writes_a_starting_profile_that_loads() {
     assert!(matches!(profile.rules[0].rule.then, fcd_model::rules::Outcome::Unknown(_)));
     // Each callee is proposed as the sink, commented, with the source line of its call: the arguments to write as patterns.
     let text = std::fs::read_to_string(dir.join("profile.toml")).unwrap();
-    let sink = "# facts.sink = { kind = \"call\", region = \"handler\", callee = \"git.Repo.git.diff\", args = [\"TODO\"], required = true }\n#   at mcp_server_git/server.py:";
+    // Its arguments are the patterns the frontend reads the call with (an f-string is `any`).
+    let sink = "# facts.sink = { kind = \"call\", region = \"handler\", callee = \"git.Repo.git.diff\", args = [\"any\", \"param:target\"], required = true }\n#   at mcp_server_git/server.py:";
     assert!(text.contains(sink) && text.contains("repo.git.diff("), "{text}");
+    // Every call site of a callee is proposed (up to three): git_add's sink is its second call of git.add.
+    let add = fcd(&["profile", "init", "--lang", "python", "--source", "fixtures/git-add/cli", "--function", "git_add", "--tool", "git_add"]);
+    assert_eq!(add.code, 0, "{}", add.stderr);
+    for args in ["args = [\"str:.\"]", "args = [\"str:--\", \"*param:files\"]"] {
+        assert!(add.stdout.contains(&format!("callee = \"git.Repo.git.add\", {args}, required = true }}")), "{args}: {}", add.stdout);
+    }
+    // A call whose arguments no guess reads (keywords, here) stays TODO.
+    let route = fcd(&["profile", "init", "--lang", "python", "--source", "fixtures/git-add/cli", "--tool", "git_add"]);
+    assert!(route.stdout.contains("callee = \"mcp.types.TextContent\", args = [\"TODO\"]"), "{}", route.stdout);
     let again = init();
     assert_eq!(again.code, 2, "an existing profile is never overwritten");
     let missing = fcd(&["profile", "init", "--lang", "python", "--source", "fixtures/git-diff/guarded", "--function", "no_such", "--tool", "x"]);
