@@ -2,13 +2,17 @@
 //!
 //! A handler's facts say what the handler does; they say nothing about
 //! whether the tool's name reaches the handler, or with which arguments. A
-//! route region is where that happens, in one of the two shapes Python MCP
+//! route region is where that happens, in one of the three shapes Python MCP
 //! servers use:
 //!
 //! - a dispatcher's `match name:` branch whose pattern is the tool's name
 //!   (a string, or an enum member `Tools.DIFF` / `Tools.DIFF.value` whose
 //!   value is that string); the region is the branch, and the statements of
 //!   the dispatcher outside every branch run too (they are its call sites);
+//! - a dispatcher's `if NAME == VALUE:` / `elif NAME == VALUE:` body (or
+//!   `VALUE == NAME`), VALUE the tool's name as a branch pattern may spell
+//!   it; the region is the body, and the statements of the dispatcher outside
+//!   it run too, except the bodies of tests only another tool's name passes;
 //! - a function registered for the name (`@server.tool(name=…)`, or
 //!   `@server.tool()` under the function's own name); the server object must
 //!   be bound once to a constructor call, used only by calling its methods
@@ -18,7 +22,12 @@
 //!
 //! A branch is only the route when nothing before it can take the call: every
 //! earlier pattern must be a value pattern with a known, different string, and
-//! the subject must be the dispatcher's own parameter, unchanged.
+//! the subject must be the dispatcher's own parameter, unchanged. An `if`
+//! body likewise: NAME is the dispatcher's own parameter, unchanged; every
+//! earlier `if`/`elif` of its chain tests that NAME against a known, different
+//! value, and so does every earlier test in the dispatcher that reads NAME;
+//! the `if` stands in the dispatcher's straight-line code (its blocks, a
+//! `try` or `with` body), never in another branch, a loop or a handler.
 
 use crate::frontend::Region;
 use crate::ir::{Escalation, EscalationCode};
@@ -35,15 +44,16 @@ pub fn find<'a>(syntax: &'a Syntax, tool: &str) -> Vec<Node<'a>> {
         .filter(|n| match n.kind() {
             "case_clause" => case_values(root, *n).is_some_and(|vs| vs.iter().any(|v| v.as_deref() == Some(tool))),
             "function_definition" => registered_name(root, *n).as_deref() == Some(tool),
+            "block" => if_route(*n).is_some_and(|(_, name, value)| is_param(function_of(*n), name.text()) && expr_value(root, value).as_deref() == Some(tool)),
             _ => false,
         })
         .collect()
 }
 
-/// The function a route's names resolve in: the dispatcher of a branch, or the
-/// registered function itself.
+/// The function a route's names resolve in: the dispatcher of a branch or an
+/// `if` body, or the registered function itself.
 pub fn function_of(node: Node<'_>) -> Node<'_> {
-    if node.kind() == "case_clause" {
+    if node.kind() == "case_clause" || if_route(node).is_some() {
         return node.ancestors().find(|a| a.kind() == "function_definition").unwrap_or(node);
     }
     node
@@ -57,17 +67,29 @@ pub fn shared<'a>(route: Node<'a>, tool: &str) -> Vec<Node<'a>> {
         // A registered function: what runs with its server object (checked by `check`).
         return server_of(route).map(|s| s.sites).unwrap_or_default();
     }
+    if if_route(route).is_some() {
+        // An `if` body: the dispatcher's other statements, except the bodies
+        // only another tool's name enters (branches of a `match` included,
+        // which run for some name and are not another tool's by that alone).
+        let func = function_of(route);
+        let in_other_branch = |n: &Node<'a>| n.ancestors().take_while(|a| *a != func).any(|a| other_tool_only(func, a, tool));
+        return decorators(func).chain(func.descendants().filter(|n| *n != func && !route.contains(*n) && !in_other_branch(n))).collect();
+    }
     if route.kind() != "case_clause" {
         return Vec::new();
     }
     let func = function_of(route);
     let in_other_branch = |n: &Node<'a>| n.ancestors().take_while(|a| *a != func).any(|a| a.kind() == "case_clause" || other_tool_only(func, a, tool));
-    let decorators = func
-        .parent()
+    decorators(func).chain(func.descendants().filter(|n| *n != func && n.kind() != "case_clause" && !in_other_branch(n))).collect()
+}
+
+/// The decorators of a dispatcher's definition (its registration), with
+/// the calls in their arguments ([`super::decorator_sites`]).
+fn decorators(func: Node<'_>) -> impl Iterator<Item = Node<'_>> {
+    func.parent()
         .filter(|p| p.kind() == "decorated_definition")
         .into_iter()
-        .flat_map(|d| d.named_children().filter(|c| c.kind() == "decorator").flat_map(super::decorator_sites).collect::<Vec<_>>());
-    decorators.chain(func.descendants().filter(|n| *n != func && n.kind() != "case_clause" && !in_other_branch(n))).collect()
+        .flat_map(|d| d.named_children().filter(|c| c.kind() == "decorator").flat_map(super::decorator_sites).collect::<Vec<_>>())
 }
 
 /// A branch route is reached only by its tool: checks the subject and every
@@ -84,6 +106,9 @@ pub fn check(region: &Region<'_>) -> Result<(), Escalation> {
     if route.kind() == "function_definition" && registration(route).is_some() {
         let server = server_of(route).map_err(|(n, why)| escalate(n, why))?;
         return registrations_known(route, &server).map_err(|(n, why)| escalate(n, why));
+    }
+    if if_route(route).is_some() {
+        return check_if(region, route).map_err(|(n, why)| escalate(n, why));
     }
     if route.kind() != "case_clause" {
         return Ok(());
@@ -110,22 +135,134 @@ pub fn check(region: &Region<'_>) -> Result<(), Escalation> {
     Ok(())
 }
 
-/// Whether `block` is the body of an `if`/`elif` whose test is
-/// `NAME == VALUE`: NAME the dispatcher's own, unchanged parameter and VALUE a
-/// known string other than `tool` (a literal, or a member of a plain string
-/// enum). Only a call for another tool runs such a body.
-fn other_tool_only(func: Node<'_>, block: Node<'_>, tool: &str) -> bool {
-    let Some(test) = block.parent().filter(|p| matches!(p.kind(), "if_statement" | "elif_clause")) else { return false };
-    if test.field_child("consequence") != Some(block) {
-        return false;
+/// An `if` route is reached only by its tool: checks the name it tests, where
+/// the `if` stands, the earlier branches of its chain and every earlier test
+/// of the dispatcher that reads the name.
+fn check_if<'a>(region: &Region<'a>, route: Node<'a>) -> Result<(), (Node<'a>, String)> {
+    let Some((clause, name, _)) = if_route(route) else { return Ok(()) };
+    let func = function_of(route);
+    let tool = region.env.tool.as_str();
+    if binding::bindings_at(func, None).contains_key(name.text()) {
+        return Err((clause, format!("the dispatcher tests `{}`, which it binds again: not its own, unchanged name parameter", name.text())));
     }
-    let Some(condition) = test.field_child("condition").filter(|c| c.kind() == "comparison_operator") else { return false };
+    // The chain's `if` statement stands in the dispatcher's straight-line code.
+    let statement = if clause.kind() == "elif_clause" { clause.parent().unwrap_or(clause) } else { clause };
+    let mut below = statement;
+    for above in statement.ancestors().take_while(|a| *a != func) {
+        let straight = match above.kind() {
+            "block" => true,
+            "try_statement" | "with_statement" => above.field_child("body") == Some(below),
+            _ => false,
+        };
+        if !straight {
+            let why = if other_tool_only(func, below, tool) {
+                format!("the tool's branch is inside a test (line {}) that only another tool's name passes", above.line())
+            } else {
+                format!(
+                    "the tool's branch is inside a `{}` (line {}): whether it runs depends on more than the tool's name",
+                    above.kind().trim_end_matches("_statement").trim_end_matches("_clause"),
+                    above.line()
+                )
+            };
+            return Err((above, why));
+        }
+        below = above;
+    }
+    // Every earlier branch of the chain tests the same name against another tool.
+    let chain = std::iter::once(statement).chain(statement.named_children().filter(|c| c.kind() == "elif_clause"));
+    for earlier in chain.take_while(|c| *c != clause) {
+        let same = if_test(earlier).is_some_and(|(n, v)| n.text() == name.text() && known_other(func, n, v, tool));
+        if !same {
+            return Err((earlier, format!("an earlier branch (line {}) may take the call before the tool's own branch", earlier.line())));
+        }
+    }
+    // Every earlier test of the dispatcher that reads the name (outside the
+    // bodies only another tool's name enters) is such a test too.
+    let in_other_branch = |n: &Node<'a>| n.ancestors().take_while(|a| *a != func).any(|a| other_tool_only(func, a, tool));
+    let reads = |tested: Node<'a>| std::iter::once(tested).chain(tested.descendants()).any(|n| n.kind() == "identifier" && n.text() == name.text());
+    for earlier in func.descendants().filter(|n| matches!(n.kind(), "if_statement" | "elif_clause" | "else_clause" | "match_statement") && n.precedes(clause)) {
+        if (statement.contains(earlier) && earlier.kind() == "elif_clause") || in_other_branch(&earlier) {
+            continue;
+        }
+        if earlier.kind() == "else_clause" {
+            // What every earlier test of a chain on the name refuses runs here: the tool's call too.
+            let chain = earlier.parent().into_iter().flat_map(|s| std::iter::once(s).chain(s.named_children().filter(|c| c.kind() == "elif_clause")));
+            if chain.filter_map(|c| c.field_child("condition")).any(reads) {
+                return Err((
+                    earlier,
+                    format!("the `else` (line {}) of an earlier test of the tool's name takes the call before the tool's own branch", earlier.line()),
+                ));
+            }
+            continue;
+        }
+        let Some(tested) = earlier.field_child(if earlier.kind() == "match_statement" { "subject" } else { "condition" }) else { continue };
+        let reads = reads(tested);
+        let other = match earlier.kind() {
+            "match_statement" => {
+                let root = func.ancestors().last().unwrap_or(func);
+                tested.kind() == "identifier"
+                    && earlier
+                        .descendants()
+                        .filter(|c| c.kind() == "case_clause")
+                        .all(|c| case_values(root, c).is_some_and(|vs| vs.iter().all(|v| v.as_deref().is_some_and(|v| v != tool))))
+            }
+            _ => if_test(earlier).is_some_and(|(n, v)| n.text() == name.text() && known_other(func, n, v, tool)),
+        };
+        if reads && !other {
+            return Err((earlier, format!("an earlier test of the tool's name (line {}) may take the call before the tool's own branch", earlier.line())));
+        }
+    }
+    Ok(())
+}
+
+/// A route `if` body: the block, the `if`/`elif` clause it is the body of,
+/// and the name and value that clause's test compares (`NAME == VALUE`).
+fn if_route(block: Node<'_>) -> Option<(Node<'_>, Node<'_>, Node<'_>)> {
+    if block.kind() != "block" {
+        return None;
+    }
+    let clause = block.parent().filter(|p| matches!(p.kind(), "if_statement" | "elif_clause"))?;
+    if clause.field_child("consequence") != Some(block) {
+        return None;
+    }
+    let (name, value) = if_test(clause)?;
+    Some((clause, name, value))
+}
+
+/// The operands of an `if`/`elif` test `NAME == VALUE` or `VALUE == NAME`
+/// (through parentheses), NAME a bare name and VALUE anything else.
+fn if_test(clause: Node<'_>) -> Option<(Node<'_>, Node<'_>)> {
+    let mut condition = clause.field_child("condition")?;
+    while condition.kind() == "parenthesized_expression" {
+        condition = condition.named_children().find(|c| c.kind() != "comment")?;
+    }
+    if condition.kind() != "comparison_operator" {
+        return None;
+    }
     let operands: Vec<Node<'_>> = condition.named_children().filter(|c| c.kind() != "comment").collect();
     let operators: Vec<&str> = condition.children().filter(|c| !c.is_named()).map(|c| c.text()).collect();
-    let ([name, value], ["=="]) = (operands.as_slice(), operators.as_slice()) else { return false };
+    let ([left, right], ["=="]) = (operands.as_slice(), operators.as_slice()) else { return None };
+    match (left.kind() == "identifier", right.kind() == "identifier") {
+        (true, false) => Some((*left, *right)),
+        (false, true) => Some((*right, *left)),
+        _ => None,
+    }
+}
+
+/// Whether `name == value` is a test only another tool's call passes: NAME
+/// the dispatcher's own, unchanged parameter and VALUE a known string other
+/// than `tool` (a literal, or a member of a plain string enum).
+fn known_other(func: Node<'_>, name: Node<'_>, value: Node<'_>, tool: &str) -> bool {
     let root = func.ancestors().last().unwrap_or(func);
-    let unchanged = name.kind() == "identifier" && is_param(func, name.text()) && !binding::bindings_at(func, None).contains_key(name.text());
-    unchanged && expr_value(root, *value).is_some_and(|v| v != tool)
+    let unchanged = is_param(func, name.text()) && !binding::bindings_at(func, None).contains_key(name.text());
+    unchanged && expr_value(root, value).is_some_and(|v| v != tool)
+}
+
+/// Whether `block` is the body of an `if`/`elif` whose test is
+/// `NAME == VALUE` (or `VALUE == NAME`) that only another tool's name
+/// passes ([`known_other`]). Only a call for another tool runs such a body.
+fn other_tool_only(func: Node<'_>, block: Node<'_>, tool: &str) -> bool {
+    if_route(block).is_some_and(|(_, name, value)| known_other(func, name, value, tool))
 }
 
 fn is_param(func: Node<'_>, name: &str) -> bool {

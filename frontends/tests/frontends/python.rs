@@ -673,3 +673,125 @@ fn calls_in_nested_functions_are_deferred() {
     let deferred: Vec<(String, bool)> = analysis.regions[0].calls.iter().map(|c| (c.identity.to_string(), c.deferred)).collect();
     assert_eq!(deferred, [("os.remove".to_owned(), true), ("os.rmdir".to_owned(), true), ("os.stat".to_owned(), false)]);
 }
+
+/// A dispatcher that routes by an `if`/`elif` chain on its name parameter
+/// (the reference SQLite server's shape, in our own words).
+const IF_DISPATCHER: &str = "from mcp.server import Server
+from mcp.types import TextContent
+import store
+
+server = Server('t')
+
+@server.call_tool()
+async def dispatch(name: str, arguments: dict) -> list:
+    try:
+        if name == 'list_things':
+            return [TextContent(text=store.listing())]
+        elif name == 'add_thing':
+            store.add(arguments['thing'])
+            return []
+        if not arguments:
+            raise ValueError('no arguments')
+        if name == 'read_thing':
+            return [TextContent(text=store.read(arguments['key']))]
+        elif 'drop_thing' == name:
+            store.drop(arguments['key'])
+            return []
+        else:
+            raise ValueError(name)
+    except Exception as e:
+        return [TextContent(text=str(e))]
+";
+
+/// The route of `tool` in `src`: its callees, or the escalation.
+fn if_route(src: &str, tool: &str) -> Result<Vec<String>, fcd_frontends::Escalation> {
+    let file = SourceFile { path: "server.py".into(), bytes: src.as_bytes().to_vec() };
+    let region = RegionSpec { name: "route".into(), kind: RegionKind::Route(tool.into()), optional: false };
+    let env = fcd_frontends::Env { tool: tool.into(), ..fcd_frontends::Env::default() };
+    fcd_frontends::analyze_with(Lang::Python, &[file], &[region], &[], &env).map(|a| crate::common::callees_of(&a))
+}
+
+fn if_route_escalates(src: &str, tool: &str, reason: &str) {
+    match if_route(src, tool) {
+        Ok(calls) => panic!("expected an escalation ({reason}), got the route {calls:?} in:\n{src}"),
+        Err(e) => assert!(e.detail.contains(reason), "expected `{reason}` in {:?} ({:?}) for:\n{src}", e.detail, e.code),
+    }
+}
+
+/// An `if NAME == VALUE:` body is a route: its own calls and the
+/// dispatcher's shared statements, without the bodies only another tool's
+/// name enters; `VALUE == NAME` in an `elif` likewise.
+#[test]
+fn an_if_branch_on_the_name_parameter_is_a_route() {
+    let calls = if_route(IF_DISPATCHER, "read_thing").expect("the if body is the route");
+    for want in ["store.read", "mcp.types.TextContent", "ValueError", "str", "@mcp.server.Server().call_tool()"] {
+        assert!(calls.iter().any(|c| c == want), "{want} in {calls:?}");
+    }
+    for other in ["store.listing", "store.add", "store.drop"] {
+        assert!(!calls.iter().any(|c| c == other), "{other} runs only for another tool: {calls:?}");
+    }
+    let calls = if_route(IF_DISPATCHER, "drop_thing").expect("the elif body, VALUE == NAME, is the route");
+    assert!(calls.iter().any(|c| c == "store.drop") && !calls.iter().any(|c| c == "store.read"), "{calls:?}");
+    // A plain string enum member spells the value as well as a literal.
+    let enumed = format!(
+        "from enum import Enum\nclass Tools(str, Enum):\n    READ = 'read_thing'\n{}",
+        IF_DISPATCHER.replace("if name == 'read_thing':", "if name == Tools.READ.value:")
+    );
+    let calls = if_route(&enumed, "read_thing").expect("an enum member names the tool");
+    assert!(calls.iter().any(|c| c == "store.read"), "{calls:?}");
+    // Another spelling of the test is no route of the tool (the region is missing).
+    for test in ["if name != 'read_thing':", "if name == 'read_thing' or name == 'x':", "if name in ('read_thing',):", "if name.startswith('read_thing'):"] {
+        let src = IF_DISPATCHER.replace("if name == 'read_thing':", test);
+        assert!(if_route(&src, "read_thing").is_err(), "{test} is no route");
+    }
+}
+
+/// Hostile dispatchers: whatever could take the call before the tool's own
+/// branch, or keep it from running, escalates, naming the line.
+#[test]
+fn an_if_route_escalates_when_something_else_may_take_the_call() {
+    let cases: &[(&str, &str, &str, &str)] = &[
+        // An earlier branch of the chain that tests something unknown.
+        ("drop_thing", "        if name == 'read_thing':", "        if name.startswith('read'):", "an earlier branch (line 17)"),
+        ("drop_thing", "        if name == 'read_thing':", "        if arguments.get('x'):", "an earlier branch (line 17)"),
+        // An earlier test of the name with an unknown value, `!=`, `or`, `in`.
+        ("read_thing", "        if name == 'list_things':", "        if name == PREFIX:", "an earlier test of the tool's name (line 10)"),
+        ("read_thing", "        if name == 'list_things':", "        if name != 'list_things':", "an earlier test of the tool's name (line 10)"),
+        (
+            "read_thing",
+            "        if name == 'list_things':",
+            "        if name == 'list_things' or name == 'other':",
+            "an earlier test of the tool's name (line 10)",
+        ),
+        (
+            "read_thing",
+            "        elif name == 'add_thing':",
+            "        elif name in ('add_thing', 'read_thing'):",
+            "an earlier test of the tool's name (line 12)",
+        ),
+        // An earlier chain on the name with an `else`: it runs for the tool.
+        ("read_thing", "        if not arguments:", "        else:\n            return []\n        if not arguments:", "the `else` (line 15)"),
+        // The name rebound in the dispatcher.
+        ("read_thing", "    try:\n", "    name = name.lower()\n    try:\n", "which it binds again"),
+        ("read_thing", "    try:\n", "    for name in ['read_thing']:\n        pass\n    try:\n", "which it binds again"),
+    ];
+    for (tool, from, to, reason) in cases {
+        assert!(IF_DISPATCHER.contains(from), "{from}");
+        if_route_escalates(&IF_DISPATCHER.replacen(from, to, 1), tool, reason);
+    }
+    // The route inside an `else`, another tool's branch, a loop, a handler.
+    let chain = IF_DISPATCHER.split_once("        if name == 'read_thing':").map(|(_, rest)| rest).unwrap();
+    let chain = format!("        if name == 'read_thing':{}", chain.split_once("    except").unwrap().0);
+    let nested = |head: &str| {
+        let indented: String = chain.lines().map(|l| format!("    {l}\n")).collect();
+        IF_DISPATCHER.replace(&chain, &format!("{head}\n{indented}"))
+    };
+    if_route_escalates(&nested("        if arguments.get('fast'):\n            pass\n        else:"), "read_thing", "inside a `else` (line 19)");
+    if_route_escalates(&nested("        if arguments.get('fast'):"), "read_thing", "inside a `if` (line 17)");
+    if_route_escalates(&nested("        if name == 'list_all':"), "read_thing", "only another tool's name passes");
+    if_route_escalates(&nested("        for _ in range(1):"), "read_thing", "inside a `for` (line 17)");
+    if_route_escalates(&nested("        while arguments:"), "read_thing", "inside a `while` (line 17)");
+    // Two branches for the tool: which one runs is the earlier's, never a guess.
+    let twice = IF_DISPATCHER.replace("        if not arguments:", "        if name == 'read_thing':\n            return []\n        if not arguments:");
+    assert!(if_route(&twice, "read_thing").is_err(), "two routes of one tool escalate");
+}
