@@ -131,8 +131,8 @@ fn refusal_only(name: &str, line: &[Token], element: &str) -> Result<(), String>
     Ok(())
 }
 
-/// `HELPER(repo, files)`, HELPER a function of the file whose whole body is
-/// `return REPO.git.ls_files("--stage", "--", *FILES)` over its own two
+/// `HELPER(repo, files)`, HELPER a function of the file whose whole body (a
+/// docstring aside) is `return REPO.git.ls_files("--stage", "--", *FILES)` over its own two
 /// parameters: it lists the index entries of the paths, which only reads.
 fn listed_by_helper(tokens: &[Token], line: &[Token], i: usize) -> bool {
     let at = |back: usize| i.checked_sub(back).map(|j| &line[j]);
@@ -147,7 +147,10 @@ fn listed_by_helper(tokens: &[Token], line: &[Token], i: usize) -> bool {
     let params: Vec<&str> = header.windows(2).filter(|w| w[0].is("(") || w[0].is(",")).map(|w| w[1].text.as_str()).collect();
     let [repo, files, ..] = params.as_slice() else { return false };
     let body = crate::git_diff::body_lines(tokens, *def);
-    let [only] = body.as_slice() else { return false };
+    // A docstring first, if any, then the one statement.
+    let docstring = |l: &[Token]| matches!(l, [s] if matches!(s.kind, Kind::Str(_)));
+    let statements: Vec<&Vec<Token>> = body.iter().enumerate().filter(|(i, l)| !(*i == 0 && docstring(l))).map(|(_, l)| l).collect();
+    let [only] = statements.as_slice() else { return false };
     let listed = matches!(only.get(..6), Some([ret, r, d1, g, d2, ls]) if ret.is("return") && r.is(repo) && d1.is(".") && g.is("git") && d2.is(".") && ls.is("ls_files"));
     let args = calls(only, "git", "ls_files");
     let one_call = only.iter().filter(|t| t.is("(")).count() == 1 && only.last().is_some_and(|t| t.is(")"));
