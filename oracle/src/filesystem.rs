@@ -56,6 +56,9 @@ pub enum Containment {
     Boundary,
     /// A plain string prefix of the normalized path; a link inside may lead out.
     Prefix,
+    /// The same prefix test on the path and directory folded to lower case
+    /// (`path.normalize(p).toLowerCase()`), the path written as given.
+    PrefixFolded,
 }
 
 pub fn read(root: &Path) -> Shape {
@@ -314,8 +317,13 @@ fn dispatcher(root: &Path) -> Result<(String, Containment), String> {
     }
     let validate = function_body(&index, "validatePath", "dist/index.js")?;
     let normalize = function_body(&index, "normalizePath", "dist/index.js")?;
-    if !(normalize.len() == 8 && spells(normalize, 0, &["return", "path", ".", "normalize", "("]) && normalize[6].is(")") && normalize[7].is(";")) {
-        return Err("normalizePath is not just path.normalize".into());
+    let plain = normalize.len() == 8 && spells(normalize, 0, &["return", "path", ".", "normalize", "("]) && normalize[6].is(")") && normalize[7].is(";");
+    // `return path.normalize(P).toLowerCase();`, P its own parameter.
+    let folded = normalize.len() == 12
+        && spells(normalize, 0, &["return", "path", ".", "normalize", "("])
+        && spells(normalize, 6, &[")", ".", "toLowerCase", "(", ")", ";"]);
+    if !plain && !folded {
+        return Err("normalizePath is not just path.normalize, or path.normalize folded to lower case".into());
     }
     constant_list(&index)?;
     list_readers(&index)?;
@@ -344,6 +352,12 @@ fn dispatcher(root: &Path) -> Result<(String, Containment), String> {
     let write_follows_links = !clause.iter().any(|t| t.str_value() == Some("wx"));
     if !link_falls_through && !write_follows_links {
         return Err("validatePath tells a missing file from a refused link and the write creates exclusively: not the shape this reading judges".into());
+    }
+    if folded {
+        let where_ = format!(
+            "dist/index.js:{line}: write_file writes what validatePath returns, which tests the directory as a string prefix of both folded to lower case"
+        );
+        return Ok((where_, Containment::PrefixFolded));
     }
     let where_ = format!("dist/index.js:{line}: write_file writes what validatePath returns, which tests the directory as a plain string prefix");
     Ok((where_, Containment::Prefix))
@@ -563,7 +577,13 @@ pub fn verdict(shape: &Shape, args: &Map<String, Value>, ctx: &Context) -> (Verd
         return (Verdict::Unknown, format!("{where_}; {path} is relative, from home or has characters the server may rewrite"));
     };
     let below = dir == "/" && file != "/" || file.strip_prefix(&dir).is_some_and(|rest| rest.starts_with('/'));
-    if containment == Containment::Prefix {
+    // Folding changes neither string only when neither holds an upper-case
+    // letter or anything beyond ASCII: then the folded test is the plain one.
+    let unfolded = |s: &str| s.is_ascii() && !s.chars().any(|c| c.is_ascii_uppercase());
+    if containment == Containment::PrefixFolded && !(unfolded(&file) && unfolded(&dir)) {
+        return (Verdict::Unknown, format!("{where_}; {file} or {dir} changes when folded: the check compares other strings than the path written"));
+    }
+    if containment != Containment::Boundary {
         return prefix_verdict(where_, path, &file, &dir, climbs, file == dir || below, ctx);
     }
     if file != dir && !below {

@@ -495,6 +495,11 @@ fn filesystem_write_file_shape_and_mutations() {
         ("mutations/26_dispatch_checked_then_ignored", &[Cannot]),
         ("mutations/27_inline_not_exclusive", &[Cannot]),
         ("mutations/28_inline_renamed_to_the_raw_path", &[Cannot]),
+        // The prefix shape folded to lower case (0.5.1, 0.6.2): for the
+        // canonical lower-case calls, the plain prefix test.
+        ("casefold", PREFIX),
+        ("mutations/29_casefold_folds_upward", &[Cannot]),
+        ("mutations/30_casefold_fold_removed", PREFIX),
     ];
     for (fixture, expected) in cases {
         check("filesystem-write-file", fixture, expected);
@@ -535,4 +540,12 @@ fn filesystem_write_file_paths() {
     assert_eq!(prefix("/srv/data/../../etc/passwd"), Reject);
     assert_eq!(prefix("/srv/data/../data2/x"), Unknown);
     assert_eq!(prefix("notes.txt"), Unknown);
+    // Folded to lower case: a path or directory that folding changes is another string to the check.
+    let folded = |path: &str, dirs: serde_json::Value| {
+        judge("filesystem-write-file", &root().join("fixtures/filesystem-write-file/casefold"), &call(path, dirs)).unwrap()[0].verdict.clone()
+    };
+    assert_eq!(folded("/srv/data2/x", one()), Unsafe);
+    assert_eq!(folded("/srv/dat", one()), Reject);
+    assert_eq!(folded("/SRV/DATA/x", one()), Unknown);
+    assert_eq!(folded("/srv/data/x", serde_json::json!("/srv/Data")), Unknown);
 }
