@@ -132,7 +132,14 @@ impl<'a> Scope<'a> {
                 if a == b { Some(a) } else { Some(format!("({}|{})", a.clone().min(b.clone()), a.max(b))) }
             }
             "attribute" => {
-                let object = self.resolve_depth(expr.field_child("object")?, depth + 1)?;
+                let object = expr.field_child("object")?;
+                // `X["k"].strip`: a method of what X's `__getitem__` returns,
+                // spelled as that call. Only as a receiver: `X["k"](…)`
+                // calls whatever the container holds and stays unknown.
+                let object = match object.kind() {
+                    "subscript" => format!("{}.__getitem__()", self.resolve_depth(object.field_child("value")?, depth + 1)?),
+                    _ => self.resolve_depth(object, depth + 1)?,
+                };
                 Some(format!("{object}.{}", expr.field_child("attribute")?.text()))
             }
             "parenthesized_expression" => self.resolve_depth(expr.named_children().find(|c| c.kind() != "comment")?, depth + 1),
@@ -232,6 +239,16 @@ impl<'a> Scope<'a> {
             "generic_type" => self.resolve_annotation(inner.named_children().find(|c| matches!(c.kind(), "identifier" | "attribute"))?, depth + 1),
             "subscript" => self.resolve_annotation(inner.field_child("value")?, depth + 1),
             // `X | None`: the value is an X whenever it is used as one.
+            "union_type" => {
+                let parts: Vec<Node<'a>> = inner.named_children().filter(|c| c.kind() != "comment").collect();
+                let [left, right] = parts.as_slice() else { return None };
+                let none = |t: &Node<'a>| t.text() == "None";
+                match (none(left), none(right)) {
+                    (false, true) => self.resolve_annotation(*left, depth + 1),
+                    (true, false) => self.resolve_annotation(*right, depth + 1),
+                    _ => None,
+                }
+            }
             "binary_operator" if inner.field_child("operator").is_some_and(|o| o.text() == "|") => {
                 let (left, right) = (inner.field_child("left")?, inner.field_child("right")?);
                 match (left.kind(), right.kind()) {

@@ -115,6 +115,30 @@ def f(top: Path, names: list[str], other):
     );
 }
 
+/// A method of a subscript's value is a method of what the container's
+/// `__getitem__` returns (`dict.__getitem__().strip`); calling the subscript
+/// itself calls whatever the container holds, which stays unknown.
+#[test]
+fn methods_of_a_subscripts_value_resolve_through_getitem() {
+    check(
+        "TABLE = {}
+def f(arguments: dict[str, str] | None, rows: list, other):
+    arguments['query'].strip().upper().startswith('SELECT')
+    rows[0].keys()
+    TABLE['x']()
+    other['k'].strip()
+",
+        &[
+            "dict.__getitem__().strip().upper().startswith",
+            "dict.__getitem__().strip().upper",
+            "dict.__getitem__().strip",
+            "list.__getitem__().keys",
+            "dynamic: calls a subscript (`TABLE['x']`)",
+            "?other['k'].strip",
+        ],
+    );
+}
+
 /// A decorator's arguments run when the definition does: every call in them
 /// is a call site of the region beside the decorator itself (a registration's
 /// `annotations=helper(…)` cannot run unread).
