@@ -271,7 +271,9 @@ impl Check<'_> {
             "update_expression" => self.write(n.field_child("argument"), trusted)?,
             "unary_expression" if n.field_child("operator").is_some_and(|o| o.text() == "delete") => self.write(n.field_child("argument"), trusted)?,
             "for_in_statement" => self.write(n.field_child("left"), trusted)?,
-            "import_specifier" => {
+            // A package's export under another local name is spelled by its
+            // export (`PACKAGE:NAME`), never taken for the reviewed name.
+            "import_specifier" if !from_package(n) => {
                 let (orig, alias) = (n.field_child("name"), n.field_child("alias"));
                 if let (Some(o), Some(a)) = (orig, alias)
                     && trusted.contains(a.text())

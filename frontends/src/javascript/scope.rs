@@ -158,8 +158,11 @@ impl<'a> Scope<'a> {
             Some((spec, orig)) if is_package(spec) && orig == "*" && path[root.len()..].starts_with('.') => {
                 Identity::Path(format!("{spec}:{}", &path[root.len() + 1..]))
             }
+            // A package's named export is spelled by its export name, whatever
+            // local name imports it (`import { promises as fs } from "fs"`
+            // makes `fs.writeFile` `fs:promises.writeFile`).
+            Some((spec, orig)) if is_package(spec) => Identity::Path(format!("{spec}:{orig}{}", &path[root.len()..])),
             Some((_, orig)) if orig != root => Identity::Unresolved(format!("{path}: `{root}` is imported as `{orig}` under another name")),
-            Some((spec, _)) if is_package(spec) => Identity::Path(format!("{spec}:{path}")),
             _ => Identity::Path(path),
         }
     }

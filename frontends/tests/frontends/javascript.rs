@@ -727,3 +727,19 @@ fn a_local_declared_bare_then_assigned_once_is_its_value_as_a_receiver() {
         assert!(twice.iter().any(|c| c.starts_with("?r.run")), "{body}: {twice:?}");
     }
 }
+
+/// A package's named export is spelled by its export name, whatever local
+/// name imports it; a release file's export under the name a region relies
+/// on still escalates.
+#[test]
+fn a_renamed_package_import_is_spelled_by_its_export() {
+    let names = |src: &str| {
+        let analysis = analyze_one("index.js", src, RegionKind::Function("f".into())).expect("analyzes");
+        crate::common::callees_of(&analysis)
+    };
+    let src = "import { promises as fs, join as glue } from \"fs\";\nasync function f(p, t) {\n  await fs.writeFile(glue(p), t);\n}\n";
+    assert_eq!(names(src), ["fs:promises.writeFile", "fs:join"]);
+    let local = "import { save as store } from \"./lib.js\";\nfunction f(p) {\n  store(p);\n}\n";
+    let err = analyze_one("index.js", local, RegionKind::Function("f".into())).expect_err("a release export under another name");
+    assert_eq!(err.code, EscalationCode::ShapeMismatch, "{err:?}");
+}
