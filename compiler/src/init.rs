@@ -317,7 +317,8 @@ fn guessed_args(text: &str, name: &str) -> Option<Vec<String>> {
     None
 }
 
-/// One argument's pattern, `None` for a keyword argument.
+/// One argument's pattern, `None` for a keyword or named argument
+/// (Python's `k=v`, C#'s `k: v`), which a call fact's `keywords` describe.
 fn guess(arg: &str) -> Option<String> {
     let name = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '$') && !s.starts_with(|c: char| c.is_ascii_digit());
     let keyword = arg.split_once('=').is_some_and(|(k, v)| name(k.trim()) && !v.starts_with('=') && !k.ends_with(['!', '<', '>']));
