@@ -226,6 +226,7 @@ pub fn analyze_parsed(release: &Parsed<'_>, regions: &[RegionSpec], facts: &[Fac
     for spec in regions {
         let hits: Vec<Region<'_>> = parsed
             .iter()
+            .filter(|(file, _)| spec.file.as_ref().is_none_or(|only| *only == file.path))
             .flat_map(|(file, syntax)| {
                 frontend.find_regions(syntax, &spec.kind).into_iter().map(|node| Region { name: &spec.name, file: &file.path, node, trees: &trees, env })
             })
@@ -235,7 +236,15 @@ pub fn analyze_parsed(release: &Parsed<'_>, regions: &[RegionSpec], facts: &[Fac
             [] => {
                 return Err(Escalation::new(
                     EscalationCode::RegionMissing,
-                    format!("region `{}`: no {} in the {} files", spec.name, spec.kind, if env.entries.is_some() { "loaded" } else { "selected" }),
+                    match &spec.file {
+                        Some(only) => format!(
+                            "region `{}`: no {} in {only}{}",
+                            spec.name,
+                            spec.kind,
+                            if parsed.iter().any(|(f, _)| f.path == *only) { "" } else { ", which is not among the loaded files" }
+                        ),
+                        None => format!("region `{}`: no {} in the {} files", spec.name, spec.kind, if env.entries.is_some() { "loaded" } else { "selected" }),
+                    },
                     parsed.first().map(|(f, _)| Anchor::at_line(&f.path, 1)).or_else(|| files.first().map(|f| Anchor::at_line(&f.path, 1))),
                 ));
             }
@@ -243,7 +252,22 @@ pub fn analyze_parsed(release: &Parsed<'_>, regions: &[RegionSpec], facts: &[Fac
             [first, second, ..] => {
                 return Err(Escalation::new(
                     EscalationCode::RegionAmbiguous,
-                    format!("region `{}`: {} definitions of {} (first at {})", spec.name, hits.len(), spec.kind, first.anchor(first.node)),
+                    match &spec.file {
+                        Some(only) => {
+                            format!("region `{}`: {} definitions of {} in {only} (first at {})", spec.name, hits.len(), spec.kind, first.anchor(first.node))
+                        }
+                        // Definitions in two JavaScript modules: `file` says which one the
+                        // region reads (the closed call path follows imports per file).
+                        None if first.file != second.file && matches!(lang, Lang::JavaScript | Lang::TypeScript) => format!(
+                            "region `{}`: {} definitions of {} (first at {}, then {}); the region's `file` names the one it reads",
+                            spec.name,
+                            hits.len(),
+                            spec.kind,
+                            first.anchor(first.node),
+                            second.anchor(second.node)
+                        ),
+                        None => format!("region `{}`: {} definitions of {} (first at {})", spec.name, hits.len(), spec.kind, first.anchor(first.node)),
+                    },
                     Some(second.anchor(second.node)),
                 ));
             }

@@ -18,6 +18,12 @@ pub struct RegionSpec {
     /// absent nothing calls it and its facts are not stated; when present it
     /// is analysed like any other region.
     pub optional: bool,
+    /// The one file (a path from the release root, as anchors print it)
+    /// where the region is looked for, when the release defines the name in
+    /// more than one file (a helper a bundle copies beside its own module).
+    /// The closed call path still checks that each call reaches this
+    /// definition and no other.
+    pub file: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

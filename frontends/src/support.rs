@@ -185,7 +185,7 @@ mod tests {
         for lang in Lang::ALL {
             let (path, text) = source(lang);
             let files = [SourceFile { path: path.to_owned(), bytes: text.as_bytes().to_vec() }];
-            let regions = [RegionSpec { name: "r".into(), kind: RegionKind::Function("f".into()), optional: false }];
+            let regions = [RegionSpec { name: "r".into(), kind: RegionKind::Function("f".into()), optional: false, file: None }];
             for (kind, langs) in KINDS {
                 if *kind == "body" {
                     continue; // read by the language-neutral driver, never by a frontend

@@ -144,10 +144,32 @@ fn a_bad_shape_is_a_load_error_naming_its_line() {
             "[shapes.x]\ndescription = \"d\"\nregions.handler = { function = \"f\" }\nfacts.extra = { kind = \"call\", region = \"nowhere\", callee = \"x\" }\n",
             "nowhere",
         ),
+        // Only the JavaScript closed call path follows calls per file.
+        ("[shapes.x]\ndescription = \"d\"\nregions.handler = { function = \"f\", file = \"src/server.py\" }\n", "`file` is for JavaScript profiles"),
     ];
     for (extra, expected) in cases {
         let err = profile_with(tmp.path(), extra).expect_err(extra).to_string();
         assert!(err.contains(expected), "{extra}: {err}");
+        assert!(err.contains("profile.toml:"), "the error names the file and line: {err}");
+    }
+}
+
+#[test]
+fn a_region_file_is_a_path_from_the_release_root() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("filesystem-write-file");
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = std::fs::read_to_string(root().join("profiles/filesystem-write-file/profile.toml")).unwrap();
+    let load = |file: &str| {
+        let shape =
+            format!("\n[shapes.x]\ndescription = \"d\"\nextends = \"dispatch-roots\"\nregions.expand = {{ function = \"expandHome\", file = \"{file}\" }}\n");
+        std::fs::write(dir.join("profile.toml"), format!("{text}{shape}")).unwrap();
+        Profile::load(&dir.join("profile.toml"))
+    };
+    assert!(load("dist/path-utils.js").is_ok());
+    for bad in ["../dist/index.js", "/dist/index.js", "dist//index.js", "./dist/index.js", "dist\\\\index.js", ""] {
+        let err = load(bad).expect_err(bad).to_string();
+        assert!(err.contains("regions.expand.file") && err.contains("is not a file of the release"), "{bad}: {err}");
         assert!(err.contains("profile.toml:"), "the error names the file and line: {err}");
     }
 }

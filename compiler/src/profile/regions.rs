@@ -54,6 +54,29 @@ impl Validator<'_> {
                 ));
                 continue;
             }
+            // Only the JavaScript closed call path follows each call to the
+            // file whose definition it reaches; elsewhere `file` could pick a
+            // body that is not the one that runs.
+            if r.file.is_some() && !matches!(language, Some(Lang::JavaScript | Lang::TypeScript)) {
+                ok = false;
+                self.keep(self.err::<()>(
+                    region.span(),
+                    &format!("regions.{name}.file"),
+                    "`file` is for JavaScript profiles, whose closed call path checks that each call reaches the definition in that file",
+                ));
+                continue;
+            }
+            if let Some(file) = &r.file
+                && !is_release_path(file)
+            {
+                ok = false;
+                self.keep(self.err::<()>(
+                    region.span(),
+                    &format!("regions.{name}.file"),
+                    format!("`{file}` is not a file of the release: write its path from the release root as an escalation prints it (`dist/index.js`), `/`-separated, without `.` or `..`"),
+                ));
+                continue;
+            }
             if let Some((key, why)) = handoff_problem(r, &kind) {
                 ok = false;
                 self.keep(self.err::<()>(region.span(), &format!("regions.{name}.{key}"), why));
@@ -79,7 +102,7 @@ impl Validator<'_> {
                 }
                 helpers.push(name.clone());
             }
-            regions.push(RegionSpec { name: name.clone(), kind, optional: r.optional });
+            regions.push(RegionSpec { name: name.clone(), kind, optional: r.optional, file: r.file.clone() });
         }
         ok.then_some((regions, handoffs, helpers))
     }
@@ -170,4 +193,10 @@ fn handoff_problem(r: &RawRegion, kind: &RegionKind) -> Option<(&'static str, &'
         return Some(("wrapped-by", "`wrapped-by` needs `registered-by`: where the wrapper's result may go"));
     }
     None
+}
+
+/// Whether `path` names a file below a release root: relative, `/`-separated,
+/// no empty, `.` or `..` segment (it is compared with the paths anchors print).
+fn is_release_path(path: &str) -> bool {
+    !path.starts_with('/') && !path.contains('\\') && path.split('/').all(|seg| !seg.is_empty() && seg != "." && seg != "..")
 }

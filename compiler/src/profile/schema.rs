@@ -191,6 +191,9 @@ pub(super) struct RawRegion {
     /// The region may be absent from a release.
     #[serde(default)]
     pub optional: bool,
+    /// The one file (from the release root) the region is looked for in,
+    /// when the release defines its name in more than one.
+    pub file: Option<String>,
     /// (JavaScript) a function of the release on the call path, read for
     /// what it calls (its inventory, the closed call path), named by no fact;
     /// module state it uses (a request log) is not trusted state.

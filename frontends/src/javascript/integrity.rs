@@ -89,7 +89,10 @@ pub fn check(trees: &[(&str, &Syntax)], opaque: &[(&str, &str)], regions: &[Regi
         opaque_file(file, text, &trusted)?;
     }
     let (private, state) = module_private(trees, &roots, &functions, &tables);
-    let mut declared: std::collections::BTreeMap<String, Vec<(String, u32)>> = Default::default();
+    // Bindings per name and file: a module's top level is its own scope, so
+    // a function of the same name in another file is another function (the
+    // closed call path checks which one each call reaches).
+    let mut declared: std::collections::BTreeMap<(String, &str), Vec<(String, u32)>> = Default::default();
     let tool = regions.first().map_or("", |r| r.env.tool.as_str());
     let registered = std::cell::RefCell::new(Vec::new());
     for (file, syntax) in trees {
@@ -108,7 +111,7 @@ pub fn check(trees: &[(&str, &Syntax)], opaque: &[(&str, &str)], regions: &[Regi
             // Another module's binding of a private name is that module's own variable.
             let elsewhere = |name: &str| private.get(name).is_some_and(|home| home != file);
             for bound in module_bindings(n).into_iter().filter(|b| trusted.contains(b.text()) && !elsewhere(b.text())) {
-                declared.entry(bound.text().to_owned()).or_default().push((file.to_string(), bound.line()));
+                declared.entry((bound.text().to_owned(), *file)).or_default().push((file.to_string(), bound.line()));
             }
         }
         *registered.borrow_mut() = c.registered.take();
@@ -120,7 +123,7 @@ pub fn check(trees: &[(&str, &Syntax)], opaque: &[(&str, &str)], regions: &[Regi
             Some(Anchor::at_line(file, *line)),
         ));
     }
-    for (name, sites) in &declared {
+    for ((name, _), sites) in &declared {
         let allowed = if BUILTINS.contains(&name.as_str()) { 0 } else { 1 };
         if sites.len() > allowed {
             let (file, line) = &sites[allowed.min(sites.len() - 1)];

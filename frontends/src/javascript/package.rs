@@ -66,7 +66,7 @@ pub fn loaded(entries: &[String], trees: &[(&str, &Syntax)], opaque: &[(&str, &s
 
 /// The file a relative specifier names: as written, with an extension, as a
 /// directory index, or (TypeScript source) `.js` written for a `.ts` file.
-fn resolve(from: &str, spec: &str, known: &BTreeSet<&str>) -> Option<String> {
+pub(super) fn resolve(from: &str, spec: &str, known: &BTreeSet<&str>) -> Option<String> {
     let dir = from.rsplit_once('/').map(|(d, _)| d).unwrap_or("");
     let base = normalize(&format!("{dir}/{spec}"))?;
     let mut candidates = vec![base.clone()];

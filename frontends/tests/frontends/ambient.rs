@@ -66,14 +66,14 @@ impl Spelling {
         } else {
             "sink"
         };
-        let mut regions = vec![RegionSpec { name: "r".into(), kind: self.kind(self.region), optional: false }];
+        let mut regions = vec![RegionSpec { name: "r".into(), kind: self.kind(self.region), optional: false, file: None }];
         let mut facts = vec![FactSpec {
             name: "sink".into(),
             region: "r".into(),
             kind: FactKind::Call { callee: sink.into(), args: None, keywords: None, matching: false },
         }];
         if let Some(digest) = pinned {
-            regions.push(RegionSpec { name: "setup".into(), kind: self.kind(self.helper), optional: false });
+            regions.push(RegionSpec { name: "setup".into(), kind: self.kind(self.helper), optional: false, file: None });
             facts.push(FactSpec { name: "pin".into(), region: "setup".into(), kind: FactKind::Body { digests: vec![digest.into()] } });
         }
         let file = SourceFile { path: self.path.into(), bytes: self.source(imports, body).into_bytes() };
@@ -322,11 +322,11 @@ fn a_region_pinned_by_a_body_fact_may_write_it() {
 /// `pinned` a region pinned by a `body` fact when `digest` is given.
 fn analyze_pinned(lang: Lang, path: &str, source: &str, pinned: &str, digest: Option<&str>) -> Result<(), Escalation> {
     let sink = if lang == Lang::Python { "lib.sink" } else { "sink" };
-    let mut regions = vec![RegionSpec { name: "r".into(), kind: RegionKind::Function("h".into()), optional: false }];
+    let mut regions = vec![RegionSpec { name: "r".into(), kind: RegionKind::Function("h".into()), optional: false, file: None }];
     let mut facts =
         vec![FactSpec { name: "sink".into(), region: "r".into(), kind: FactKind::Call { callee: sink.into(), args: None, keywords: None, matching: false } }];
     if let Some(digest) = digest {
-        regions.push(RegionSpec { name: "listener".into(), kind: RegionKind::Function(pinned.into()), optional: false });
+        regions.push(RegionSpec { name: "listener".into(), kind: RegionKind::Function(pinned.into()), optional: false, file: None });
         facts.push(FactSpec { name: "pin".into(), region: "listener".into(), kind: FactKind::Body { digests: vec![digest.into()] } });
     }
     analyze(lang, &[SourceFile { path: path.into(), bytes: source.as_bytes().to_vec() }], &regions, &facts).map(|_| ())
@@ -374,7 +374,7 @@ fn a_signal_listener_registers_only_when_its_function_is_pinned() {
 #[test]
 fn a_signal_listener_registers_when_its_digest_is_reviewed() {
     let source = "import { sink } from \"lib\";\n\nexport function h(x) {\n  sink(x);\n}\n\nfunction main() {\n  const stop = async () => {\n    process.exit(0);\n  };\n  process.on(\"SIGINT\", stop);\n  process.on(\"SIGTERM\", stop);\n}\n";
-    let regions = [RegionSpec { name: "r".into(), kind: RegionKind::Function("h".into()), optional: false }];
+    let regions = [RegionSpec { name: "r".into(), kind: RegionKind::Function("h".into()), optional: false, file: None }];
     let facts =
         [FactSpec { name: "sink".into(), region: "r".into(), kind: FactKind::Call { callee: "sink".into(), args: None, keywords: None, matching: false } }];
     let run = |source: &str, listeners: &[String]| {
@@ -427,7 +427,7 @@ fn writing_a_special_attribute_of_any_object_escalates() {
 /// error; reads away from the error register, and so does a file naming none.
 #[test]
 fn a_file_that_does_not_parse_is_read_only_away_from_its_error() {
-    let region = RegionSpec { name: "h".into(), kind: RegionKind::Function("h".into()), optional: false };
+    let region = RegionSpec { name: "h".into(), kind: RegionKind::Function("h".into()), optional: false, file: None };
     // The TypeScript grammar does not parse an import type's array (`import("m").T[]`), which tsc accepts.
     let bad_type = "export function g(): { t?: import(\"./c.js\").T[] } | null {\n  return null;\n}\n";
     for (lang, main, write_away, near_error, read_away, quiet) in [

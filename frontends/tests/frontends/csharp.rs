@@ -8,7 +8,7 @@ fn file(src: &str) -> SourceFile {
 }
 
 fn region(name: &str) -> RegionSpec {
-    RegionSpec { name: "r".into(), kind: RegionKind::Function(name.into()), optional: false }
+    RegionSpec { name: "r".into(), kind: RegionKind::Function(name.into()), optional: false, file: None }
 }
 
 fn check(body: &str, expected: &[&str]) {

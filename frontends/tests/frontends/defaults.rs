@@ -106,7 +106,7 @@ impl Spelling {
             region: "r".into(),
             kind: FactKind::Default { argument: "private".into(), helpers: vec![(helper.into(), rule)], definition: None, inert: None },
         }];
-        let region = RegionSpec { name: "r".into(), kind: self.region.clone(), optional: false };
+        let region = RegionSpec { name: "r".into(), kind: self.region.clone(), optional: false, file: None };
         let env = Env { reviewed: vec!["OptionalParam".into(), "OptionalParamWithDefault".into()], ..Env::default() };
         let file = SourceFile { path: self.path.into(), bytes: src.into_bytes() };
         let analysis = analyze_with(self.lang, &[file], &[region], &facts, &env).map_err(|e| (e.code, e.detail))?;

@@ -103,7 +103,7 @@ impl Spelling {
                 },
             },
         ];
-        let region = RegionSpec { name: "r".into(), kind: self.region.clone(), optional: false };
+        let region = RegionSpec { name: "r".into(), kind: self.region.clone(), optional: false, file: None };
         let env = Env { reviewed: vec!["OptionalParam".into()], ..Env::default() };
         let file = SourceFile { path: self.path.into(), bytes: src.into_bytes() };
         let analysis = analyze_with(self.lang, &[file], &[region], &facts, &env).map_err(|e| (e.code, e.detail))?;
@@ -167,7 +167,7 @@ fn python_reads_a_keyword_argument_of_the_sink() {
             kind: FactKind::Field { sink: Some("sink".into()), arg: None, field: "private".into(), wrap: None, from: "d".into() },
         },
     ];
-    let region = RegionSpec { name: "r".into(), kind: s.region.clone(), optional: false };
+    let region = RegionSpec { name: "r".into(), kind: s.region.clone(), optional: false, file: None };
     let file = |src: String| SourceFile { path: "m.py".into(), bytes: src.into_bytes() };
     let a = analyze_with(Lang::Python, &[file(src)], std::slice::from_ref(&region), &facts, &Env::default()).expect("analyzes");
     assert_eq!(a.facts.iter().find(|f| f.name == "f").map(|f| f.values["source"].clone()), Some(FactValue::Text("argument".into())));

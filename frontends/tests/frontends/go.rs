@@ -16,7 +16,7 @@ fn env() -> Env {
 
 /// The identities of the calls in the handler literal of `F`.
 fn callees(src: &str) -> Vec<String> {
-    let region = RegionSpec { name: "r".into(), kind: RegionKind::Literal("F".into()), optional: false };
+    let region = RegionSpec { name: "r".into(), kind: RegionKind::Literal("F".into()), optional: false, file: None };
     let analysis = analyze_with(Lang::Go, &[file(src)], &[region], &[], &env()).expect("analyzes");
     crate::common::callees_of(&analysis)
 }
@@ -39,7 +39,7 @@ fn first_callee(header: &str, body: &str) -> String {
 }
 
 fn escalation(header: &str, body: &str) -> EscalationCode {
-    let region = RegionSpec { name: "r".into(), kind: RegionKind::Literal("F".into()), optional: false };
+    let region = RegionSpec { name: "r".into(), kind: RegionKind::Literal("F".into()), optional: false, file: None };
     analyze_with(Lang::Go, &[file(&source(header, body))], &[region], &[], &env()).map(|_| ()).expect_err("escalates").code
 }
 
@@ -69,7 +69,7 @@ fn only_the_outermost_literal_is_the_region() {
 
 #[test]
 fn a_function_without_a_literal_has_no_region() {
-    let region = RegionSpec { name: "r".into(), kind: RegionKind::Literal("F".into()), optional: false };
+    let region = RegionSpec { name: "r".into(), kind: RegionKind::Literal("F".into()), optional: false, file: None };
     let err = analyze(Lang::Go, &[file("package x\n\nfunc F() {}\n")], &[region], &[]).unwrap_err();
     assert_eq!(err.code, EscalationCode::RegionMissing);
 }
@@ -77,7 +77,7 @@ fn a_function_without_a_literal_has_no_region() {
 #[test]
 fn odd_go_does_not_panic() {
     for src in ["", "package", "package x\nfunc F[T any](x T) T { return x }\n", "package x\n\u{feff}func F() {}\n", "\x00\x01"] {
-        let region = RegionSpec { name: "r".into(), kind: RegionKind::Function("F".into()), optional: false };
+        let region = RegionSpec { name: "r".into(), kind: RegionKind::Function("F".into()), optional: false, file: None };
         let _ = analyze(Lang::Go, &[file(src)], &[region], &[]);
     }
 }
@@ -122,7 +122,7 @@ fn shadowing_escalates() {
 
 #[test]
 fn shape_mismatchs_escalate() {
-    let region = || vec![RegionSpec { name: "r".into(), kind: RegionKind::Literal("F".into()), optional: false }];
+    let region = || vec![RegionSpec { name: "r".into(), kind: RegionKind::Literal("F".into()), optional: false, file: None }];
     let with = |path: &str, text: &str| {
         let extra = SourceFile { path: path.into(), bytes: text.as_bytes().to_vec() };
         analyze_with(Lang::Go, &[file(&source("", "")), extra], &region(), &[], &env()).map(|_| ()).expect_err("escalates").code

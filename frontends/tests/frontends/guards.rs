@@ -146,7 +146,7 @@ impl Spelling {
                 },
             },
         ];
-        let region = RegionSpec { name: "r".into(), kind: self.region_kind(), optional: false };
+        let region = RegionSpec { name: "r".into(), kind: self.region_kind(), optional: false, file: None };
         let file = SourceFile { path: self.path.into(), bytes: src.clone().into_bytes() };
         // What these tests read is the guard's shape: the checks the templates
         // define (`check`, `ok`) are trusted by name, as a profile's
@@ -333,7 +333,7 @@ fn a_guard_that_must_return_a_value_returns_it_on_every_path() {
                 },
             },
         ];
-        let region = RegionSpec { name: "r".into(), kind: RegionKind::Function("h".into()), optional: false };
+        let region = RegionSpec { name: "r".into(), kind: RegionKind::Function("h".into()), optional: false, file: None };
         let file = SourceFile { path: "m.js".into(), bytes: src.into_bytes() };
         analyze(Lang::JavaScript, &[file], &[region], &facts).map(|a| a.facts.iter().any(|f| f.name == "guard")).map_err(|e| e.code)
     };

@@ -6,7 +6,7 @@ use fcd_model::effect::FactValue;
 
 fn analyze_one(path: &str, src: &str, region: RegionKind) -> Result<fcd_frontends::Analysis, fcd_frontends::Escalation> {
     let file = SourceFile { path: path.into(), bytes: src.as_bytes().to_vec() };
-    analyze(Lang::JavaScript, &[file], &[RegionSpec { name: "r".into(), kind: region, optional: false }], &[])
+    analyze(Lang::JavaScript, &[file], &[RegionSpec { name: "r".into(), kind: region, optional: false, file: None }], &[])
 }
 
 fn callees(path: &str, body: &str) -> Vec<String> {
@@ -97,7 +97,7 @@ fn comparison_guard(body: &str) -> Result<Vec<String>, fcd_frontends::Escalation
             },
         },
     ];
-    let region = RegionSpec { name: "r".into(), kind: RegionKind::Function("h".into()), optional: false };
+    let region = RegionSpec { name: "r".into(), kind: RegionKind::Function("h".into()), optional: false, file: None };
     let a = analyze(Lang::JavaScript, &[file], &[region], &facts)?;
     Ok(a.facts.iter().map(|f| format!("{} {:?}", f.name, f.values.get("test"))).collect())
 }
@@ -178,7 +178,7 @@ fn spread_sink(body: &str, patterns: &[&str]) -> Result<Option<FactValue>, fcd_f
         region: "r".into(),
         kind: FactKind::Call { callee: "git.add".into(), args: Some(args), keywords: None, matching: false },
     };
-    let region = RegionSpec { name: "r".into(), kind: RegionKind::Function("stage".into()), optional: false };
+    let region = RegionSpec { name: "r".into(), kind: RegionKind::Function("stage".into()), optional: false, file: None };
     let a = analyze(Lang::JavaScript, &[file], &[region], &[fact])?;
     Ok(a.facts.first().and_then(|f| f.values.get("args").cloned()))
 }
@@ -224,7 +224,7 @@ fn allowed_guard_in(body: &str) -> Result<bool, fcd_frontends::Escalation> {
             },
         },
     ];
-    let region = RegionSpec { name: "r".into(), kind: RegionKind::Function("writeIt".into()), optional: false };
+    let region = RegionSpec { name: "r".into(), kind: RegionKind::Function("writeIt".into()), optional: false, file: None };
     let a = analyze(Lang::JavaScript, &[file], &[region], &facts)?;
     Ok(a.facts.iter().any(|f| f.name == "guard"))
 }
@@ -267,7 +267,7 @@ fn write_file_region(src: &str, kind: RegionKind) -> Result<(Vec<String>, Vec<St
         region: "handler".into(),
         kind: FactKind::Call { callee: "validatePath".into(), args, keywords: None, matching: false },
     }];
-    let region = RegionSpec { name: "handler".into(), kind, optional: false };
+    let region = RegionSpec { name: "handler".into(), kind, optional: false, file: None };
     let a = analyze(Lang::JavaScript, &[file], &[region], &facts)?;
     let calls = a.regions[0].calls.iter().map(|c| format!("{:?}", c.identity)).collect();
     Ok((calls, a.facts.iter().map(|f| format!("{} {:?}", f.name, f.values.get("args"))).collect()))
@@ -305,7 +305,9 @@ fn a_callback_region_is_the_literal_registered_under_the_tool_name() {
     // A server class of the release itself: its constructor and registerTool
     // are release code no region reads (the closed call path).
     let local = write_file_callback(&REGISTERED.replace("from \"@modelcontextprotocol/sdk/server/mcp.js\"", "from \"./mcp.js\"")).expect_err("escalates");
-    assert!(local.detail.contains("`McpServer.constructor` is defined in the release"), "{local:?}");
+    // (No mcp.js is loaded here: the import itself reaches code fcd cannot read.)
+    assert_eq!(local.code, EscalationCode::InventoryViolation, "{local:?}");
+    assert!(local.detail.contains("`McpServer` is imported from a file of the release that is not among the loaded files"), "{local:?}");
     assert!(calls.iter().any(|c| c.contains("validatePath")) && calls.iter().any(|c| c.contains("writeIt")), "{calls:?}");
     assert_eq!(facts, vec!["checked Some(List([Text(\"arg:path\")]))".to_owned()]);
     // The tool argument through another object, or a rebound parameter, is not the call's argument.
@@ -522,7 +524,7 @@ fn package_calls(files: &[(&str, &str)], regions: &[RegionSpec]) -> Result<Vec<V
 }
 
 fn function_region(name: &str) -> RegionSpec {
-    RegionSpec { name: name.into(), kind: RegionKind::Function(name.into()), optional: false }
+    RegionSpec { name: name.into(), kind: RegionKind::Function(name.into()), optional: false, file: None }
 }
 
 #[test]
@@ -542,7 +544,7 @@ fn a_package_default_or_namespace_import_is_spelled_by_the_package() {
 
 #[test]
 fn a_callback_region_may_be_the_function_written_in_place() {
-    let handler = RegionSpec { name: "handler".into(), kind: RegionKind::Callback("write_file".into()), optional: false };
+    let handler = RegionSpec { name: "handler".into(), kind: RegionKind::Callback("write_file".into()), optional: false, file: None };
     let calls = package_calls(&[("index.ts", REGISTERED)], std::slice::from_ref(&handler)).expect("the registered callback is the reviewed handler");
     assert!(calls[0].iter().any(|c| c.contains("validatePath")), "{calls:?}");
     // Without a callback region, the same registration serves the tool with code no region covers.
@@ -634,7 +636,8 @@ fn a_tool_list_served_for_another_schema_names_the_tool_as_data() {
 /// analysed with `read_only` as the profile's read-only callees.
 fn with_read_only(src: &str, read_only: &[&str]) -> Result<(), fcd_frontends::Escalation> {
     let file = SourceFile { path: "index.js".into(), bytes: src.as_bytes().to_vec() };
-    let regions = [RegionSpec { name: "handler".into(), kind: RegionKind::Case("write_file".into()), optional: false }, function_region("validatePath")];
+    let regions =
+        [RegionSpec { name: "handler".into(), kind: RegionKind::Case("write_file".into()), optional: false, file: None }, function_region("validatePath")];
     let env = fcd_frontends::Env {
         tool: "write_file".into(),
         reviewed: vec!["validatePath".into()],
@@ -674,7 +677,7 @@ fn closed_path(index: &str, regions: &[&str]) -> Result<(), fcd_frontends::Escal
     let files =
         [SourceFile { path: "index.js".into(), bytes: index.as_bytes().to_vec() }, SourceFile { path: "lib.js".into(), bytes: lib.as_bytes().to_vec() }];
     let specs: Vec<RegionSpec> =
-        regions.iter().map(|name| RegionSpec { name: (*name).into(), kind: RegionKind::Function((*name).into()), optional: false }).collect();
+        regions.iter().map(|name| RegionSpec { name: (*name).into(), kind: RegionKind::Function((*name).into()), optional: false, file: None }).collect();
     analyze(Lang::JavaScript, &files, &specs, &[]).map(|_| ())
 }
 
@@ -702,11 +705,58 @@ fn a_function_of_the_release_is_called_only_as_a_region() {
     escalates("let hook = null;\nfunction f(t) { return hook(t); }\n", &["f"], "hook");
 }
 
+/// Regions over `index.js` and `helpers.js`, which both define `tidy`; each
+/// region is `(region name, function, file)`.
+fn same_name_in_two_files(index: &str, regions: &[(&str, &str, Option<&str>)]) -> Result<(), fcd_frontends::Escalation> {
+    let helpers = "export function tidy(p) { return p.trim(); }\n";
+    let files = [
+        SourceFile { path: "index.js".into(), bytes: index.as_bytes().to_vec() },
+        SourceFile { path: "helpers.js".into(), bytes: helpers.as_bytes().to_vec() },
+    ];
+    let specs: Vec<RegionSpec> = regions
+        .iter()
+        .map(|(name, function, file)| RegionSpec {
+            name: (*name).into(),
+            kind: RegionKind::Function((*function).into()),
+            optional: false,
+            file: file.map(str::to_owned),
+        })
+        .collect();
+    analyze(Lang::JavaScript, &files, &specs, &[]).map(|_| ())
+}
+
+#[test]
+fn a_function_defined_in_two_files_is_the_region_its_file_names() {
+    let own = "function tidy(p) { return p.toLowerCase(); }\nfunction f(p) { return tidy(p); }\n";
+    // Without `file` the name is ambiguous, and the escalation says how to pick one.
+    let e = same_name_in_two_files(own, &[("f", "f", None), ("tidy", "tidy", None)]).expect_err("two definitions");
+    assert_eq!(e.code, EscalationCode::RegionAmbiguous);
+    assert!(e.detail.contains("index.js:1") && e.detail.contains("then helpers.js:1") && e.detail.contains("`file`"), "{}", e.detail);
+    // Each module's top level is its own scope: `f` reaches the entry's own `tidy`.
+    assert_eq!(same_name_in_two_files(own, &[("f", "f", None), ("tidy", "tidy", Some("index.js"))]), Ok(()));
+    // The region reads the other file's `tidy`: the call reaches a body no region reads.
+    let e = same_name_in_two_files(own, &[("f", "f", None), ("tidy", "tidy", Some("helpers.js"))]).expect_err("the wrong definition");
+    assert_eq!(e.code, EscalationCode::InventoryViolation);
+    assert!(e.detail.contains("(index.js)") && e.detail.contains("reads the one in helpers.js"), "{}", e.detail);
+    // Imported, the call reaches helpers.js's: only that definition as the region will do.
+    let imported = "import { tidy } from \"./helpers.js\";\nfunction f(p) { return tidy(p); }\n";
+    assert_eq!(same_name_in_two_files(imported, &[("f", "f", None), ("tidy", "tidy", Some("helpers.js"))]), Ok(()));
+    // A file named that does not define the function, or is not loaded, locates nothing.
+    for file in ["index.js", "elsewhere.js"] {
+        let e = same_name_in_two_files(imported, &[("f", "f", None), ("tidy", "tidy", Some(file))]).expect_err(file);
+        assert_eq!(e.code, EscalationCode::RegionMissing, "{file}");
+        assert!(e.detail.contains(file), "{}", e.detail);
+    }
+    // Bound twice in the entry itself, the name escalates however the region is picked.
+    let twice = "function tidy(p) { return p; }\nvar tidy = (p) => p.toUpperCase();\nfunction f(p) { return tidy(p); }\n";
+    assert!(same_name_in_two_files(twice, &[("f", "f", None), ("tidy", "tidy", Some("index.js"))]).is_err());
+}
+
 #[test]
 fn a_reviewed_function_in_a_type_query_is_no_value_use() {
     let analyze_ts = |src: &str| {
         let file = SourceFile { path: "index.ts".into(), bytes: src.as_bytes().to_vec() };
-        let regions = [RegionSpec { name: "r".into(), kind: RegionKind::Function("f".into()), optional: false }];
+        let regions = [RegionSpec { name: "r".into(), kind: RegionKind::Function("f".into()), optional: false, file: None }];
         analyze(Lang::JavaScript, &[file], &regions, &[]).map(|_| ())
     };
     // `typeof f` in a type is erased by the compiler: nothing of it runs.

@@ -6,7 +6,7 @@ use fcd_frontends::{Identity, Lang, RegionKind, RegionSpec, SourceFile, analyze}
 /// The identities of the calls in function `f` of `src`, in source order.
 fn callees(src: &str) -> Vec<String> {
     let file = SourceFile { path: "m.py".into(), bytes: src.as_bytes().to_vec() };
-    let region = RegionSpec { name: "r".into(), kind: RegionKind::Function("f".into()), optional: false };
+    let region = RegionSpec { name: "r".into(), kind: RegionKind::Function("f".into()), optional: false, file: None };
     let analysis = analyze(Lang::Python, &[file], &[region], &[]).expect("analyzes");
     crate::common::callees_of(&analysis)
 }
@@ -170,8 +170,8 @@ def f():
 fn a_reviewed_helper_region_resolves_to_its_definition() {
     let file = SourceFile { path: "m.py".into(), bytes: b"def helper(): pass\ndef f():\n    helper()\n".to_vec() };
     let regions = [
-        RegionSpec { name: "r".into(), kind: RegionKind::Function("f".into()), optional: false },
-        RegionSpec { name: "h".into(), kind: RegionKind::Function("helper".into()), optional: false },
+        RegionSpec { name: "r".into(), kind: RegionKind::Function("f".into()), optional: false, file: None },
+        RegionSpec { name: "h".into(), kind: RegionKind::Function("helper".into()), optional: false, file: None },
     ];
     let analysis = analyze(Lang::Python, &[file], &regions, &[]).expect("analyzes");
     assert_eq!(analysis.regions[0].calls[0].identity, Identity::Path("m.helper".into()));
@@ -207,7 +207,7 @@ fn dynamic_callees_are_marked() {
     check("def f(o, n):\n    getattr(o, n)()\n", &["dynamic: calls the result of `getattr(o, n)`", "dynamic: getattr"]);
     check("def f(t):\n    t['k']()\n", &["dynamic: calls a subscript (`t['k']`)"]);
     let file = SourceFile { path: "m.py".into(), bytes: b"def f(s):\n    eval(s)\n".to_vec() };
-    let region = RegionSpec { name: "r".into(), kind: RegionKind::Function("f".into()), optional: false };
+    let region = RegionSpec { name: "r".into(), kind: RegionKind::Function("f".into()), optional: false, file: None };
     let e = analyze(Lang::Python, &[file], &[region], &[]).unwrap_err();
     assert_eq!(e.code, fcd_frontends::EscalationCode::DynamicCallee, "{e}");
     check("import importlib\ndef f(s):\n    importlib.import_module(s)\n", &["dynamic: importlib.import_module"]);
@@ -241,7 +241,7 @@ fn splat_sink(body: &str, patterns: &[&str]) -> Result<Option<fcd_model::effect:
     use fcd_frontends::{ArgPattern, FactKind, FactSpec};
     let src = format!("import git\ndef git_add(repo: git.Repo, files: list[str]) -> str:\n{body}\n    return 'staged'\n");
     let file = SourceFile { path: "m.py".into(), bytes: src.into_bytes() };
-    let region = RegionSpec { name: "r".into(), kind: RegionKind::Function("git_add".into()), optional: false };
+    let region = RegionSpec { name: "r".into(), kind: RegionKind::Function("git_add".into()), optional: false, file: None };
     let args = patterns.iter().map(|p| ArgPattern::parse(p).unwrap()).collect();
     let fact = FactSpec {
         name: "sink".into(),
@@ -278,7 +278,7 @@ fn keyword_sink(body: &str, keywords: &[(&str, &str)]) -> Result<Option<fcd_mode
     use fcd_frontends::{ArgPattern, FactKind, FactSpec};
     let src = format!("import httpx\ndef f(url):\n{body}\n");
     let file = SourceFile { path: "m.py".into(), bytes: src.into_bytes() };
-    let region = RegionSpec { name: "r".into(), kind: RegionKind::Function("f".into()), optional: false };
+    let region = RegionSpec { name: "r".into(), kind: RegionKind::Function("f".into()), optional: false, file: None };
     let keywords = keywords.iter().map(|(k, p)| (k.to_string(), ArgPattern::parse(p).unwrap())).collect();
     let args = Some(vec![ArgPattern::parse("param:url").unwrap()]);
     let fact = FactSpec {
@@ -323,7 +323,7 @@ fn keyword_arguments_match_by_name() {
     let with_str = |body: &str| {
         use fcd_frontends::{ArgPattern, FactKind, FactSpec};
         let file = SourceFile { path: "m.py".into(), bytes: format!("import httpx\ndef f(url):\n{body}\n").into_bytes() };
-        let region = RegionSpec { name: "r".into(), kind: RegionKind::Function("f".into()), optional: false };
+        let region = RegionSpec { name: "r".into(), kind: RegionKind::Function("f".into()), optional: false, file: None };
         let keywords = Some(text.iter().map(|(k, p)| (k.to_string(), ArgPattern::parse(p).unwrap())).collect());
         let args = Some(vec![ArgPattern::parse("str(param:url)").unwrap()]);
         let fact = FactSpec { name: "sink".into(), region: "r".into(), kind: FactKind::Call { callee: "httpx.get".into(), args, keywords, matching: false } };
@@ -341,7 +341,7 @@ fn keyword_arguments_match_by_name() {
     let plain = |body: &str| {
         use fcd_frontends::{ArgPattern, FactKind, FactSpec};
         let file = SourceFile { path: "m.py".into(), bytes: format!("import httpx\ndef f(url):\n{body}\n").into_bytes() };
-        let region = RegionSpec { name: "r".into(), kind: RegionKind::Function("f".into()), optional: false };
+        let region = RegionSpec { name: "r".into(), kind: RegionKind::Function("f".into()), optional: false, file: None };
         let args = Some(vec![ArgPattern::parse("param:url").unwrap()]);
         let fact =
             FactSpec { name: "sink".into(), region: "r".into(), kind: FactKind::Call { callee: "httpx.get".into(), args, keywords: None, matching: false } };
@@ -357,8 +357,8 @@ fn reaches_as_argument(model: &str, body: &str) -> Result<bool, fcd_frontends::E
     use fcd_frontends::{ArgPattern, FactKind, FactSpec};
     let src = format!("from pydantic import BaseModel, AnyUrl\nimport net\n{model}\nasync def handler(name, arguments: dict):\n{body}\n");
     let file = SourceFile { path: "m.py".into(), bytes: src.into_bytes() };
-    let region = RegionSpec { name: "r".into(), kind: RegionKind::Function("handler".into()), optional: false };
-    let model_region = RegionSpec { name: "model".into(), kind: RegionKind::Function("Fetch".into()), optional: false };
+    let region = RegionSpec { name: "r".into(), kind: RegionKind::Function("handler".into()), optional: false, file: None };
+    let model_region = RegionSpec { name: "model".into(), kind: RegionKind::Function("Fetch".into()), optional: false, file: None };
     let args = Some(vec![ArgPattern::parse("arg:url").unwrap()]);
     let fact = FactSpec { name: "sink".into(), region: "r".into(), kind: FactKind::Call { callee: "net.fetch".into(), args, keywords: None, matching: true } };
     let analysis = analyze(Lang::Python, &[file], &[region, model_region], &[fact])?;
@@ -410,7 +410,7 @@ fn dash_guard_in(body: &str, negated: bool) -> bool {
     use fcd_frontends::{ArgPattern, FactKind, FactSpec};
     let src = format!("import git\ndef git_diff(repo: git.Repo, target: str) -> str:\n{body}\n    return repo.git.diff(target)\n");
     let file = SourceFile { path: "m.py".into(), bytes: src.into_bytes() };
-    let region = RegionSpec { name: "r".into(), kind: RegionKind::Function("git_diff".into()), optional: false };
+    let region = RegionSpec { name: "r".into(), kind: RegionKind::Function("git_diff".into()), optional: false, file: None };
     let pattern = |p: &str| ArgPattern::parse(p).unwrap();
     let sink = FactSpec {
         name: "sink".into(),
@@ -473,7 +473,7 @@ fn closed_path(server: &str, regions: &[&str]) -> Result<(), fcd_frontends::Esca
         SourceFile { path: "pkg/helpers.py".into(), bytes: b"import os\n\ndef check(p):\n    os.remove(p)\n".to_vec() },
     ];
     let specs: Vec<RegionSpec> =
-        regions.iter().map(|name| RegionSpec { name: (*name).into(), kind: RegionKind::Function((*name).into()), optional: false }).collect();
+        regions.iter().map(|name| RegionSpec { name: (*name).into(), kind: RegionKind::Function((*name).into()), optional: false, file: None }).collect();
     analyze(Lang::Python, &files, &specs, &[]).map(|_| ())
 }
 
@@ -506,8 +506,8 @@ fn hook_in(body: &str, installs: &[(&str, &str)]) -> Result<Option<fcd_model::ef
     let src = format!("import httpx\nasync def refuse(request):\n    raise ValueError('no')\nasync def fetch(url, allow=False, robots=False):\n{body}\n");
     let file = SourceFile { path: "m.py".into(), bytes: src.into_bytes() };
     let regions = [
-        RegionSpec { name: "r".into(), kind: RegionKind::Function("fetch".into()), optional: false },
-        RegionSpec { name: "hook".into(), kind: RegionKind::Function("refuse".into()), optional: false },
+        RegionSpec { name: "r".into(), kind: RegionKind::Function("fetch".into()), optional: false, file: None },
+        RegionSpec { name: "hook".into(), kind: RegionKind::Function("refuse".into()), optional: false, file: None },
     ];
     let installs = installs.iter().map(|(f, c)| (f.to_string(), c.to_string())).collect();
     let facts = [
@@ -594,7 +594,7 @@ fn a_hook_is_installed_once_before_the_sink_on_its_object() {
 fn a_constant_region_is_bound_once_and_only_read() {
     let run = |src: &str| {
         let file = SourceFile { path: "m.py".into(), bytes: src.as_bytes().to_vec() };
-        let region = RegionSpec { name: "table".into(), kind: RegionKind::Variable("NETS".into()), optional: false };
+        let region = RegionSpec { name: "table".into(), kind: RegionKind::Variable("NETS".into()), optional: false, file: None };
         analyze(Lang::Python, &[file], &[region], &[])
     };
     let table = "import ipaddress\nNETS = tuple(ipaddress.ip_network(n) for n in ('10.0.0.0/8', '127.0.0.0/8'))\n";
@@ -614,7 +614,7 @@ fn a_constant_region_is_bound_once_and_only_read() {
     assert_eq!(run(&format!("{table}NETS = ()\n")).unwrap_err().code, fcd_frontends::EscalationCode::RegionAmbiguous);
     let other = SourceFile { path: "other.py".into(), bytes: b"from m import NETS\n".to_vec() };
     let file = SourceFile { path: "m.py".into(), bytes: table.as_bytes().to_vec() };
-    let region = RegionSpec { name: "table".into(), kind: RegionKind::Variable("NETS".into()), optional: false };
+    let region = RegionSpec { name: "table".into(), kind: RegionKind::Variable("NETS".into()), optional: false, file: None };
     let err = analyze(Lang::Python, &[file, other], &[region], &[]).unwrap_err();
     assert!(err.detail.contains("is imported"), "{err:?}");
 }
@@ -666,7 +666,7 @@ async def serve():
     await s.run_stdio_async()
 ";
     let file = SourceFile { path: "server.py".into(), bytes: src.as_bytes().to_vec() };
-    let region = RegionSpec { name: "r".into(), kind: RegionKind::Route("fetch".into()), optional: false };
+    let region = RegionSpec { name: "r".into(), kind: RegionKind::Route("fetch".into()), optional: false, file: None };
     let analysis = analyze(Lang::Python, std::slice::from_ref(&file), &[region], &[]).expect("one route");
     let calls = crate::common::callees_of(&analysis);
     for want in [
@@ -681,7 +681,7 @@ async def serve():
     let aliased =
         src.replace("    s = create_server()\n    await s.run_stdio_async()\n", "    s = create_server()\n    t = s\n    await t.run_stdio_async()\n");
     let file = SourceFile { path: "server.py".into(), bytes: aliased.into_bytes() };
-    let region = RegionSpec { name: "r".into(), kind: RegionKind::Route("fetch".into()), optional: false };
+    let region = RegionSpec { name: "r".into(), kind: RegionKind::Route("fetch".into()), optional: false, file: None };
     let err = analyze(Lang::Python, &[file], &[region], &[]).unwrap_err();
     assert!(err.detail.contains("used otherwise than by calling a method on its result"), "{err:?}");
 }
@@ -692,7 +692,7 @@ async def serve():
 fn calls_in_nested_functions_are_deferred() {
     let src = "import os\ndef f(x):\n    def later():\n        os.remove(x)\n    cb = lambda: os.rmdir(x)\n    os.stat(x)\n";
     let file = SourceFile { path: "m.py".into(), bytes: src.as_bytes().to_vec() };
-    let region = RegionSpec { name: "r".into(), kind: RegionKind::Function("f".into()), optional: false };
+    let region = RegionSpec { name: "r".into(), kind: RegionKind::Function("f".into()), optional: false, file: None };
     let analysis = analyze(Lang::Python, &[file], &[region], &[]).expect("analyzes");
     let deferred: Vec<(String, bool)> = analysis.regions[0].calls.iter().map(|c| (c.identity.to_string(), c.deferred)).collect();
     assert_eq!(deferred, [("os.remove".to_owned(), true), ("os.rmdir".to_owned(), true), ("os.stat".to_owned(), false)]);
@@ -730,7 +730,7 @@ async def dispatch(name: str, arguments: dict) -> list:
 /// The route of `tool` in `src`: its callees, or the escalation.
 fn if_route(src: &str, tool: &str) -> Result<Vec<String>, fcd_frontends::Escalation> {
     let file = SourceFile { path: "server.py".into(), bytes: src.as_bytes().to_vec() };
-    let region = RegionSpec { name: "route".into(), kind: RegionKind::Route(tool.into()), optional: false };
+    let region = RegionSpec { name: "route".into(), kind: RegionKind::Route(tool.into()), optional: false, file: None };
     let env = fcd_frontends::Env { tool: tool.into(), ..fcd_frontends::Env::default() };
     fcd_frontends::analyze_with(Lang::Python, &[file], &[region], &[], &env).map(|a| crate::common::callees_of(&a))
 }
