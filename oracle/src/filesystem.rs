@@ -24,7 +24,8 @@
 //! another. Then either it hands that to lib.js's `writeFileContent` with
 //! `R.data.content` (lib.js read as above: boundary), or it writes itself:
 //! exclusively (`wx`), else on `EEXIST` through a temporary sibling renamed
-//! over it, with the entry's own `validatePath` checking as above (boundary);
+//! over it, with the entry's own `validatePath` checking as above (boundary;
+//! its list a module `const`, or a `let` the MCP roots protocol replaces);
 //! or with `fs.writeFile` in place (2025.3 and before), where `validatePath`
 //! tests `normalizePath(x).startsWith(dir)` (`normalizePath` being
 //! `path.normalize`) over a module `const` list nothing changes: a path whose
@@ -325,7 +326,7 @@ fn dispatcher(root: &Path) -> Result<(String, Containment), String> {
     if !plain && !folded {
         return Err("normalizePath is not just path.normalize, or path.normalize folded to lower case".into());
     }
-    constant_list(&index)?;
+    entry_list(root, &index)?;
     list_readers(&index)?;
     if validate.iter().any(|t| t.is("isPathWithinAllowedDirectories")) {
         boundary_validate(validate)?;
@@ -464,7 +465,9 @@ fn list_readers(index: &[Token]) -> Result<(), String> {
     for i in (0..index.len()).filter(|&i| index[i].is("allowedDirectories")) {
         let read = spells(index, i + 1, &[".", "some", "("]) || spells(index, i + 1, &[".", "join", "("]);
         let handed = handed_to(index, i, &["console", ".", "error"]) || handed_to(index, i, &["isPathWithinAllowedDirectories"]);
-        if !((i > 0 && index[i - 1].is("const")) || read || handed) {
+        // Its declaration, or the roots' copy [`roots_list`] counts.
+        let bound = i > 0 && (index[i - 1].is("const") || index[i - 1].is("let"));
+        if !(bound || read || handed || spells(index, i + 1, &["=", "["])) {
             return Err(format!("dist/index.js:{}: the allowed-directory list is used otherwise than read", index[i].line));
         }
     }
@@ -478,6 +481,56 @@ fn schema_of_two_strings(index: &[Token], name: &str) -> Result<(), String> {
     let text: String = index[at + 8..end].iter().map(|t| t.text.as_str()).collect();
     if !matches!(text.as_str(), "path:z.string(),content:z.string()," | "path:z.string(),content:z.string()") {
         return Err(format!("the schema {name} is not an object of the two strings path and content"));
+    }
+    Ok(())
+}
+
+/// The entry's allowed-directory list: a module `const` nothing changes, or
+/// one the MCP roots protocol replaces ([`roots_list`]).
+fn entry_list(root: &Path, index: &[Token]) -> Result<(), String> {
+    match constant_list(index) {
+        Ok(()) => Ok(()),
+        Err(constant) => roots_list(root, index).map_err(|roots| format!("{constant}; {roots}")),
+    }
+}
+
+/// (2025.7.29, 2025.8.18) `let allowedDirectories = …` once, assigned once
+/// more, in `updateAllowedDirectoriesFromRoots`, as `allowedDirectories =
+/// [...V];` of a `const V = await getValidRootDirectories(…)` there, which
+/// is imported from roots-utils.js, a file that writes nothing; never
+/// changed in place. The roots a client sets are the list config names (an
+/// assumption of the envelope), so the verdicts are the constant list's.
+fn roots_list(root: &Path, index: &[Token]) -> Result<(), String> {
+    once(index, &["let", "allowedDirectories", "="], "the allowed-directory list's `let`")?;
+    let setter = function_body(index, "updateAllowedDirectoriesFromRoots", "dist/index.js")?;
+    let copy = once(setter, &["allowedDirectories", "=", "["], "the copy of the roots into the list")?;
+    let end = (copy..setter.len()).find(|&i| setter[i].is(";")).ok_or("the copy into the list never ends")?;
+    let text: String = setter[copy..=end].iter().map(|t| t.text.as_str()).collect();
+    let valid = text.strip_prefix("allowedDirectories=[...").and_then(|rest| rest.strip_suffix("];")).unwrap_or_default().to_owned();
+    if valid.is_empty() || !valid.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$') {
+        return Err("the list is not a copy of one name".into());
+    }
+    once(setter, &["const", valid.as_str(), "=", "await", "getValidRootDirectories", "("], "the valid roots' binding")?;
+    let bound = (0..setter.len()).filter(|&i| setter[i].is(&valid) && setter.get(i + 1).is_some_and(|t| t.is("=")) && !setter[i + 2].is("=")).count();
+    if bound != 1 {
+        return Err("the valid roots are bound again".into());
+    }
+    let binds = (0..index.len().saturating_sub(2)).filter(|&i| index[i].is("allowedDirectories") && index[i + 1].is("=") && !index[i + 2].is("=")).count();
+    let changed = (0..index.len().saturating_sub(3)).any(|i| {
+        let member = |m: &str| index[i].is("allowedDirectories") && index[i + 1].is(".") && index[i + 2].is(m);
+        ["push", "unshift", "splice", "fill", "copyWithin", "sort", "reverse", "pop", "shift"].iter().any(|m| member(m))
+            || (member("length") && index.get(i + 3).is_some_and(|t| t.is("=")))
+    });
+    let other_binding = (1..index.len()).any(|i| index[i].is("allowedDirectories") && ["const", "var", "function", "("].iter().any(|d| index[i - 1].is(d)));
+    if binds != 2 || changed || other_binding {
+        return Err("the allowed-directory list is bound again or changed outside updateAllowedDirectoriesFromRoots".into());
+    }
+    once(index, &["import", "{", "getValidRootDirectories", "}", "from", "\"./roots-utils.js"], "the import of getValidRootDirectories")?;
+    let roots = tokens_of(root, "dist/roots-utils.js")?;
+    let writes =
+        ["writeFile", "appendFile", "rename", "unlink", "rm", "rmdir", "mkdir", "copyFile", "symlink", "chmod", "open", "createWriteStream", "truncate"];
+    if let Some(t) = roots.iter().find(|t| writes.iter().any(|w| t.is(w))) {
+        return Err(format!("dist/roots-utils.js:{}: `{}` may write", t.line, t.text));
     }
     Ok(())
 }

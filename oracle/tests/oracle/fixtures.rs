@@ -500,6 +500,17 @@ fn filesystem_write_file_shape_and_mutations() {
         ("casefold", PREFIX),
         ("mutations/29_casefold_folds_upward", &[Cannot]),
         ("mutations/30_casefold_fold_removed", PREFIX),
+        // The inline dispatcher whose list the client's roots replace (2025.7.29, 2025.8.18).
+        ("roots", BOUNDARY),
+        // The oracle does not read expandHome (the canonical paths are absolute,
+        // which path-utils.js's leaves alone too); fcd escalates, as its region
+        // reads the entry's own.
+        ("mutations/31_roots_entry_takes_the_shared_expand", BOUNDARY),
+        // A normalization more of what roots-utils.js returns changes no verdict: the oracle
+        // reads only that the file writes nothing and the entry copies what it returns.
+        ("mutations/32_roots_shared_normalize_reached", BOUNDARY),
+        ("mutations/33_roots_list_widened_elsewhere", &[Cannot]),
+        ("mutations/34_roots_unvalidated_roots_kept", &[Cannot]),
     ];
     for (fixture, expected) in cases {
         check("filesystem-write-file", fixture, expected);
