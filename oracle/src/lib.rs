@@ -13,6 +13,7 @@ pub mod contract;
 pub mod lex;
 
 mod azure;
+mod contents;
 mod dbhub;
 mod fetch;
 mod files;
@@ -64,8 +65,17 @@ pub struct Judgement {
 type Model = dyn Fn(&serde_json::Map<String, Value>) -> (Verdict, String);
 
 /// The profiles the oracle can judge.
-pub const PROFILES: &[&str] =
-    &["git-diff", "git-add", "github-create-repository", "github-create-gist", "azure-redis-create", "dbhub-execute-sql", "filesystem-write-file", "fetch"];
+pub const PROFILES: &[&str] = &[
+    "git-diff",
+    "git-add",
+    "github-create-repository",
+    "github-create-gist",
+    "github-create-or-update-file",
+    "azure-redis-create",
+    "dbhub-execute-sql",
+    "filesystem-write-file",
+    "fetch",
+];
 
 /// Judges every call of a canonical-calls document (`../shared/canonical/<profile>.json`)
 /// against the release rooted at `root`.
@@ -88,6 +98,10 @@ pub fn judge(profile: &str, root: &Path, canonical: &Value) -> Result<Vec<Judgem
         "github-create-gist" => {
             let shape = gist::read(root);
             Box::new(move |args| gist::verdict(&shape, args, &ctx))
+        }
+        "github-create-or-update-file" => {
+            let shape = contents::read(root);
+            Box::new(move |args| contents::verdict(&shape, args, &ctx))
         }
         "azure-redis-create" => {
             let shape = azure::read(root);

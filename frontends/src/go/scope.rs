@@ -173,6 +173,15 @@ impl<'r, 'a> Scope<'r, 'a> {
         if path == "func()" {
             return spelled;
         }
+        // Only a conversion is spelled with a leading `[]` (`[]byte(s)`): it
+        // runs no code of its own, so it is what its element type resolves
+        // to (a shadowed `byte` escalates where it is declared).
+        if let Some(element) = path.strip_prefix("[]") {
+            return match self.resolve(Identity::Path(element.to_owned())) {
+                Identity::Path(_) => spelled,
+                other => other,
+            };
+        }
         let end = path.find(['.', '[', '(']).unwrap_or(path.len());
         let (head, rest) = path.split_at(end);
         let bare = rest.is_empty() || rest.starts_with('[');
@@ -225,7 +234,23 @@ impl<'r, 'a> Scope<'r, 'a> {
         // an outer one for a method call: its declared type fixes what it is.
         let is_param = |s: Node<'a>| s.parent().is_some_and(|p| matches!(p.kind(), "parameter_declaration" | "variadic_parameter_declaration"));
         let trusted = |s: Node<'a>| self.locals.bound_to_call(s) || (is_param(s) && self.region.node.contains(s));
-        match others.iter().find(|s| !trusted(***s)) {
+        // A field read of such a name (`c := resp.Content`, `resp` a
+        // parameter) runs no code, and the field's declared type fixes its
+        // methods as a parameter's does.
+        let read_of_trusted = |s: Node<'a>| {
+            let Some(mut value) = self.locals.value(s).filter(|v| v.kind() == "selector_expression") else { return false };
+            while value.kind() == "selector_expression" {
+                let Some(operand) = value.field_child("operand") else { return false };
+                value = operand;
+            }
+            let root = value.text();
+            let sites = self.locals.sites(root);
+            value.kind() == "identifier"
+                && root != head
+                && (!sites.is_empty() || self.locals.is_param(root))
+                && sites.iter().all(|r| self.outer_param(*r) || trusted(*r))
+        };
+        match others.iter().find(|s| !trusted(***s) && !read_of_trusted(***s)) {
             None => spelled,
             Some(site) => Identity::Unresolved(format!("`{spelled}`: `{head}` is bound at line {} to something other than a call's result", site.line())),
         }

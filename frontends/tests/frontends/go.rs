@@ -52,6 +52,26 @@ fn dotted_tokens_and_generics_are_identities() {
 }
 
 #[test]
+fn a_conversion_to_a_slice_is_its_element_type() {
+    // `[]byte(s)` runs no code: it resolves as `byte` does.
+    check("\t\tb := []byte(\"x\")\n\t\t_ = b", &["[]byte"]);
+    assert_eq!(first_callee("type Blob struct{}\n", "\t\t_ = []Blob(nil)"), "[]Blob");
+    // An element type declared nowhere, or shadowed, is not accepted.
+    assert!(first_callee("", "\t\t_ = []ghost(nil)").starts_with('?'));
+    assert_eq!(escalation("", "\t\tbyte := 1\n\t\t_ = []byte(\"x\")\n\t\t_ = byte"), EscalationCode::ShapeMismatch);
+}
+
+#[test]
+fn a_local_bound_to_a_field_of_a_parameter_is_a_receiver() {
+    // `c := args.Content` reads a field of the parameter: its methods are fixed by the field's type.
+    check("\t\tif c := args.Content; c != nil {\n\t\t\t_ = c.GetName()\n\t\t}", &["c.GetName"]);
+    check("\t\tr := deps.Client()\n\t\tm := r.Commit.Author\n\t\t_ = m.GetName()", &["D#Client", "m.GetName"]);
+    // A field of a value built here, or of the local itself, is not.
+    assert!(first_callee("", "\t\tv := &Fake{}\n\t\tc := v.Content\n\t\t_ = c.GetName()").starts_with('?'));
+    assert!(callees(&source("", "\t\tc := args.Content\n\t\tc = c.Next\n\t\t_ = c.GetName()")).iter().any(|c| c.starts_with('?')));
+}
+
+#[test]
 fn indexed_values_and_call_results_are_dynamic() {
     check("\t\thooks[name](ctx)", &["dynamic: calls an indexed value (`hooks[name]`)"]);
     check("\t\tmake()()", &["dynamic: calls the result of `make()`", "make"]);

@@ -174,6 +174,39 @@ fn gist_regime_and_mutations() {
 }
 
 #[test]
+fn create_or_update_file_shapes_and_mutations() {
+    // Calls A (sha omitted), B (sha given), C (sha empty), D (a path out of contents/).
+    let create_only: &[Verdict] = &[Safe, Unsafe, Safe, Unknown];
+    let blind: &[Verdict] = &[Unsafe, Unsafe, Unsafe, Unknown];
+    let cases: &[(&str, &[Verdict])] = &[
+        ("checked", create_only),
+        ("blind", blind),
+        ("factory", blind),
+        ("mark3labs", create_only),
+        ("gosdk", create_only),
+        // The compiler escalates the edited pinned body; the oracle reads the current SHA copied into the options.
+        ("mutations/01_checked_copies_the_current_sha", blind),
+        // Without the refusal the options still only carry the caller's sha: create-only.
+        ("mutations/02_checked_refusal_dropped", create_only),
+        // A lookup whose SHA reaches the options: a blind overwrite (the compiler's inventory refuses the lookup).
+        ("mutations/03_plain_reads_the_file_first", blind),
+        ("mutations/04_plain_head_request", blind),
+        ("mutations/05_plain_second_write", &[Cannot]),
+        ("mutations/06_plain_locals_renamed", create_only),
+        // Nothing but the caller's sha reaches the options any more: the oracle says create-only
+        // where the compiler, which does not follow the SHA, keeps the blind shape's answer.
+        ("mutations/07_blind_without_the_probe", create_only),
+        // The factory and the registration are the compiler's surroundings checks.
+        ("mutations/08_factory_rebinds_dependencies", blind),
+        ("mutations/09_plain_sha_read_by_another_helper", &[Cannot]),
+        ("mutations/10_checked_wrapped_registration", create_only),
+    ];
+    for (fixture, expected) in cases {
+        check("github-create-or-update-file", fixture, expected);
+    }
+}
+
+#[test]
 fn azure_shapes_and_mutations() {
     let legacy: &[Verdict] = &[Unsafe, Unknown, Unknown];
     let wired: &[Verdict] = &[Safe, Safe, Unsafe];
