@@ -22,6 +22,7 @@ mod git_add;
 mod git_diff;
 mod git_route;
 mod github;
+mod move_file;
 
 use std::path::Path;
 
@@ -64,8 +65,17 @@ pub struct Judgement {
 type Model = dyn Fn(&serde_json::Map<String, Value>) -> (Verdict, String);
 
 /// The profiles the oracle can judge.
-pub const PROFILES: &[&str] =
-    &["git-diff", "git-add", "github-create-repository", "github-create-gist", "azure-redis-create", "dbhub-execute-sql", "filesystem-write-file", "fetch"];
+pub const PROFILES: &[&str] = &[
+    "git-diff",
+    "git-add",
+    "github-create-repository",
+    "github-create-gist",
+    "azure-redis-create",
+    "dbhub-execute-sql",
+    "filesystem-write-file",
+    "filesystem-move-file",
+    "fetch",
+];
 
 /// Judges every call of a canonical-calls document (`../shared/canonical/<profile>.json`)
 /// against the release rooted at `root`.
@@ -100,6 +110,10 @@ pub fn judge(profile: &str, root: &Path, canonical: &Value) -> Result<Vec<Judgem
         "filesystem-write-file" => {
             let shape = filesystem::read(root);
             Box::new(move |args| filesystem::verdict(&shape, args, &ctx))
+        }
+        "filesystem-move-file" => {
+            let shape = move_file::read(root);
+            Box::new(move |args| move_file::verdict(&shape, args, &ctx))
         }
         "fetch" => {
             let shape = fetch::read(root);
