@@ -71,7 +71,7 @@ pub fn read(root: &Path) -> Shape {
     }
 }
 
-fn tokens_of(root: &Path, file: &str) -> Result<Vec<Token>, String> {
+pub(crate) fn tokens_of(root: &Path, file: &str) -> Result<Vec<Token>, String> {
     let found = files::find(root, &|p| p == file);
     let [(name, path)] = found.as_slice() else {
         return Err(format!("no {file}"));
@@ -81,7 +81,7 @@ fn tokens_of(root: &Path, file: &str) -> Result<Vec<Token>, String> {
 }
 
 /// Whether the tokens from `at` spell `words` (strings by their value, as `"…"`).
-fn spells(tokens: &[Token], at: usize, words: &[&str]) -> bool {
+pub(crate) fn spells(tokens: &[Token], at: usize, words: &[&str]) -> bool {
     words.iter().enumerate().all(|(k, w)| {
         tokens.get(at + k).is_some_and(|t| match (&t.kind, w.strip_prefix('"')) {
             (Kind::Str(_), Some(value)) => t.str_value() == Some(value),
@@ -92,7 +92,7 @@ fn spells(tokens: &[Token], at: usize, words: &[&str]) -> bool {
 }
 
 /// The index of the token closing the bracket opened at `open`.
-fn close(tokens: &[Token], open: usize) -> Option<usize> {
+pub(crate) fn close(tokens: &[Token], open: usize) -> Option<usize> {
     let (o, c) = match tokens.get(open)?.text.as_str() {
         "(" => ("(", ")"),
         "{" => ("{", "}"),
@@ -102,7 +102,7 @@ fn close(tokens: &[Token], open: usize) -> Option<usize> {
 }
 
 /// The body tokens of `function NAME(…) {…}`, which must be defined once.
-fn function_body<'t>(tokens: &'t [Token], name: &str, file: &str) -> Result<&'t [Token], String> {
+pub(crate) fn function_body<'t>(tokens: &'t [Token], name: &str, file: &str) -> Result<&'t [Token], String> {
     let defs: Vec<usize> = (0..tokens.len()).filter(|&i| spells(tokens, i, &["function", name, "("])).collect();
     let [def] = defs.as_slice() else {
         return Err(format!("{file}: {} definitions of {name}", defs.len()));
@@ -113,20 +113,23 @@ fn function_body<'t>(tokens: &'t [Token], name: &str, file: &str) -> Result<&'t 
     Ok(&tokens[open + 1..end])
 }
 
-fn understand(root: &Path) -> Result<String, String> {
-    let index = tokens_of(root, "dist/index.js")?;
-    let names: Vec<usize> = (0..index.len()).filter(|&i| index[i].str_value() == Some("write_file")).collect();
+/// The callback `dist/index.js` registers for `tool`: the tool named once,
+/// as the first argument of a `registerTool` call (no tool registered under
+/// a computed name), whose last argument is `async (P) => {…}` or `async
+/// function (P) {…}`. The index of the name, the parameter and the body's braces.
+pub(crate) fn registered_callback(index: &[Token], tool: &str) -> Result<(usize, String, usize, usize), String> {
+    let names: Vec<usize> = (0..index.len()).filter(|&i| index[i].str_value() == Some(tool)).collect();
     let [name] = names.as_slice() else {
-        return Err(format!("dist/index.js names write_file {} times", names.len()));
+        return Err(format!("dist/index.js names {tool} {} times", names.len()));
     };
-    if !(*name >= 3 && spells(&index, name - 3, &[".", "registerTool", "("])) {
-        return Err("write_file is not the first argument of a registerTool call".into());
+    if !(*name >= 3 && spells(index, name - 3, &[".", "registerTool", "("])) {
+        return Err(format!("{tool} is not the first argument of a registerTool call"));
     }
-    // Any registration under a computed name could be write_file's.
-    if let Some(i) = (0..index.len()).find(|&i| spells(&index, i, &["registerTool", "("]) && index.get(i + 2).and_then(Token::str_value).is_none()) {
+    // Any registration under a computed name could be this tool's.
+    if let Some(i) = (0..index.len()).find(|&i| spells(index, i, &["registerTool", "("]) && index.get(i + 2).and_then(Token::str_value).is_none()) {
         return Err(format!("dist/index.js:{}: a tool is registered under a name that is not a plain string", index[i].line));
     }
-    let call_end = close(&index, name - 1).ok_or("the registration never closes")?;
+    let call_end = close(index, name - 1).ok_or("the registration never closes")?;
     // The callback: the last argument, `async (P) => {…}` or `async function (P) {…}`.
     let mut depth = 0;
     let mut last_comma = None;
@@ -138,19 +141,26 @@ fn understand(root: &Path) -> Result<String, String> {
             _ => {}
         }
     }
-    let at = last_comma.map(|c| c + 1).filter(|&j| spells(&index, j, &["async", "("]) || spells(&index, j, &["async", "function", "("]));
-    let at = at.ok_or("write_file is registered without an async callback written in place as its last argument")?;
+    let at = last_comma.map(|c| c + 1).filter(|&j| spells(index, j, &["async", "("]) || spells(index, j, &["async", "function", "("]));
+    let at = at.ok_or(format!("{tool} is registered without an async callback written in place as its last argument"))?;
     let open = if index[at + 1].is("function") { at + 2 } else { at + 1 };
     let (Some(param), true) = (index.get(open + 1), index.get(open + 2).is_some_and(|t| t.is(")"))) else {
         return Err("the callback does not take one plain parameter".into());
     };
     let body_open = (open + 2..call_end).find(|&j| index[j].is("{")).ok_or("the callback has no block body")?;
-    let body_end = close(&index, body_open).ok_or("the callback never closes")?;
+    let body_end = close(index, body_open).ok_or("the callback never closes")?;
     if body_end + 1 != call_end && !(body_end + 2 == call_end && index[body_end + 1].is(",")) {
         return Err("the callback is not the registration's last argument".into());
     }
+    Ok((*name, param.text.clone(), body_open, body_end))
+}
+
+fn understand(root: &Path) -> Result<String, String> {
+    let index = tokens_of(root, "dist/index.js")?;
+    let (name, param, body_open, body_end) = registered_callback(&index, "write_file")?;
+    let name = &name;
     let body = &index[body_open + 1..body_end];
-    let p = param.text.as_str();
+    let p = param.as_str();
     let checks: Vec<usize> = (0..body.len()).filter(|&i| spells(body, i, &["=", "await", "validatePath", "(", p, ".", "path", ")", ";"])).collect();
     let [check] = checks.as_slice() else {
         return Err(format!("the callback awaits validatePath({p}.path) {} times", checks.len()));
@@ -174,7 +184,7 @@ fn understand(root: &Path) -> Result<String, String> {
 }
 
 /// The index of the one place `words` are spelled in `tokens`.
-fn once(tokens: &[Token], words: &[&str], what: &str) -> Result<usize, String> {
+pub(crate) fn once(tokens: &[Token], words: &[&str], what: &str) -> Result<usize, String> {
     let at: Vec<usize> = (0..tokens.len()).filter(|&i| spells(tokens, i, words)).collect();
     match at.as_slice() {
         [one] => Ok(*one),
@@ -186,7 +196,7 @@ fn once(tokens: &[Token], words: &[&str], what: &str) -> Result<usize, String> {
 /// three times (the path, a link's target, a new file's parent), resolves
 /// links twice, never tests a string prefix itself, and lets only a missing
 /// file (`ENOENT`) fall through to the parent's check.
-fn boundary_validate(validate: &[Token]) -> Result<(), String> {
+pub(crate) fn boundary_validate(validate: &[Token]) -> Result<(), String> {
     let contained = validate.iter().filter(|t| t.is("isPathWithinAllowedDirectories")).count();
     let resolved = (0..validate.len()).filter(|&i| spells(validate, i, &["fs", ".", "realpath", "("])).count();
     if contained < 3 || resolved < 2 {
@@ -204,7 +214,7 @@ fn boundary_validate(validate: &[Token]) -> Result<(), String> {
 
 /// No file of dist/ patches a module or a prototype, and
 /// isPathWithinAllowedDirectories (path-validation.js) tests at a separator.
-fn boundary_files(root: &Path) -> Result<(), String> {
+pub(crate) fn boundary_files(root: &Path) -> Result<(), String> {
     for file in files::find(root, &|p| p.starts_with("dist/") && p.ends_with(".js")) {
         patched(&tokens_of(root, &file.0)?, &file.0)?;
     }
@@ -234,29 +244,32 @@ fn boundary_lib(root: &Path) -> Result<(), String> {
     boundary_files(root)
 }
 
-/// The dispatcher shape (see the module docs): the case, its parse and its
-/// check read from `dist/index.js`; then how it writes and what checks.
-fn dispatcher(root: &Path) -> Result<(String, Containment), String> {
-    let index = tokens_of(root, "dist/index.js")?;
+/// The `case "TOOL": {` clause of the one CallToolRequestSchema handler of
+/// `dist/index.js` (no file patching a module or a prototype), which parses
+/// the request's arguments once into a `const` with a schema of the string
+/// `fields` and never binds the request, its name, its arguments or the
+/// parse result again. The case's index, its closing brace and the parse result.
+pub(crate) fn dispatcher_clause(root: &Path, index: &[Token], tool: &str, fields: &[&str]) -> Result<(usize, usize, String), String> {
     for file in files::find(root, &|p| p.starts_with("dist/") && p.ends_with(".js")) {
         patched(&tokens_of(root, &file.0)?, &file.0)?;
     }
     // The tool is named by its case and, as data, by the tool list's `name:` entry.
-    let case = once(&index, &["case", "\"write_file", ":", "{"], "`case \"write_file\": {`")?;
-    for i in (0..index.len()).filter(|&i| index[i].str_value() == Some("write_file") && i != case + 1) {
+    let label = format!("\"{tool}");
+    let case = once(index, &["case", label.as_str(), ":", "{"], &format!("`case \"{tool}\": {{`"))?;
+    for i in (0..index.len()).filter(|&i| index[i].str_value() == Some(tool) && i != case + 1) {
         if !(i >= 2 && index[i - 2].is("name") && index[i - 1].is(":")) {
-            return Err(format!("dist/index.js:{}: write_file is named outside its case and the tool list", index[i].line));
+            return Err(format!("dist/index.js:{}: {tool} is named outside its case and the tool list", index[i].line));
         }
     }
     // The one handler for tool calls, and what its switch tests.
-    let handler = once(&index, &[".", "setRequestHandler", "(", "CallToolRequestSchema", ",", "async", "("], "the CallToolRequestSchema handler")?;
+    let handler = once(index, &[".", "setRequestHandler", "(", "CallToolRequestSchema", ",", "async", "("], "the CallToolRequestSchema handler")?;
     let request = index.get(handler + 7).filter(|t| t.kind == Kind::Ident).ok_or("the handler does not take one plain parameter")?.text.clone();
-    if !spells(&index, handler + 8, &[")", "=>", "{"]) {
+    if !spells(index, handler + 8, &[")", "=>", "{"]) {
         return Err("the handler does not take one plain parameter".into());
     }
-    let handler_end = close(&index, handler + 10).ok_or("the handler never closes")?;
+    let handler_end = close(index, handler + 10).ok_or("the handler never closes")?;
     if case < handler || handler_end <= case {
-        return Err("the write_file case is not in the CallToolRequestSchema handler".into());
+        return Err(format!("the {tool} case is not in the CallToolRequestSchema handler"));
     }
     let body = &index[handler + 11..handler_end];
     let destructured = once(body, &["const", "{", "name", ",", "arguments", ":"], "the request's destructuring")?;
@@ -274,18 +287,13 @@ fn dispatcher(root: &Path) -> Result<(String, Containment), String> {
         return Err("the request, its tool name or its arguments are bound again".into());
     }
     // The case: parse, then check, each once.
-    let case_end = close(&index, case + 3).ok_or("the write_file case never closes")?;
+    let case_end = close(index, case + 3).ok_or(format!("the {tool} case never closes"))?;
     let clause = &index[case + 4..case_end];
     let parse = (0..clause.len())
         .find(|&i| spells(clause, i, &["const"]) && spells(clause, i + 2, &["="]) && spells(clause, i + 4, &[".", "safeParse", "(", args.as_str(), ")", ";"]));
     let parse = parse.ok_or("the case does not parse the arguments into a const with a schema's safeParse")?;
     let (parsed, schema) = (clause[parse + 1].text.clone(), clause[parse + 3].text.clone());
-    schema_of_two_strings(&index, &schema)?;
-    let check = once(clause, &["=", "await", "validatePath", "(", parsed.as_str(), ".", "data", ".", "path", ")", ";"], "the check of the parsed path")?;
-    let checked = match check.checked_sub(2).map(|k| (&clause[k], &clause[k + 1])) {
-        Some((decl, local)) if decl.is("const") => local.text.clone(),
-        _ => return Err("validatePath's result is not a const of its own".into()),
-    };
+    schema_of_strings(index, &schema, fields)?;
     let declared = (0..clause.len()).filter(|&i| spells(clause, i, &["const", parsed.as_str()]) || spells(clause, i, &["let", parsed.as_str()])).count();
     if rebound(parsed.as_str()) || declared != 1 {
         return Err("the parse result is bound again".into());
@@ -295,8 +303,22 @@ fn dispatcher(root: &Path) -> Result<(String, Containment), String> {
     }) {
         return Err("a field of the parsed arguments is assigned".into());
     }
-    handlers_imported(&index)?;
-    schema_readers(&index, &schema)?;
+    handlers_imported(index)?;
+    schema_readers(index, &schema)?;
+    Ok((case, case_end, parsed))
+}
+
+/// The dispatcher shape (see the module docs): the case, its parse and its
+/// check read from `dist/index.js`; then how it writes and what checks.
+fn dispatcher(root: &Path) -> Result<(String, Containment), String> {
+    let index = tokens_of(root, "dist/index.js")?;
+    let (case, case_end, parsed) = dispatcher_clause(root, &index, "write_file", &["path", "content"])?;
+    let clause = &index[case + 4..case_end];
+    let check = once(clause, &["=", "await", "validatePath", "(", parsed.as_str(), ".", "data", ".", "path", ")", ";"], "the check of the parsed path")?;
+    let checked = match check.checked_sub(2).map(|k| (&clause[k], &clause[k + 1])) {
+        Some((decl, local)) if decl.is("const") => local.text.clone(),
+        _ => return Err("validatePath's result is not a const of its own".into()),
+    };
     let line = index[case].line;
     let uses_checked = clause.iter().filter(|t| t.is(&checked)).count();
     // The write: writeFileContent of lib.js ...
@@ -415,7 +437,7 @@ fn imported_from(index: &[Token], spec: &str) -> Vec<String> {
 
 /// Every request handler is registered for a schema the SDK's types module
 /// exports, by its own name: an alias could be the tool-call schema again.
-fn handlers_imported(index: &[Token]) -> Result<(), String> {
+pub(crate) fn handlers_imported(index: &[Token]) -> Result<(), String> {
     let schemas = imported_from(index, "@modelcontextprotocol/sdk/types.js");
     for i in (0..index.len()).filter(|&i| spells(index, i, &["setRequestHandler", "("])) {
         let named = index.get(i + 2).is_some_and(|t| schemas.contains(&t.text)) && index.get(i + 3).is_some_and(|t| t.is(","));
@@ -436,7 +458,7 @@ fn handed_to(index: &[Token], i: usize, callee: &[&str]) -> bool {
 }
 
 /// The schema is only read: parsed, or handed to zodToJsonSchema of its package.
-fn schema_readers(index: &[Token], schema: &str) -> Result<(), String> {
+pub(crate) fn schema_readers(index: &[Token], schema: &str) -> Result<(), String> {
     if !imported_from(index, "zod-to-json-schema").iter().any(|n| n == "zodToJsonSchema")
         || index.windows(2).any(|w| w[0].is("function") && w[1].is("zodToJsonSchema"))
     {
@@ -453,7 +475,7 @@ fn schema_readers(index: &[Token], schema: &str) -> Result<(), String> {
 
 /// The entry's constant list is only read: searched, joined, handed to
 /// isPathWithinAllowedDirectories or to console.error, which nothing replaces.
-fn list_readers(index: &[Token]) -> Result<(), String> {
+pub(crate) fn list_readers(index: &[Token]) -> Result<(), String> {
     if (0..index.len()).any(|i| {
         index[i].is("console")
             && (spells(index, i + 1, &[".", "error", "="])
@@ -474,13 +496,14 @@ fn list_readers(index: &[Token]) -> Result<(), String> {
     Ok(())
 }
 
-/// `const NAME = z.object({ path: z.string(), content: z.string(), })`, once.
-fn schema_of_two_strings(index: &[Token], name: &str) -> Result<(), String> {
+/// `const NAME = z.object({ F: z.string(), … })` of exactly the string `fields`, in order, once.
+pub(crate) fn schema_of_strings(index: &[Token], name: &str, fields: &[&str]) -> Result<(), String> {
     let at = once(index, &["const", name, "=", "z", ".", "object", "(", "{"], &format!("the schema {name}"))?;
     let end = close(index, at + 7).ok_or("the schema never closes")?;
     let text: String = index[at + 8..end].iter().map(|t| t.text.as_str()).collect();
-    if !matches!(text.as_str(), "path:z.string(),content:z.string()," | "path:z.string(),content:z.string()") {
-        return Err(format!("the schema {name} is not an object of the two strings path and content"));
+    let want = fields.iter().map(|f| format!("{f}:z.string()")).collect::<Vec<_>>().join(",");
+    if text != want && text != format!("{want},") {
+        return Err(format!("the schema {name} is not an object of the strings {}", fields.join(" and ")));
     }
     Ok(())
 }
@@ -536,7 +559,7 @@ fn roots_list(root: &Path, index: &[Token]) -> Result<(), String> {
 }
 
 /// The allowed-directory list is a module `const`, declared once and never changed.
-fn constant_list(index: &[Token]) -> Result<(), String> {
+pub(crate) fn constant_list(index: &[Token]) -> Result<(), String> {
     once(index, &["const", "allowedDirectories", "="], "the allowed-directory list's declaration")?;
     let changed = (0..index.len().saturating_sub(3)).any(|i| {
         let member = |m: &str| index[i].is("allowedDirectories") && index[i + 1].is(".") && index[i + 2].is(m);
@@ -556,7 +579,7 @@ fn constant_list(index: &[Token]) -> Result<(), String> {
 /// The allowed-directory list of lib.js is written only by
 /// `setAllowedDirectories(D)`, as `allowedDirectories = [...D];`, and never
 /// changed in place.
-fn state(lib: &[Token]) -> Result<(), String> {
+pub(crate) fn state(lib: &[Token]) -> Result<(), String> {
     let setter = function_body(lib, "setAllowedDirectories", "dist/lib.js")?;
     let text: String = setter.iter().map(|t| t.text.as_str()).collect();
     let copied = text.strip_prefix("allowedDirectories=[...").and_then(|rest| rest.strip_suffix("];"));
@@ -583,7 +606,7 @@ fn state(lib: &[Token]) -> Result<(), String> {
 }
 
 /// No file replaces a member of the file system or path modules, or writes a prototype.
-fn patched(tokens: &[Token], file: &str) -> Result<(), String> {
+pub(crate) fn patched(tokens: &[Token], file: &str) -> Result<(), String> {
     for i in 0..tokens.len().saturating_sub(3) {
         let module_member = (tokens[i].is("fs") || tokens[i].is("path")) && tokens[i + 1].is(".") && tokens[i + 3].is("=");
         if (module_member && tokens.get(i + 4).is_none_or(|t| !t.is("="))) || tokens[i].is("prototype") || tokens[i].is("__proto__") {
@@ -595,7 +618,7 @@ fn patched(tokens: &[Token], file: &str) -> Result<(), String> {
 
 /// An absolute path of plain characters, `.` and empty segments dropped and
 /// `..` folded; `None` outside that domain.
-fn normalize(path: &str) -> Option<(String, bool)> {
+pub(crate) fn normalize(path: &str) -> Option<(String, bool)> {
     let plain = |c: char| c.is_ascii_alphanumeric() || "._+=,@~/-".contains(c);
     if !path.starts_with('/') || !path.chars().all(plain) {
         return None;

@@ -23,6 +23,7 @@ mod git_add;
 mod git_diff;
 mod git_route;
 mod github;
+mod move_file;
 
 use std::path::Path;
 
@@ -74,6 +75,7 @@ pub const PROFILES: &[&str] = &[
     "azure-redis-create",
     "dbhub-execute-sql",
     "filesystem-write-file",
+    "filesystem-move-file",
     "fetch",
 ];
 
@@ -114,6 +116,10 @@ pub fn judge(profile: &str, root: &Path, canonical: &Value) -> Result<Vec<Judgem
         "filesystem-write-file" => {
             let shape = filesystem::read(root);
             Box::new(move |args| filesystem::verdict(&shape, args, &ctx))
+        }
+        "filesystem-move-file" => {
+            let shape = move_file::read(root);
+            Box::new(move |args| move_file::verdict(&shape, args, &ctx))
         }
         "fetch" => {
             let shape = fetch::read(root);

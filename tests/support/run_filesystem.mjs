@@ -1,8 +1,10 @@
-// Runs a materialized filesystem-write-file release's write_file callback for
-// real, in a scratch directory standing for the file system root, to observe
-// what each call writes.
+// Runs a materialized filesystem-write-file release's write_file callback (or
+// a filesystem-move-file release's move_file callback) for real, in a scratch
+// directory standing for the file system root, to observe what each call
+// writes or moves.
 //
-// Usage: node run_filesystem.mjs RELEASE_COPY WORK_DIR < calls.json
+// Usage: node run_filesystem.mjs RELEASE_COPY WORK_DIR [TOOL] < calls.json
+//   TOOL          write_file (the default) or move_file
 //   RELEASE_COPY  a scratch copy of the release (this driver adds a
 //                 node_modules with stand-ins for the MCP SDK and zod)
 //   WORK_DIR      an empty directory: every absolute path of a call is taken
@@ -14,7 +16,12 @@
 // call the tree is laid out afresh: srv/data/existing.txt, srv/data/sub/,
 // srv/data/link -> WORK_DIR/etc (a link inside that leads out),
 // srv/data/passwd-link -> WORK_DIR/etc/passwd (a file link that leads out),
-// srv/data2/, etc/cron.d/. After it every file and link under WORK_DIR is
+// srv/data2/, etc/cron.d/. For move_file (calls.json {"A": {"source": …,
+// "destination": …}}, both ends taken below WORK_DIR when absolute) the tree
+// also holds srv/data/report.txt, srv/data/inbox/report.txt,
+// srv/data/archive/, srv/data/sib-link -> WORK_DIR/srv/data2 (a link inside
+// into a sibling named like the directory), srv/data2/secret.txt,
+// srv/data-evil/payload.sh. After it every file and link under WORK_DIR is
 // compared with before; a change anywhere but below srv/data is `outside`.
 //
 // A release registering write_file with registerTool has its callback run; one
@@ -29,7 +36,8 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { pathToFileURL } from "node:url";
 
-const [release, workArg] = process.argv.slice(2);
+const [release, workArg, toolArg] = process.argv.slice(2);
+const tool = toolArg ?? "write_file";
 const work = fs.realpathSync(workArg);
 const calls = JSON.parse(fs.readFileSync(0, "utf8"));
 
@@ -78,6 +86,14 @@ function layout() {
   fs.symlinkSync(path.join(work, "etc"), path.join(work, "srv/data/link"));
   fs.writeFileSync(path.join(work, "etc/passwd"), "root");
   fs.symlinkSync(path.join(work, "etc/passwd"), path.join(work, "srv/data/passwd-link"));
+  if (tool === "move_file") {
+    for (const d of ["srv/data/inbox", "srv/data/archive", "srv/data-evil"]) fs.mkdirSync(path.join(work, d), { recursive: true });
+    fs.writeFileSync(path.join(work, "srv/data/report.txt"), "report");
+    fs.writeFileSync(path.join(work, "srv/data/inbox/report.txt"), "inbox report");
+    fs.writeFileSync(path.join(work, "srv/data2/secret.txt"), "secret");
+    fs.writeFileSync(path.join(work, "srv/data-evil/payload.sh"), "payload");
+    fs.symlinkSync(path.join(work, "srv/data2"), path.join(work, "srv/data/sib-link"));
+  }
 }
 
 function snapshot() {
@@ -107,24 +123,26 @@ try {
   console.log(JSON.stringify({ load_error: String(e && e.message ? e.message : e) }));
   process.exit(0);
 }
-const handlers = globalThis.__registered["write_file"] ?? [];
-// A dispatcher: the tool-call request handler, asked for write_file; its error result is a refusal.
+const handlers = globalThis.__registered[tool] ?? [];
+// A dispatcher: the tool-call request handler, asked for the tool; its error result is a refusal.
 const dispatcher = [...globalThis.__handlers].find(([schema]) => schema && schema.method === "tools/call")?.[1];
 if (dispatcher) {
   handlers.push(async (args) => {
-    const result = await dispatcher({ method: "tools/call", params: { name: "write_file", arguments: args } });
+    const result = await dispatcher({ method: "tools/call", params: { name: tool, arguments: args } });
     if (result && result.isError) throw new Error(result.content?.[0]?.text ?? "error result");
   });
 }
 if (handlers.length === 0) {
-  console.log(JSON.stringify({ load_error: "nothing registered write_file" }));
+  console.log(JSON.stringify({ load_error: `nothing registered ${tool}` }));
   process.exit(0);
 }
 const results = {};
 for (const [name, args] of Object.entries(calls)) {
   layout();
   const before = snapshot();
-  const mapped = { ...args, path: args.path.startsWith("/") ? work + args.path : args.path };
+  const ends = tool === "move_file" ? ["source", "destination"] : ["path"];
+  const mapped = { ...args };
+  for (const key of ends) mapped[key] = typeof args[key] === "string" && args[key].startsWith("/") ? work + args[key] : args[key];
   let error = null;
   try {
     for (const h of handlers) await h(mapped, {});

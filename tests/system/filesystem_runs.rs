@@ -134,7 +134,7 @@ fn no_certificate_for_a_call_that_writes_outside_the_allowed_directory_when_run(
 }
 
 /// Whether node and npm run here (the official releases are fetched with npm); why not, if not.
-fn node_and_npm() -> Result<(), String> {
+pub(crate) fn node_and_npm() -> Result<(), String> {
     for tool in ["node", "npm"] {
         Command::new(tool).arg("--version").output().map_err(|e| format!("{tool}: {e}"))?;
     }
@@ -149,7 +149,7 @@ fn prefix_release() -> Result<PathBuf, String> {
 /// An official tarball releases.toml lists (`id`, its npm version and
 /// sha256), fetched with `npm pack` into target/stock (kept between runs),
 /// its digest checked, unpacked.
-fn npm_release(id: &str) -> Result<PathBuf, String> {
+pub(crate) fn npm_release(id: &str) -> Result<PathBuf, String> {
     let text = std::fs::read_to_string(root().join("profiles/filesystem-write-file/releases.toml")).map_err(|e| e.to_string())?;
     let value: toml::Value = toml::from_str(&text).map_err(|e| e.to_string())?;
     let entry = value["release"]

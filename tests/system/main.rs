@@ -18,6 +18,7 @@ mod gateway_walkthrough;
 mod git_add_runs;
 mod git_diff_runs;
 mod module_graph;
+mod move_file_runs;
 mod profiles;
 mod release_add;
 mod runtime_certificates;

@@ -593,3 +593,56 @@ fn filesystem_write_file_paths() {
     assert_eq!(folded("/SRV/DATA/x", one()), Unknown);
     assert_eq!(folded("/srv/data/x", serde_json::json!("/srv/Data")), Unknown);
 }
+
+#[test]
+fn filesystem_move_file_shapes_and_mutations() {
+    // Canonical calls A (both ends inside), B (destination in a sibling), C (source in a sibling), D (a climb out), E (/etc/passwd in).
+    const BOUNDARY: &[Verdict] = &[Safe, Reject, Reject, Reject, Reject];
+    const PREFIX: &[Verdict] = &[Unknown, Unsafe, Unsafe, Reject, Reject];
+    let mut cases: Vec<(&str, &[Verdict])> = vec![
+        ("boundary", BOUNDARY),
+        ("dispatch", BOUNDARY),
+        ("entry", BOUNDARY),
+        ("prefix", PREFIX),
+        ("casefold", PREFIX),
+        ("mutations/12_twin_renamed_and_commented", BOUNDARY),
+        ("mutations/13_twin_destination_checked_first", BOUNDARY),
+        // The ends swapped: the oracle, like the profile, names both ends alike.
+        ("mutations/14_twin_ends_swapped", BOUNDARY),
+        ("mutations/19_casefold_fold_removed", PREFIX),
+    ];
+    // Every mutation and adversarial case the compiler escalates, the oracle refuses as well.
+    for refused in [
+        "mutations/01_source_unchecked",
+        "mutations/02_destination_checked_then_ignored",
+        "mutations/03_source_checked_twice",
+        "mutations/04_third_check_of_another_value",
+        "mutations/05_string_prefix_containment",
+        "mutations/06_links_not_resolved",
+        "mutations/07_second_registration",
+        "mutations/08_setter_widens",
+        "mutations/09_copy_instead_of_rename",
+        "mutations/10_rename_then_cleanup",
+        "mutations/11_comment_spoof",
+        "mutations/15_prefix_rename_before_checks",
+        "mutations/16_prefix_second_case",
+        "mutations/17_prefix_arguments_from_elsewhere",
+        "mutations/18_prefix_schema_widened",
+        "mutations/20_dispatch_destination_raw",
+        "mutations/21_entry_list_widened",
+        "mutations/22_entry_check_loosened",
+        "adversarial/surround_prototype_patched",
+        "adversarial/surround_rename_replaced",
+        "adversarial/surround_state_pushed",
+        "adversarial/surround_tool_name_computed",
+        "adversarial/surround_refusal_swallowed",
+        "adversarial/surround_arguments_rebound",
+        "adversarial/surround_prefix_list_aliased",
+        "adversarial/surround_prefix_second_handler_aliased",
+    ] {
+        cases.push((refused, &[Cannot]));
+    }
+    for (fixture, expected) in cases {
+        check("filesystem-move-file", fixture, expected);
+    }
+}

@@ -1,0 +1,202 @@
+//! The truth of filesystem-move-file cases, established by running them.
+//!
+//! Every fixture, mutation and adversarial case of profiles/filesystem-move-file
+//! is materialized and its move_file callback (or the dispatcher's tool-call
+//! handler, asked for move_file) run for real by node, with the driver of
+//! filesystem_runs.rs (tests/support/run_filesystem.mjs in its move_file mode:
+//! stand-ins for the MCP SDK and zod) in a scratch directory standing for the
+//! root, with srv/data as the one allowed directory: on the canonical calls
+//! and on probes aimed at each way out at either end (a folder link inside
+//! that leads out, a file link inside that leads out, a link inside into the
+//! sibling srv/data2, a sibling end, the directory itself, an existing entry
+//! replaced). After each call the test reads what changed anywhere in the
+//! tree: a move out of or into the allowed directory changes something
+//! outside it. Two properties must hold: fcd never certifies (decides
+//! `safe`) a call that changed anything outside srv/data, and a case never
+//! declares a canonical call's truth `safe` when it did.
+//!
+//! The official releases of both regimes (2025.3.28, a string-prefix check;
+//! 2025.11.25, the boundary check) are run as well, fetched with `npm pack`
+//! and pinned by releases.toml: on the string-prefix release, canonical calls
+//! B and C move data out of and into the directory through a sibling named
+//! like it, and a link inside into that sibling moves data in, which is why
+//! both ends inside is `unknown` there. Needs node (and npm for the
+//! releases); without them the tests say so and skip.
+
+use fcd_testkit::tools;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::fcd_cli::copy_tree;
+use crate::filesystem_runs::{node_and_npm, npm_release};
+use fcd_compiler::profile::Profile;
+use fcd_compiler::register::{Registration, Request, register};
+use fcd_verify::canonical_calls::Canonical;
+use fcd_verify::verdict::{Call, CallInput, Verdict, check_call, decide};
+use serde_json::{Value, json};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn profile_dir() -> PathBuf {
+    root().join("profiles/filesystem-move-file")
+}
+
+/// Calls beside the canonical ones, each aimed at one way out: (name, source, destination).
+const PROBES: &[(&str, &str, &str)] = &[
+    ("probe-destination-through-link-out", "/srv/data/report.txt", "/srv/data/link/stolen.txt"),
+    ("probe-source-file-link-out", "/srv/data/passwd-link", "/srv/data/inbox/passwd"),
+    ("probe-source-through-link-out", "/srv/data/link/passwd", "/srv/data/inbox/passwd"),
+    ("probe-source-through-sibling-link", "/srv/data/sib-link/secret.txt", "/srv/data/inbox/secret.txt"),
+    ("probe-destination-through-sibling-link", "/srv/data/report.txt", "/srv/data/sib-link/report.txt"),
+    ("probe-destination-sibling", "/srv/data/report.txt", "/srv/data2/report.txt"),
+    ("probe-source-sibling", "/srv/data-evil/payload.sh", "/srv/data/inbox/payload.sh"),
+    ("probe-directory-itself", "/srv/data", "/srv/data2/whole"),
+    ("probe-replace-existing", "/srv/data/report.txt", "/srv/data/inbox/report.txt"),
+    ("probe-folder-moved", "/srv/data/inbox", "/srv/data/archive/inbox"),
+    ("probe-deeper", "/srv/data/inbox/report.txt", "/srv/data/archive/report.txt"),
+];
+
+/// The canonical calls, then the probes (canonical call A aimed elsewhere).
+fn calls_with_probes(canonical: &Canonical) -> Vec<(String, Call)> {
+    let template = canonical.call("A").unwrap();
+    let mut calls: Vec<(String, Call)> = canonical.calls.keys().map(|n| (n.clone(), canonical.call(n).unwrap())).collect();
+    for (name, source, destination) in PROBES {
+        let mut call = template.clone();
+        call.arguments.insert("source".into(), json!(source));
+        call.arguments.insert("destination".into(), json!(destination));
+        calls.push((name.to_string(), call));
+    }
+    calls
+}
+
+/// Runs `arguments` (call name -> arguments) through a scratch copy of the
+/// release at `source` (run_filesystem.mjs, move_file mode); the driver's report.
+fn drive(source: &Path, arguments: &serde_json::Map<String, Value>, what: &str) -> Value {
+    let scratch = tempfile::tempdir().unwrap();
+    let release = scratch.path().join("release");
+    let work = scratch.path().join("root");
+    copy_tree(source, &release);
+    std::fs::create_dir(&work).unwrap();
+    let mut command = Command::new("node");
+    command.arg(root().join("tests/support/run_filesystem.mjs")).arg(&release).arg(&work).arg("move_file");
+    tools::drive(command, &Value::Object(arguments.clone()), what)
+}
+
+fn decided(summary: &fcd_model::summary::Summary, call: &Call, canonical: &Canonical) -> Verdict {
+    let input = CallInput::new(call.clone(), profile_dir());
+    decide(&check_call(summary, &input).unwrap(), &canonical.env, &canonical.contract).decision
+}
+
+#[test]
+fn no_certificate_for_a_move_out_of_or_into_the_allowed_directory_when_run() {
+    let node = Command::new("node").arg("--version").output().map_err(|e| format!("node: {e}")).map(|_| ());
+    if !tools::tools_or_skip("no_certificate_for_a_move_out_of_or_into_the_allowed_directory_when_run", node) {
+        return;
+    }
+    let dir = profile_dir();
+    let profile = Profile::load(&dir).unwrap();
+    let canonical = Canonical::load(&dir.join("canonical.json")).unwrap();
+    let calls = calls_with_probes(&canonical);
+    let (mut cases_run, mut left, mut certified, mut moved_inside) = (0, 0, 0, 0);
+    for case in fcd::profile_test::load_cases(&dir).unwrap() {
+        let tree = case.root().unwrap();
+        let config = canonical.env.config.as_object().cloned();
+        let request = Request { source: tree.path.clone(), release: Some(case.name.clone()), config, ..Request::default() };
+        let summary = match register(&profile, &request).unwrap() {
+            Registration::Registered(s) => Some(s),
+            Registration::Escalated(_) => None,
+        };
+        let run: Vec<&(String, Call)> = calls.iter().filter(|(n, _)| summary.is_some() || case.truth.contains_key(n)).collect();
+        if run.is_empty() {
+            continue;
+        }
+        let arguments: serde_json::Map<String, Value> = run.iter().map(|(n, c)| (n.clone(), Value::Object(c.arguments.clone()))).collect();
+        let report = drive(&tree.path, &arguments, &case.name);
+        cases_run += 1;
+        let Some(results) = report.get("calls").and_then(Value::as_object) else {
+            assert!(summary.is_none(), "case {} registers, but its release does not run: {report}", case.name);
+            continue;
+        };
+        for (name, call) in run {
+            let result = &results[name];
+            let outside = result["outside"] == Value::Bool(true);
+            left += usize::from(outside);
+            if outside && let Some(truth) = case.truth.get(name) {
+                assert_ne!(*truth, Verdict::Safe, "case {}: call {name} changes {} when run, but its declared truth is safe", case.name, result["changed"]);
+            }
+            let Some(summary) = &summary else { continue };
+            if decided(summary, call, &canonical) == Verdict::Safe {
+                certified += 1;
+                assert!(!outside, "case {}: fcd certifies call {name}, which changes {} when run", case.name, result["changed"]);
+                moved_inside += usize::from(result["error"].is_null() && result["changed"].as_array().is_some_and(|c| !c.is_empty()));
+            }
+        }
+    }
+    eprintln!(
+        "filesystem-move-file cases run: {cases_run}; calls that changed something outside: {left}; certificates checked against a run: {certified} ({moved_inside} of them moved something inside)"
+    );
+    assert!(
+        cases_run > 20 && left > 20 && certified > 20 && moved_inside > 10,
+        "the run covers too little: {cases_run} cases, {left} leaks, {certified} certificates, {moved_inside} moves"
+    );
+}
+
+/// The official releases of both regimes, run for real: on the string-prefix
+/// release (2025.3.28) canonical calls B and C move data out of and into the
+/// directory through a sibling named like it (their `unsafe` is true), D and
+/// E are refused before any change, and a link inside into that sibling moves
+/// data in (why both ends inside is `unknown` there); on the boundary release
+/// (2025.11.25) A moves inside and every way out is refused. fcd certifies no
+/// call that changes anything outside.
+#[test]
+fn the_official_releases_never_certify_a_move_across_the_boundary_when_run() {
+    let releases = ["server-filesystem-2025.3.28-npm", "server-filesystem-2025.11.25-npm"];
+    let fetched = node_and_npm().and_then(|()| releases.iter().try_for_each(|id| npm_release(id).map(drop)));
+    if !tools::tools_or_skip("the_official_releases_never_certify_a_move_across_the_boundary_when_run", fetched) {
+        return;
+    }
+    let dir = profile_dir();
+    let profile = Profile::load(&dir).unwrap();
+    let canonical = Canonical::load(&dir.join("canonical.json")).unwrap();
+    let calls = calls_with_probes(&canonical);
+    for id in releases {
+        let source = npm_release(id).unwrap();
+        let request = Request { source: source.clone(), release: Some(id.into()), config: canonical.env.config.as_object().cloned(), ..Request::default() };
+        let Registration::Registered(summary) = register(&profile, &request).unwrap() else { panic!("{id} does not register") };
+        let arguments = calls.iter().map(|(n, c)| (n.clone(), Value::Object(c.arguments.clone()))).collect();
+        let report = drive(&source, &arguments, id);
+        let results = report["calls"].as_object().unwrap_or_else(|| panic!("{id} does not run: {report}"));
+        let mut seen = std::collections::BTreeMap::new();
+        for (name, call) in &calls {
+            let d = decided(&summary, call, &canonical);
+            let outside = results[name]["outside"] == Value::Bool(true);
+            assert!(!(outside && d == Verdict::Safe), "{id}: fcd certifies {name}, which changes {} when run", results[name]["changed"]);
+            seen.insert(name.as_str(), (d, outside, results[name].clone()));
+        }
+        let run = |name: &str| seen[name].clone();
+        if id.contains("2025.3.28") {
+            for name in ["B", "C", "probe-source-through-sibling-link", "probe-destination-through-sibling-link"] {
+                let (d, outside, result) = run(name);
+                assert!(d != Verdict::Safe && outside, "{id} {name}: {d:?} {result}");
+            }
+            for name in ["B", "C"] {
+                assert_eq!(run(name).0, Verdict::Unsafe, "{id} {name}");
+            }
+            let (a, _, a_run) = run("A");
+            assert!(a == Verdict::Unknown && a_run["error"].is_null(), "{id} A: {a:?} {a_run}");
+        } else {
+            let (a, a_outside, a_run) = run("A");
+            assert!(a == Verdict::Safe && !a_outside && a_run["error"].is_null(), "{id} A: {a:?} {a_run}");
+            for (name, (d, outside, result)) in &seen {
+                assert!(!*outside, "{id}: {name} changes {} on the boundary release ({d:?})", result["changed"]);
+            }
+        }
+        for name in ["D", "E"] {
+            let (d, outside, result) = run(name);
+            assert!(d == Verdict::Reject && !outside && result["changed"] == json!([]) && !result["error"].is_null(), "{id} {name}: {d:?} {result}");
+        }
+    }
+}
