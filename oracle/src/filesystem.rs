@@ -510,7 +510,7 @@ pub(crate) fn schema_of_strings(index: &[Token], name: &str, fields: &[&str]) ->
 
 /// The entry's allowed-directory list: a module `const` nothing changes, or
 /// one the MCP roots protocol replaces ([`roots_list`]).
-fn entry_list(root: &Path, index: &[Token]) -> Result<(), String> {
+pub(crate) fn entry_list(root: &Path, index: &[Token]) -> Result<(), String> {
     match constant_list(index) {
         Ok(()) => Ok(()),
         Err(constant) => roots_list(root, index).map_err(|roots| format!("{constant}; {roots}")),

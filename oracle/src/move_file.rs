@@ -32,8 +32,8 @@ use crate::Verdict;
 use crate::contract::{Context, Effect};
 use crate::files;
 use crate::filesystem::{
-    Containment, boundary_files, boundary_validate, constant_list, dispatcher_clause, function_body, list_readers, normalize, once, patched,
-    registered_callback, spells, state, tokens_of,
+    Containment, boundary_files, boundary_validate, dispatcher_clause, entry_list, function_body, list_readers, normalize, once, patched, registered_callback,
+    spells, state, tokens_of,
 };
 use crate::lex::Token;
 
@@ -82,7 +82,7 @@ fn understand(root: &Path) -> Result<(String, Containment), String> {
     if !plain && !folded {
         return Err("normalizePath is not just path.normalize, or path.normalize folded to lower case".into());
     }
-    constant_list(&index)?;
+    entry_list(root, &index)?;
     list_readers(&index)?;
     if validate.iter().any(|t| t.is("isPathWithinAllowedDirectories")) {
         if folded {

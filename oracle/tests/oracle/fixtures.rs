@@ -603,6 +603,8 @@ fn filesystem_move_file_shapes_and_mutations() {
         ("boundary", BOUNDARY),
         ("dispatch", BOUNDARY),
         ("entry", BOUNDARY),
+        // The entry shape whose list the client's roots replace (2025.7.29, 2025.8.18).
+        ("roots", BOUNDARY),
         ("prefix", PREFIX),
         ("casefold", PREFIX),
         ("mutations/12_twin_renamed_and_commented", BOUNDARY),
@@ -631,6 +633,8 @@ fn filesystem_move_file_shapes_and_mutations() {
         "mutations/20_dispatch_destination_raw",
         "mutations/21_entry_list_widened",
         "mutations/22_entry_check_loosened",
+        "mutations/23_roots_list_widened_elsewhere",
+        "mutations/24_roots_unvalidated_roots_kept",
         "adversarial/surround_prototype_patched",
         "adversarial/surround_rename_replaced",
         "adversarial/surround_state_pushed",
