@@ -485,7 +485,8 @@ pub(crate) fn list_readers(index: &[Token]) -> Result<(), String> {
         return Err("console is replaced or bound by the module".into());
     }
     for i in (0..index.len()).filter(|&i| index[i].is("allowedDirectories")) {
-        let read = spells(index, i + 1, &[".", "some", "("]) || spells(index, i + 1, &[".", "join", "("]);
+        let length = spells(index, i + 1, &[".", "length"]) && index.get(i + 3).is_none_or(|t| !t.is("="));
+        let read = spells(index, i + 1, &[".", "some", "("]) || spells(index, i + 1, &[".", "join", "("]) || length;
         let handed = handed_to(index, i, &["console", ".", "error"]) || handed_to(index, i, &["isPathWithinAllowedDirectories"]);
         // Its declaration, or the roots' copy [`roots_list`] counts.
         let bound = i > 0 && (index[i - 1].is("const") || index[i - 1].is("let"));
@@ -544,7 +545,11 @@ fn roots_list(root: &Path, index: &[Token]) -> Result<(), String> {
         ["push", "unshift", "splice", "fill", "copyWithin", "sort", "reverse", "pop", "shift"].iter().any(|m| member(m))
             || (member("length") && index.get(i + 3).is_some_and(|t| t.is("=")))
     });
-    let other_binding = (1..index.len()).any(|i| index[i].is("allowedDirectories") && ["const", "var", "function", "("].iter().any(|d| index[i - 1].is(d)));
+    // A parameter of that name (`(allowedDirectories)`, `(allowedDirectories, …`) is another list;
+    // a test such as `if (allowedDirectories.length …` is a read.
+    let parameter = |i: usize| index[i - 1].is("(") && index.get(i + 1).is_some_and(|t| t.is(",") || t.is(")"));
+    let other_binding =
+        (1..index.len()).any(|i| index[i].is("allowedDirectories") && (["const", "var", "function"].iter().any(|d| index[i - 1].is(d)) || parameter(i)));
     if binds != 2 || changed || other_binding {
         return Err("the allowed-directory list is bound again or changed outside updateAllowedDirectoriesFromRoots".into());
     }
