@@ -16,6 +16,7 @@ use std::path::Path;
 
 use fcd_frontends::{Identity, Lang};
 
+use crate::input_schema;
 use crate::inspect;
 use crate::profile::Profile;
 use fcd_model::error::InputError;
@@ -38,6 +39,8 @@ struct Located {
     kind: fcd_frontends::RegionKind,
     /// Identity, file and line of each call site.
     calls: Vec<(Identity, String, u32)>,
+    /// The tool's input schema as the release declares it, or why none is proposed.
+    schema: Result<input_schema::Declared, String>,
 }
 
 /// Parses every file the language reads (dependencies and hidden folders
@@ -101,7 +104,8 @@ fn locate(init: &Init<'_>) -> Result<Located, InputError> {
     let env = fcd_frontends::Env { tool: init.tool.to_owned(), ..fcd_frontends::Env::default() };
     let region = fcd_frontends::Region { name: "handler", file, node, trees: &trees, env: &env };
     let calls = frontend.calls(&region).into_iter().map(|(n, identity)| (identity, file.to_owned(), n.line())).collect();
-    Ok(Located { file: file.to_owned(), kind, calls })
+    let schema = input_schema::read(init.lang, &trees, init.tool, Some((file, node)));
+    Ok(Located { file: file.to_owned(), kind, calls, schema })
 }
 
 /// (Go) The packages the handler's file imports, by the name the source
@@ -140,10 +144,12 @@ struct Parts<'a> {
     /// The argument patterns the frontend read each site's call with, when
     /// a guess from its text matched ([`proposed_args`]).
     args: &'a [Option<Vec<String>>],
+    /// The `[arguments]` table: the declared schema, or why none is proposed.
+    schema: &'a Result<input_schema::Declared, String>,
 }
 
 fn text(init: &Init<'_>, parts: &Parts<'_>) -> String {
-    let &Parts { kind, files, imports, callees, notes, sites, args } = parts;
+    let &Parts { kind, files, imports, callees, notes, sites, args, schema } = parts;
     let mut t = String::new();
     let _ = writeln!(t, "# Starting profile for `{}`, written by `fcd profile init` from the release", init.tool);
     let _ = writeln!(t, "# source: every line is a proposal to review (profiles/README.md documents each key).");
@@ -155,7 +161,7 @@ fn text(init: &Init<'_>, parts: &Parts<'_>) -> String {
     }
     let _ = writeln!(t, "assumptions = []");
     let _ = writeln!(t, "unknown = \"TODO: when a call is UNKNOWN\"\ncompleteness = \"TODO: where the modelled effect ends\"");
-    let _ = writeln!(t, "\n# TODO: the tool's arguments, e.g. name = {{ type = \"string\", required = true }}\n[arguments]");
+    arguments(&mut t, schema);
     let _ = writeln!(t, "\n[source]\nfiles = [{}]", quoted(files));
     if !imports.is_empty() {
         let _ = writeln!(
@@ -205,6 +211,37 @@ fn text(init: &Init<'_>, parts: &Parts<'_>) -> String {
     t
 }
 
+/// The `[arguments]` table: each declared argument as a proposal to review,
+/// one whose type the declaration does not spell plainly as a comment to
+/// fill in; without a declaration, why, and the table left to the author.
+fn arguments(t: &mut String, schema: &Result<input_schema::Declared, String>) {
+    match schema {
+        Ok(declared) => {
+            let _ = writeln!(t, "\n# The tool's arguments as the release declares them ({}):", declared.at);
+            let _ = writeln!(t, "# review each type and `required` (a default makes an argument optional).\n[arguments]");
+            for a in &declared.arguments {
+                let key = if !a.name.is_empty() && a.name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+                    a.name.clone()
+                } else {
+                    format!("{:?}", a.name)
+                };
+                match a.ty {
+                    Some(ty) => {
+                        let _ = writeln!(t, "{key} = {{ type = {ty:?}, required = {} }}", a.required);
+                    }
+                    None => {
+                        let _ = writeln!(t, "# {key} = {{ type = \"TODO\", required = {} }}  (its type is not spelled plainly)", a.required);
+                    }
+                }
+            }
+        }
+        Err(why) => {
+            let _ = writeln!(t, "\n# TODO: the tool's arguments, e.g. name = {{ type = \"string\", required = true }}");
+            let _ = writeln!(t, "# (none proposed: {})\n[arguments]", why.replace(['\n', '\r'], " "));
+        }
+    }
+}
+
 /// Line `line` of the release's `file`, trimmed (empty when it cannot be read).
 fn source_line(root: &Path, file: &str, line: u32) -> String {
     let text = std::fs::read(root.join(file)).map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default();
@@ -219,7 +256,7 @@ pub fn starting_profile(init: &Init<'_>) -> Result<String, InputError> {
     let imports = if init.lang == Lang::Go { go_imports(init, &located.file)? } else { Vec::new() };
     let files = vec![format!("**/{}", located.file)];
     let name = Path::new("init.toml");
-    let bare = Parts { kind: &located.kind, files: &files, imports: &imports, callees: &[], notes: &[], sites: &[], args: &[] };
+    let bare = Parts { kind: &located.kind, files: &files, imports: &imports, callees: &[], notes: &[], sites: &[], args: &[], schema: &located.schema };
     let first = Profile::parse(name, &text(init, &bare))?;
     // The call sites as registration resolves them, through the closure the
     // runtime loads; when that reading escalates, as the parsed files alone
@@ -252,7 +289,8 @@ pub fn starting_profile(init: &Init<'_>) -> Result<String, InputError> {
         }
     }
     callees.sort();
-    let parts = Parts { kind: &located.kind, files: &files, imports: &imports, callees: &callees, notes: &notes, sites: &sites, args: &[] };
+    let parts =
+        Parts { kind: &located.kind, files: &files, imports: &imports, callees: &callees, notes: &notes, sites: &sites, args: &[], schema: &located.schema };
     let args = proposed_args(init, &parts, &calls_at(init, &sites));
     let parts = Parts { args: &args, ..parts };
     let text = text(init, &parts);

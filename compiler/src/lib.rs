@@ -11,6 +11,7 @@
 
 pub mod closure;
 pub mod init;
+pub mod input_schema;
 pub mod inspect;
 pub mod inventory;
 pub mod loader;

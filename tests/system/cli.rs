@@ -551,6 +551,67 @@ fn profile_init_reads_each_language() {
     assert!(r.stdout.contains("\"ConnectorManager.getCurrentConnector().executeSQL\""), "{}", r.stdout);
 }
 
+/// The `[arguments]` table of the profile `fcd profile init` writes: name, type and required, by name.
+fn proposed_arguments(r: &Run) -> Vec<(String, String, bool)> {
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let profile: toml::Table = r.stdout.parse().expect("the starting profile is TOML");
+    let table = profile.get("arguments").and_then(|a| a.as_table()).cloned().unwrap_or_default();
+    let mut arguments: Vec<_> = table
+        .iter()
+        .map(|(name, a)| {
+            let ty = a.get("type").and_then(|t| t.as_str()).unwrap_or_default().to_owned();
+            (name.clone(), ty, a.get("required").and_then(|r| r.as_bool()).unwrap_or(false))
+        })
+        .collect();
+    arguments.sort();
+    arguments
+}
+
+fn argument(name: &str, ty: &str, required: bool) -> (String, String, bool) {
+    (name.to_owned(), ty.to_owned(), required)
+}
+
+#[test]
+fn profile_init_proposes_the_arguments_the_release_declares() {
+    // Go, mark3labs: `mcp.With<Type>("name", …)`, required with `mcp.Required()`.
+    let r = init("go", "fixtures/github-create-repository/mark3labs", "CreateRepository", "create_repository");
+    assert_eq!(proposed_arguments(&r), [argument("name", "string", true), argument("organization", "string", false), argument("private", "boolean", false)]);
+    assert!(r.stdout.contains("as the release declares them (pkg/github/repositories.go:17)"), "{}", r.stdout);
+    // JavaScript: a zod shape in the registration, and `zodToJsonSchema(X)` of a top-level `z.object` in a listing.
+    let without = |lang: &str, source: &str, tool: &str| fcd(&["profile", "init", "--lang", lang, "--source", source, "--tool", tool]);
+    for fixture in ["fixtures/filesystem-write-file/boundary", "fixtures/filesystem-write-file/dispatch"] {
+        let r = without("javascript", fixture, "write_file");
+        assert_eq!(proposed_arguments(&r), [argument("content", "string", true), argument("path", "string", true)], "{fixture}");
+    }
+    // Python: the pydantic model the dispatcher builds from the arguments; a default,
+    // `Field(default=…)` included, makes a field optional, `Field(description=…)` does not.
+    let r = init("python", "fixtures/fetch/open", "call_tool", "fetch");
+    assert_eq!(
+        proposed_arguments(&r),
+        [
+            argument("max_length", "integer", false),
+            argument("raw", "boolean", false),
+            argument("start_index", "integer", false),
+            argument("url", "string", true),
+        ]
+    );
+    // Python: the parameters of a function registered by a `tool` decorator.
+    let r = without("python", "fixtures/git-add/mcp-server", "git_add");
+    assert_eq!(proposed_arguments(&r), [argument("files", "array", true), argument("repo_path", "string", true)]);
+    // A type the declaration does not spell plainly is left to the author, as a comment.
+    let r = init("javascript", "fixtures/dbhub-execute-sql/ts-legacy-reader", "executeSqlToolHandler", "execute_sql");
+    assert_eq!(proposed_arguments(&r), []);
+    assert!(r.stdout.contains("# sql = { type = \"TODO\", required = true }  (its type is not spelled plainly)"), "{}", r.stdout);
+    // No declaration found: nothing is guessed, and the author is told why.
+    let r = init("python", "fixtures/git-diff/guarded", "git_diff", "git_diff");
+    assert_eq!(proposed_arguments(&r), []);
+    assert!(r.stdout.contains("# (none proposed: no Tool(name=\"git_diff\", …) listing, no model the handler builds"), "{}", r.stdout);
+    let r = init("go", "fixtures/github-create-gist/gosdk", "CreateGist", "create_gist");
+    assert!(r.stdout.contains("# (none proposed: the tool literal declares no InputSchema)"), "{}", r.stdout);
+    // Each starting profile still loads.
+    fcd_compiler::profile::Profile::parse(Path::new("init.toml"), &r.stdout).expect("it loads");
+}
+
 #[test]
 fn profile_init_without_a_function_finds_what_runs_for_the_tool() {
     let without = |lang: &str, source: &str, tool: &str| fcd(&["profile", "init", "--lang", lang, "--source", source, "--tool", tool]);
