@@ -64,8 +64,10 @@ pub fn config_digest(config: Option<&Config>) -> String {
 ///
 /// A profile with several reviewed shapes registers the release against each:
 /// exactly one must match. None matching escalates with the reason of the
-/// closest shape (the one whose analysis got furthest), two matching escalate
-/// as ambiguous: the choice is never left to order.
+/// closest shape (the one whose analysis got furthest), the others' reasons
+/// after it, each once, with the shapes it stopped (`the same` for the
+/// closest's); two matching escalate as ambiguous: the choice is never left
+/// to order.
 pub fn register(profile: &Profile, req: &Request) -> Result<Registration, InputError> {
     if profile.alternatives.is_empty() {
         return register_shape(profile, req);
@@ -93,7 +95,22 @@ pub fn register(profile: &Profile, req: &Request) -> Result<Registration, InputE
             let best = escalated.iter().map(|(_, e)| progress(e)).max().unwrap_or(0);
             let index = escalated.iter().position(|(_, e)| progress(e) == best).unwrap_or(0);
             let (name, e) = escalated.remove(index);
-            let others: Vec<String> = escalated.iter().map(|(n, o)| format!("`{n}`: {}", o.detail)).collect();
+            // Shapes that escalate for one reason are named together, once, so the
+            // reason an author can act on is not lost among copies of it.
+            let mut groups: Vec<(Vec<&str>, &str)> = Vec::new();
+            for (n, o) in &escalated {
+                match groups.iter_mut().find(|(_, detail)| *detail == o.detail) {
+                    Some((names, _)) => names.push(n),
+                    None => groups.push((vec![n], &o.detail)),
+                }
+            }
+            let others: Vec<String> = groups
+                .iter()
+                .map(|(names, detail)| {
+                    let names: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+                    format!("{}: {}", names.join(", "), if *detail == e.detail { "the same" } else { detail })
+                })
+                .collect();
             Registration::Escalated(Escalation::new(
                 e.code,
                 format!("no reviewed shape matches; the closest, `{name}`: {} (other shapes: {})", e.detail, others.join("; ")),

@@ -123,6 +123,23 @@ fn no_shape_matching_escalates_with_the_closest_shapes_reason() {
 }
 
 #[test]
+fn shapes_that_escalate_for_one_reason_are_named_together_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let twins = "[shapes.same]\ndescription = \"test shape: as the top level\"\n[shapes.also]\ndescription = \"test shape: as the top level too\"\n";
+    let profile = profile_with(tmp.path(), &format!("{RENAMED}{twins}")).unwrap();
+    // The handler writes a file: three shapes stop at the same callee, the renamed one earlier.
+    let release = fixture(tmp.path(), &[("    repo.rev_parse(target)\n", "    repo.rev_parse(target)\n    open('/tmp/x', 'w').write(target)\n")]);
+    let Registration::Escalated(e) = registration(&profile, &release) else { panic!("no shape matches") };
+    assert_eq!(e.code, fcd_frontends::EscalationCode::InventoryViolation, "{e}");
+    let (closest, others) = e.detail.split_once(" (other shapes: ").expect("the other shapes follow");
+    assert!(closest.starts_with("no reviewed shape matches; the closest, `default`: ") && closest.contains("open"), "{e}");
+    // The twins' reason is the closest's: named once, as the same; the renamed shape's is its own.
+    assert!(others.starts_with("`renamed`: ") || others.contains("; `renamed`: "), "{e}");
+    assert!(others.contains("`also`, `same`: the same") || others.contains("`same`, `also`: the same"), "{e}");
+    assert_eq!(e.detail.matches("open").count(), 1, "the reason is written once: {e}");
+}
+
+#[test]
 fn two_shapes_matching_is_ambiguous() {
     let tmp = tempfile::tempdir().unwrap();
     let same = "[shapes.same]\ndescription = \"test shape: identical to the top-level one\"\n";
