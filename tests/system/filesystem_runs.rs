@@ -12,8 +12,9 @@
 //! anything outside srv/data, and a case never declares a canonical call's
 //! truth `safe` when it did; nor certifies a call that changed another entry
 //! than the one its path names (the tree holds names spelled with U+212A
-//! KELVIN SIGN, which 2026.8.31's walk takes for `K`). A registered callback is run as registered; a
-//! dispatcher's tool-call request handler is asked for write_file.
+//! KELVIN SIGN, which 2026.8.31's walk takes for `K`). A registered callback
+//! is run as registered; a dispatcher's tool-call request handler is asked
+//! for write_file.
 //!
 //! The official 2025.3.28 release (regime prefix) is run as well, fetched
 //! with `npm pack` and checked against releases.toml: canonical call B, a
@@ -267,17 +268,33 @@ fn the_unicode_release_walks_a_k_to_its_kelvin_twin_when_run() {
     let canonical = Canonical::load(&dir.join("canonical.json")).unwrap();
     let calls = calls_with_probes(&canonical);
     let arguments: serde_json::Map<String, Value> = calls.iter().map(|(n, c)| (n.clone(), Value::Object(c.arguments.clone()))).collect();
-    let official = drive(&npm_release(UNICODE_RELEASE).unwrap(), &arguments, UNICODE_RELEASE);
-    let fixture = drive(&root().join("fixtures/filesystem-write-file/unicode"), &arguments, "fixture unicode");
-    let (official, fixture) = (official["calls"].as_object().unwrap(), fixture["calls"].as_object().unwrap());
-    for (name, _) in &calls {
-        let (o, f) = (&official[name], &fixture[name]);
-        assert!(o["changed"] == f["changed"] && o["error"].is_null() == f["error"].is_null(), "{name}: the official release {o}, the fixture {f}");
-        assert_eq!(o["outside"], json!(false), "{name}: {o}");
+    let official = run_alike(drive, UNICODE_RELEASE, &root().join("fixtures/filesystem-write-file/unicode"), &arguments);
+    for (name, run) in &official {
+        assert_eq!(run["outside"], json!(false), "{name}: {run}");
     }
     assert!(official["A"]["changed"] == json!(["srv/data/notes.txt"]) && official["A"]["error"].is_null(), "A: {}", official["A"]);
     assert_eq!(official["probe-kelvin-folder"]["changed"], json!(["srv/data/\u{212a}PI/new.txt"]), "{}", official["probe-kelvin-folder"]);
     assert_eq!(official["probe-kelvin-file"]["changed"], json!(["srv/data/\u{212a}elvin.txt"]), "{}", official["probe-kelvin-file"]);
+}
+
+/// Runs `arguments` with `drive` through the official release `id` and
+/// through `fixture`, its hand-written stand-in: every call must change the
+/// same entries in both and be refused by both or by neither. The official
+/// release's results, by call.
+pub(crate) fn run_alike(
+    drive: impl Fn(&Path, &serde_json::Map<String, Value>, &str) -> Value,
+    id: &str,
+    fixture: &Path,
+    arguments: &serde_json::Map<String, Value>,
+) -> serde_json::Map<String, Value> {
+    let official = drive(&npm_release(id).unwrap(), arguments, id);
+    let stand_in = drive(fixture, arguments, "the fixture");
+    let (official, stand_in) = (official["calls"].as_object().unwrap(), stand_in["calls"].as_object().unwrap());
+    for name in arguments.keys() {
+        let (o, f) = (&official[name], &stand_in[name]);
+        assert!(o["changed"] == f["changed"] && o["error"].is_null() == f["error"].is_null(), "{name}: the official release {o}, the fixture {f}");
+    }
+    official.clone()
 }
 
 /// Paths generated from what a path check can get wrong: the allowed
