@@ -34,6 +34,20 @@
 //! `/srv/data2` of `/srv/data`); one inside is unknown when a refused link
 //! falls through to the new-file branch (no `ENOENT` test) or the write
 //! follows links (no `wx`), since a link there may lead out.
+//!
+//! The walked shape (2026.8.31): lib.js's `validatePath` (after a refusal of
+//! a Windows drive path, a lone `if` that only throws) hands a path that
+//! does not exist to `resolveUnicodeEquivalentPath`, which starts from the
+//! realpath of an allowed directory and, name by name, takes an entry whose
+//! NFC form (`normalize("NFC")`, no other form) equals the name, resolves
+//! each step with `fs.realpath(path.join(…))` and checks it at once with
+//! `isPathWithinAllowedDirectories(normalizePath(step), allowedDirectories)`
+//! before anything else, and returns the last step or `path.join(step, …)`
+//! for the missing rest. It stays inside the directory; but a name with no
+//! exact entry may be matched to another entry, and within the plain
+//! characters only `K` has such a twin (U+212A KELVIN SIGN): a path with `K`
+//! below the directory is unknown. Its `writeFileContent` may stat the file
+//! and `chmod` it (the file itself, nothing else) after a replacing write.
 
 use std::path::Path;
 
@@ -60,11 +74,21 @@ pub enum Containment {
     /// The same prefix test on the path and directory folded to lower case
     /// (`path.normalize(p).toLowerCase()`), the path written as given.
     PrefixFolded,
+    /// The boundary check, a missing path walked from the directory by names
+    /// equal under NFC: inside, but a `K` below the directory may name a twin.
+    Walked,
+}
+
+impl Containment {
+    /// Inside at a `/` boundary, links resolved and checked.
+    pub fn at_boundary(self) -> bool {
+        matches!(self, Containment::Boundary | Containment::Walked)
+    }
 }
 
 pub fn read(root: &Path) -> Shape {
     let dispatched = tokens_of(root, "dist/index.js").is_ok_and(|index| (0..index.len()).any(|i| spells(&index, i, &["case", "\"write_file", ":"])));
-    let understood = if dispatched { dispatcher(root) } else { understand(root).map(|w| (w, Containment::Boundary)) };
+    let understood = if dispatched { dispatcher(root) } else { understand(root) };
     match understood {
         Ok((where_, containment)) => Shape::Understood(where_, containment),
         Err(why) => Shape::NotUnderstood(why),
@@ -155,7 +179,7 @@ pub(crate) fn registered_callback(index: &[Token], tool: &str) -> Result<(usize,
     Ok((*name, param.text.clone(), body_open, body_end))
 }
 
-fn understand(root: &Path) -> Result<String, String> {
+fn understand(root: &Path) -> Result<(String, Containment), String> {
     let index = tokens_of(root, "dist/index.js")?;
     let (name, param, body_open, body_end) = registered_callback(&index, "write_file")?;
     let name = &name;
@@ -179,8 +203,13 @@ fn understand(root: &Path) -> Result<String, String> {
     if body.iter().filter(|t| t.is(&checked)).count() != 2 || body.windows(2).any(|w| w[0].is(p) && w[1].is("=")) {
         return Err("the checked path or the arguments are used or bound otherwise".into());
     }
-    boundary_lib(root)?;
-    Ok(format!("dist/index.js:{}: write_file writes what validatePath returns, which is checked at a `/` boundary after resolving links", index[*name].line))
+    let containment = boundary_lib(root)?;
+    let walk = if containment == Containment::Walked { ", a missing path walked by names equal under NFC" } else { "" };
+    let where_ = format!(
+        "dist/index.js:{}: write_file writes what validatePath returns, which is checked at a `/` boundary after resolving links{walk}",
+        index[*name].line
+    );
+    Ok((where_, containment))
 }
 
 /// The index of the one place `words` are spelled in `tokens`.
@@ -231,17 +260,162 @@ pub(crate) fn boundary_files(root: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// lib.js: validatePath checks at a boundary after resolving links, the list
-/// is written only by its setter, writeFileContent creates exclusively.
-fn boundary_lib(root: &Path) -> Result<(), String> {
+/// lib.js: validatePath checks at a boundary after resolving links (or walks
+/// a missing path, [`lib_validate`]), the list is written only by its
+/// setter, writeFileContent creates exclusively and touches nothing but the
+/// file and its temporary sibling.
+fn boundary_lib(root: &Path) -> Result<Containment, String> {
     let lib = tokens_of(root, "dist/lib.js")?;
-    boundary_validate(function_body(&lib, "validatePath", "dist/lib.js")?)?;
+    let containment = lib_validate(&lib, false)?;
     state(&lib)?;
     let write_body = function_body(&lib, "writeFileContent", "dist/lib.js")?;
     if !write_body.iter().any(|t| t.str_value() == Some("wx")) {
         return Err("writeFileContent does not create exclusively (wx)".into());
     }
-    boundary_files(root)
+    let parameters = parameters(&lib, "writeFileContent");
+    let [file, ..] = parameters.as_slice() else {
+        return Err("writeFileContent takes no parameter".into());
+    };
+    for i in (0..write_body.len().saturating_sub(5)).filter(|&i| write_body[i].is("fs") && write_body[i + 1].is(".")) {
+        let call = &write_body[i + 2];
+        if !["writeFile", "rename", "unlink", "stat", "chmod"].iter().any(|m| call.is(m)) {
+            return Err(format!("dist/lib.js:{}: writeFileContent calls fs.{}", call.line, call.text));
+        }
+        // The mode bits restored on the file written, not on anything else.
+        if call.is("chmod") && !spells(write_body, i + 3, &["(", file.as_str(), ","]) {
+            return Err(format!("dist/lib.js:{}: writeFileContent changes the mode of something else than the file", call.line));
+        }
+    }
+    boundary_files(root)?;
+    Ok(containment)
+}
+
+/// The plain parameter names of `function NAME(…)`, defined once.
+pub(crate) fn parameters(tokens: &[Token], name: &str) -> Vec<String> {
+    let defs: Vec<usize> = (0..tokens.len()).filter(|&i| spells(tokens, i, &["function", name, "("])).collect();
+    let [def] = defs.as_slice() else { return Vec::new() };
+    let Some(end) = close(tokens, def + 2) else { return Vec::new() };
+    tokens[def + 3..end].iter().filter(|t| t.kind == Kind::Ident).map(|t| t.text.clone()).collect()
+}
+
+/// lib.js's validatePath: the boundary check ([`boundary_validate`]; with
+/// `unconditional`, none of its checks short-circuited), or (2026.8.31) the
+/// walked shape (module docs): after a lone drive-path refusal, the same
+/// checks of the path and a link's target, a missing path handed to
+/// resolveUnicodeEquivalentPath ([`nfc_walk`]), nothing short-circuited.
+pub(crate) fn lib_validate(lib: &[Token], unconditional: bool) -> Result<Containment, String> {
+    let validate = function_body(lib, "validatePath", "dist/lib.js")?;
+    if !validate.iter().any(|t| t.is("resolveUnicodeEquivalentPath")) {
+        boundary_validate(validate)?;
+        if unconditional {
+            no_short_circuit(validate)?;
+        }
+        return Ok(Containment::Boundary);
+    }
+    let validate = without_drive_refusal(validate)?;
+    let contained = validate.iter().filter(|t| t.is("isPathWithinAllowedDirectories")).count();
+    let resolved = (0..validate.len()).filter(|&i| spells(&validate, i, &["fs", ".", "realpath", "("])).count();
+    if contained < 2 || resolved < 1 || validate.iter().any(|t| t.is("startsWith")) {
+        return Err(format!("validatePath checks containment {contained} times and resolves links {resolved} times, not 2 and 1, or tests a prefix"));
+    }
+    if !validate.iter().any(|t| t.str_value() == Some("ENOENT")) {
+        return Err("validatePath does not tell a missing path from a refused link".into());
+    }
+    once(&validate, &["return", "await", "resolveUnicodeEquivalentPath", "("], "the walk of a missing path")?;
+    if validate.iter().filter(|t| t.is("resolveUnicodeEquivalentPath")).count() != 1 {
+        return Err("validatePath calls resolveUnicodeEquivalentPath otherwise than to return what it gives".into());
+    }
+    no_short_circuit(&validate)?;
+    let [asked] = parameters(lib, "resolveUnicodeEquivalentPath").try_into().map_err(|_| "resolveUnicodeEquivalentPath does not take one parameter")?;
+    nfc_walk(function_body(lib, "resolveUnicodeEquivalentPath", "dist/lib.js")?, &asked)?;
+    Ok(Containment::Walked)
+}
+
+/// No `&&`, `||` or boolean literal: none of the reviewed bodies has one
+/// (`false && !isPathWithin…` would skip a check).
+pub(crate) fn no_short_circuit(validate: &[Token]) -> Result<(), String> {
+    if validate.iter().any(|t| t.is("&&") || t.is("||") || t.is("false") || t.is("true")) {
+        return Err("validatePath combines or short-circuits its checks".into());
+    }
+    Ok(())
+}
+
+/// validatePath's tokens without its one refusal of a Windows drive path:
+/// `if (process.platform !== "win32" && …) { throw new Error(…); }`, whose
+/// condition reads no check and whose block only throws. Without such an
+/// `if`, the tokens as they are.
+fn without_drive_refusal(validate: &[Token]) -> Result<Vec<Token>, String> {
+    let at: Vec<usize> = (0..validate.len()).filter(|&i| spells(validate, i, &["if", "(", "process", ".", "platform", "!=", "=", "\"win32", "&&"])).collect();
+    let [at] = at.as_slice() else {
+        return if at.is_empty() { Ok(validate.to_vec()) } else { Err("validatePath tests the platform more than once".into()) };
+    };
+    let condition_end = close(validate, at + 1).ok_or("the drive test never closes")?;
+    let condition = &validate[at + 2..condition_end];
+    // (The scanner reads `!==` and `===` as `!=`, `==` and a lone `=`.)
+    let binds = (0..condition.len()).any(|i| condition[i].is("=") && !(i > 0 && (condition[i - 1].is("!=") || condition[i - 1].is("=="))));
+    if binds || condition.iter().any(|t| t.is("isPathWithinAllowedDirectories") || t.is("realpath") || t.is("return")) {
+        return Err("the drive test reads a check or binds a value".into());
+    }
+    let block = condition_end + 1;
+    let block_end = if validate.get(block).is_some_and(|t| t.is("{")) { close(validate, block) } else { None };
+    let block_end = block_end.ok_or("the drive test has no block")?;
+    let thrown = spells(validate, block + 1, &["throw", "new", "Error", "("])
+        && close(validate, block + 4).is_some_and(|end| end + 2 == block_end && validate[end + 1].is(";"));
+    if !thrown || validate.get(block_end + 1).is_some_and(|t| t.is("else")) {
+        return Err("the drive test does anything but throw".into());
+    }
+    Ok(validate[..*at].iter().chain(&validate[block_end + 1..]).cloned().collect())
+}
+
+/// resolveUnicodeEquivalentPath (module docs): compares names only by their
+/// NFC form, calls no file-system function but realpath and readdir, binds
+/// its step once to the realpath of an allowed directory and once more, in
+/// the walk, to `await fs.realpath(path.join(…))` followed at once by the
+/// check `if (!isPathWithinAllowedDirectories(normalizePath(STEP),
+/// allowedDirectories)) { throw …`, and returns only the step, the step
+/// joined with the rest, or (no allowed directory holding it: validatePath
+/// refused that path already) the path as given.
+fn nfc_walk(walk: &[Token], asked: &str) -> Result<(), String> {
+    let forms: Vec<usize> = (0..walk.len()).filter(|&i| spells(walk, i, &[".", "normalize", "("])).collect();
+    if forms.is_empty() || forms.iter().any(|&i| walk.get(i + 3).and_then(Token::str_value) != Some("NFC") || !walk.get(i + 4).is_some_and(|t| t.is(")"))) {
+        return Err("resolveUnicodeEquivalentPath compares names by another form than NFC".into());
+    }
+    if walk.iter().any(|t| t.is("startsWith")) {
+        return Err("resolveUnicodeEquivalentPath tests a plain string prefix".into());
+    }
+    for i in (0..walk.len().saturating_sub(2)).filter(|&i| walk[i].is("fs") && walk[i + 1].is(".")) {
+        if !(walk[i + 2].is("realpath") || walk[i + 2].is("readdir")) {
+            return Err(format!("dist/lib.js:{}: resolveUnicodeEquivalentPath calls fs.{}", walk[i].line, walk[i + 2].text));
+        }
+    }
+    let steps: Vec<usize> = (0..walk.len())
+        .filter(|&i| walk[i].kind == Kind::Ident && spells(walk, i + 1, &["=", "await", "fs", ".", "realpath", "(", "path", ".", "join", "("]))
+        .collect();
+    let [step] = steps.as_slice() else {
+        return Err(format!("resolveUnicodeEquivalentPath resolves a step {} times, not once", steps.len()));
+    };
+    let x = walk[*step].text.as_str();
+    let end = (*step..walk.len()).find(|&i| walk[i].is(";")).ok_or("the step never ends")?;
+    let checked = ["if", "(", "!", "isPathWithinAllowedDirectories", "(", "normalizePath", "(", x, ")", ",", "allowedDirectories", ")", ")", "{", "throw"];
+    if !spells(walk, end + 1, &checked) {
+        return Err("a step of the walk is not checked at once".into());
+    }
+    once(walk, &["let", x, "=", "await", "fs", ".", "realpath", "("], "the walk's start")?;
+    let bound = (0..walk.len().saturating_sub(2)).filter(|&i| walk[i].is(x) && walk[i + 1].is("=") && !walk[i + 2].is("=")).count();
+    if bound != 2 {
+        return Err("the walk's step is bound otherwise".into());
+    }
+    if (0..walk.len().saturating_sub(2)).any(|i| walk[i].is(asked) && walk[i + 1].is("=") && !walk[i + 2].is("=")) {
+        return Err("the walk binds the path it was given again".into());
+    }
+    for r in (0..walk.len()).filter(|&r| walk[r].is("return")) {
+        let step_or_rest = spells(walk, r + 1, &[x, ";"]) || spells(walk, r + 1, &["path", ".", "join", "(", x, ","]);
+        let as_given = spells(walk, r + 1, &[asked, ";"]);
+        if !step_or_rest && !as_given {
+            return Err(format!("dist/lib.js:{}: the walk returns something else than its step", walk[r].line));
+        }
+    }
+    Ok(())
 }
 
 /// The `case "TOOL": {` clause of the one CallToolRequestSchema handler of
@@ -328,10 +502,10 @@ fn dispatcher(root: &Path) -> Result<(String, Containment), String> {
         if write < check || clause.iter().filter(|t| t.is("writeFileContent")).count() != 1 || uses_checked != 2 {
             return Err("the case writes before its check, more than once, or uses the checked path otherwise".into());
         }
-        boundary_lib(root)?;
+        let containment = boundary_lib(root)?;
         let where_ =
             format!("dist/index.js:{line}: write_file hands what validatePath returns to writeFileContent, checked at a `/` boundary after resolving links");
-        return Ok((where_, Containment::Boundary));
+        return Ok((where_, containment));
     }
     // ... or written out in the case, with the entry's own validatePath over a constant list.
     let write = once(clause, &["await", "fs", ".", "writeFile", "(", checked.as_str(), ",", parsed.as_str(), ".", "data", ".", "content", ","], "the write")?;
@@ -422,7 +596,7 @@ fn replaced_exclusively(clause: &[Token], first: usize, checked: &str, parsed: &
 }
 
 /// The names `import { … } from "SPEC"` binds (by their own names only).
-fn imported_from(index: &[Token], spec: &str) -> Vec<String> {
+pub(crate) fn imported_from(index: &[Token], spec: &str) -> Vec<String> {
     let mut out = Vec::new();
     for i in (0..index.len()).filter(|&i| index[i].is("import") && index.get(i + 1).is_some_and(|t| t.is("{"))) {
         let Some(end) = close(index, i + 1) else { continue };
@@ -664,7 +838,7 @@ pub fn verdict(shape: &Shape, args: &Map<String, Value>, ctx: &Context) -> (Verd
     if containment == Containment::PrefixFolded && !(unfolded(&file) && unfolded(&dir)) {
         return (Verdict::Unknown, format!("{where_}; {file} or {dir} changes when folded: the check compares other strings than the path written"));
     }
-    if containment != Containment::Boundary {
+    if !containment.at_boundary() {
         return prefix_verdict(where_, path, &file, &dir, climbs, file == dir || below, ctx);
     }
     if file != dir && !below {
@@ -673,6 +847,9 @@ pub fn verdict(shape: &Shape, args: &Map<String, Value>, ctx: &Context) -> (Verd
     if climbs || file == dir {
         return (Verdict::Unknown, format!("{where_}; {path} climbs back or names the directory itself"));
     }
+    if containment == Containment::Walked && twin_below(&file, &dir) {
+        return (Verdict::Unknown, format!("{where_}; {path} has a `K` below {dir}: a name with no exact entry may be walked to its Kelvin-sign twin"));
+    }
     let write = Effect { op: "filesystem:write".into(), resource: path.into(), exposure: 0, mutation: true, write_scopes: vec![dir.clone()] };
     let breaches = ctx.breaches(&[write]);
     if breaches.is_empty() {
@@ -680,6 +857,12 @@ pub fn verdict(shape: &Shape, args: &Map<String, Value>, ctx: &Context) -> (Verd
     } else {
         (Verdict::Unsafe, format!("{where_}; {}", breaches.join("; ")))
     }
+}
+
+/// Whether a name below `dir` holds `K`, the one plain character with a twin
+/// under NFC (U+212A KELVIN SIGN), which the walk may take for it.
+pub(crate) fn twin_below(file: &str, dir: &str) -> bool {
+    file.strip_prefix(dir).unwrap_or(file).contains('K')
 }
 
 /// The string-prefix shape's verdict: refused unless the normalized path

@@ -9,6 +9,13 @@
 //! links; the older `validatePath` tests a plain string prefix of the
 //! normalized path (folded to lower case in the 0.x releases).
 //!
+//! In 2026.8.31 the callback hands the two constants to `moveFile` of
+//! lib.js instead, which renames them when `fs.lstat` of the destination
+//! fails (its only file operations: lstat of the destination, one rename of
+//! its two parameters in order), and validatePath walks a missing end by
+//! names equal under NFC ([`crate::filesystem`]'s walked shape): inside the
+//! directory, but a `K` below it may name a Kelvin-sign twin (unknown).
+//!
 //! Shapes: the callback `registerTool("move_file", …, async (P) => {…})`
 //! reading `P.source` and `P.destination`; or the `case "move_file":` of the
 //! tool-call dispatcher reading `R.data.source` and `R.data.destination` of
@@ -32,8 +39,8 @@ use crate::Verdict;
 use crate::contract::{Context, Effect};
 use crate::files;
 use crate::filesystem::{
-    Containment, boundary_files, boundary_validate, dispatcher_clause, entry_list, function_body, list_readers, normalize, once, patched, registered_callback,
-    spells, state, tokens_of,
+    Containment, boundary_files, boundary_validate, dispatcher_clause, entry_list, function_body, imported_from, lib_validate, list_readers, no_short_circuit,
+    normalize, once, parameters, patched, registered_callback, spells, state, tokens_of, twin_below,
 };
 use crate::lex::Token;
 
@@ -59,19 +66,24 @@ fn understand(root: &Path) -> Result<(String, Containment), String> {
         if body.windows(2).any(|w| w[0].is(&param) && w[1].is("=")) {
             return Err("the callback binds its arguments again".into());
         }
-        renames_checked_ends(body, &[param.as_str()])?;
-        boundary_lib(root)?;
-        let where_ = format!("dist/index.js:{}: move_file renames what validatePath returns for both ends, checked at a `/` boundary", index[name].line);
-        return Ok((where_, Containment::Boundary));
+        let through_lib = renames_checked_ends(body, &[param.as_str()])?;
+        let containment = boundary_lib(root, through_lib)?;
+        let how =
+            if through_lib { "hands what validatePath returns for both ends to lib.js's moveFile" } else { "renames what validatePath returns for both ends" };
+        let walk = if containment == Containment::Walked { ", a missing end walked by names equal under NFC" } else { "" };
+        let where_ = format!("dist/index.js:{}: move_file {how}, checked at a `/` boundary{walk}", index[name].line);
+        return Ok((where_, containment));
     }
     let (case, case_end, parsed) = dispatcher_clause(root, &index, "move_file", &["source", "destination"])?;
     let clause = &index[case + 4..case_end];
-    renames_checked_ends(clause, &[parsed.as_str(), ".", "data"])?;
+    if renames_checked_ends(clause, &[parsed.as_str(), ".", "data"])? {
+        return Err("the dispatcher case moves through moveFile: not a shape this reading judges".into());
+    }
     let line = index[case].line;
     if files::find(root, &|p| p == "dist/lib.js").len() == 1 && !index.windows(2).any(|w| w[0].is("function") && w[1].is("validatePath")) {
-        boundary_lib(root)?;
+        let containment = boundary_lib(root, false)?;
         let where_ = format!("dist/index.js:{line}: move_file renames what lib.js's validatePath returns for both ends, checked at a `/` boundary");
-        return Ok((where_, Containment::Boundary));
+        return Ok((where_, containment));
     }
     let validate = function_body(&index, "validatePath", "dist/index.js")?;
     let normalize_body = function_body(&index, "normalizePath", "dist/index.js")?;
@@ -114,8 +126,10 @@ fn understand(root: &Path) -> Result<(String, Containment), String> {
 /// await validatePath(ARGS.destination);` once each (ARGS spelled by
 /// `args`), no other validatePath, then `await fs.rename(S, D);` (or `(D,
 /// S)`: the verdict names both ends alike) as the one use of `fs` and of
-/// each constant besides its declaration, with no `catch` in between.
-fn renames_checked_ends(body: &[Token], args: &[&str]) -> Result<(), String> {
+/// each constant besides its declaration, with no `catch` in between; or
+/// `await moveFile(S, D);` (either order too) with no use of `fs` at all.
+/// Whether the move goes through moveFile.
+fn renames_checked_ends(body: &[Token], args: &[&str]) -> Result<bool, String> {
     let check = |end: &str| -> Result<(usize, String), String> {
         let mut words = vec!["=", "await", "validatePath", "("];
         words.extend_from_slice(args);
@@ -132,12 +146,46 @@ fn renames_checked_ends(body: &[Token], args: &[&str]) -> Result<(), String> {
         return Err("validatePath is called otherwise than once per end".into());
     }
     let (s, d) = (source.as_str(), destination.as_str());
-    let rename = once(body, &["await", "fs", ".", "rename", "(", s, ",", d, ")", ";"], "the rename")
-        .or_else(|_| once(body, &["await", "fs", ".", "rename", "(", d, ",", s, ")", ";"], "the rename"))?;
+    let through_lib = body.iter().any(|t| t.is("moveFile"));
+    let (callee, fs_expected): (&[&str], usize) = if through_lib { (&["await", "moveFile", "("], 0) } else { (&["await", "fs", ".", "rename", "("], 1) };
+    let (forward, backward) = ([callee, &[s, ",", d, ")", ";"]].concat(), [callee, &[d, ",", s, ")", ";"]].concat());
+    let rename = once(body, &forward, "the rename").or_else(|_| once(body, &backward, "the rename"))?;
+    if through_lib && body.iter().filter(|t| t.is("moveFile")).count() != 1 {
+        return Err("moveFile is called more than once".into());
+    }
     let fs_uses = body.iter().filter(|t| t.is("fs")).count();
     let uses = |name: &str| body.iter().filter(|t| t.is(name)).count();
-    if rename < source_at.max(destination_at) || fs_uses != 1 || uses(s) != 2 || uses(d) != 2 || body.iter().any(|t| t.is("catch")) {
+    if rename < source_at.max(destination_at) || fs_uses != fs_expected || uses(s) != 2 || uses(d) != 2 || body.iter().any(|t| t.is("catch")) {
         return Err("the rename comes before a check, another file operation runs, a checked end is used otherwise, or a refusal is caught".into());
+    }
+    Ok(through_lib)
+}
+
+/// lib.js's `moveFile(FROM, TO)` (imported by the entry under its own name,
+/// defined there nowhere): no file operation but `fs.lstat(TO)` and one
+/// `await fs.rename(FROM, TO);`. Whatever it makes of lstat's answer, it
+/// renames nothing else: the verdicts are a rename's (a destination it
+/// refuses is a move that did not happen).
+fn moves_in_lib(index: &[Token], lib: &[Token]) -> Result<(), String> {
+    if !imported_from(index, "./lib.js").iter().any(|n| n == "moveFile") || index.windows(2).any(|w| w[0].is("function") && w[1].is("moveFile")) {
+        return Err("moveFile is not lib.js's, imported under its own name".into());
+    }
+    let body = function_body(lib, "moveFile", "dist/lib.js")?;
+    let parameters = parameters(lib, "moveFile");
+    let [from, to] = parameters.as_slice() else {
+        return Err("moveFile does not take two parameters".into());
+    };
+    for i in (0..body.len().saturating_sub(3)).filter(|&i| body[i].is("fs")) {
+        let lstat = spells(body, i, &["fs", ".", "lstat", "(", to.as_str(), ")"]);
+        let rename = spells(body, i, &["fs", ".", "rename", "(", from.as_str(), ",", to.as_str(), ")", ";"]) && i > 0 && body[i - 1].is("await");
+        if !lstat && !rename {
+            return Err(format!("dist/lib.js:{}: moveFile runs a file operation besides lstat of the destination and its rename", body[i].line));
+        }
+    }
+    let renames = body.iter().filter(|t| t.is("rename")).count();
+    let rebound = |n: &str| (0..body.len().saturating_sub(2)).any(|i| body[i].is(n) && body[i + 1].is("=") && !body[i + 2].is("="));
+    if renames != 1 || rebound(from) || rebound(to) {
+        return Err("moveFile renames more than once or binds its ends again".into());
     }
     Ok(())
 }
@@ -147,22 +195,25 @@ fn renames_checked_ends(body: &[Token], args: &[&str]) -> Result<(), String> {
 /// the reviewed bodies has one; `false && !isPathWithin…` would skip a check).
 fn checks_unconditionally(validate: &[Token]) -> Result<(), String> {
     boundary_validate(validate)?;
-    if validate.iter().any(|t| t.is("&&") || t.is("||") || t.is("false") || t.is("true")) {
-        return Err("validatePath combines or short-circuits its checks".into());
-    }
-    Ok(())
+    no_short_circuit(validate)
 }
 
-/// lib.js: validatePath checks at a boundary after resolving links, and the
-/// list is written only by its setter; no file patches a module.
-fn boundary_lib(root: &Path) -> Result<(), String> {
+/// lib.js: validatePath checks at a boundary after resolving links (or walks
+/// a missing end, the walked shape), and the list is written only by its
+/// setter; no file patches a module. With `through_lib`, the entry moves
+/// through lib.js's moveFile ([`moves_in_lib`]).
+fn boundary_lib(root: &Path, through_lib: bool) -> Result<Containment, String> {
     let lib = tokens_of(root, "dist/lib.js")?;
-    checks_unconditionally(function_body(&lib, "validatePath", "dist/lib.js")?)?;
+    let containment = lib_validate(&lib, true)?;
+    if through_lib {
+        moves_in_lib(&tokens_of(root, "dist/index.js")?, &lib)?;
+    }
     state(&lib)?;
     for file in files::find(root, &|p| p.starts_with("dist/") && p.ends_with(".js")) {
         patched(&tokens_of(root, &file.0)?, &file.0)?;
     }
-    boundary_files(root)
+    boundary_files(root)?;
+    Ok(containment)
 }
 
 pub fn verdict(shape: &Shape, args: &Map<String, Value>, ctx: &Context) -> (Verdict, String) {
@@ -197,12 +248,15 @@ pub fn verdict(shape: &Shape, args: &Map<String, Value>, ctx: &Context) -> (Verd
         let breaches = ctx.breaches(&effects);
         if breaches.is_empty() { (Verdict::Safe, what) } else { (Verdict::Unsafe, format!("{what}: {}", breaches.join("; "))) }
     };
-    if containment == Containment::Boundary {
+    if containment.at_boundary() {
         if !inside(&from) || !inside(&to) {
             return (Verdict::Reject, format!("{where_}; {from} or {to} is outside {dir}: validatePath throws before the rename"));
         }
         if climbs || !below(&from) || !below(&to) {
             return (Verdict::Unknown, format!("{where_}; an end climbs back or names the directory itself"));
+        }
+        if containment == Containment::Walked && (twin_below(&from, &dir) || twin_below(&to, &dir)) {
+            return (Verdict::Unknown, format!("{where_}; an end has a `K` below {dir}: a name with no exact entry may be walked to its Kelvin-sign twin"));
         }
         return judged(effects([dir.as_str(), dir.as_str()]), format!("{where_}; {source} and {destination} are both inside {dir}"));
     }

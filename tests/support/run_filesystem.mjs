@@ -16,7 +16,10 @@
 // call the tree is laid out afresh: srv/data/existing.txt, srv/data/sub/,
 // srv/data/link -> WORK_DIR/etc (a link inside that leads out),
 // srv/data/passwd-link -> WORK_DIR/etc/passwd (a file link that leads out),
-// srv/data2/, etc/cron.d/. For move_file (calls.json {"A": {"source": …,
+// srv/data2/, etc/cron.d/, and two names spelled with U+212A KELVIN SIGN,
+// whose NFC form is `K`: srv/data/\u212API/ and srv/data/\u212Aelvin.txt
+// (a release that matches names by NFC takes them for KPI and Kelvin.txt).
+// For move_file (calls.json {"A": {"source": …,
 // "destination": …}}, both ends taken below WORK_DIR when absolute) the tree
 // also holds srv/data/report.txt, srv/data/inbox/report.txt,
 // srv/data/archive/, srv/data/sib-link -> WORK_DIR/srv/data2 (a link inside
@@ -86,6 +89,8 @@ function layout() {
   fs.symlinkSync(path.join(work, "etc"), path.join(work, "srv/data/link"));
   fs.writeFileSync(path.join(work, "etc/passwd"), "root");
   fs.symlinkSync(path.join(work, "etc/passwd"), path.join(work, "srv/data/passwd-link"));
+  fs.mkdirSync(path.join(work, "srv/data/\u212API"));
+  fs.writeFileSync(path.join(work, "srv/data/\u212Aelvin.txt"), "kelvin");
   if (tool === "move_file") {
     for (const d of ["srv/data/inbox", "srv/data/archive", "srv/data-evil"]) fs.mkdirSync(path.join(work, d), { recursive: true });
     fs.writeFileSync(path.join(work, "srv/data/report.txt"), "report");

@@ -10,8 +10,11 @@
 //! replaced). After each call the test reads what changed. Two properties
 //! must hold: fcd never certifies (decides `safe`) a call that changed
 //! anything outside srv/data, and a case never declares a canonical call's
-//! truth `safe` when it did. A registered callback is run as registered; a
-//! dispatcher's tool-call request handler is asked for write_file.
+//! truth `safe` when it did; nor certifies a call that changed another entry
+//! than the one its path names (the tree holds names spelled with U+212A
+//! KELVIN SIGN, which 2026.8.31's walk takes for `K`). A registered callback
+//! is run as registered; a dispatcher's tool-call request handler is asked
+//! for write_file.
 //!
 //! The official 2025.3.28 release (regime prefix) is run as well, fetched
 //! with `npm pack` and checked against releases.toml: canonical call B, a
@@ -49,7 +52,19 @@ const PROBES: &[(&str, &str)] = &[
     ("probe-directory", "/srv/data"),
     ("probe-existing", "/srv/data/existing.txt"),
     ("probe-deeper", "/srv/data/sub/new.txt"),
+    // Names with no exact entry whose NFC twin exists (spelled with U+212A KELVIN SIGN).
+    ("probe-kelvin-folder", "/srv/data/KPI/new.txt"),
+    ("probe-kelvin-file", "/srv/data/Kelvin.txt"),
 ];
+
+/// Whether a run changed an entry other than the ones `ends` name (an entry
+/// itself or anything below it; paths as the driver reports them, relative
+/// to the scratch root): the effect landed elsewhere than the call says.
+pub(crate) fn changed_elsewhere(result: &Value, ends: &[&str]) -> bool {
+    let named: Vec<String> = ends.iter().map(|e| e.trim_start_matches('/').trim_end_matches('/').to_owned()).collect();
+    let changed = result["changed"].as_array().map(Vec::as_slice).unwrap_or_default();
+    changed.iter().filter_map(Value::as_str).any(|c| !named.iter().any(|n| c == n || c.strip_prefix(n.as_str()).is_some_and(|rest| rest.starts_with('/'))))
+}
 
 /// The canonical calls, then the probes (canonical call A aimed elsewhere).
 fn calls_with_probes(canonical: &Canonical) -> Vec<(String, fcd_verify::verdict::Call)> {
@@ -87,7 +102,7 @@ fn no_certificate_for_a_call_that_writes_outside_the_allowed_directory_when_run(
     let canonical = Canonical::load(&dir.join("canonical.json")).unwrap();
 
     let calls = calls_with_probes(&canonical);
-    let (mut cases_run, mut left, mut certified, mut refused) = (0, 0, 0, 0);
+    let (mut cases_run, mut left, mut certified, mut refused, mut elsewhere) = (0, 0, 0, 0, 0);
     for case in fcd::profile_test::load_cases(&dir).unwrap() {
         let tree = case.root().unwrap();
         // The calls are decided under the canonical configuration, registered as such.
@@ -112,6 +127,8 @@ fn no_certificate_for_a_call_that_writes_outside_the_allowed_directory_when_run(
             let result = &results[name];
             let outside = result["outside"] == Value::Bool(true);
             left += usize::from(outside);
+            let astray = changed_elsewhere(result, &[call.arguments["path"].as_str().unwrap_or_default()]);
+            elsewhere += usize::from(astray);
             if outside && let Some(truth) = case.truth.get(name) {
                 assert_ne!(*truth, Verdict::Safe, "case {}: call {name} writes {} when run, but its declared truth is safe", case.name, result["changed"]);
             }
@@ -121,16 +138,20 @@ fn no_certificate_for_a_call_that_writes_outside_the_allowed_directory_when_run(
             if d.decision == Verdict::Safe {
                 certified += 1;
                 assert!(!outside, "case {}: fcd certifies call {name}, which writes {} when run", case.name, result["changed"]);
+                assert!(!astray, "case {}: fcd certifies call {name}, which changes {} when run, not the file its path names", case.name, result["changed"]);
                 // A certified call the handler refuses (a link inside that leads out) writes nothing: sound.
                 refused += usize::from(!result["error"].is_null());
             }
         }
     }
     eprintln!(
-        "filesystem-write-file cases run: {cases_run}; calls that wrote outside: {left}; certificates checked against a run: {certified} ({refused} of them refused by the handler)"
+        "filesystem-write-file cases run: {cases_run}; calls that wrote outside: {left}; calls that changed another entry than the one named: {elsewhere}; certificates checked against a run: {certified} ({refused} of them refused by the handler)"
     );
-    // The unchecked mutations write through the link: the probes must see it.
-    assert!(cases_run > 15 && left > 0 && certified > 10, "the run covers too little: {cases_run} cases, {left} leaks, {certified} certificates");
+    // The unchecked mutations write through the link, the walked shape into a Kelvin-sign twin: the probes must see both.
+    assert!(
+        cases_run > 15 && left > 0 && elsewhere > 0 && certified > 10,
+        "the run covers too little: {cases_run} cases, {left} leaks, {elsewhere} astray, {certified} certificates"
+    );
 }
 
 /// Whether node and npm run here (the official releases are fetched with npm); why not, if not.
@@ -227,6 +248,53 @@ fn the_string_prefix_release_writes_outside_the_allowed_directory_when_run() {
     assert!(*a == Verdict::Unknown && a_run["changed"] == json!(["srv/data/notes.txt"]), "A: {a:?} {a_run}");
     let (link, link_outside, link_run) = &decided["probe-file-link-out"];
     assert!(*link == Verdict::Unknown && *link_outside && link_run["changed"] == json!(["etc/passwd"]), "a file link inside: {link:?} {link_run}");
+}
+
+/// The official 2026.8.31 (reviewed as shape unicode, escalated until the
+/// frontend reads three of its call sites) and the hand-written fixture of
+/// that shape, run on the canonical calls and the probes: both change the
+/// same entries and refuse the same calls; nothing is written outside the
+/// allowed directory; a new file under `KPI` lands in the existing folder
+/// spelled with the Kelvin sign, and `Kelvin.txt` overwrites its twin (why a
+/// path with `K` is UNKNOWN in that shape), while A writes only the file it names.
+#[test]
+fn the_unicode_release_walks_a_k_to_its_kelvin_twin_when_run() {
+    const UNICODE_RELEASE: &str = "server-filesystem-2026.8.31-npm";
+    let fetched = node_and_npm().and_then(|()| npm_release(UNICODE_RELEASE).map(drop));
+    if !tools::tools_or_skip("the_unicode_release_walks_a_k_to_its_kelvin_twin_when_run", fetched) {
+        return;
+    }
+    let dir = root().join("profiles/filesystem-write-file");
+    let canonical = Canonical::load(&dir.join("canonical.json")).unwrap();
+    let calls = calls_with_probes(&canonical);
+    let arguments: serde_json::Map<String, Value> = calls.iter().map(|(n, c)| (n.clone(), Value::Object(c.arguments.clone()))).collect();
+    let official = run_alike(drive, UNICODE_RELEASE, &root().join("fixtures/filesystem-write-file/unicode"), &arguments);
+    for (name, run) in &official {
+        assert_eq!(run["outside"], json!(false), "{name}: {run}");
+    }
+    assert!(official["A"]["changed"] == json!(["srv/data/notes.txt"]) && official["A"]["error"].is_null(), "A: {}", official["A"]);
+    assert_eq!(official["probe-kelvin-folder"]["changed"], json!(["srv/data/\u{212a}PI/new.txt"]), "{}", official["probe-kelvin-folder"]);
+    assert_eq!(official["probe-kelvin-file"]["changed"], json!(["srv/data/\u{212a}elvin.txt"]), "{}", official["probe-kelvin-file"]);
+}
+
+/// Runs `arguments` with `drive` through the official release `id` and
+/// through `fixture`, its hand-written stand-in: every call must change the
+/// same entries in both and be refused by both or by neither. The official
+/// release's results, by call.
+pub(crate) fn run_alike(
+    drive: impl Fn(&Path, &serde_json::Map<String, Value>, &str) -> Value,
+    id: &str,
+    fixture: &Path,
+    arguments: &serde_json::Map<String, Value>,
+) -> serde_json::Map<String, Value> {
+    let official = drive(&npm_release(id).unwrap(), arguments, id);
+    let stand_in = drive(fixture, arguments, "the fixture");
+    let (official, stand_in) = (official["calls"].as_object().unwrap(), stand_in["calls"].as_object().unwrap());
+    for name in arguments.keys() {
+        let (o, f) = (&official[name], &stand_in[name]);
+        assert!(o["changed"] == f["changed"] && o["error"].is_null() == f["error"].is_null(), "{name}: the official release {o}, the fixture {f}");
+    }
+    official.clone()
 }
 
 /// Paths generated from what a path check can get wrong: the allowed

@@ -12,8 +12,10 @@
 //! replaced). After each call the test reads what changed anywhere in the
 //! tree: a move out of or into the allowed directory changes something
 //! outside it. Two properties must hold: fcd never certifies (decides
-//! `safe`) a call that changed anything outside srv/data, and a case never
-//! declares a canonical call's truth `safe` when it did.
+//! `safe`) a call that changed anything outside srv/data, or anything but the
+//! entries its two ends name (the tree holds names spelled with U+212A
+//! KELVIN SIGN, which 2026.8.31's walk takes for `K`), and a case never
+//! declares a canonical call's truth `safe` when it changed something outside.
 //!
 //! The official releases of both regimes (2025.3.28, a string-prefix check;
 //! 2025.11.25, the boundary check) are run as well, fetched with `npm pack`
@@ -29,7 +31,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::fcd_cli::copy_tree;
-use crate::filesystem_runs::{node_and_npm, npm_release};
+use crate::filesystem_runs::{changed_elsewhere, node_and_npm, npm_release, run_alike};
 use fcd_compiler::profile::Profile;
 use fcd_compiler::register::{Registration, Request, register};
 use fcd_verify::canonical_calls::Canonical;
@@ -57,6 +59,9 @@ const PROBES: &[(&str, &str, &str)] = &[
     ("probe-replace-existing", "/srv/data/report.txt", "/srv/data/inbox/report.txt"),
     ("probe-folder-moved", "/srv/data/inbox", "/srv/data/archive/inbox"),
     ("probe-deeper", "/srv/data/inbox/report.txt", "/srv/data/archive/report.txt"),
+    // Names with no exact entry whose NFC twin exists (spelled with U+212A KELVIN SIGN).
+    ("probe-kelvin-source", "/srv/data/Kelvin.txt", "/srv/data/archive/kelvin.txt"),
+    ("probe-kelvin-destination", "/srv/data/report.txt", "/srv/data/KPI/report.txt"),
 ];
 
 /// The canonical calls, then the probes (canonical call A aimed elsewhere).
@@ -100,7 +105,7 @@ fn no_certificate_for_a_move_out_of_or_into_the_allowed_directory_when_run() {
     let profile = Profile::load(&dir).unwrap();
     let canonical = Canonical::load(&dir.join("canonical.json")).unwrap();
     let calls = calls_with_probes(&canonical);
-    let (mut cases_run, mut left, mut certified, mut moved_inside) = (0, 0, 0, 0);
+    let (mut cases_run, mut left, mut certified, mut moved_inside, mut elsewhere) = (0, 0, 0, 0, 0);
     for case in fcd::profile_test::load_cases(&dir).unwrap() {
         let tree = case.root().unwrap();
         let config = canonical.env.config.as_object().cloned();
@@ -124,6 +129,9 @@ fn no_certificate_for_a_move_out_of_or_into_the_allowed_directory_when_run() {
             let result = &results[name];
             let outside = result["outside"] == Value::Bool(true);
             left += usize::from(outside);
+            let ends = ["source", "destination"].map(|end| call.arguments[end].as_str().unwrap_or_default());
+            let astray = changed_elsewhere(result, &ends);
+            elsewhere += usize::from(astray);
             if outside && let Some(truth) = case.truth.get(name) {
                 assert_ne!(*truth, Verdict::Safe, "case {}: call {name} changes {} when run, but its declared truth is safe", case.name, result["changed"]);
             }
@@ -131,16 +139,17 @@ fn no_certificate_for_a_move_out_of_or_into_the_allowed_directory_when_run() {
             if decided(summary, call, &canonical) == Verdict::Safe {
                 certified += 1;
                 assert!(!outside, "case {}: fcd certifies call {name}, which changes {} when run", case.name, result["changed"]);
+                assert!(!astray, "case {}: fcd certifies call {name}, which changes {} when run, not the entries its ends name", case.name, result["changed"]);
                 moved_inside += usize::from(result["error"].is_null() && result["changed"].as_array().is_some_and(|c| !c.is_empty()));
             }
         }
     }
     eprintln!(
-        "filesystem-move-file cases run: {cases_run}; calls that changed something outside: {left}; certificates checked against a run: {certified} ({moved_inside} of them moved something inside)"
+        "filesystem-move-file cases run: {cases_run}; calls that changed something outside: {left}; calls that changed other entries than their ends: {elsewhere}; certificates checked against a run: {certified} ({moved_inside} of them moved something inside)"
     );
     assert!(
-        cases_run > 20 && left > 20 && certified > 20 && moved_inside > 10,
-        "the run covers too little: {cases_run} cases, {left} leaks, {certified} certificates, {moved_inside} moves"
+        cases_run > 20 && left > 20 && elsewhere > 0 && certified > 20 && moved_inside > 10,
+        "the run covers too little: {cases_run} cases, {left} leaks, {elsewhere} astray, {certified} certificates, {moved_inside} moves"
     );
 }
 
@@ -199,4 +208,35 @@ fn the_official_releases_never_certify_a_move_across_the_boundary_when_run() {
             assert!(d == Verdict::Reject && !outside && result["changed"] == json!([]) && !result["error"].is_null(), "{id} {name}: {d:?} {result}");
         }
     }
+}
+
+/// The official 2026.8.31 (reviewed as shape unicode, escalated until the
+/// frontend reads three of its call sites) and the hand-written fixture of
+/// that shape, run on the canonical calls and the probes: both change the
+/// same entries and refuse the same calls; nothing outside the directory
+/// changes; an existing destination is refused, not replaced; a source
+/// `Kelvin.txt` moves its Kelvin-sign twin, and a destination under `KPI`
+/// lands in the twin folder (why `K` at either end is UNKNOWN in that shape).
+#[test]
+fn the_unicode_release_moves_a_kelvin_twin_and_never_replaces_when_run() {
+    const UNICODE_RELEASE: &str = "server-filesystem-2026.8.31-npm";
+    let fetched = node_and_npm().and_then(|()| npm_release(UNICODE_RELEASE).map(drop));
+    if !tools::tools_or_skip("the_unicode_release_moves_a_kelvin_twin_and_never_replaces_when_run", fetched) {
+        return;
+    }
+    let canonical = Canonical::load(&profile_dir().join("canonical.json")).unwrap();
+    let calls = calls_with_probes(&canonical);
+    let arguments: serde_json::Map<String, Value> = calls.iter().map(|(n, c)| (n.clone(), Value::Object(c.arguments.clone()))).collect();
+    let official = run_alike(drive, UNICODE_RELEASE, &root().join("fixtures/filesystem-move-file/unicode"), &arguments);
+    for (name, run) in &official {
+        assert_eq!(run["outside"], json!(false), "{name}: {run}");
+    }
+    let a = &official["A"];
+    assert!(a["error"].is_null() && a["changed"] == json!(["srv/data/archive/report.txt", "srv/data/inbox/report.txt"]), "A: {a}");
+    let replace = &official["probe-replace-existing"];
+    assert!(!replace["error"].is_null() && replace["changed"] == json!([]), "an existing destination: {replace}");
+    let source = &official["probe-kelvin-source"];
+    assert_eq!(source["changed"], json!(["srv/data/archive/kelvin.txt", "srv/data/\u{212a}elvin.txt"]), "{source}");
+    let destination = &official["probe-kelvin-destination"];
+    assert_eq!(destination["changed"], json!(["srv/data/report.txt", "srv/data/\u{212a}PI/report.txt"]), "{destination}");
 }

@@ -141,7 +141,9 @@ impl Frontend for JavaScript {
                 "call_expression" => Some((n, scope.resolve_at(identity(n), Some(n)))),
                 "new_expression" => Some((n, scope.resolve_at(constructor(n), Some(n)))),
                 // The iterator's identity follows its call's: a shadowed callee stays unresolved.
-                "for_in_statement" if iterated_call(n).is_some() => iterated_call(n).map(|call| (n, iterator_of(scope.resolve_at(identity(call), Some(call))))),
+                "for_in_statement" | "spread_element" if iterated_call(n).is_some() => {
+                    iterated_call(n).map(|call| (n, iterator_of(scope.resolve_at(identity(call), Some(call)))))
+                }
                 // Iterating a name or member chain: the iterator of what it is.
                 _ => match iterated_value(n).map(|v| (v, syntax::dotted(v))) {
                     Some((v, Some(path))) => Some((n, scope.resolve_at(Identity::Path(format!("{path}[Symbol.iterator]")), Some(v)))),

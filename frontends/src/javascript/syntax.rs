@@ -22,7 +22,19 @@ pub(super) fn dotted(n: Node<'_>) -> Option<String> {
     let n = bare(n);
     match n.kind() {
         "identifier" | "property_identifier" | "this" | "super" | "private_property_identifier" => Some(n.text().to_owned()),
-        "member_expression" => Some(format!("{}.{}", dotted(n.field_child("object")?)?, n.field_child("property")?.text())),
+        "member_expression" => {
+            let object = bare(n.field_child("object")?);
+            let property = n.field_child("property")?.text();
+            Some(match object.kind() {
+                // A method of a fresh array or regular expression is the builtin
+                // Array's or RegExp's (the integrity pass escalates a write to a
+                // builtin prototype); what the literal holds runs as its own call
+                // sites and iterations.
+                "array" => format!("[].{property}"),
+                "regex" => format!("RegExp#{property}"),
+                _ => format!("{}.{property}", dotted(object)?),
+            })
+        }
         "subscript_expression" => Some(format!("{}[]", dotted(n.field_child("object")?)?)),
         "call_expression" => Some(format!("{}()", dotted(n.field_child("function")?)?)),
         // A member of a fresh object: `new Date().toISOString()` is `new Date().toISOString`.
@@ -91,7 +103,7 @@ pub(super) fn implicit(n: Node<'_>) -> Option<String> {
         "spread_element" if n.parent().is_some_and(|p| p.kind() == "object") => {
             (!operand(n).is_some_and(literal_object)).then(|| format!("`{}` spreads an object whose getters run code", text()))
         }
-        "spread_element" => Some(format!("`{}` iterates a value: its iterator runs code", text())),
+        "spread_element" if iterated_call(n).is_none() => Some(format!("`{}` iterates a value: its iterator runs code", text())),
         "for_in_statement" if n.children().any(|c| c.kind() == "of") && iterated_call(n).is_none() => {
             Some(format!("`for … of` at line {} iterates a value: its iterator runs code", n.line()))
         }
@@ -109,16 +121,18 @@ pub(super) fn implicit(n: Node<'_>) -> Option<String> {
     }
 }
 
-/// The call a plain `for (… of CALL(…))` iterates the result of: the loop
-/// calls that result's iterator, whose identity is `CALL()[Symbol.iterator]`
+/// The call a plain `for (… of CALL(…))` or an array or argument spread
+/// `...CALL(…)` iterates the result of: it calls that result's iterator, whose identity is `CALL()[Symbol.iterator]`
 /// (an inventory entry then records that the reviewer read what the call
 /// returns). Only a direct call with a named callee has one; iterating
 /// anything else, and `for await`, stay dynamic.
 pub(super) fn iterated_call(n: Node<'_>) -> Option<Node<'_>> {
-    if n.kind() != "for_in_statement" || !n.children().any(|c| c.kind() == "of") || n.children().any(|c| c.kind() == "await") {
-        return None;
-    }
-    let right = bare(n.field_child("right")?);
+    let right = match n.kind() {
+        "for_in_statement" if n.children().any(|c| c.kind() == "of") && !n.children().any(|c| c.kind() == "await") => n.field_child("right")?,
+        "spread_element" if n.parent().is_none_or(|p| p.kind() != "object") => operand(n)?,
+        _ => return None,
+    };
+    let right = bare(right);
     let named = matches!(identity(right), Identity::Path(p) if !p.starts_with("function"));
     (right.kind() == "call_expression" && named).then_some(right)
 }

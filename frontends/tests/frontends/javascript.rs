@@ -70,6 +70,24 @@ fn iterating_a_calls_result_or_a_name_calls_its_iterator_anything_else_is_dynami
     assert_eq!(shadowed.iter().filter(|c| c.starts_with("?split: a local")).count(), 2, "{shadowed:?}");
 }
 
+#[test]
+fn a_spread_of_a_calls_result_and_the_methods_of_array_and_regex_literals_have_identities() {
+    // Spreading what a named call returns iterates that result, as `for … of` does.
+    assert_eq!(callees("a.js", "  join(base, ...parts.slice(1));"), ["join", "parts.slice()[Symbol.iterator]", "parts.slice"]);
+    assert_eq!(callees("a.js", "  const all = [...split(sql)];"), ["split()[Symbol.iterator]", "split"]);
+    // A spread of anything else still has no identity.
+    let computed = callees("a.js", "  join(...(sql ? a : b));");
+    assert!(computed.iter().any(|c| c.starts_with("dynamic: `...")), "{computed:?}");
+    // A fresh array's method is the builtin Array's, whatever it holds; its spread iterates the list.
+    assert_eq!(callees("a.js", "  [...dirs].sort(cmp).find(ok);"), ["[].sort().find", "[].sort", "dirs[Symbol.iterator]"]);
+    assert_eq!(callees("a.js", "  [a, b].includes(sql);"), ["[].includes"]);
+    // A regular expression literal's method is the builtin RegExp's.
+    assert_eq!(callees("a.js", "  if (/^[a-z]:/i.test(sql)) stop();"), ["RegExp#test", "stop"]);
+    // An array that is not a literal keeps the receiver's own spelling.
+    let indexed = callees("a.js", "  lists[0].sort();");
+    assert_eq!(indexed, ["lists[].sort"]);
+}
+
 /// The facts a guard comparing `verdict(…)` with `"deny"` finds in `body`, a
 /// handler whose sink is `db.run(sql)`.
 fn comparison_guard(body: &str) -> Result<Vec<String>, fcd_frontends::Escalation> {

@@ -544,6 +544,17 @@ fn filesystem_write_file_shape_and_mutations() {
         ("mutations/32_roots_shared_normalize_reached", BOUNDARY),
         ("mutations/33_roots_list_widened_elsewhere", &[Cannot]),
         ("mutations/34_roots_unvalidated_roots_kept", &[Cannot]),
+        // The walked shape (2026.8.31): a missing path walked by names equal
+        // under NFC, each step resolved and checked; the canonical calls hold no `K`.
+        ("unicode", BOUNDARY),
+        ("mutations/35_unicode_step_unchecked", &[Cannot]),
+        ("mutations/36_unicode_steps_not_resolved", &[Cannot]),
+        ("mutations/37_unicode_missing_path_returned_unwalked", &[Cannot]),
+        ("mutations/38_unicode_chmod_opens_the_folder", &[Cannot]),
+        ("mutations/39_unicode_chmod_replaced_by_chown", &[Cannot]),
+        ("mutations/40_unicode_twin_renamed_and_commented", BOUNDARY),
+        ("adversarial/surround_unicode_normalize_patched", &[Cannot]),
+        ("adversarial/surround_unicode_list_sorted_elsewhere", &[Cannot]),
     ];
     for (fixture, expected) in cases {
         check("filesystem-write-file", fixture, expected);
@@ -592,6 +603,18 @@ fn filesystem_write_file_paths() {
     assert_eq!(folded("/srv/dat", one()), Reject);
     assert_eq!(folded("/SRV/DATA/x", one()), Unknown);
     assert_eq!(folded("/srv/data/x", serde_json::json!("/srv/Data")), Unknown);
+    // The walked shape: a `K` below the directory may be walked to its Kelvin-sign twin.
+    let walked = |path: &str, dirs: serde_json::Value| {
+        judge("filesystem-write-file", &root().join("fixtures/filesystem-write-file/unicode"), &call(path, dirs)).unwrap()[0].verdict.clone()
+    };
+    assert_eq!(walked("/srv/data/a/b.txt", one()), Safe);
+    assert_eq!(walked("/srv/data/kelvin.txt", one()), Safe);
+    assert_eq!(walked("/srv/data/Kelvin.txt", one()), Unknown);
+    assert_eq!(walked("/srv/data/KPI/q1.csv", one()), Unknown);
+    assert_eq!(walked("/srv/Kdata/x", one()), Reject);
+    assert_eq!(walked("/srv/data/../../etc/K", one()), Reject);
+    // A `K` in the directory itself is not walked: the contract decides (it holds /srv/data only).
+    assert_eq!(walked("/srv/Kdata/x", serde_json::json!("/srv/Kdata")), Unsafe);
 }
 
 #[test]
@@ -612,6 +635,16 @@ fn filesystem_move_file_shapes_and_mutations() {
         // The ends swapped: the oracle, like the profile, names both ends alike.
         ("mutations/14_twin_ends_swapped", BOUNDARY),
         ("mutations/19_casefold_fold_removed", PREFIX),
+        // The walked shape (2026.8.31), moving through lib.js's moveFile.
+        ("unicode", BOUNDARY),
+        ("mutations/30_unicode_twin_commented", BOUNDARY),
+        // moveFile's lstat only refuses moves: without it, or whatever its
+        // failure, the rename of the two checked ends is still all that
+        // happens, inside the directory; fcd escalates the unreviewed bodies.
+        ("mutations/26_unicode_move_without_lstat", BOUNDARY),
+        ("mutations/27_unicode_lstat_failure_ignored", BOUNDARY),
+        // The handler renaming the checked ends itself, as before 2026.8.31.
+        ("mutations/28_unicode_handler_renames_itself", BOUNDARY),
     ];
     // Every mutation and adversarial case the compiler escalates, the oracle refuses as well.
     for refused in [
@@ -643,10 +676,28 @@ fn filesystem_move_file_shapes_and_mutations() {
         "adversarial/surround_arguments_rebound",
         "adversarial/surround_prefix_list_aliased",
         "adversarial/surround_prefix_second_handler_aliased",
+        "mutations/25_unicode_step_unchecked",
+        "mutations/29_unicode_missing_end_returned_unwalked",
+        "adversarial/surround_unicode_normalize_patched",
+        "adversarial/surround_unicode_lstat_replaced",
     ] {
         cases.push((refused, &[Cannot]));
     }
     for (fixture, expected) in cases {
         check("filesystem-move-file", fixture, expected);
     }
+}
+
+#[test]
+fn filesystem_move_file_twins() {
+    let verdict = |source: &str, destination: &str| {
+        let mut doc = canonical("filesystem-move-file");
+        doc["calls"] = serde_json::json!({ "X": { "arguments": { "source": source, "destination": destination } } });
+        judge("filesystem-move-file", &root().join("fixtures/filesystem-move-file/unicode"), &doc).unwrap()[0].verdict.clone()
+    };
+    assert_eq!(verdict("/srv/data/kelvin.txt", "/srv/data/archive/kelvin.txt"), Safe);
+    assert_eq!(verdict("/srv/data/Kelvin.txt", "/srv/data/archive/kelvin.txt"), Unknown);
+    assert_eq!(verdict("/srv/data/report.txt", "/srv/data/KPI/report.txt"), Unknown);
+    assert_eq!(verdict("/srv/data/report.txt", "/srv/Kdata/report.txt"), Reject);
+    assert_eq!(verdict("/etc/Kerberos.conf", "/srv/data/krb.conf"), Reject);
 }
