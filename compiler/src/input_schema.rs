@@ -479,10 +479,8 @@ mod python {
 
     /// `Field(…)` without a default: required. Any other value is a default.
     fn is_required_field(value: Node<'_>) -> bool {
-        if value.kind() != "call" || !value.field_child("function").is_some_and(|f| f.text().rsplit('.').next() == Some("Field")) {
-            return false;
-        }
-        field_has_no_default(value)
+        let field = value.kind() == "call" && value.field_child("function").is_some_and(|f| f.text().rsplit('.').next() == Some("Field"));
+        field && field_has_no_default(value)
     }
 
     fn field_has_no_default(field: Node<'_>) -> bool {
