@@ -3,7 +3,7 @@
 //! The SDK compiles every `.cs` file under a project's folder and reads
 //! `Directory.Build.*` files above it; a `<Compile Remove/Include>` or an
 //! import changes the code behind the tool while the globbed files stay the
-//! same. The C# frontend interprets those build files (`csharp::project`):
+//! same. The C# frontend interprets those build files (`csharp::loader`):
 //! here the release is listed (regular files and links alike) and the build
 //! files it names join the closure, to be checked by the frontend and digested.
 

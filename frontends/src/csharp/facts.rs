@@ -13,7 +13,7 @@ use crate::spec::{ArgPattern, ArgShape, FactKind};
 use crate::ts::Node;
 use fcd_model::effect::FactValue;
 
-use super::receiver::identity;
+use super::scope::identity;
 use super::syntax::{arguments, bare, dotted, inner, literal, string_content};
 use super::{TYPES, held, plain};
 

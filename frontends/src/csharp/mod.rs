@@ -5,7 +5,7 @@
 //! special. Callee identities are dotted tokens, generic arguments kept and
 //! normalized, `a?.B` read as `a.B`, the receiver spelled by what it is where
 //! one declaration says so (`ParseResult#GetValueOrDefault<bool>` for a
-//! parameter `ParseResult parseResult`; see `receiver`); object creations are not callees, but calls on them are
+//! parameter `ParseResult parseResult`; see `scope`); object creations are not callees, but calls on them are
 //! (`new HttpClient().GetAsync`). Facts follow an option's wiring: registered,
 //! bound with a default, passed to the service, mapped to literals, placed in
 //! the deployment parameters, and the template's own value. String contents
@@ -13,8 +13,8 @@
 //!
 //! Facts are only as good as what they leave out, so the frontend also
 //! checks what the facts assume: the build files decide what compiles
-//! (`project`), nothing in the closure runs or rebinds names unseen
-//! (`program`), trusted model types are plain data (`plain`), a value is held
+//! (`loader`), nothing in the closure runs or rebinds names unseen
+//! (`surroundings`), trusted model types are plain data (`plain`), a value is held
 //! unchanged from its fact to its sink (`held`), and templates are read as
 //! strict JSON (`json`).
 
@@ -23,11 +23,11 @@ mod control;
 mod facts;
 mod held;
 mod json;
+mod loader;
 mod option;
 mod plain;
-mod program;
-mod project;
-mod receiver;
+mod scope;
+mod surroundings;
 mod syntax;
 mod target;
 mod wiring;
@@ -42,7 +42,7 @@ use crate::spec::{FactKind, FactSpec, RegionKind};
 use crate::ts::{Node, Syntax};
 
 use facts::Cx;
-use receiver::implicit_or_call;
+use scope::implicit_or_call;
 
 /// The C# frontend.
 pub struct CSharp;
@@ -73,7 +73,7 @@ impl Frontend for CSharp {
     }
 
     fn build_closure(&self, all: &[String], links: &[String], selected: &[String]) -> Result<Vec<String>, Escalation> {
-        project::closure(all, links, selected)
+        loader::closure(all, links, selected)
     }
 
     /// A C# file can declare a partial class, an extension method or a type
@@ -83,11 +83,11 @@ impl Frontend for CSharp {
     }
 
     fn is_build_file(&self, path: &str) -> bool {
-        project::is_build_file(path)
+        loader::is_build_file(path)
     }
 
     fn check_build_file(&self, file: &SourceFile) -> Result<(), Escalation> {
-        project::check(file)
+        loader::check(file)
     }
 
     fn ambient<'a>(&self, _file: &str, syntax: &'a Syntax) -> Vec<crate::ambient::Op<'a>> {
@@ -95,7 +95,7 @@ impl Frontend for CSharp {
     }
 
     fn check_program(&self, p: &Program<'_, '_>) -> Result<(), Escalation> {
-        program::check(p.regions, p.calls, p.facts)
+        surroundings::check(p.regions, p.calls, p.facts)
     }
 
     fn extract<'a>(&self, region: &Region<'a>, spec: &FactSpec, found: &BTreeMap<String, Found<'a>>) -> Result<Option<Found<'a>>, Escalation> {

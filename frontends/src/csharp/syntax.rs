@@ -1,6 +1,6 @@
 //! C# syntax the facts and checks read: dotted tokens, arguments, string
 //! and other literals (callee identities, which need receivers, are
-//! [`super::receiver`]'s). Kept apart from the frontend's regions and facts so that each
+//! [`super::scope`]'s). Kept apart from the frontend's regions and facts so that each
 //! reads one concern; none of it knows a profile.
 
 use crate::ts::Node;

@@ -13,9 +13,9 @@
 
 mod ambient;
 mod bindings;
-mod build_constraints;
 mod control;
 mod facts;
+mod loader;
 mod receiver;
 mod scope;
 mod surroundings;
@@ -64,7 +64,7 @@ impl Frontend for Go {
     }
 
     fn check_package(&self, files: &[SourceFile], trees: &[(&str, &Syntax)], _env: &Env) -> Result<(), Escalation> {
-        build_constraints::check(files, trees)
+        loader::check(files, trees)
     }
 
     fn check_region(&self, region: &Region<'_>) -> Result<(), Escalation> {

@@ -35,7 +35,7 @@ use fcd_model::effect::Anchor;
 
 use super::FUNCTIONS;
 use super::bindings::{Bindings, module_bindings};
-use super::package::is_package;
+use super::loader::is_package;
 use super::scope::TopLevel;
 use super::syntax::bare;
 
@@ -163,7 +163,7 @@ impl<'a> Definitions<'a> {
             top.values.iter().filter(|(name, _)| !top.code.contains(*name)).map(|(name, v)| (name.clone(), (region.file, bare(*v)))).collect();
         let mut imported = BTreeMap::new();
         for (local, (spec, orig)) in top.imports.iter().filter(|(_, (spec, _))| !is_package(spec)) {
-            let home = super::package::resolve(region.file, spec, known).and_then(|h| known.get(h.as_str()).copied());
+            let home = super::loader::resolve(region.file, spec, known).and_then(|h| known.get(h.as_str()).copied());
             match orig.as_str() {
                 // A default or namespace import of a release file is release code too.
                 "default" | "*" => drop(imported.insert(local.clone(), home)),

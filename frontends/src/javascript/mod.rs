@@ -17,12 +17,12 @@ mod bindings;
 mod closure;
 mod control;
 mod facts;
-mod integrity;
+mod loader;
 mod members;
-mod package;
 mod reads;
 mod route;
 mod scope;
+mod surroundings;
 mod syntax;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -152,7 +152,7 @@ impl Frontend for JavaScript {
     }
 
     fn loaded(&self, entries: &[String], trees: &[(&str, &Syntax)], opaque: &[(&str, &str)]) -> Result<Option<BTreeSet<String>>, Escalation> {
-        package::loaded(entries, trees, opaque).map(Some)
+        loader::loaded(entries, trees, opaque).map(Some)
     }
 
     fn ambient<'a>(&self, _file: &str, syntax: &'a Syntax) -> Vec<crate::ambient::Op<'a>> {
@@ -160,7 +160,7 @@ impl Frontend for JavaScript {
     }
 
     fn check_program(&self, program: &Program<'_, '_>) -> Result<(), Escalation> {
-        integrity::check(program.trees, program.opaque, program.regions)?;
+        surroundings::check(program.trees, program.opaque, program.regions)?;
         route::check_unique(program.trees, program.regions)?;
         closure::check(program)
     }

@@ -198,7 +198,7 @@ pub(super) fn check_case(trees: &[(&str, &Syntax)], region: &Region<'_>) -> Resu
         }
         let root = n.ancestors().last().unwrap_or(n);
         let imported = first.filter(|a| a.kind() == "identifier").is_some_and(|a| {
-            matches!(super::bindings::module_head(root, a.text()), super::bindings::Head::Import(spec, orig) if orig == a.text() && super::package::is_package(&spec))
+            matches!(super::bindings::module_head(root, a.text()), super::bindings::Head::Import(spec, orig) if orig == a.text() && super::loader::is_package(&spec))
         });
         (!imported)
             .then(|| format!("a handler is registered for `{text}`, which is not a schema imported from a package by its own name: it could be `{schema}`"))

@@ -10,7 +10,7 @@ use crate::ir::Identity;
 use crate::ts::Node;
 
 use super::bindings::{self, Bindings};
-use super::package::is_package;
+use super::loader::is_package;
 use super::syntax::{bare, string_content};
 
 /// What names mean where a region's calls are resolved: its own bindings and

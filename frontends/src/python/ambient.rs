@@ -6,7 +6,7 @@
 use crate::ambient::{Op, Use};
 use crate::ts::{Node, Syntax};
 
-use super::binding::is_function;
+use super::bindings::is_function;
 use super::scope::Scope;
 
 pub fn ops<'a>(file: &str, syntax: &'a Syntax) -> Vec<Op<'a>> {

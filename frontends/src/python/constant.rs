@@ -16,7 +16,7 @@ use crate::frontend::Region;
 use crate::ir::{Escalation, EscalationCode};
 use crate::ts::{Node, Syntax};
 
-use super::binding;
+use super::bindings;
 
 /// The module-level assignments `NAME = …` (annotated or not) of a file.
 pub fn find<'a>(syntax: &'a Syntax, name: &str) -> Vec<Node<'a>> {
@@ -42,7 +42,7 @@ pub fn check(region: &Region<'_>) -> Result<(), Escalation> {
         )
     };
     let root = region.node.ancestors().last().unwrap_or(region.node);
-    let bindings = binding::bindings_at(root, Some(name)).remove(name).unwrap_or_default();
+    let bindings = bindings::bindings_at(root, Some(name)).remove(name).unwrap_or_default();
     if let Some(other) = bindings.iter().find(|b| b.node != left) {
         return Err(escalate(region.file, other.node, "is bound again"));
     }

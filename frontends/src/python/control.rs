@@ -6,7 +6,7 @@ use crate::facts::CallShape;
 use crate::guard::{Cond, Control, GuardShape, If, declared_async, earlier_in_block, last_segment, named, operator, parenthesized};
 use crate::ts::Node;
 
-use super::binding::{BindingKind, is_function};
+use super::bindings::{BindingKind, is_function};
 use super::facts::Cx;
 use super::plain_string;
 
@@ -86,7 +86,7 @@ impl<'a> GuardShape<'a> for Cx<'_, 'a> {
         if self.names.is_param(name.text()) {
             return None;
         }
-        let [super::binding::Binding { node, kind: BindingKind::Value(value) }] = self.names.bindings(name.text()) else { return None };
+        let [super::bindings::Binding { node, kind: BindingKind::Value(value) }] = self.names.bindings(name.text()) else { return None };
         let assignment = node.parent().filter(|a| a.kind() == "assignment" && a.field_child("left") == Some(*node) && node.kind() == "identifier")?;
         let statement = assignment.parent().filter(|s| s.kind() == "expression_statement" && named(*s).count() == 1)?;
         earlier_in_block(statement, guard).then_some(*value)

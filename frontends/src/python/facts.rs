@@ -167,7 +167,7 @@ impl<'a> Cx<'_, 'a> {
             "identifier" if self.names.is_param(arg.text()) => arg.text() == name && self.names.rebinding(name).is_none(),
             // A local bound once, by `local = VALUE`, stands for its value.
             "identifier" => match self.names.bindings(arg.text()) {
-                [super::binding::Binding { kind: super::binding::BindingKind::Value(v), .. }] => self.tool_argument_within(*v, name, depth + 1),
+                [super::bindings::Binding { kind: super::bindings::BindingKind::Value(v), .. }] => self.tool_argument_within(*v, name, depth + 1),
                 _ => false,
             },
             "parenthesized_expression" => arg.named_children().find(|c| c.kind() != "comment").is_some_and(|e| self.tool_argument_within(e, name, depth + 1)),
@@ -212,7 +212,7 @@ impl<'a> Cx<'_, 'a> {
         if object.kind() != "identifier" || field.text() != name || self.names.is_param(object.text()) {
             return false;
         }
-        let [super::binding::Binding { kind: super::binding::BindingKind::Value(call), .. }] = self.names.bindings(object.text()) else { return false };
+        let [super::bindings::Binding { kind: super::bindings::BindingKind::Value(call), .. }] = self.names.bindings(object.text()) else { return false };
         let (Some(class), Some(list)) = (call.field_child("function"), call.field_child("arguments")) else { return false };
         let args: Vec<Node<'a>> = list.named_children().filter(|a| a.kind() != "comment").collect();
         let [splat] = args.as_slice() else { return false };

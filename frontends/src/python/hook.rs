@@ -132,7 +132,7 @@ fn installed<'a>(cx: &Cx<'_, 'a>, func: Node<'a>, statement: Node<'a>, value: No
     let mut out = BTreeMap::new();
     let mut lists = Vec::new();
     for name in names {
-        let is_list = cx.names.bindings(name.text()).iter().any(|b| matches!(b.kind, super::binding::BindingKind::Value(v) if v.kind() == "list"));
+        let is_list = cx.names.bindings(name.text()).iter().any(|b| matches!(b.kind, super::bindings::BindingKind::Value(v) if v.kind() == "list"));
         if is_list {
             lists.push(name);
         } else if out.insert(name.text().to_owned(), under.to_owned()).is_some() {
@@ -157,7 +157,7 @@ fn installed<'a>(cx: &Cx<'_, 'a>, func: Node<'a>, statement: Node<'a>, value: No
     };
     for list in lists {
         let [binding] = cx.names.bindings(list.text()) else { return Err((list, format!("`{}` is bound more than once", list.text()))) };
-        let super::binding::BindingKind::Value(initial) = binding.kind else { return Err((list, format!("`{}` is not bound to a list", list.text()))) };
+        let super::bindings::BindingKind::Value(initial) = binding.kind else { return Err((list, format!("`{}` is not bound to a list", list.text()))) };
         let mut first = Vec::new();
         functions_of(initial, &mut first).map_err(|n| (n, format!("the list holds `{}`, which is not a function's name", n.text())))?;
         for f in first {

@@ -6,7 +6,7 @@
 //! leaves, so neither can ever produce a callee, a guard or a sink.
 
 mod ambient;
-mod binding;
+mod bindings;
 mod builtins;
 mod closure;
 mod constant;
@@ -27,7 +27,7 @@ use crate::ir::{Escalation, Identity};
 use crate::spec::{FactKind, FactSpec, RegionKind};
 use crate::ts::{Node, Syntax};
 
-use binding::compact;
+use bindings::compact;
 use builtins::DYNAMIC_BUILTINS;
 use facts::Cx;
 use scope::Scope;
@@ -232,7 +232,7 @@ fn model_declares(at: Node<'_>, name: &str, field: &str) -> bool {
     let based =
         matches!(bases.as_slice(), [b] if matches!(b.kind(), "identifier" | "attribute") && module.resolve(*b).as_deref() == Some("pydantic.BaseModel"));
     let Some(body) = class.field_child("body") else { return false };
-    let bindings = binding::bindings_at(*class, Some(field));
+    let bindings = bindings::bindings_at(*class, Some(field));
     let declared = body.named_children().filter(|st| st.kind() == "expression_statement").filter_map(|st| st.named_children().next()).any(|a| {
         a.kind() == "assignment" && a.field_child("type").is_some() && a.field_child("left").is_some_and(|l| l.kind() == "identifier" && l.text() == field)
     });

@@ -10,7 +10,7 @@ use crate::ir::{Escalation, Identity};
 use crate::ts::Node;
 use fcd_model::effect::FactValue;
 
-use super::binding::BindingKind;
+use super::bindings::BindingKind;
 use super::facts::Cx;
 use super::{literal, plain_string, surroundings};
 

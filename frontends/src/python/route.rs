@@ -34,7 +34,7 @@ use crate::ir::{Escalation, EscalationCode};
 use crate::ts::{Node, Syntax};
 use fcd_model::effect::Anchor;
 
-use super::binding;
+use super::bindings;
 
 /// Every route of `tool` in one file: matching `case` branches and functions
 /// whose registration decorator names the tool.
@@ -117,7 +117,7 @@ pub fn check(region: &Region<'_>) -> Result<(), Escalation> {
     let Some(statement) = route.ancestors().find(|a| a.kind() == "match_statement") else { return Ok(()) };
     let func = function_of(route);
     let subject = statement.field_child("subject");
-    let rebound = binding::bindings_at(func, None);
+    let rebound = bindings::bindings_at(func, None);
     let subject_ok = subject.is_some_and(|s| s.kind() == "identifier" && is_param(func, s.text()) && !rebound.contains_key(s.text()));
     if !subject_ok {
         return Err(escalate(statement, "the dispatcher matches something other than its own, unchanged name parameter".into()));
@@ -142,7 +142,7 @@ fn check_if<'a>(region: &Region<'a>, route: Node<'a>) -> Result<(), (Node<'a>, S
     let Some((clause, name, _)) = if_route(route) else { return Ok(()) };
     let func = function_of(route);
     let tool = region.env.tool.as_str();
-    if binding::bindings_at(func, None).contains_key(name.text()) {
+    if bindings::bindings_at(func, None).contains_key(name.text()) {
         return Err((clause, format!("the dispatcher tests `{}`, which it binds again: not its own, unchanged name parameter", name.text())));
     }
     // The chain's `if` statement stands in the dispatcher's straight-line code.
@@ -254,7 +254,7 @@ fn if_test(clause: Node<'_>) -> Option<(Node<'_>, Node<'_>)> {
 /// than `tool` (a literal, or a member of a plain string enum).
 fn known_other(func: Node<'_>, name: Node<'_>, value: Node<'_>, tool: &str) -> bool {
     let root = func.ancestors().last().unwrap_or(func);
-    let unchanged = is_param(func, name.text()) && !binding::bindings_at(func, None).contains_key(name.text());
+    let unchanged = is_param(func, name.text()) && !bindings::bindings_at(func, None).contains_key(name.text());
     unchanged && expr_value(root, value).is_some_and(|v| v != tool)
 }
 
@@ -366,11 +366,11 @@ fn server_of<'a>(route: Node<'a>) -> Result<Server<'a>, (Node<'a>, String)> {
     let owner = route
         .ancestors()
         .filter(|a| *a != route && a.kind() == "function_definition")
-        .find(|f| binding::bindings_at(*f, Some(name)).contains_key(name) || is_param(*f, name))
+        .find(|f| bindings::bindings_at(*f, Some(name)).contains_key(name) || is_param(*f, name))
         .unwrap_or(root);
-    let bindings = binding::bindings_at(owner, Some(name)).remove(name).unwrap_or_default();
+    let bindings = bindings::bindings_at(owner, Some(name)).remove(name).unwrap_or_default();
     let constructor = match bindings.as_slice() {
-        [binding::Binding { kind: binding::BindingKind::Value(v), .. }] if v.kind() == "call" && !is_param(owner, name) => *v,
+        [bindings::Binding { kind: bindings::BindingKind::Value(v), .. }] if v.kind() == "call" && !is_param(owner, name) => *v,
         _ => return unknown(object, "the server object is not bound once, to a constructor call, where the route is defined"),
     };
     let mut sites = vec![constructor];
@@ -435,7 +435,7 @@ fn bound_result(call: Node<'_>) -> Option<Vec<Node<'_>>> {
     let assignment = call.parent().filter(|a| a.kind() == "assignment" && a.field_child("right") == Some(call))?;
     let local = assignment.field_child("left").filter(|l| l.kind() == "identifier")?;
     let func = assignment.ancestors().find(|a| a.kind() == "function_definition")?;
-    let bindings = binding::bindings_at(func, Some(local.text()));
+    let bindings = bindings::bindings_at(func, Some(local.text()));
     if bindings.get(local.text()).map_or(0, Vec::len) != 1 || is_param(func, local.text()) {
         return None;
     }
@@ -462,9 +462,9 @@ fn member_call(use_: Node<'_>) -> Option<Node<'_>> {
 fn handed_to_module_function<'a>(root: Node<'a>, use_: Node<'a>) -> Option<Node<'a>> {
     let call = use_.parent().filter(|l| l.kind() == "argument_list")?.parent().filter(|c| c.kind() == "call")?;
     let function = call.field_child("function").filter(|f| f.kind() == "identifier")?;
-    let module = binding::bindings_at(root, Some(function.text()));
+    let module = bindings::bindings_at(root, Some(function.text()));
     let [one] = module.get(function.text())?.as_slice() else { return None };
-    let defined = matches!(one.kind, binding::BindingKind::Definition) && one.node.parent().is_some_and(|d| d.kind() == "function_definition");
+    let defined = matches!(one.kind, bindings::BindingKind::Definition) && one.node.parent().is_some_and(|d| d.kind() == "function_definition");
     defined.then_some(call)
 }
 
@@ -489,7 +489,7 @@ fn expr_value(root: Node<'_>, e: Node<'_>) -> Option<String> {
     match e.kind() {
         "string" => plain(e),
         "attribute" => {
-            let parts: Vec<String> = binding::compact(e.text()).split('.').map(str::to_owned).collect();
+            let parts: Vec<String> = bindings::compact(e.text()).split('.').map(str::to_owned).collect();
             let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
             member_value(root, &parts)
         }
@@ -504,16 +504,16 @@ fn member_value(root: Node<'_>, parts: &[&str]) -> Option<String> {
         [c, m] | [c, m, "value"] => (*c, *m),
         _ => return None,
     };
-    let module = binding::bindings_at(root, Some(class));
+    let module = bindings::bindings_at(root, Some(class));
     let [binding] = module.get(class)?.as_slice() else { return None };
     let def = binding.node.parent().filter(|d| d.kind() == "class_definition")?;
     if !plain_enum(root, def) {
         return None;
     }
-    let body = binding::bindings_at(def, Some(member));
+    let body = bindings::bindings_at(def, Some(member));
     let [assigned] = body.get(member)?.as_slice() else { return None };
     match assigned.kind {
-        binding::BindingKind::Value(v) => plain(v),
+        bindings::BindingKind::Value(v) => plain(v),
         _ => None,
     }
 }
@@ -527,9 +527,9 @@ fn plain_enum(root: Node<'_>, def: Node<'_>) -> bool {
     if def.parent().is_some_and(|p| p.kind() == "decorated_definition") {
         return false;
     }
-    let module = binding::bindings_at(root, None);
+    let module = bindings::bindings_at(root, None);
     let imported_as =
-        |name: &str, path: &str| module.get(name).is_some_and(|bs| bs.iter().all(|b| matches!(&b.kind, binding::BindingKind::Import(p) if p == path)));
+        |name: &str, path: &str| module.get(name).is_some_and(|bs| bs.iter().all(|b| matches!(&b.kind, bindings::BindingKind::Import(p) if p == path)));
     let base_ok = |b: Node<'_>| match b.text() {
         "str" => !module.contains_key("str"),
         "Enum" | "StrEnum" => imported_as(b.text(), &format!("enum.{}", b.text())),

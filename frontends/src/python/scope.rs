@@ -14,7 +14,7 @@
 
 use crate::ts::Node;
 
-use super::binding::{Binding, BindingKind, Level, function_level, is_function, module_level};
+use super::bindings::{Binding, BindingKind, Level, function_level, is_function, module_level};
 use super::builtins::is_builtin;
 
 /// The names visible inside one region.

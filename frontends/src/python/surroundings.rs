@@ -14,7 +14,7 @@ use crate::frontend::Region;
 use crate::ir::{Escalation, EscalationCode};
 use crate::ts::Node;
 
-use super::binding::{self, BindingKind};
+use super::bindings::{self, BindingKind};
 
 /// Builtins that write names or run text: never allowed anywhere in the closure.
 const WRITERS: &[&str] = &["setattr", "delattr", "exec", "eval", "compile", "__import__", "globals", "locals", "vars"];
@@ -36,7 +36,7 @@ fn escalate(file: &str, node: Node<'_>, detail: String) -> Escalation {
 fn handler_bound_once(region: &Region<'_>) -> Result<(), Escalation> {
     let Some(name) = region.node.field_child("name") else { return Ok(()) };
     let owner = region.node.ancestors().find(|a| matches!(a.kind(), "function_definition" | "class_definition" | "module")).unwrap_or(region.node);
-    let mut bindings = binding::bindings_at(owner, Some(name.text())).remove(name.text()).unwrap_or_default();
+    let mut bindings = bindings::bindings_at(owner, Some(name.text())).remove(name.text()).unwrap_or_default();
     if owner.kind() == "function_definition" {
         // A function's level counts every binding inside it, nested functions
         // included; a nested function's own local of that name rebinds nothing
@@ -104,7 +104,7 @@ fn squeeze(text: &str) -> String {
 /// No statement of the file writes an attribute or item of an imported
 /// module or class, of `globals()`-like objects, or calls a name writer.
 fn no_patching(file: &str, root: Node<'_>) -> Result<(), Escalation> {
-    let module = binding::bindings_at(root, None);
+    let module = bindings::bindings_at(root, None);
     let imported = |name: &str| module.get(name).is_some_and(|bs| bs.iter().any(|b| matches!(b.kind, BindingKind::Import(_))));
     for node in root.descendants() {
         let targets: Vec<Node<'_>> = match node.kind() {

@@ -241,7 +241,7 @@ fn class_methods(regions: &[Region<'_>]) -> Result<Vec<(String, String)>, Escala
 /// bare specifier (a package or a Node builtin), not of a file of the release.
 fn from_package(n: Node<'_>) -> bool {
     let statement = n.ancestors().find(|a| a.kind() == "import_statement");
-    statement.and_then(|s| s.field_child("source")).and_then(super::syntax::string_content).is_some_and(|spec| super::package::is_package(&spec))
+    statement.and_then(|s| s.field_child("source")).and_then(super::syntax::string_content).is_some_and(|spec| super::loader::is_package(&spec))
 }
 
 fn is_function(n: Node<'_>) -> bool {
@@ -539,7 +539,7 @@ impl Check<'_> {
         let identity = match module_head(root, head) {
             Head::Global => callee.clone(),
             Head::Declared => return false,
-            Head::Import(spec, orig) if super::package::is_package(&spec) => match orig.as_str() {
+            Head::Import(spec, orig) if super::loader::is_package(&spec) => match orig.as_str() {
                 "default" => format!("{spec}:default{}", &callee[head.len()..]),
                 "*" if !rest.is_empty() => format!("{spec}:{rest}"),
                 o if o == head => format!("{spec}:{callee}"),
