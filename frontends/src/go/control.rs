@@ -10,7 +10,7 @@ use crate::guard::{Cond, Control, GuardShape, If, binary, earlier_in_block, if_e
 use crate::ts::Node;
 
 use super::facts::Cx;
-use super::string_content;
+use super::syntax::string_content;
 
 /// The side of `X != nil` / `X == nil` that is not `nil`, when it is a call or a name.
 fn nil_compared(n: Node<'_>) -> Option<Node<'_>> {

@@ -14,7 +14,7 @@ use crate::ts::Node;
 use fcd_model::effect::FactValue;
 
 use super::bindings::Bindings;
-use super::{arguments, dotted, enclosing_statement, identity, is_call, literal, string_content};
+use super::syntax::{arguments, dotted, enclosing_statement, identity, is_call, literal, string_content};
 
 /// A Go fact extraction: names are the region's bindings.
 pub(super) type Cx<'r, 'a> = facts::Cx<'r, 'a, Bindings<'a>>;

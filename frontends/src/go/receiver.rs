@@ -68,7 +68,7 @@ fn result_of(site: Node<'_>, depth: usize) -> Option<String> {
     if value.kind() != "call_expression" {
         return None;
     }
-    let crate::ir::Identity::Path(path) = super::identity(*value) else { return None };
+    let crate::ir::Identity::Path(path) = super::syntax::identity(*value) else { return None };
     let callee = typed_depth(*value, &path, depth + 1).unwrap_or(path);
     let names: Vec<Node<'_>> = left.named_children().filter(|c| c.kind() != "comment").collect();
     let position = names.iter().position(|n| *n == site)?;

@@ -92,7 +92,7 @@ fn tool_name(region: &Region<'_>) -> Result<(), Escalation> {
     let here = scope::dir(region.file);
     let mut inside = 0;
     for (path, syntax) in region.trees.iter().filter(|(p, _)| scope::dir(p) == here) {
-        for lit in syntax.root().descendants().filter(|n| super::string_content(*n).as_deref() == Some(tool)) {
+        for lit in syntax.root().descendants().filter(|n| super::syntax::string_content(*n).as_deref() == Some(tool)) {
             if enclosing.contains(lit) {
                 inside += 1;
             } else {
@@ -158,7 +158,7 @@ fn via(region: &Region<'_>) -> Result<(), Escalation> {
 fn factory<'a>(region: &Region<'a>, handoff: Option<&crate::frontend::Handoff>) -> Result<Node<'a>, Escalation> {
     let accepted = handoff.map(|h| h.factory.as_slice()).unwrap_or_default();
     let outer = region.node.ancestors().find(|a| a.kind() == "func_literal");
-    let Some(outer) = outer.filter(|o| super::factory_product(*o) == Some(region.node)) else {
+    let Some(outer) = outer.filter(|o| super::syntax::factory_product(*o) == Some(region.node)) else {
         return match accepted {
             [] => Ok(region.node),
             _ => Err(at(region.file, region.node, format!("the handler literal is handed over itself, not returned by a factory of {accepted:?}"))),
@@ -192,7 +192,7 @@ fn factory<'a>(region: &Region<'a>, handoff: Option<&crate::frontend::Handoff>) 
 
 /// A call's callee as spelled, for matching against the profile's lists.
 fn spelled(call: Node<'_>) -> String {
-    match super::identity(call) {
+    match super::syntax::identity(call) {
         Identity::Path(p) => p,
         other => other.to_string(),
     }
@@ -215,7 +215,7 @@ fn beside(region: &Region<'_>, handoff: &crate::frontend::Handoff) -> Result<(),
     let accepted = &handoff.beside;
     let fail = |n: Node<'_>, why: &str| Err(at(region.file, n, format!("the handler literal is not returned beside a call of {accepted:?}: {why}")));
     let enclosing = scope::enclosing(region.node);
-    let statements = super::statements(enclosing);
+    let statements = super::syntax::statements(enclosing);
     let Some((ret, declarations)) = statements.split_last().filter(|(r, _)| r.kind() == "return_statement") else {
         return fail(enclosing, "the constructor does not end in a return");
     };
@@ -230,7 +230,7 @@ fn beside(region: &Region<'_>, handoff: &crate::frontend::Handoff) -> Result<(),
             _ => return fail(*d, "the constructor has other statements than `NAME := VALUE` bindings and that return"),
         }
     }
-    let operands = super::returned(*ret);
+    let operands = super::syntax::returned(*ret);
     let [tool, handler] = operands.as_slice() else {
         return fail(*ret, "the return is not exactly the tool and the handler, in that order");
     };
@@ -245,7 +245,7 @@ fn beside(region: &Region<'_>, handoff: &crate::frontend::Handoff) -> Result<(),
     let handler_ok = handler_value == region.node || {
         let is_conversion = matches!(handler_value.kind(), "call_expression" | "type_conversion_expression");
         let args: Vec<Node<'_>> = match handler_value.kind() {
-            "call_expression" => super::arguments(handler_value),
+            "call_expression" => super::syntax::arguments(handler_value),
             _ => handler_value.field_child("operand").into_iter().collect(),
         };
         is_conversion && args.as_slice() == [region.node] && reviewed_call(&handoff.converted_by, &spelled(handler_value))
@@ -305,7 +305,7 @@ fn registered(call: Node<'_>, handoff: &crate::frontend::Handoff) -> bool {
     let Some(registrar) = call.parent().filter(|l| l.kind() == "argument_list").and_then(|l| l.parent()).filter(|c| c.kind() == "call_expression") else {
         return false;
     };
-    if super::arguments(registrar).as_slice() != [call] || registrar.field_child("arguments").is_some_and(|l| l.children().any(|c| c.kind() == "...")) {
+    if super::syntax::arguments(registrar).as_slice() != [call] || registrar.field_child("arguments").is_some_and(|l| l.children().any(|c| c.kind() == "...")) {
         return false;
     }
     let method = spelled(registrar);
@@ -319,7 +319,7 @@ fn wrapped_and_registered(region: &Region<'_>, root: Node<'_>, call: Node<'_>, h
     let Some(wrapper) = call.parent().filter(|l| l.kind() == "argument_list").and_then(|l| l.parent()).filter(|c| c.kind() == "call_expression") else {
         return false;
     };
-    if super::arguments(wrapper).as_slice() != [call] || wrapper.field_child("arguments").is_some_and(|l| l.children().any(|c| c.kind() == "...")) {
+    if super::syntax::arguments(wrapper).as_slice() != [call] || wrapper.field_child("arguments").is_some_and(|l| l.children().any(|c| c.kind() == "...")) {
         return false;
     }
     let name = spelled(wrapper);

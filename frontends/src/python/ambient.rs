@@ -36,7 +36,7 @@ pub fn ops<'a>(file: &str, syntax: &'a Syntax) -> Vec<Op<'a>> {
                             .filter_map(|a| Some((a.field_child("name")?.text().to_owned(), a.field_child("value").and_then(|v| scope.resolve(v)))))
                             .collect();
                         handler = args.last().and_then(|a| defined_once(root, *a));
-                        Use::Called { callee: path, args: args.len(), first: args.first().and_then(|a| super::plain_string(*a)), keywords }
+                        Use::Called { callee: path, args: args.len(), first: args.first().and_then(|a| super::syntax::plain_string(*a)), keywords }
                     }
                     None => Use::Reference(path),
                 };

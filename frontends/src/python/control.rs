@@ -8,7 +8,7 @@ use crate::ts::Node;
 
 use super::bindings::{BindingKind, is_function};
 use super::facts::Cx;
-use super::plain_string;
+use super::syntax::plain_string;
 
 /// Python's control syntax.
 pub(super) struct PythonControl;

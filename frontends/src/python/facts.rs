@@ -9,7 +9,8 @@ use crate::spec::{ArgPattern, ArgShape};
 use crate::ts::Node;
 
 use super::scope::Scope;
-use super::{format_template, identity, plain_string, route, surroundings};
+use super::syntax::{format_template, plain_string};
+use super::{identity, route, surroundings};
 
 /// A Python fact extraction: names are the region's scope.
 pub(super) type Cx<'r, 'a> = facts::Cx<'r, 'a, Scope<'a>>;

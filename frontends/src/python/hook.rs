@@ -28,7 +28,8 @@ use crate::ts::Node;
 use fcd_model::effect::FactValue;
 
 use super::facts::Cx;
-use super::{plain_string, route};
+use super::route;
+use super::syntax::plain_string;
 
 pub fn extract<'a>(cx: &Cx<'_, 'a>, site: &FactSite<'_, 'a>, found: &BTreeMap<String, Found<'a>>) -> Result<Option<Found<'a>>, Escalation> {
     let FactKind::Hook { before, attribute, installs } = &site.spec.kind else {

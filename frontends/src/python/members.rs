@@ -12,7 +12,8 @@ use fcd_model::effect::FactValue;
 
 use super::bindings::BindingKind;
 use super::facts::Cx;
-use super::{identity, literal, plain_string, route};
+use super::syntax::{literal, plain_string};
+use super::{identity, route};
 
 impl<'a> Cx<'_, 'a> {
     /// The uses of the name `name` in the region's function: identifiers

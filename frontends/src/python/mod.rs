@@ -18,6 +18,7 @@ mod reads;
 mod route;
 mod scope;
 mod surroundings;
+mod syntax;
 
 use std::collections::BTreeMap;
 
@@ -31,6 +32,7 @@ use bindings::compact;
 use builtins::DYNAMIC_BUILTINS;
 use facts::Cx;
 use scope::Scope;
+use syntax::{clip, decorator_sites};
 
 /// The Python frontend.
 pub struct Python;
@@ -107,14 +109,6 @@ impl Frontend for Python {
 fn region_scope<'a>(region: &Region<'a>) -> Scope<'a> {
     let root = region.node.ancestors().last().unwrap_or(region.node);
     Scope::new(root, route::function_of(region.node), region.file)
-}
-
-/// What runs for a decorator: the decorator itself (`@X.tool(…)`, one call
-/// site), and every call inside its arguments (`annotations=writes(…)`),
-/// which runs when the decorated definition does.
-pub(super) fn decorator_sites(decorator: Node<'_>) -> Vec<Node<'_>> {
-    let top = decorator.named_children().find(|c| c.kind() != "comment");
-    std::iter::once(decorator).chain(decorator.descendants().filter(|n| n.kind() == "call" && Some(*n) != top)).collect()
 }
 
 /// The identity of every construct that invokes code: a call, and the
@@ -238,69 +232,4 @@ fn model_declares(at: Node<'_>, name: &str, field: &str) -> bool {
     });
     let assigned = bindings.get(field).map_or(0, Vec::len);
     based && declared && assigned <= 1
-}
-
-/// The first line of a text, at most 60 characters, for messages.
-fn clip(text: &str) -> String {
-    let line = text.lines().next().unwrap_or_default();
-    let mut out: String = line.chars().take(60).collect();
-    if out.len() < text.len() {
-        out.push('…');
-    }
-    out
-}
-
-/// The content of a plain string literal (no interpolation, no escapes), if it is one.
-/// A Python literal a profile can spell: `True`, `False`, an integer, a plain string.
-pub(super) fn literal(n: Node<'_>) -> Option<fcd_model::effect::FactValue> {
-    match n.kind() {
-        "true" => Some(fcd_model::effect::FactValue::Bool(true)),
-        "false" => Some(fcd_model::effect::FactValue::Bool(false)),
-        "integer" => n.text().replace('_', "").parse().ok().map(fcd_model::effect::FactValue::Int),
-        _ => plain_string(n).map(fcd_model::effect::FactValue::Text),
-    }
-}
-
-pub(super) fn plain_string(node: Node<'_>) -> Option<String> {
-    string_text(node, false)
-}
-
-/// The template of an f-string whose holes are bare identifiers: `f"--u={n}"` -> `--u={n}`.
-fn format_template(node: Node<'_>) -> Option<String> {
-    if node.kind() != "string" {
-        return None;
-    }
-    let prefix = node.named_children().next().filter(|s| s.kind() == "string_start")?.text();
-    if !prefix.to_ascii_lowercase().contains('f') {
-        return None;
-    }
-    string_text(node, true)
-}
-
-/// A string literal's text without escapes; with `holes`, interpolations of
-/// bare identifiers kept as `{name}`, otherwise none accepted.
-fn string_text(node: Node<'_>, holes: bool) -> Option<String> {
-    if node.kind() != "string" {
-        return None;
-    }
-    let mut out = String::new();
-    for part in node.named_children() {
-        match part.kind() {
-            "string_start" | "string_end" => {}
-            "string_content" if !part.text().contains('\\') => out.push_str(part.text()),
-            "interpolation" if holes => {
-                let inner: Vec<Node<'_>> = part.named_children().collect();
-                match inner.as_slice() {
-                    [id] if id.kind() == "identifier" => {
-                        out.push('{');
-                        out.push_str(id.text());
-                        out.push('}');
-                    }
-                    _ => return None,
-                }
-            }
-            _ => return None,
-        }
-    }
-    Some(out)
 }

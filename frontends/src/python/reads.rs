@@ -12,7 +12,8 @@ use fcd_model::effect::FactValue;
 
 use super::bindings::BindingKind;
 use super::facts::Cx;
-use super::{literal, plain_string, surroundings};
+use super::surroundings;
+use super::syntax::{literal, plain_string};
 
 /// The arguments of a call's argument list, comments left out.
 fn call_arguments(call: Node<'_>) -> Vec<Node<'_>> {

@@ -84,12 +84,12 @@ pub fn shared<'a>(route: Node<'a>, tool: &str) -> Vec<Node<'a>> {
 }
 
 /// The decorators of a dispatcher's definition (its registration), with
-/// the calls in their arguments ([`super::decorator_sites`]).
+/// the calls in their arguments ([`super::syntax::decorator_sites`]).
 fn decorators(func: Node<'_>) -> impl Iterator<Item = Node<'_>> {
     func.parent()
         .filter(|p| p.kind() == "decorated_definition")
         .into_iter()
-        .flat_map(|d| d.named_children().filter(|c| c.kind() == "decorator").flat_map(super::decorator_sites).collect::<Vec<_>>())
+        .flat_map(|d| d.named_children().filter(|c| c.kind() == "decorator").flat_map(super::syntax::decorator_sites).collect::<Vec<_>>())
 }
 
 /// A branch route is reached only by its tool: checks the subject and every
@@ -556,5 +556,5 @@ fn plain_enum(root: Node<'_>, def: Node<'_>) -> bool {
 
 /// The content of a plain string literal without escapes or interpolation.
 fn plain(node: Node<'_>) -> Option<String> {
-    super::plain_string(node)
+    super::syntax::plain_string(node)
 }
