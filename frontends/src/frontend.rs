@@ -151,6 +151,13 @@ pub struct Found<'a> {
 /// What a language must provide. Kept small: two required methods for
 /// structure, one per generic fact kind.
 pub trait Frontend: Sync {
+    /// The language this frontend reads (JavaScript for the JavaScript family,
+    /// whose `.ts` files [`Lang::for_file`] reads as TypeScript).
+    fn lang(&self) -> Lang;
+
+    /// The language's operations on process-wide state ([`crate::ambient`]).
+    fn ambient_table(&self) -> &'static crate::ambient::Table;
+
     /// Every node in `syntax` that the region kind names; counting them is the caller's job.
     fn find_regions<'a>(&self, syntax: &'a Syntax, kind: &RegionKind) -> Vec<Node<'a>>;
 
@@ -225,17 +232,5 @@ pub trait Frontend: Sync {
     /// [`crate::ambient`] decides which of them do.
     fn ambient<'a>(&self, _file: &str, _syntax: &'a Syntax) -> Vec<crate::ambient::Op<'a>> {
         Vec::new()
-    }
-}
-
-impl Lang {
-    /// The language's operations on process-wide state.
-    pub fn ambient_table(self) -> &'static crate::ambient::Table {
-        match self {
-            Lang::Python => &crate::ambient::PYTHON,
-            Lang::JavaScript | Lang::TypeScript => &crate::ambient::JAVASCRIPT,
-            Lang::Go => &crate::ambient::GO,
-            Lang::CSharp => &crate::ambient::CSHARP,
-        }
     }
 }

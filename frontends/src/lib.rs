@@ -290,7 +290,7 @@ pub fn analyze_parsed(release: &Parsed<'_>, regions: &[RegionSpec], facts: &[Fac
     // whole program: the file-wide ambient check is the whole program's, and
     // reading the regions together reports it.
     if !env.alone {
-        ambient_check::check(lang, &program)?;
+        ambient_check::check(frontend, &program)?;
     }
 
     // Facts that refer to other facts (a guard names its sink) run after the

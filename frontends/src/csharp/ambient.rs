@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::ambient::{Op, Use};
+use crate::ambient::{CWD, ENV, Op, SIGNALS, Table, Use, call, object};
 use crate::ts::{Node, Syntax};
 
 use super::syntax::{dotted, inner};
@@ -79,3 +79,18 @@ fn normal(path: &str, aliases: &BTreeMap<String, String>) -> String {
     }
     path
 }
+
+/// C# paths are dotted as written, aliases substituted, a leading `global::`
+/// and the namespaces `System`, `System.IO` and `System.Runtime.InteropServices` left out.
+pub(super) const TABLE: Table = Table {
+    entries: &[
+        call("Environment.SetEnvironmentVariable", ENV),
+        object("Environment.CurrentDirectory", CWD),
+        call("Directory.SetCurrentDirectory", CWD),
+        object("Console.CancelKeyPress", SIGNALS),
+        object("AppDomain.CurrentDomain.ProcessExit", SIGNALS),
+        call("PosixSignalRegistration.Create", SIGNALS),
+    ],
+    mutators: &[],
+    writes_first_argument: &[],
+};

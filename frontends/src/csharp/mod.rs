@@ -35,7 +35,7 @@ mod wiring;
 use std::collections::BTreeMap;
 
 use crate::facts::FactSite;
-use crate::frontend::{Found, Frontend, Program, Region};
+use crate::frontend::{Found, Frontend, Lang, Program, Region};
 use crate::ir::SourceFile;
 use crate::ir::{Escalation, Identity};
 use crate::spec::{FactKind, FactSpec, RegionKind};
@@ -50,6 +50,14 @@ pub struct CSharp;
 pub(super) const TYPES: &[&str] = &["class_declaration", "struct_declaration", "record_declaration", "interface_declaration"];
 
 impl Frontend for CSharp {
+    fn lang(&self) -> Lang {
+        Lang::CSharp
+    }
+
+    fn ambient_table(&self) -> &'static crate::ambient::Table {
+        &ambient::TABLE
+    }
+
     fn find_regions<'a>(&self, syntax: &'a Syntax, kind: &RegionKind) -> Vec<Node<'a>> {
         let RegionKind::Function(name) = kind else { return Vec::new() };
         let (class, method) = match name.rsplit_once('.') {

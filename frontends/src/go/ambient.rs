@@ -3,7 +3,7 @@
 //! import path (`o.Setenv` with `import o "os"` is `os.Setenv`), called or
 //! taken as a value.
 
-use crate::ambient::{Op, Use};
+use crate::ambient::{CWD, ENV, LOGGING, Op, SIGNALS, Table, UMASK, Use, call};
 use crate::ts::{Node, Syntax};
 
 pub fn ops(syntax: &Syntax) -> Vec<Op<'_>> {
@@ -26,3 +26,36 @@ pub fn ops(syntax: &Syntax) -> Vec<Op<'_>> {
     }
     out
 }
+
+/// Go paths are `IMPORT_PATH.Name`.
+pub(super) const TABLE: Table = Table {
+    entries: &[
+        call("os.Setenv", ENV),
+        call("os.Unsetenv", ENV),
+        call("os.Clearenv", ENV),
+        call("syscall.Setenv", ENV),
+        call("syscall.Unsetenv", ENV),
+        call("syscall.Clearenv", ENV),
+        call("golang.org/x/sys/unix.Setenv", ENV),
+        call("golang.org/x/sys/unix.Unsetenv", ENV),
+        call("golang.org/x/sys/unix.Clearenv", ENV),
+        call("os.Chdir", CWD),
+        call("syscall.Chdir", CWD),
+        call("syscall.Fchdir", CWD),
+        call("golang.org/x/sys/unix.Chdir", CWD),
+        call("golang.org/x/sys/unix.Fchdir", CWD),
+        call("syscall.Umask", UMASK),
+        call("golang.org/x/sys/unix.Umask", UMASK),
+        call("os/signal.Notify", SIGNALS),
+        call("os/signal.NotifyContext", SIGNALS),
+        call("os/signal.Ignore", SIGNALS),
+        call("os/signal.Reset", SIGNALS),
+        call("log.SetOutput", LOGGING),
+        call("log.SetFlags", LOGGING),
+        call("log.SetPrefix", LOGGING),
+        call("log/slog.SetDefault", LOGGING),
+        call("log/slog.SetLogLoggerLevel", LOGGING),
+    ],
+    mutators: &[],
+    writes_first_argument: &[],
+};

@@ -24,7 +24,7 @@ mod syntax;
 use std::collections::BTreeMap;
 
 use crate::facts::FactSite;
-use crate::frontend::{Env, Found, Frontend, Region};
+use crate::frontend::{Env, Found, Frontend, Lang, Region};
 use crate::ir::SourceFile;
 use crate::ir::{Escalation, Identity};
 use crate::spec::{FactKind, FactSpec, RegionKind};
@@ -39,6 +39,14 @@ use syntax::{factory_product, identity, is_call};
 pub struct Go;
 
 impl Frontend for Go {
+    fn lang(&self) -> Lang {
+        Lang::Go
+    }
+
+    fn ambient_table(&self) -> &'static crate::ambient::Table {
+        &ambient::TABLE
+    }
+
     fn find_regions<'a>(&self, syntax: &'a Syntax, kind: &RegionKind) -> Vec<Node<'a>> {
         let (RegionKind::Function(name) | RegionKind::Literal(name)) = kind else { return Vec::new() };
         let functions = syntax

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::ambient::{Op, Use};
+use crate::ambient::{CWD, ENV, Entry, Op, SIGNALS, Table, UMASK, Use, Writes, call, object};
 use crate::ts::{Node, Syntax};
 
 use super::FUNCTIONS;
@@ -183,3 +183,26 @@ fn alias(root: Node<'_>, owner: Node<'_>, name: &str, depth: usize) -> Option<St
         _ => None,
     }
 }
+
+/// JavaScript's operations on process-wide state, by resolved path.
+pub(super) const TABLE: Table = Table {
+    entries: &[
+        object("process.env", ENV),
+        call("process.chdir", CWD),
+        Entry { path: "process.umask", state: UMASK, writes: Writes::CallWithArgs },
+        Entry { path: "process.on", state: SIGNALS, writes: Writes::Listener },
+        Entry { path: "process.once", state: SIGNALS, writes: Writes::Listener },
+        Entry { path: "process.addListener", state: SIGNALS, writes: Writes::Listener },
+        Entry { path: "process.prependListener", state: SIGNALS, writes: Writes::Listener },
+        Entry { path: "process.prependOnceListener", state: SIGNALS, writes: Writes::Listener },
+    ],
+    mutators: &[],
+    writes_first_argument: &[
+        "Object.assign",
+        "Object.defineProperty",
+        "Object.defineProperties",
+        "Reflect.set",
+        "Reflect.defineProperty",
+        "Reflect.deleteProperty",
+    ],
+};

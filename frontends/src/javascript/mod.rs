@@ -28,7 +28,7 @@ mod syntax;
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::facts::FactSite;
-use crate::frontend::{Found, Frontend, Program, Region};
+use crate::frontend::{Found, Frontend, Lang, Program, Region};
 use crate::ir::{Escalation, Identity};
 use crate::spec::{FactKind, FactSpec, RegionKind};
 use crate::ts::{Node, Syntax};
@@ -89,6 +89,14 @@ pub(super) fn class_member_name(member: Node<'_>) -> Option<String> {
 }
 
 impl Frontend for JavaScript {
+    fn lang(&self) -> Lang {
+        Lang::JavaScript
+    }
+
+    fn ambient_table(&self) -> &'static crate::ambient::Table {
+        &ambient::TABLE
+    }
+
     fn find_regions<'a>(&self, syntax: &'a Syntax, kind: &RegionKind) -> Vec<Node<'a>> {
         match kind {
             RegionKind::Function(name) if name.contains('.') => class_methods(syntax, name),
@@ -156,7 +164,7 @@ impl Frontend for JavaScript {
     }
 
     fn ambient<'a>(&self, _file: &str, syntax: &'a Syntax) -> Vec<crate::ambient::Op<'a>> {
-        ambient::ops(syntax, crate::ambient::JAVASCRIPT.writes_first_argument)
+        ambient::ops(syntax, ambient::TABLE.writes_first_argument)
     }
 
     fn check_program(&self, program: &Program<'_, '_>) -> Result<(), Escalation> {

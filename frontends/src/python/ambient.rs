@@ -3,7 +3,7 @@
 //! the function it stands in (`from os import environ as E`, `import os as o`,
 //! `env = os.environ`), as a call, a reference or a write target.
 
-use crate::ambient::{Op, Use};
+use crate::ambient::{CWD, ENV, Entry, LOGGING, Op, Quiet, SIGNALS, Table, UMASK, Use, Writes, any, call, object};
 use crate::ts::{Node, Syntax};
 
 use super::bindings::is_function;
@@ -114,7 +114,7 @@ fn expression(node: Node<'_>) -> bool {
 pub(super) fn writes_state(root: Node<'_>, target: Node<'_>, file: &str) -> bool {
     let mut scopes = Vec::new();
     let scope = scope_at(&mut scopes, root, target, file);
-    target_path(scope, target).is_some_and(|p| crate::ambient::is_state_write(&crate::ambient::PYTHON, &p))
+    target_path(scope, target).is_some_and(|p| crate::ambient::is_state_write(&TABLE, &p))
 }
 
 /// The scope of the function (or module code) `node` stands in.
@@ -151,3 +151,54 @@ fn target_path<'a>(scope: &Scope<'a>, target: Node<'a>) -> Option<String> {
         _ => scope.resolve(target),
     }
 }
+
+/// The streams a quiet `logging.basicConfig` may write to.
+const STANDARD_STREAMS: &[&str] = &["sys.stderr", "sys.stdout"];
+
+/// `logging.basicConfig`'s keywords that only shape messages on a standard
+/// stream: `filename`, `filemode`, `handlers` or another stream escalate.
+const QUIET_BASIC_CONFIG: &[Quiet] =
+    &[any("level"), any("format"), any("datefmt"), any("style"), any("force"), Quiet { keyword: "stream", values: Some(STANDARD_STREAMS) }];
+
+/// Python's operations on process-wide state, by resolved dotted path.
+pub(super) const TABLE: Table = Table {
+    entries: &[
+        object("os.environ", ENV),
+        object("os.environb", ENV),
+        call("os.putenv", ENV),
+        call("os.unsetenv", ENV),
+        call("os.chdir", CWD),
+        call("os.fchdir", CWD),
+        call("os.umask", UMASK),
+        call("signal.signal", SIGNALS),
+        call("signal.setitimer", SIGNALS),
+        call("signal.alarm", SIGNALS),
+        call("signal.siginterrupt", SIGNALS),
+        call("signal.pthread_sigmask", SIGNALS),
+        call("signal.set_wakeup_fd", SIGNALS),
+        Entry { path: "logging.basicConfig", state: LOGGING, writes: Writes::CallUnlessQuiet(QUIET_BASIC_CONFIG) },
+        call("logging.setLoggerClass", LOGGING),
+        call("logging.setLogRecordFactory", LOGGING),
+        call("logging.captureWarnings", LOGGING),
+        call("logging.config.dictConfig", LOGGING),
+        call("logging.config.fileConfig", LOGGING),
+        call("logging.config.listen", LOGGING),
+        object("logging.root", LOGGING),
+        object("logging.getLogger()", LOGGING),
+    ],
+    mutators: &[
+        "setdefault",
+        "update",
+        "pop",
+        "popitem",
+        "clear",
+        "__setitem__",
+        "__delitem__",
+        "__ior__",
+        "addHandler",
+        "removeHandler",
+        "addFilter",
+        "removeFilter",
+    ],
+    writes_first_argument: &[],
+};

@@ -23,7 +23,7 @@ mod syntax;
 use std::collections::BTreeMap;
 
 use crate::facts::FactSite;
-use crate::frontend::{Found, Frontend, Program, Region};
+use crate::frontend::{Found, Frontend, Lang, Program, Region};
 use crate::ir::{Escalation, Identity};
 use crate::spec::{FactKind, FactSpec, RegionKind};
 use crate::ts::{Node, Syntax};
@@ -38,6 +38,14 @@ use syntax::{clip, decorator_sites};
 pub struct Python;
 
 impl Frontend for Python {
+    fn lang(&self) -> Lang {
+        Lang::Python
+    }
+
+    fn ambient_table(&self) -> &'static crate::ambient::Table {
+        &ambient::TABLE
+    }
+
     fn find_regions<'a>(&self, syntax: &'a Syntax, kind: &RegionKind) -> Vec<Node<'a>> {
         // Python handlers are definitions or routes; a literal region names no Python shape.
         let name = match kind {
