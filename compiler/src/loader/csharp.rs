@@ -19,7 +19,7 @@ pub fn load(root: &Path, selected: &[SourceFile]) -> Result<Result<Loaded, Escal
     let all: Vec<String> = listing.files.iter().cloned().collect();
     let links: Vec<String> = listing.links.iter().cloned().collect();
     let chosen: Vec<String> = selected.iter().map(|f| f.path.clone()).collect();
-    let build = match Lang::CSharp.frontend().build_closure(&all, &links, &chosen) {
+    let build = match crate::languages::frontend(Lang::CSharp).build_closure(&all, &links, &chosen) {
         Ok(build) => build,
         Err(e) => return Ok(Err(e)),
     };

@@ -159,7 +159,7 @@ impl Spelling {
             unread_functions: vec!["check".into(), "ok".into()],
             ..Env::default()
         };
-        let analysis = analyze_with(self.lang, &[file], &[region], &facts, &env).map_err(|e| e.code)?;
+        let analysis = analyze_with(crate::frontend(self.lang), &[file], &[region], &facts, &env).map_err(|e| e.code)?;
         Ok(analysis.facts.iter().find(|f| f.name == "guard").map(|f| match f.values.get("test") {
             Some(FactValue::Text(t)) => t.clone(),
             other => panic!("a guard's test is text, not {other:?}"),
@@ -335,7 +335,7 @@ fn a_guard_that_must_return_a_value_returns_it_on_every_path() {
         ];
         let region = RegionSpec { name: "r".into(), kind: RegionKind::Function("h".into()), optional: false, file: None };
         let file = SourceFile { path: "m.js".into(), bytes: src.into_bytes() };
-        analyze(Lang::JavaScript, &[file], &[region], &facts).map(|a| a.facts.iter().any(|f| f.name == "guard")).map_err(|e| e.code)
+        analyze(crate::frontend(Lang::JavaScript), &[file], &[region], &facts).map(|a| a.facts.iter().any(|f| f.name == "guard")).map_err(|e| e.code)
     };
     assert_eq!(with_returns("  if (!check(x)) { console.log(x); return \"DENIED\"; }"), Ok(true));
     // Another value first on some path, or a throw first: the block does not return DENIED on every path.
