@@ -33,7 +33,7 @@ pub mod ts;
 
 use std::collections::BTreeMap;
 
-pub use frontend::{Env, Found, Frontend, Handoff, Lang, Program, Region};
+pub use frontend::{Env, Found, Frontend, Lang, LanguageSettings, Program, Region};
 pub use ir::{CallSite, Escalation, EscalationCode, Identity, SourceFile};
 pub use spec::{ArgPattern, ArgShape, Comparison, DefaultRule, FactKind, FactSpec, RegionKind, RegionSpec};
 

@@ -14,6 +14,7 @@ use fcd_frontends::ts::Node;
 use fcd_model::effect::FactValue;
 
 use super::scope::identity;
+use super::settings::Settings;
 use super::syntax::{arguments, bare, dotted, inner, literal, string_content};
 use super::{TYPES, held, plain};
 
@@ -205,7 +206,12 @@ impl<'a> Cx<'_, 'a> {
             return Err(self.site.mismatch(r, format!("the region returns something other than `{root}` at line {}", r.line())));
         }
         if let Some(ty) = node.field_child("returns") {
-            plain::check(self.site.region.trees, &plain::simple_name(ty), &format!("holds `{variable}`"), &self.site.region.env.inert_attributes)?;
+            plain::check(
+                self.site.region.trees,
+                &plain::simple_name(ty),
+                &format!("holds `{variable}`"),
+                &Settings::of(self.site.region.env).inert_attributes,
+            )?;
         }
         Ok(())
     }

@@ -27,10 +27,13 @@ mod loader;
 mod option;
 mod plain;
 mod scope;
+mod settings;
 mod surroundings;
 mod syntax;
 mod target;
 mod wiring;
+
+pub use settings::Settings;
 
 use std::collections::BTreeMap;
 

@@ -20,6 +20,7 @@ use fcd_frontends::spec::{FactKind, FactSpec};
 use fcd_frontends::ts::{Node, Syntax};
 use fcd_model::effect::Anchor;
 
+use super::settings::Settings;
 use super::{TYPES, plain};
 
 fn at(path: &str, n: Node<'_>, detail: String) -> Escalation {
@@ -141,13 +142,13 @@ fn spelled(region: &Region<'_>, regions: &[Region<'_>], call: Node<'_>, path: &s
     let class = class_of(region.node);
     let fail = |detail: String| Err(at(region.file, call, format!("`{path}`: {detail}")));
     if let Some(ty) = segs[0].strip_prefix("new ") {
-        plain::check(trees, ty.trim(), &format!("created by `{path}` in region `{}`", region.name), &region.env.inert_attributes)?;
+        plain::check(trees, ty.trim(), &format!("created by `{path}` in region `{}`", region.name), &Settings::of(region.env).inert_attributes)?;
     }
     if path == "new()" {
         let types = super::target::created_types(trees, call)
             .map_err(|why| at(region.file, call, format!("`{}`: fcd cannot tell which type it creates ({why})", call.compact_text())))?;
         for ty in types {
-            plain::check(trees, &ty, &format!("created by `{}` in region `{}`", call.compact_text(), region.name), &region.env.inert_attributes)?;
+            plain::check(trees, &ty, &format!("created by `{}` in region `{}`", call.compact_text(), region.name), &Settings::of(region.env).inert_attributes)?;
         }
     }
     let root = segs[0].as_str();

@@ -13,6 +13,7 @@ use fcd_frontends::ts::Node;
 use fcd_model::effect::FactValue;
 
 use super::facts::Cx;
+use super::settings::Settings;
 use super::syntax::{bare, inner, is_argument_label, literal, string_content};
 use super::{held, json, plain};
 
@@ -230,7 +231,7 @@ impl<'a> FieldShape<'a> for Cx<'_, 'a> {
         };
         let Some(value) = init.field_child("right").map(bare) else { return Ok(None) };
         let owner = self.created_type(init)?;
-        plain::check(self.site.region.trees, &owner, &format!("`{field}` is set on it"), &self.site.region.env.inert_attributes)?;
+        plain::check(self.site.region.trees, &owner, &format!("`{field}` is set on it"), &Settings::of(self.site.region.env).inert_attributes)?;
         Ok(Some(Member { element: init, value }))
     }
 
@@ -240,7 +241,7 @@ impl<'a> FieldShape<'a> for Cx<'_, 'a> {
         let member_type = self.property_type(&owner, field);
         let explicit = value.field_child("type").filter(|_| value.kind() == "object_creation_expression").map(plain::simple_name);
         for ty in [member_type, explicit].into_iter().flatten() {
-            plain::check(self.site.region.trees, &ty, &format!("`{field}.{wrap}` is set on it"), &self.site.region.env.inert_attributes)?;
+            plain::check(self.site.region.trees, &ty, &format!("`{field}.{wrap}` is set on it"), &Settings::of(self.site.region.env).inert_attributes)?;
         }
         let nested = value
             .named_children()

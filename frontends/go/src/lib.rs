@@ -18,8 +18,11 @@ mod facts;
 mod loader;
 mod receiver;
 mod scope;
+mod settings;
 mod surroundings;
 mod syntax;
+
+pub use settings::{Handoff, Settings};
 
 use std::collections::BTreeMap;
 

@@ -19,6 +19,7 @@ use fcd_frontends::ir::Identity;
 use fcd_frontends::ts::Node;
 
 use super::bindings::Bindings;
+use super::settings::Settings;
 
 /// Go's predeclared types.
 pub const PREDECLARED_TYPES: &[&str] = &[
@@ -192,12 +193,12 @@ impl<'r, 'a> Scope<'r, 'a> {
             if bare {
                 return Identity::Unresolved(format!("`{head}` is a package name, called as a function"));
             }
-            return match self.env.accepts_import(head, import) {
+            return match Settings::of(self.env).accepts_import(head, import) {
                 true => spelled,
-                false if self.env.imports.contains_key(head) => Identity::Unresolved(format!(
+                false if Settings::of(self.env).imports.contains_key(head) => Identity::Unresolved(format!(
                     "`{path}`: `{head}` is imported from `{import}` (line {}), not a path the profile accepts ([imports].{head} = {:?})",
                     spec.line(),
-                    self.env.imports[head]
+                    Settings::of(self.env).imports[head]
                 )),
                 false => Identity::Unresolved(format!(
                     "`{path}`: `{head}` is imported from `{import}` (line {}), a package the profile's [imports] does not list",

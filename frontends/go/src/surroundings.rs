@@ -22,6 +22,7 @@ use fcd_frontends::ts::Node;
 
 use super::bindings::Bindings;
 use super::scope::{self, is_predeclared};
+use super::settings::{Handoff, Settings};
 
 fn at(file: &str, node: Node<'_>, detail: String) -> Escalation {
     Escalation::new(EscalationCode::ShapeMismatch, detail, Some(fcd_model::effect::Anchor::new(file, node.line(), node.end_line(), node.text())))
@@ -118,7 +119,7 @@ fn tool_name(region: &Region<'_>) -> Result<(), Escalation> {
 /// to the constructor call the enclosing function returns (`via`), or
 /// returned beside one as the function's one statement (`beside`).
 fn via(region: &Region<'_>) -> Result<(), Escalation> {
-    let handoff = region.env.handoff.get(region.name);
+    let handoff = Settings::of(region.env).handoff.get(region.name);
     let handed = factory(region, handoff)?;
     let Some(handoff) = handoff else { return Ok(()) };
     if !handoff.beside.is_empty() {
@@ -155,7 +156,7 @@ fn via(region: &Region<'_>) -> Result<(), Escalation> {
 /// that turns the factory into a handler is not what the reviewer read; and
 /// where the profile reviews a factory, a literal handed over without one
 /// escalates too (that is another shape).
-fn factory<'a>(region: &Region<'a>, handoff: Option<&fcd_frontends::frontend::Handoff>) -> Result<Node<'a>, Escalation> {
+fn factory<'a>(region: &Region<'a>, handoff: Option<&Handoff>) -> Result<Node<'a>, Escalation> {
     let accepted = handoff.map(|h| h.factory.as_slice()).unwrap_or_default();
     let outer = region.node.ancestors().find(|a| a.kind() == "func_literal");
     let Some(outer) = outer.filter(|o| super::syntax::factory_product(*o) == Some(region.node)) else {
@@ -179,7 +180,7 @@ fn factory<'a>(region: &Region<'a>, handoff: Option<&fcd_frontends::frontend::Ha
     if let Some((package, _)) = result.split_once('.') {
         let root = outer.ancestors().last().unwrap_or(outer);
         let imports = scope::imports(root);
-        if !imports.get(package).is_some_and(|(p, _)| region.env.accepts_import(package, p)) {
+        if !imports.get(package).is_some_and(|(p, _)| Settings::of(region.env).accepts_import(package, p)) {
             return Err(at(
                 region.file,
                 outer,
@@ -211,7 +212,7 @@ fn reviewed_call(accepted: &[String], spelled: &str) -> bool {
 /// local the constructor binds just before, once, with `:=`: the tool to such
 /// a call or to a composite literal of a `beside` type (`mcp.Tool{…}`), the
 /// handler to a `converted-by` call whose only argument is the literal.
-fn beside(region: &Region<'_>, handoff: &fcd_frontends::frontend::Handoff) -> Result<(), Escalation> {
+fn beside(region: &Region<'_>, handoff: &Handoff) -> Result<(), Escalation> {
     let accepted = &handoff.beside;
     let fail = |n: Node<'_>, why: &str| Err(at(region.file, n, format!("the handler literal is not returned beside a call of {accepted:?}: {why}")));
     let enclosing = scope::enclosing(region.node);
@@ -266,7 +267,7 @@ fn beside(region: &Region<'_>, handoff: &fcd_frontends::frontend::Handoff) -> Re
 fn constructor_uses(region: &Region<'_>) -> Result<(), Escalation> {
     let enclosing = scope::enclosing(region.node);
     let Some(name) = enclosing.field_child("name").filter(|_| enclosing.kind() == "function_declaration") else { return Ok(()) };
-    let handoff = region.env.handoff.get(region.name);
+    let handoff = Settings::of(region.env).handoff.get(region.name);
     let here = scope::dir(region.file);
     for (path, syntax) in region.trees.iter().filter(|(p, _)| scope::dir(p) == here) {
         for use_ in syntax.root().descendants().filter(|n| n.kind() == "identifier" && n.text() == name.text() && *n != name) {
@@ -301,7 +302,7 @@ fn constructor_uses(region: &Region<'_>) -> Result<(), Escalation> {
 /// `RECEIVER.METHOD(CONSTRUCTOR(…))`: the constructor's results are the
 /// registration method's whole argument list (Go passes a multi-value call's
 /// results as the arguments), METHOD one of `registered-by`; no wrapper between.
-fn registered(call: Node<'_>, handoff: &fcd_frontends::frontend::Handoff) -> bool {
+fn registered(call: Node<'_>, handoff: &Handoff) -> bool {
     let Some(registrar) = call.parent().filter(|l| l.kind() == "argument_list").and_then(|l| l.parent()).filter(|c| c.kind() == "call_expression") else {
         return false;
     };
@@ -315,7 +316,7 @@ fn registered(call: Node<'_>, handoff: &fcd_frontends::frontend::Handoff) -> boo
 /// `WRAPPER(CONSTRUCTOR(…))` with WRAPPER reviewed and its package imported
 /// from an accepted path, placed as a list element or a plain argument of a
 /// reviewed registration method.
-fn wrapped_and_registered(region: &Region<'_>, root: Node<'_>, call: Node<'_>, handoff: &fcd_frontends::frontend::Handoff) -> bool {
+fn wrapped_and_registered(region: &Region<'_>, root: Node<'_>, call: Node<'_>, handoff: &Handoff) -> bool {
     let Some(wrapper) = call.parent().filter(|l| l.kind() == "argument_list").and_then(|l| l.parent()).filter(|c| c.kind() == "call_expression") else {
         return false;
     };
@@ -329,7 +330,7 @@ fn wrapped_and_registered(region: &Region<'_>, root: Node<'_>, call: Node<'_>, h
     // The wrapper's package, as the file imports it.
     if let Some((package, _)) = name.split_once('.') {
         let imports = scope::imports(root);
-        if !imports.get(package).is_some_and(|(p, _)| region.env.accepts_import(package, p)) {
+        if !imports.get(package).is_some_and(|(p, _)| Settings::of(region.env).accepts_import(package, p)) {
             return false;
         }
     }

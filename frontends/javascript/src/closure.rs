@@ -37,6 +37,7 @@ use super::FUNCTIONS;
 use super::bindings::{Bindings, module_bindings};
 use super::loader::is_package;
 use super::scope::TopLevel;
+use super::settings::Settings;
 use super::syntax::bare;
 
 /// Checks that every release-local callee of every region is a located region.
@@ -88,7 +89,7 @@ pub(super) fn check(program: &Program<'_, '_>) -> Result<(), Escalation> {
             let Some(home) = home else {
                 return fail(format!("`{root}` is imported from a file of the release that is not among the loaded files, so what it runs is unread"));
             };
-            if !located.contains(&(home, head.clone())) && !program.env.unread_functions.contains(&head) {
+            if !located.contains(&(home, head.clone())) && !Settings::of(program.env).unread_functions.contains(&head) {
                 let elsewhere =
                     located.iter().find(|(_, name)| *name == head).map(|(f, _)| format!(" (the region `{head}` reads the one in {f})")).unwrap_or_default();
                 return fail(format!(

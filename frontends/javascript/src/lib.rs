@@ -22,8 +22,11 @@ mod members;
 mod reads;
 mod route;
 mod scope;
+mod settings;
 mod surroundings;
 mod syntax;
+
+pub use settings::Settings;
 
 use std::collections::{BTreeMap, BTreeSet};
 

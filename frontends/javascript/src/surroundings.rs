@@ -23,6 +23,7 @@ use fcd_model::effect::Anchor;
 
 use super::FUNCTIONS;
 use super::bindings::{BUILTINS, Head, module_bindings, module_head};
+use super::settings::Settings;
 use super::syntax::{bare, dotted, identity, string_content};
 
 /// Methods that read an array and never call back with it.
@@ -65,7 +66,7 @@ pub fn check(trees: &[(&str, &Syntax)], opaque: &[(&str, &str)], regions: &[Regi
     let methods = class_methods(regions)?;
     let mut trusted: BTreeSet<String> = functions.iter().chain(&tables).cloned().collect();
     trusted.extend(methods.iter().map(|(class, _)| class.clone()));
-    let read_only = regions.first().map_or(&[][..], |r| r.env.read_only_callees.as_slice());
+    let read_only = regions.first().map_or(&[][..], |r| Settings::of(r.env).read_only_callees.as_slice());
     // A global read-only callee's object (`console`) is trusted: writing its
     // members anywhere would replace the reviewed callee.
     trusted.extend(read_only.iter().filter(|c| !c.contains(':')).filter_map(|c| c.split('.').next()).map(str::to_owned));
@@ -73,7 +74,7 @@ pub fn check(trees: &[(&str, &Syntax)], opaque: &[(&str, &str)], regions: &[Regi
     let mut roots: Vec<(String, &str)> = Vec::new();
     // A helper's module state (a request log it appends to) is not trusted:
     // what a helper may do is its inventory, not the state it reads.
-    for r in regions.iter().filter(|r| !r.env.helpers.iter().any(|h| h == r.name)) {
+    for r in regions.iter().filter(|r| !Settings::of(r.env).helpers.iter().any(|h| h == r.name)) {
         let locals = super::bindings::Bindings::of(r.node);
         for call in r.node.descendants().filter(|n| n.kind() == "call_expression") {
             if let Identity::Path(p) = identity(call) {

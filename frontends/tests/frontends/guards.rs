@@ -2,7 +2,7 @@
 //! case is written once per language and must give the same answer in all
 //! of them (found, absent, or an escalation), so the kind means one thing.
 
-use fcd_frontends::{ArgPattern, Env, EscalationCode, FactKind, FactSpec, Lang, RegionKind, RegionSpec, SourceFile, analyze, analyze_with};
+use fcd_frontends::{ArgPattern, Env, EscalationCode, FactKind, FactSpec, Lang, LanguageSettings, RegionKind, RegionSpec, SourceFile, analyze, analyze_with};
 use fcd_model::effect::FactValue;
 
 /// How one language spells the pieces of a guarded handler.
@@ -156,7 +156,8 @@ impl Spelling {
                 RegionKind::Function(f) => vec![f],
                 _ => vec![],
             },
-            unread_functions: vec!["check".into(), "ok".into()],
+            // JavaScript's setting: the other frontends read no such list.
+            language: LanguageSettings::new(fcd_frontend_javascript::Settings { unread_functions: vec!["check".into(), "ok".into()], ..Default::default() }),
             ..Env::default()
         };
         let analysis = analyze_with(crate::frontend(self.lang), &[file], &[region], &facts, &env).map_err(|e| e.code)?;

@@ -5,17 +5,16 @@
 #[path = "../../../tests/common/mod.rs"]
 mod common;
 
-use fcd_frontend_go::Go;
-use fcd_frontends::{Env, EscalationCode, RegionKind, RegionSpec, SourceFile, analyze, analyze_with};
+use fcd_frontend_go::{Go, Settings};
+use fcd_frontends::{Env, EscalationCode, LanguageSettings, RegionKind, RegionSpec, SourceFile, analyze, analyze_with};
 
 fn file(src: &str) -> SourceFile {
     SourceFile { path: "pkg/x.go".into(), bytes: src.as_bytes().to_vec() }
 }
 
 fn env() -> Env {
-    let mut env = Env { reviewed: vec!["OptionalParam".into()], ..Env::default() };
-    env.imports.insert("github".into(), vec!["github.com/google/go-github/v*/github".into()]);
-    env
+    let imports = [("github".into(), vec!["github.com/google/go-github/v*/github".into()])].into();
+    Env { reviewed: vec!["OptionalParam".into()], language: LanguageSettings::new(Settings { imports, ..Settings::default() }), ..Env::default() }
 }
 
 /// The identities of the calls in the handler literal of `F`.

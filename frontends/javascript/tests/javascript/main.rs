@@ -645,7 +645,10 @@ fn with_read_only(src: &str, read_only: &[&str]) -> Result<(), fcd_frontends::Es
     let env = fcd_frontends::Env {
         tool: "write_file".into(),
         reviewed: vec!["validatePath".into()],
-        read_only_callees: read_only.iter().map(|s| (*s).to_owned()).collect(),
+        language: fcd_frontends::LanguageSettings::new(fcd_frontend_javascript::Settings {
+            read_only_callees: read_only.iter().map(|s| (*s).to_owned()).collect(),
+            ..Default::default()
+        }),
         ..Default::default()
     };
     fcd_frontends::analyze_with(&JavaScript, &[file], &regions, &[], &env).map(drop)
