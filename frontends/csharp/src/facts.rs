@@ -18,12 +18,6 @@ use super::settings::Settings;
 use super::syntax::{arguments, bare, dotted, inner, literal, string_content};
 use super::{TYPES, held, plain};
 
-/// A C# fact extraction: names are read where each fact needs them.
-pub(super) struct Cx<'r, 'a> {
-    /// Where the fact reports, and how it is built.
-    pub site: FactSite<'r, 'a>,
-}
-
 /// An invocation's arguments are (name, expression) pairs; only alignment decides.
 impl<'a> CallShape<'a> for Cx<'_, 'a> {
     type Arg = (Option<String>, Node<'a>);
@@ -341,4 +335,9 @@ impl<'a> Cx<'_, 'a> {
             None => Ok(()),
         }
     }
+}
+
+/// A C# fact extraction: names are read where each fact needs them.
+pub(super) struct Cx<'r, 'a> {
+    pub site: FactSite<'r, 'a>,
 }

@@ -57,10 +57,6 @@ impl Frontend for CSharp {
         Lang::CSharp
     }
 
-    fn ambient_table(&self) -> &'static fcd_frontends::ambient::Table {
-        &ambient::TABLE
-    }
-
     fn find_regions<'a>(&self, syntax: &'a Syntax, kind: &RegionKind) -> Vec<Node<'a>> {
         let RegionKind::Function(name) = kind else { return Vec::new() };
         let (class, method) = match name.rsplit_once('.') {
@@ -134,5 +130,9 @@ impl Frontend for CSharp {
             },
             _ => Err(fcd_frontends::facts::unsupported(region, spec, "C#")),
         }
+    }
+
+    fn ambient_table(&self) -> &'static fcd_frontends::ambient::Table {
+        &ambient::TABLE
     }
 }

@@ -16,13 +16,6 @@ use fcd_model::effect::FactValue;
 use super::bindings::Bindings;
 use super::syntax::{arguments, dotted, enclosing_statement, identity, is_call, literal, string_content};
 
-/// A Go fact extraction: names are the region's bindings.
-pub(super) struct Cx<'r, 'a> {
-    /// Where the fact reports, and how it is built.
-    pub site: FactSite<'r, 'a>,
-    pub names: &'r Bindings<'a>,
-}
-
 /// A call's arguments are its nodes; `...` and a followed variable bound
 /// twice are outside every shape.
 impl<'a> CallShape<'a> for Cx<'_, 'a> {
@@ -296,4 +289,10 @@ impl<'a> FieldShape<'a> for Cx<'_, 'a> {
     fn literal(&self, value: Node<'a>) -> Option<FactValue> {
         literal(value)
     }
+}
+
+/// A Go fact extraction: names are the region's bindings.
+pub(super) struct Cx<'r, 'a> {
+    pub site: FactSite<'r, 'a>,
+    pub names: &'r Bindings<'a>,
 }

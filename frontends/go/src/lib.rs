@@ -46,10 +46,6 @@ impl Frontend for Go {
         Lang::Go
     }
 
-    fn ambient_table(&self) -> &'static fcd_frontends::ambient::Table {
-        &ambient::TABLE
-    }
-
     fn find_regions<'a>(&self, syntax: &'a Syntax, kind: &RegionKind) -> Vec<Node<'a>> {
         let (RegionKind::Function(name) | RegionKind::Literal(name)) = kind else { return Vec::new() };
         let functions = syntax
@@ -99,6 +95,10 @@ impl Frontend for Go {
             FactKind::Field { .. } => fcd_frontends::field::extract(&cx, &cx.site, found),
             _ => Err(fcd_frontends::facts::unsupported(region, spec, "Go")),
         }
+    }
+
+    fn ambient_table(&self) -> &'static fcd_frontends::ambient::Table {
+        &ambient::TABLE
     }
 }
 

@@ -18,15 +18,6 @@ use super::control::JsControl;
 use super::scope::Scope;
 use super::syntax::{arguments, bare, dotted, identity, string_content};
 
-/// A JavaScript fact extraction: names are the region's scope (its bindings,
-/// and what a once-bound local or typed parameter is), so a callee's identity
-/// is the one the inventory checks.
-pub(super) struct Cx<'r, 'a> {
-    /// Where the fact reports, and how it is built.
-    pub site: FactSite<'r, 'a>,
-    pub names: &'r Scope<'a>,
-}
-
 /// A call's arguments are its nodes; a spread argument, and a followed
 /// variable assigned more than once, are outside every shape.
 impl<'a> CallShape<'a> for Cx<'_, 'a> {
@@ -479,4 +470,12 @@ impl<'a> GuardShape<'a> for Cx<'_, 'a> {
         let kinds = ["function_declaration", "function_expression", "function", "arrow_function", "method_definition", "generator_function_declaration"];
         [written, id.as_ref().and_then(last_segment).map(str::to_owned)].into_iter().flatten().any(|n| declared_async(self.site.region.trees, &n, &kinds))
     }
+}
+
+/// A JavaScript fact extraction: names are the region's scope (its bindings,
+/// and what a once-bound local or typed parameter is), so a callee's identity
+/// is the one the inventory checks.
+pub(super) struct Cx<'r, 'a> {
+    pub site: FactSite<'r, 'a>,
+    pub names: &'r Scope<'a>,
 }

@@ -96,10 +96,6 @@ impl Frontend for JavaScript {
         Lang::JavaScript
     }
 
-    fn ambient_table(&self) -> &'static fcd_frontends::ambient::Table {
-        &ambient::TABLE
-    }
-
     fn find_regions<'a>(&self, syntax: &'a Syntax, kind: &RegionKind) -> Vec<Node<'a>> {
         match kind {
             RegionKind::Function(name) if name.contains('.') => class_methods(syntax, name),
@@ -190,5 +186,9 @@ impl Frontend for JavaScript {
             FactKind::Exit { returns, conditions } => cx.exit_fact(returns, conditions),
             _ => Err(fcd_frontends::facts::unsupported(region, spec, "JavaScript")),
         }
+    }
+
+    fn ambient_table(&self) -> &'static fcd_frontends::ambient::Table {
+        &ambient::TABLE
     }
 }

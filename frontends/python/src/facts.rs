@@ -12,13 +12,6 @@ use super::scope::Scope;
 use super::syntax::{format_template, plain_string};
 use super::{identity, route, surroundings};
 
-/// A Python fact extraction: names are the region's scope.
-pub(super) struct Cx<'r, 'a> {
-    /// Where the fact reports, and how it is built.
-    pub site: FactSite<'r, 'a>,
-    pub names: &'r Scope<'a>,
-}
-
 /// A call's arguments are the nodes of its argument list: a generator,
 /// keyword or `**` argument is outside every shape, a `*` argument matches
 /// only a splat pattern (`*param:files`), and a parameter the profile
@@ -230,4 +223,10 @@ impl<'a> Cx<'_, 'a> {
         }
         class.kind() == "identifier" && self.names.is_module_definition(class.text()) && super::model_declares(attr, class.text(), name)
     }
+}
+
+/// A Python fact extraction: names are the region's scope.
+pub(super) struct Cx<'r, 'a> {
+    pub site: FactSite<'r, 'a>,
+    pub names: &'r Scope<'a>,
 }

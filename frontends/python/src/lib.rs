@@ -42,10 +42,6 @@ impl Frontend for Python {
         Lang::Python
     }
 
-    fn ambient_table(&self) -> &'static fcd_frontends::ambient::Table {
-        &ambient::TABLE
-    }
-
     fn find_regions<'a>(&self, syntax: &'a Syntax, kind: &RegionKind) -> Vec<Node<'a>> {
         // Python handlers are definitions or routes; a literal region names no Python shape.
         let name = match kind {
@@ -111,6 +107,10 @@ impl Frontend for Python {
             FactKind::Hook { .. } => hook::extract(&cx, &cx.site, found),
             _ => Err(fcd_frontends::facts::unsupported(region, spec, "Python")),
         }
+    }
+
+    fn ambient_table(&self) -> &'static fcd_frontends::ambient::Table {
+        &ambient::TABLE
     }
 }
 

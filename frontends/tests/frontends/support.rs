@@ -2,6 +2,7 @@
 //! against the frontends themselves: a kind listed for a language is never
 //! refused as unsupported there, and one not listed always is.
 
+use fcd_compiler::languages::frontend;
 use fcd_frontends::support::KINDS;
 use fcd_frontends::{FactKind, FactSpec, Lang, RegionKind, RegionSpec, SourceFile, analyze};
 
@@ -59,7 +60,7 @@ fn the_frontends_read_what_the_table_says() {
                 continue; // read by the language-neutral driver, never by a frontend
             }
             let facts = [FactSpec { name: "x".into(), region: "r".into(), kind: fact(kind) }];
-            let refused = match analyze(crate::frontend(lang), &files, &regions, &facts) {
+            let refused = match analyze(frontend(lang), &files, &regions, &facts) {
                 Ok(_) => false,
                 Err(e) => e.detail.contains("frontend does not extract"),
             };
