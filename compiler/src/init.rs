@@ -69,7 +69,7 @@ fn locate(init: &Init<'_>) -> Result<Located, InputError> {
     let parsed: Vec<(&str, fcd_frontends::ts::Syntax)> =
         files.iter().filter_map(|f| fcd_frontends::parse(init.lang.for_file(&f.path), f).ok().map(|s| (f.path.as_str(), s))).collect();
     let trees: Vec<(&str, &fcd_frontends::ts::Syntax)> = parsed.iter().map(|(p, s)| (*p, s)).collect();
-    let frontend = init.lang.frontend();
+    let frontend = crate::languages::frontend(init.lang);
     use fcd_frontends::RegionKind;
     let kinds = match init.function {
         Some(f) => vec![RegionKind::Function(f.to_owned())],

@@ -2,7 +2,8 @@
 //!
 //! [`profile`] loads and checks a profile; [`closure`] selects the release's
 //! files and [`loader`] completes them to what each ecosystem's runtime
-//! loads; the frontends (`fcd-frontends`) locate regions and extract facts;
+//! loads; the frontends (`fcd-frontends` and one crate per language, picked
+//! by [`languages`]) locate regions and extract facts;
 //! [`inventory`] enforces the call-site inventories; [`register`] runs those
 //! steps and [`summary`] compiles the facts into ordered first-match rules
 //! bound by digests (the types are `fcd-model`'s), a `reject` kept only when
@@ -14,6 +15,7 @@ pub mod init;
 pub mod input_schema;
 pub mod inspect;
 pub mod inventory;
+pub mod languages;
 pub mod loader;
 pub mod profile;
 pub mod register;

@@ -78,7 +78,7 @@ pub fn register(profile: &Profile, req: &Request) -> Result<Registration, InputE
         Ok(release) => release,
         Err(escalated) => return Ok(escalated),
     };
-    let parsed = fcd_frontends::parse_files(profile.language, &release.files);
+    let parsed = fcd_frontends::parse_files(crate::languages::frontend(profile.language), &release.files);
     let mut matched = Vec::new();
     let mut escalated: Vec<(&str, Escalation)> = Vec::new();
     for shape in std::iter::once(profile).chain(&profile.alternatives) {
@@ -160,7 +160,7 @@ fn register_shape(profile: &Profile, req: &Request) -> Result<Registration, Inpu
         Ok(release) => release,
         Err(escalated) => return Ok(escalated),
     };
-    let parsed = fcd_frontends::parse_files(profile.language, &release.files);
+    let parsed = fcd_frontends::parse_files(crate::languages::frontend(profile.language), &release.files);
     register_prepared(profile, req, &release, &parsed)
 }
 

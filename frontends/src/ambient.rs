@@ -13,9 +13,10 @@
 //! does not escalate, and neither does a signal listener whose function is
 //! such a region (`process.on("SIGTERM", shutdown)` with `shutdown` pinned).
 //!
-//! One [`Table`] per language says which operations write such state. Each
-//! frontend lists the candidate operations of a file with their names
-//! resolved through imports and aliases ([`crate::Frontend::ambient`]); this
+//! One [`Table`] per language, held by its frontend
+//! ([`crate::Frontend::ambient_table`]), says which operations write such
+//! state. Each frontend lists the candidate operations of a file with their
+//! names resolved through imports and aliases ([`crate::Frontend::ambient`]); this
 //! module matches them against the table, language-neutrally, and
 //! [`crate::ambient_check`] escalates on the first one outside reviewed code.
 
@@ -75,136 +76,17 @@ pub const UMASK: &str = "the umask";
 pub const SIGNALS: &str = "the signal handlers";
 pub const LOGGING: &str = "the logging configuration";
 
-const fn call(path: &'static str, state: &'static str) -> Entry {
+pub const fn call(path: &'static str, state: &'static str) -> Entry {
     Entry { path, state, writes: Writes::Call }
 }
 
-const fn object(path: &'static str, state: &'static str) -> Entry {
+pub const fn object(path: &'static str, state: &'static str) -> Entry {
     Entry { path, state, writes: Writes::Object }
 }
 
-const fn any(keyword: &'static str) -> Quiet {
+pub const fn any(keyword: &'static str) -> Quiet {
     Quiet { keyword, values: None }
 }
-
-const STANDARD_STREAMS: &[&str] = &["sys.stderr", "sys.stdout"];
-
-/// `logging.basicConfig`'s keywords that only shape messages on a standard
-/// stream: `filename`, `filemode`, `handlers` or another stream escalate.
-const QUIET_BASIC_CONFIG: &[Quiet] =
-    &[any("level"), any("format"), any("datefmt"), any("style"), any("force"), Quiet { keyword: "stream", values: Some(STANDARD_STREAMS) }];
-
-pub const PYTHON: Table = Table {
-    entries: &[
-        object("os.environ", ENV),
-        object("os.environb", ENV),
-        call("os.putenv", ENV),
-        call("os.unsetenv", ENV),
-        call("os.chdir", CWD),
-        call("os.fchdir", CWD),
-        call("os.umask", UMASK),
-        call("signal.signal", SIGNALS),
-        call("signal.setitimer", SIGNALS),
-        call("signal.alarm", SIGNALS),
-        call("signal.siginterrupt", SIGNALS),
-        call("signal.pthread_sigmask", SIGNALS),
-        call("signal.set_wakeup_fd", SIGNALS),
-        Entry { path: "logging.basicConfig", state: LOGGING, writes: Writes::CallUnlessQuiet(QUIET_BASIC_CONFIG) },
-        call("logging.setLoggerClass", LOGGING),
-        call("logging.setLogRecordFactory", LOGGING),
-        call("logging.captureWarnings", LOGGING),
-        call("logging.config.dictConfig", LOGGING),
-        call("logging.config.fileConfig", LOGGING),
-        call("logging.config.listen", LOGGING),
-        object("logging.root", LOGGING),
-        object("logging.getLogger()", LOGGING),
-    ],
-    mutators: &[
-        "setdefault",
-        "update",
-        "pop",
-        "popitem",
-        "clear",
-        "__setitem__",
-        "__delitem__",
-        "__ior__",
-        "addHandler",
-        "removeHandler",
-        "addFilter",
-        "removeFilter",
-    ],
-    writes_first_argument: &[],
-};
-
-pub const JAVASCRIPT: Table = Table {
-    entries: &[
-        object("process.env", ENV),
-        call("process.chdir", CWD),
-        Entry { path: "process.umask", state: UMASK, writes: Writes::CallWithArgs },
-        Entry { path: "process.on", state: SIGNALS, writes: Writes::Listener },
-        Entry { path: "process.once", state: SIGNALS, writes: Writes::Listener },
-        Entry { path: "process.addListener", state: SIGNALS, writes: Writes::Listener },
-        Entry { path: "process.prependListener", state: SIGNALS, writes: Writes::Listener },
-        Entry { path: "process.prependOnceListener", state: SIGNALS, writes: Writes::Listener },
-    ],
-    mutators: &[],
-    writes_first_argument: &[
-        "Object.assign",
-        "Object.defineProperty",
-        "Object.defineProperties",
-        "Reflect.set",
-        "Reflect.defineProperty",
-        "Reflect.deleteProperty",
-    ],
-};
-
-/// Go paths are `IMPORT_PATH.Name`.
-pub const GO: Table = Table {
-    entries: &[
-        call("os.Setenv", ENV),
-        call("os.Unsetenv", ENV),
-        call("os.Clearenv", ENV),
-        call("syscall.Setenv", ENV),
-        call("syscall.Unsetenv", ENV),
-        call("syscall.Clearenv", ENV),
-        call("golang.org/x/sys/unix.Setenv", ENV),
-        call("golang.org/x/sys/unix.Unsetenv", ENV),
-        call("golang.org/x/sys/unix.Clearenv", ENV),
-        call("os.Chdir", CWD),
-        call("syscall.Chdir", CWD),
-        call("syscall.Fchdir", CWD),
-        call("golang.org/x/sys/unix.Chdir", CWD),
-        call("golang.org/x/sys/unix.Fchdir", CWD),
-        call("syscall.Umask", UMASK),
-        call("golang.org/x/sys/unix.Umask", UMASK),
-        call("os/signal.Notify", SIGNALS),
-        call("os/signal.NotifyContext", SIGNALS),
-        call("os/signal.Ignore", SIGNALS),
-        call("os/signal.Reset", SIGNALS),
-        call("log.SetOutput", LOGGING),
-        call("log.SetFlags", LOGGING),
-        call("log.SetPrefix", LOGGING),
-        call("log/slog.SetDefault", LOGGING),
-        call("log/slog.SetLogLoggerLevel", LOGGING),
-    ],
-    mutators: &[],
-    writes_first_argument: &[],
-};
-
-/// C# paths are dotted as written, aliases substituted, a leading `global::`
-/// and the namespaces `System`, `System.IO` and `System.Runtime.InteropServices` left out.
-pub const CSHARP: Table = Table {
-    entries: &[
-        call("Environment.SetEnvironmentVariable", ENV),
-        object("Environment.CurrentDirectory", CWD),
-        call("Directory.SetCurrentDirectory", CWD),
-        object("Console.CancelKeyPress", SIGNALS),
-        object("AppDomain.CurrentDomain.ProcessExit", SIGNALS),
-        call("PosixSignalRegistration.Create", SIGNALS),
-    ],
-    mutators: &[],
-    writes_first_argument: &[],
-};
 
 /// What a frontend found at one node, its names resolved.
 #[derive(Debug, Clone)]

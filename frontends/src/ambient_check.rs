@@ -8,7 +8,7 @@
 //! escalates too.
 
 use crate::ambient::{CWD, ENV, SIGNALS, UMASK, Use, Writes, classify};
-use crate::frontend::{Lang, Program};
+use crate::frontend::{Frontend, Program};
 use crate::ir::{Escalation, EscalationCode};
 use crate::spec::FactKind;
 use crate::ts::{Node, Syntax};
@@ -16,18 +16,18 @@ use fcd_model::effect::Anchor;
 
 /// Escalates on the first operation of the closure that writes process-wide
 /// state outside a region pinned by a `body` fact.
-pub fn check(lang: Lang, program: &Program<'_, '_>) -> Result<(), Escalation> {
+pub fn check(frontend: &dyn Frontend, program: &Program<'_, '_>) -> Result<(), Escalation> {
+    let (lang, table) = (frontend.lang(), frontend.ambient_table());
     let pinned: Vec<_> =
         program.regions.iter().filter(|r| program.facts.iter().any(|f| f.region == r.name && matches!(f.kind, FactKind::Body { .. }))).collect();
     for (file, syntax) in program.trees {
-        check_file(lang, program, &pinned, file, syntax)?;
+        check_file(frontend, program, &pinned, file, syntax)?;
     }
     for (file, text) in program.opaque {
-        let table = lang.for_file(file).ambient_table();
         // What the parser recovered is read only where every use of a root is a
         // plain name outside anything that did not parse; otherwise the file escalates.
         match Syntax::parse_recovering(lang.for_file(file), (*text).to_owned()) {
-            Ok(recovered) if unparsed_use(table, &recovered).is_none() => check_file(lang, program, &pinned, file, &recovered)?,
+            Ok(recovered) if unparsed_use(table, &recovered).is_none() => check_file(frontend, program, &pinned, file, &recovered)?,
             Ok(recovered) => {
                 let (root, line) = unparsed_use(table, &recovered).unwrap_or_default();
                 return Err(opaque_escalation(file, root, line));
@@ -38,9 +38,14 @@ pub fn check(lang: Lang, program: &Program<'_, '_>) -> Result<(), Escalation> {
     Ok(())
 }
 
-fn check_file(lang: Lang, program: &Program<'_, '_>, pinned: &[&crate::frontend::Region<'_>], file: &str, syntax: &Syntax) -> Result<(), Escalation> {
-    let frontend = lang.frontend();
-    let table = lang.for_file(file).ambient_table();
+fn check_file(
+    frontend: &dyn Frontend,
+    program: &Program<'_, '_>,
+    pinned: &[&crate::frontend::Region<'_>],
+    file: &str,
+    syntax: &Syntax,
+) -> Result<(), Escalation> {
+    let table = frontend.ambient_table();
     for op in frontend.ambient(file, syntax) {
         let Some(entry) = classify(table, &op.what) else { continue };
         let reviewed = |n: Node<'_>| pinned.iter().any(|r| r.file == file && r.node.contains(n));

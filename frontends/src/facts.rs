@@ -82,13 +82,6 @@ impl<'a> FactSite<'_, 'a> {
     }
 }
 
-/// One fact extraction: where it reports, and what names mean in the region
-/// as the language reads them (its bindings, its scope; `()` for none).
-pub struct Cx<'r, 'a, N> {
-    pub site: FactSite<'r, 'a>,
-    pub names: &'r N,
-}
-
 /// An `Err` for a fact kind the language does not extract.
 pub fn unsupported(region: &Region<'_>, spec: &FactSpec, language: &str) -> Escalation {
     Escalation::new(

@@ -5,7 +5,9 @@
 //! generic fact holds. Everything else (file discovery, counting regions,
 //! inventories, summaries) is language-neutral and lives outside the trait.
 
+use std::any::Any;
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use crate::ir::SourceFile;
 use crate::ir::{Escalation, Identity};
@@ -44,92 +46,56 @@ pub struct Program<'p, 'a> {
     pub opaque: &'p [(&'a str, &'a str)],
 }
 
-/// What a frontend is told beyond regions and facts: the profile's accepted
-/// import paths, its tool name and the functions it reviews as regions.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// What a frontend is told beyond regions and facts: the profile's tool name,
+/// the functions it reviews as regions, and what only the profile's language
+/// reads ([`LanguageSettings`]).
+#[derive(Debug, Clone, Default)]
 pub struct Env {
-    /// Package name as the source spells it -> accepted import-path patterns
-    /// (`*` matches within one path segment), e.g. `github` ->
-    /// `github.com/google/go-github/v*/github`.
-    pub imports: BTreeMap<String, Vec<String>>,
     /// The MCP tool name the profile reviews.
     pub tool: String,
     /// Names of the functions the profile's regions cover (`function` keys).
     pub reviewed: Vec<String>,
-    /// (JavaScript) regions read only for what they call: functions of the
-    /// release on the call path whose module state is not trusted state.
-    pub helpers: Vec<String>,
-    /// Region name -> how its handler literal (Go) reaches the tool it serves.
-    pub handoff: BTreeMap<String, Handoff>,
-    /// (C#) attributes a reviewer read as inert on a plain model type (the
-    /// type's own attribute list only), by simple name without `Attribute`.
-    pub inert_attributes: Vec<String>,
-    /// (JavaScript) callee identities a reviewer read as never changing,
-    /// keeping or calling back what they are handed (a logger, a schema
-    /// printer): module state a region reads may be passed to them.
-    pub read_only_callees: Vec<String>,
-    /// (JavaScript) functions of the release a region may call although no
-    /// region reads them (`source.unread-functions`): trusted by name, and
-    /// listed so that the trust is seen. Any other one escalates.
-    pub unread_functions: Vec<String>,
     /// Token digests of the signal listeners a reviewer read
     /// (`source.signal-listeners`): installing one of them is no escalation.
     pub signal_listeners: Vec<String>,
     /// The release files its package manifest names as what the runtime
     /// starts from (JavaScript), resolved by the caller; only what they load
-    /// is analysed. `None`: every selected file counts.
+    /// ([`Frontend::loaded`]) is analysed. `None`: every selected file counts.
     pub entries: Option<Vec<String>>,
     /// A region read alone, for `fcd debug region`: the other regions are
     /// not located, so calls into them are listed, not checked against the
     /// closed call path, and the file-wide ambient check is left to the
     /// regions read together. Never set when a release is registered.
     pub alone: bool,
+    /// What the profile says that only its language's frontend reads (Go's
+    /// accepted import paths and handler hand-offs, C#'s inert attributes,
+    /// JavaScript's helpers, read-only callees and unread functions), in that
+    /// frontend's own settings type.
+    pub language: LanguageSettings,
 }
 
-/// How a Go handler literal reaches the tool it serves, as the profile
-/// reviewed it (`via`, `beside`, `wrapped-by`, `registered-by` of a region).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Handoff {
-    /// Calls the literal may be passed to directly, as an argument of the
-    /// call the constructor returns (`NewTool`).
-    pub via: Vec<String>,
-    /// Result types of a handler factory: with `via`, the literal handed over
-    /// may instead be a factory `func(deps T) R { return HANDLER }` whose
-    /// declared result type is one of these (`mcp.ToolHandlerFor`, type
-    /// arguments aside); the handler is the literal it returns.
-    pub factory: Vec<String>,
-    /// Calls the literal may be returned beside: the constructor's body is
-    /// the one statement `return CALL(…), func(…) {…}` (`mcp.NewTool`).
-    pub beside: Vec<String>,
-    /// Conversions the literal may go through before it is returned beside
-    /// the tool, bound to a local (`mcp.ToolHandlerFor`).
-    pub converted_by: Vec<String>,
-    /// Reviewed calls the constructor's result may be passed to whole, as
-    /// their only argument (`toolsets.NewServerTool`), instead of being a
-    /// plain element of a tool list.
-    pub wrapped_by: Vec<String>,
-    /// Methods a wrapper's result may be handed to as a plain argument
-    /// (`AddWriteTools`), as it may be an element of a list literal.
-    pub registered_by: Vec<String>,
-}
+/// One language's settings, carried by the core without knowing their type:
+/// each language crate owns its settings type (`fcd_frontend_go::Settings`,
+/// say) and reads it back with [`LanguageSettings::get`]; the compiler builds
+/// them from the profile (`fcd_compiler::languages::settings`).
+#[derive(Clone, Default)]
+pub struct LanguageSettings(Option<Arc<dyn Any + Send + Sync>>);
 
-impl Env {
-    /// Whether `path` matches one of the patterns accepted for package name `name`.
-    pub fn accepts_import(&self, name: &str, path: &str) -> bool {
-        self.imports.get(name).is_some_and(|patterns| patterns.iter().any(|p| segment_glob(p, path)))
+impl LanguageSettings {
+    pub fn new<T: Any + Send + Sync>(settings: T) -> LanguageSettings {
+        LanguageSettings(Some(Arc::new(settings)))
+    }
+
+    /// The settings when they are a `T`; `None` when the profile's language
+    /// has none (a frontend then reads its defaults: nothing listed).
+    pub fn get<T: Any>(&self) -> Option<&T> {
+        self.0.as_deref().and_then(|s| s.downcast_ref())
     }
 }
 
-/// `/`-separated pattern matching where `*` stands for any text within one segment.
-fn segment_glob(pattern: &str, path: &str) -> bool {
-    let (ps, xs): (Vec<&str>, Vec<&str>) = (pattern.split('/').collect(), path.split('/').collect());
-    ps.len() == xs.len() && ps.iter().zip(&xs).all(|(p, x)| wildcard(p, x))
-}
-
-fn wildcard(p: &str, x: &str) -> bool {
-    match p.split_once('*') {
-        None => p == x,
-        Some((head, tail)) => x.strip_prefix(head).is_some_and(|rest| (0..=rest.len()).any(|i| rest.is_char_boundary(i) && wildcard(tail, &rest[i..]))),
+impl std::fmt::Debug for LanguageSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() { "LanguageSettings(..)" } else { "LanguageSettings(none)" })
     }
 }
 
@@ -151,6 +117,13 @@ pub struct Found<'a> {
 /// What a language must provide. Kept small: two required methods for
 /// structure, one per generic fact kind.
 pub trait Frontend: Sync {
+    /// The language this frontend reads (JavaScript for the JavaScript family,
+    /// whose `.ts` files [`Lang::for_file`] reads as TypeScript).
+    fn lang(&self) -> Lang;
+
+    /// The language's operations on process-wide state ([`crate::ambient`]).
+    fn ambient_table(&self) -> &'static crate::ambient::Table;
+
     /// Every node in `syntax` that the region kind names; counting them is the caller's job.
     fn find_regions<'a>(&self, syntax: &'a Syntax, kind: &RegionKind) -> Vec<Node<'a>>;
 
@@ -225,17 +198,5 @@ pub trait Frontend: Sync {
     /// [`crate::ambient`] decides which of them do.
     fn ambient<'a>(&self, _file: &str, _syntax: &'a Syntax) -> Vec<crate::ambient::Op<'a>> {
         Vec::new()
-    }
-}
-
-impl Lang {
-    /// The language's operations on process-wide state.
-    pub fn ambient_table(self) -> &'static crate::ambient::Table {
-        match self {
-            Lang::Python => &crate::ambient::PYTHON,
-            Lang::JavaScript | Lang::TypeScript => &crate::ambient::JAVASCRIPT,
-            Lang::Go => &crate::ambient::GO,
-            Lang::CSharp => &crate::ambient::CSHARP,
-        }
     }
 }

@@ -1,11 +1,20 @@
-//! fcd's frontends: official release source in, regions, callee identities and
-//! source facts out.
+//! The shared core of fcd's frontends: official release source in, regions,
+//! callee identities and source facts out.
 //!
 //! This crate knows no TOML, no digests and no runtime. It receives the files a
-//! profile selected and a list of region and fact specifications, and returns
-//! either an [`Analysis`] or an [`Escalation`] that says, with an anchor, why
-//! the source leaves what a reviewer accepted. Parsing goes through [`ts`], the
-//! only module that touches tree-sitter.
+//! profile selected, a list of region and fact specifications and the
+//! [`Frontend`] of the profile's language, and returns either an [`Analysis`]
+//! or an [`Escalation`] that says, with an anchor, why the source leaves what a
+//! reviewer accepted. Parsing goes through [`ts`], the only module that touches
+//! tree-sitter. Each language is a crate of its own (`fcd-frontend-python`,
+//! `-go`, `-javascript`, `-csharp`) implementing [`Frontend`] over this one;
+//! the compiler holds the table that picks one for a [`Lang`]
+//! (`fcd_compiler::languages`), since this crate cannot name the crates that
+//! depend on it. What every language shares lives here: the fact kinds and the
+//! extraction written once over small per-language traits ([`facts`],
+//! [`guard`], [`default`], [`field`]), the process-wide state check
+//! ([`ambient`]), the driver below that asks a frontend for regions, calls and
+//! facts in order, and the table of which language reads which kind ([`support`]).
 
 pub mod ambient;
 mod ambient_check;
@@ -22,14 +31,9 @@ pub mod spec;
 pub mod support;
 pub mod ts;
 
-mod csharp;
-mod go;
-mod javascript;
-mod python;
-
 use std::collections::BTreeMap;
 
-pub use frontend::{Env, Found, Frontend, Handoff, Lang, Program, Region};
+pub use frontend::{Env, Found, Frontend, Lang, LanguageSettings, Program, Region};
 pub use ir::{CallSite, Escalation, EscalationCode, Identity, SourceFile};
 pub use spec::{ArgPattern, ArgShape, Comparison, DefaultRule, FactKind, FactSpec, RegionKind, RegionSpec};
 
@@ -112,7 +116,7 @@ pub fn parse(lang: Lang, file: &SourceFile) -> Result<Syntax, Escalation> {
 ///
 /// Files are parsed in the order given. A file that does not parse escalates
 /// whenever its text names a region, since it could hide a second definition.
-pub fn analyze(lang: Lang, files: &[SourceFile], regions: &[RegionSpec], facts: &[FactSpec]) -> Result<Analysis, Escalation> {
+pub fn analyze(frontend: &dyn Frontend, files: &[SourceFile], regions: &[RegionSpec], facts: &[FactSpec]) -> Result<Analysis, Escalation> {
     let reviewed = regions
         .iter()
         .filter_map(|r| match &r.kind {
@@ -120,7 +124,7 @@ pub fn analyze(lang: Lang, files: &[SourceFile], regions: &[RegionSpec], facts: 
             _ => None,
         })
         .collect();
-    analyze_with(lang, files, regions, facts, &Env { reviewed, ..Env::default() })
+    analyze_with(frontend, files, regions, facts, &Env { reviewed, ..Env::default() })
 }
 
 /// What parsing made of one file of a release, before any region is asked for.
@@ -136,15 +140,15 @@ enum Parse {
 /// A release's files parsed once, so that several reviewed shapes of one
 /// profile (each its own regions and facts) analyse the same trees.
 pub struct Parsed<'f> {
-    lang: Lang,
+    frontend: &'f dyn Frontend,
     files: &'f [SourceFile],
     outcomes: Vec<Parse>,
 }
 
 /// Parses every file once, in the order given ([`analyze_parsed`] decides
 /// what a file that does not parse means for the regions it is asked for).
-pub fn parse_files(lang: Lang, files: &[SourceFile]) -> Parsed<'_> {
-    let frontend = lang.frontend();
+pub fn parse_files<'f>(frontend: &'f dyn Frontend, files: &'f [SourceFile]) -> Parsed<'f> {
+    let lang = frontend.lang();
     let outcomes = files
         .iter()
         .map(|f| {
@@ -160,18 +164,18 @@ pub fn parse_files(lang: Lang, files: &[SourceFile]) -> Parsed<'_> {
             }
         })
         .collect();
-    Parsed { lang, files, outcomes }
+    Parsed { frontend, files, outcomes }
 }
 
 /// [`analyze`] with what the profile says beyond regions and facts.
-pub fn analyze_with(lang: Lang, files: &[SourceFile], regions: &[RegionSpec], facts: &[FactSpec], env: &Env) -> Result<Analysis, Escalation> {
-    analyze_parsed(&parse_files(lang, files), regions, facts, env)
+pub fn analyze_with(frontend: &dyn Frontend, files: &[SourceFile], regions: &[RegionSpec], facts: &[FactSpec], env: &Env) -> Result<Analysis, Escalation> {
+    analyze_parsed(&parse_files(frontend, files), regions, facts, env)
 }
 
 /// [`analyze_with`] over files already parsed by [`parse_files`].
 pub fn analyze_parsed(release: &Parsed<'_>, regions: &[RegionSpec], facts: &[FactSpec], env: &Env) -> Result<Analysis, Escalation> {
-    let (lang, files) = (release.lang, release.files);
-    let frontend = lang.frontend();
+    let (frontend, files) = (release.frontend, release.files);
+    let lang = frontend.lang();
     // A file that does not parse escalates when it could hold a region (its
     // text names one); one that cannot is left out of the analysis, as it can
     // define nothing the profile reads (it stays in the source closure).
@@ -290,7 +294,7 @@ pub fn analyze_parsed(release: &Parsed<'_>, regions: &[RegionSpec], facts: &[Fac
     // whole program: the file-wide ambient check is the whole program's, and
     // reading the regions together reports it.
     if !env.alone {
-        ambient_check::check(lang, &program)?;
+        ambient_check::check(frontend, &program)?;
     }
 
     // Facts that refer to other facts (a guard names its sink) run after the
@@ -357,16 +361,4 @@ fn body_fact<'a>(region: &Region<'a>, spec: &FactSpec, digests: &[String]) -> Re
     let mut values = BTreeMap::new();
     values.insert("digest".into(), FactValue::Text(digest));
     Ok(Some(site.fact(region.node, values)))
-}
-
-impl Lang {
-    /// The frontend for this language.
-    pub fn frontend(self) -> &'static dyn Frontend {
-        match self {
-            Lang::Python => &crate::python::Python,
-            Lang::Go => &crate::go::Go,
-            Lang::CSharp => &crate::csharp::CSharp,
-            Lang::JavaScript | Lang::TypeScript => &crate::javascript::JavaScript,
-        }
-    }
 }

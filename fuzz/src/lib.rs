@@ -84,7 +84,7 @@ pub fn frontend(setup: &Setup, data: &[u8]) {
 
 fn analyze(setup: &Setup, files: &[SourceFile]) {
     let profile = &setup.profile;
-    let frontend = profile.language.frontend();
+    let frontend = fcd_compiler::languages::frontend(profile.language);
     let env = profile.env();
     // Every candidate region, even where the pipeline would stop at an
     // ambiguity: list its calls.
@@ -101,7 +101,7 @@ fn analyze(setup: &Setup, files: &[SourceFile]) {
         }
     }
     // The pipeline as `register` runs it.
-    let Ok(analysis) = fcd_frontends::analyze_with(profile.language, files, &profile.regions, &profile.fact_specs(), &env) else { return };
+    let Ok(analysis) = fcd_frontends::analyze_with(frontend, files, &profile.regions, &profile.fact_specs(), &env) else { return };
     let _ = fcd_compiler::inventory::check(&analysis.regions, |r| profile.inventories.get(r));
     let closure = fcd_compiler::closure::closure(files);
     let binding = fcd_compiler::summary::ReleaseBinding { release: "fuzz".into(), artifact_digest: None, config_digest: fcd_model::canon::digest(&serde_json::json!({})) };

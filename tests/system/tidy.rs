@@ -144,6 +144,24 @@ fn the_crate_graph_draws_the_pipeline() {
     assert!(!direct.lines().any(|l| l.starts_with("fcd-verify ")), "fcd-lifecycle depends on fcd-verify directly:\n{direct}");
 }
 
+#[test]
+fn each_language_is_a_crate_over_the_core() {
+    // ARCHITECTURE.md: a language's crate depends on the shared core and nothing heavier;
+    // no language reaches another, and none reaches a later stage.
+    let languages = ["fcd-frontend-python", "fcd-frontend-go", "fcd-frontend-javascript", "fcd-frontend-csharp"];
+    let later = ["fcd-compiler ", "fcd-verify ", "fcd-runtime ", "fcd v", "toml ", "ed25519", "rusqlite"];
+    for krate in languages {
+        let tree = dependencies(krate);
+        assert!(tree.lines().next().is_some_and(|l| l.starts_with(&format!("{krate} v"))), "the check reads the real tree of {krate}:\n{tree}");
+        assert!(tree.lines().any(|l| l.starts_with("fcd-frontends ")), "{krate} is written over the core (fcd-frontends):\n{tree}");
+        for dep in tree.lines().skip(1) {
+            let other = languages.iter().find(|l| dep.starts_with(&format!("{l} ")));
+            let banned = later.iter().find(|b| dep.starts_with(**b));
+            assert!(other.is_none() && banned.is_none(), "{krate} depends on `{dep}`:\n{tree}");
+        }
+    }
+}
+
 /// The direct normal dependencies of one workspace crate.
 fn direct_dependencies(krate: &str) -> String {
     cargo_tree(krate, &["--depth", "1"])

@@ -3,7 +3,7 @@
 //! The SDK compiles every `.cs` file under a project's folder and reads
 //! `Directory.Build.*` files above it; a `<Compile Remove/Include>` or an
 //! import changes the code behind the tool while the globbed files stay the
-//! same. The C# frontend interprets those build files (`csharp::project`):
+//! same. The C# frontend interprets those build files (`csharp::loader`):
 //! here the release is listed (regular files and links alike) and the build
 //! files it names join the closure, to be checked by the frontend and digested.
 
@@ -19,7 +19,7 @@ pub fn load(root: &Path, selected: &[SourceFile]) -> Result<Result<Loaded, Escal
     let all: Vec<String> = listing.files.iter().cloned().collect();
     let links: Vec<String> = listing.links.iter().cloned().collect();
     let chosen: Vec<String> = selected.iter().map(|f| f.path.clone()).collect();
-    let build = match Lang::CSharp.frontend().build_closure(&all, &links, &chosen) {
+    let build = match crate::languages::frontend(Lang::CSharp).build_closure(&all, &links, &chosen) {
         Ok(build) => build,
         Err(e) => return Ok(Err(e)),
     };

@@ -51,7 +51,7 @@ pub fn load(root: &Path, profile: &Profile, selected: &[SourceFile]) -> Result<R
         }
         Lang::CSharp => csharp::load(root, selected),
         // Node starts from what package.json names; the frontend follows its
-        // imports from there (`javascript::package`).
+        // imports from there (`javascript::loader`).
         Lang::JavaScript | Lang::TypeScript => {
             let parses = |p: &str| profile.language.parses(p);
             match profile.entry.as_ref().map(|e| npm::entry_files(e, selected, parses)).transpose() {

@@ -108,7 +108,7 @@ pub struct Profile {
     /// Package name -> accepted import-path patterns (`[imports]`).
     pub imports: BTreeMap<String, Vec<String>>,
     /// Region -> how its handler literal reaches its tool (`via`, `beside`, `wrapped-by`, `registered-by`).
-    pub handoff: BTreeMap<String, fcd_frontends::Handoff>,
+    pub handoff: BTreeMap<String, fcd_frontend_go::Handoff>,
     /// Regions read only for what they call (`helper = true`).
     pub helpers: Vec<String>,
     /// (C#) type-level attributes reviewed as inert on plain model types (`source.inert-attributes`).
@@ -193,7 +193,6 @@ impl Profile {
     /// What the frontends are told beyond regions and facts.
     pub fn env(&self) -> fcd_frontends::Env {
         fcd_frontends::Env {
-            imports: self.imports.clone(),
             tool: self.tool.clone(),
             reviewed: self
                 .regions
@@ -203,14 +202,10 @@ impl Profile {
                     _ => None,
                 })
                 .collect(),
-            handoff: self.handoff.clone(),
-            helpers: self.helpers.clone(),
-            inert_attributes: self.inert_attributes.clone(),
-            read_only_callees: self.read_only_callees.clone(),
-            unread_functions: self.unread_functions.clone(),
             signal_listeners: self.signal_listeners.clone(),
             entries: None,
             alone: false,
+            language: crate::languages::settings(self),
         }
     }
 

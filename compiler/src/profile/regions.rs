@@ -3,7 +3,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use fcd_frontends::{Handoff, Lang, RegionKind, RegionSpec};
+use fcd_frontend_go::Handoff;
+use fcd_frontends::{Lang, RegionKind, RegionSpec};
 
 use super::Validator;
 use super::schema::{RawInventory, RawRegion, Spanned};

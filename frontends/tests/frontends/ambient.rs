@@ -4,6 +4,7 @@
 //! language, whatever import or alias spells it; a read does not; a region
 //! pinned by a `body` fact may. Each case is written once per language.
 
+use fcd_compiler::languages::frontend;
 use fcd_frontends::{Env, Escalation, EscalationCode, FactKind, FactSpec, Lang, RegionKind, RegionSpec, SourceFile, analyze, analyze_with};
 
 /// How one language spells a handler `h` (calling `sink(x)`) beside a
@@ -77,7 +78,7 @@ impl Spelling {
             facts.push(FactSpec { name: "pin".into(), region: "setup".into(), kind: FactKind::Body { digests: vec![digest.into()] } });
         }
         let file = SourceFile { path: self.path.into(), bytes: self.source(imports, body).into_bytes() };
-        analyze(self.lang, &[file], &regions, &facts).map(|_| ())
+        analyze(frontend(self.lang), &[file], &regions, &facts).map(|_| ())
     }
 }
 
@@ -329,7 +330,7 @@ fn analyze_pinned(lang: Lang, path: &str, source: &str, pinned: &str, digest: Op
         regions.push(RegionSpec { name: "listener".into(), kind: RegionKind::Function(pinned.into()), optional: false, file: None });
         facts.push(FactSpec { name: "pin".into(), region: "listener".into(), kind: FactKind::Body { digests: vec![digest.into()] } });
     }
-    analyze(lang, &[SourceFile { path: path.into(), bytes: source.as_bytes().to_vec() }], &regions, &facts).map(|_| ())
+    analyze(frontend(lang), &[SourceFile { path: path.into(), bytes: source.as_bytes().to_vec() }], &regions, &facts).map(|_| ())
 }
 
 /// A signal listener is code that runs at any point of a call: installing
@@ -379,7 +380,7 @@ fn a_signal_listener_registers_when_its_digest_is_reviewed() {
         [FactSpec { name: "sink".into(), region: "r".into(), kind: FactKind::Call { callee: "sink".into(), args: None, keywords: None, matching: false } }];
     let run = |source: &str, listeners: &[String]| {
         let env = Env { signal_listeners: listeners.to_vec(), reviewed: vec!["h".into()], ..Env::default() };
-        analyze_with(Lang::JavaScript, &[SourceFile { path: "m.js".into(), bytes: source.as_bytes().to_vec() }], &regions, &facts, &env).map(|_| ())
+        analyze_with(frontend(Lang::JavaScript), &[SourceFile { path: "m.js".into(), bytes: source.as_bytes().to_vec() }], &regions, &facts, &env).map(|_| ())
     };
     let e = run(source, &[]).expect_err("an unreviewed listener escalates");
     assert!(e.detail.contains("line 8") && e.detail.contains("source.signal-listeners"), "{}", e.detail);
@@ -454,7 +455,7 @@ fn a_file_that_does_not_parse_is_read_only_away_from_its_error() {
                 SourceFile { path: main.0.into(), bytes: main.1.as_bytes().to_vec() },
                 SourceFile { path: format!("util.{ext}"), bytes: text.as_bytes().to_vec() },
             ];
-            analyze(lang, &files, std::slice::from_ref(&region), &[])
+            analyze(frontend(lang), &files, std::slice::from_ref(&region), &[])
         };
         let e = with(&write_away).expect_err("a write away from the error");
         assert_eq!(e.code, EscalationCode::ShapeMismatch, "{lang}: {e:?}");

@@ -2,6 +2,7 @@
 //! tool argument read once by a reviewed helper into a variable, and what it
 //! is when the caller omits it. Each case is written once per language.
 
+use fcd_compiler::languages::frontend;
 use fcd_frontends::{DefaultRule, Env, EscalationCode, FactKind, FactSpec, Lang, RegionKind, RegionSpec, SourceFile, analyze_with};
 use fcd_model::effect::FactValue;
 
@@ -109,7 +110,7 @@ impl Spelling {
         let region = RegionSpec { name: "r".into(), kind: self.region.clone(), optional: false, file: None };
         let env = Env { reviewed: vec!["OptionalParam".into(), "OptionalParamWithDefault".into()], ..Env::default() };
         let file = SourceFile { path: self.path.into(), bytes: src.into_bytes() };
-        let analysis = analyze_with(self.lang, &[file], &[region], &facts, &env).map_err(|e| (e.code, e.detail))?;
+        let analysis = analyze_with(frontend(self.lang), &[file], &[region], &facts, &env).map_err(|e| (e.code, e.detail))?;
         Ok(analysis.facts.first().map(|f| {
             let text = |k: &str| match f.values.get(k) {
                 Some(FactValue::Text(t)) => t.clone(),

@@ -2,6 +2,7 @@
 //! one member of the object a handler builds for its sink receives, the
 //! variable of the upstream `default` fact or a literal.
 
+use fcd_compiler::languages::frontend;
 use fcd_frontends::{DefaultRule, Env, EscalationCode, FactKind, FactSpec, Lang, RegionKind, RegionSpec, SourceFile, analyze_with};
 use fcd_model::effect::FactValue;
 
@@ -106,7 +107,7 @@ impl Spelling {
         let region = RegionSpec { name: "r".into(), kind: self.region.clone(), optional: false, file: None };
         let env = Env { reviewed: vec!["OptionalParam".into()], ..Env::default() };
         let file = SourceFile { path: self.path.into(), bytes: src.into_bytes() };
-        let analysis = analyze_with(self.lang, &[file], &[region], &facts, &env).map_err(|e| (e.code, e.detail))?;
+        let analysis = analyze_with(frontend(self.lang), &[file], &[region], &facts, &env).map_err(|e| (e.code, e.detail))?;
         Ok(analysis.facts.iter().find(|f| f.name == "private_field").map(|f| {
             let source = match f.values.get("source") {
                 Some(FactValue::Text(t)) => t.clone(),
@@ -169,9 +170,9 @@ fn python_reads_a_keyword_argument_of_the_sink() {
     ];
     let region = RegionSpec { name: "r".into(), kind: s.region.clone(), optional: false, file: None };
     let file = |src: String| SourceFile { path: "m.py".into(), bytes: src.into_bytes() };
-    let a = analyze_with(Lang::Python, &[file(src)], std::slice::from_ref(&region), &facts, &Env::default()).expect("analyzes");
+    let a = analyze_with(frontend(Lang::Python), &[file(src)], std::slice::from_ref(&region), &facts, &Env::default()).expect("analyzes");
     assert_eq!(a.facts.iter().find(|f| f.name == "f").map(|f| f.values["source"].clone()), Some(FactValue::Text("argument".into())));
     let splat = s.template.replace("BODY", "    return create(private=private, **extra)");
-    let e = analyze_with(Lang::Python, &[file(splat)], &[region], &facts, &Env::default()).map(|_| ()).expect_err("a ** splat could set it");
+    let e = analyze_with(frontend(Lang::Python), &[file(splat)], &[region], &facts, &Env::default()).map(|_| ()).expect_err("a ** splat could set it");
     assert_eq!(e.code, EscalationCode::ShapeMismatch);
 }

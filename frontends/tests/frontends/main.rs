@@ -1,14 +1,13 @@
-//! The frontends through their public interface, one test binary: each
-//! language's regions, callee identities and facts, and the fact kinds read
-//! through all four languages alike. It links tree-sitter and the model
-//! only, so editing a frontend rebuilds and reruns just this.
+//! The shared core through every language, one test binary: the fact kinds
+//! written once (guards, defaults, fields), the process-wide state check and
+//! the table of which language reads which kind, each read through all four
+//! frontends alike, each picked by the compiler's table
+//! (`fcd_compiler::languages::frontend`). Each language's own cases are its
+//! crate's test binary (`frontends/<language>/tests/`). It links tree-sitter,
+//! the model, the four frontends and the compiler: no SQLite, etcd or MCP SDK.
 
 mod ambient;
-mod common;
-mod csharp;
 mod defaults;
 mod fields;
-mod go;
 mod guards;
-mod javascript;
-mod python;
+mod support;

@@ -1,0 +1,112 @@
+//! The Go frontend (tree-sitter-go).
+//!
+//! Regions are function declarations by name, or the outermost function
+//! literal inside one (the handler closure a tool constructor receives). An
+//! outermost literal whose whole body is `return func(…) {…}` is a handler
+//! factory (`func(deps T) R { return HANDLER }`): the region is the handler it
+//! returns, and [`surroundings`] accepts that only where the profile reviews
+//! the factory (`factory`).
+//! Callee identities are dotted tokens as written (`client.Repositories.Create`),
+//! with generic instantiations kept and normalized (`OptionalParam[bool]`).
+//! Go's grammar cannot tell `F[T](x)` (an instantiation) from `m[k](x)` (a
+//! call of a map value): an index whose text is not type-like is a dynamic callee.
+
+mod ambient;
+mod bindings;
+mod control;
+mod facts;
+mod loader;
+mod receiver;
+mod scope;
+mod settings;
+mod surroundings;
+mod syntax;
+
+pub use settings::{Handoff, Settings};
+
+use std::collections::BTreeMap;
+
+use fcd_frontends::facts::FactSite;
+use fcd_frontends::frontend::{Env, Found, Frontend, Lang, Region};
+use fcd_frontends::ir::SourceFile;
+use fcd_frontends::ir::{Escalation, Identity};
+use fcd_frontends::spec::{FactKind, FactSpec, RegionKind};
+use fcd_frontends::ts::{Node, Syntax};
+
+use bindings::Bindings;
+use facts::Cx;
+use scope::Scope;
+use syntax::{factory_product, identity, is_call};
+
+/// The Go frontend.
+pub struct Go;
+
+impl Frontend for Go {
+    fn lang(&self) -> Lang {
+        Lang::Go
+    }
+
+    fn find_regions<'a>(&self, syntax: &'a Syntax, kind: &RegionKind) -> Vec<Node<'a>> {
+        let (RegionKind::Function(name) | RegionKind::Literal(name)) = kind else { return Vec::new() };
+        let functions = syntax
+            .root()
+            .descendants()
+            .filter(|n| matches!(n.kind(), "function_declaration" | "method_declaration"))
+            .filter(|n| n.field_child("name").is_some_and(|id| id.text() == name));
+        match kind {
+            RegionKind::Function(_) => functions.collect(),
+            _ => functions
+                .flat_map(|f| {
+                    f.descendants().filter(move |n| n.kind() == "func_literal" && n.ancestors().take_while(|a| *a != f).all(|a| a.kind() != "func_literal"))
+                })
+                .map(|literal| factory_product(literal).unwrap_or(literal))
+                .collect(),
+        }
+    }
+
+    /// Every call, `defer` and `go` statements included (their call is a
+    /// call expression), with the identity its head resolves to by declaration.
+    fn calls<'a>(&self, region: &Region<'a>) -> Vec<(Node<'a>, Identity)> {
+        let scope = Scope::of(region);
+        region.node.descendants().filter(|n| is_call(*n)).map(|c| (c, typed(c, scope.resolve(identity(c))))).collect()
+    }
+
+    fn check_package(&self, files: &[SourceFile], trees: &[(&str, &Syntax)], _env: &Env) -> Result<(), Escalation> {
+        loader::check(files, trees)
+    }
+
+    fn check_region(&self, region: &Region<'_>) -> Result<(), Escalation> {
+        surroundings::check(region)
+    }
+
+    fn ambient<'a>(&self, _file: &str, syntax: &'a Syntax) -> Vec<fcd_frontends::ambient::Op<'a>> {
+        ambient::ops(syntax)
+    }
+
+    fn extract<'a>(&self, region: &Region<'a>, spec: &FactSpec, found: &BTreeMap<String, Found<'a>>) -> Result<Option<Found<'a>>, Escalation> {
+        let bindings = Bindings::of(region.node);
+        let cx = Cx { site: FactSite { region, spec }, names: &bindings };
+        match &spec.kind {
+            FactKind::Call { callee, args, keywords, matching } => {
+                fcd_frontends::facts::call_fact(&cx, &cx.site, callee, args.as_deref(), keywords.as_ref(), *matching)
+            }
+            FactKind::Guard { .. } => fcd_frontends::guard::extract(&cx, &cx.site, found),
+            FactKind::Default { .. } => fcd_frontends::default::extract(&cx, &cx.site),
+            FactKind::Field { .. } => fcd_frontends::field::extract(&cx, &cx.site, found),
+            _ => Err(fcd_frontends::facts::unsupported(region, spec, "Go")),
+        }
+    }
+
+    fn ambient_table(&self) -> &'static fcd_frontends::ambient::Table {
+        &ambient::TABLE
+    }
+}
+
+/// An accepted identity with its receiver spelled by its declared type when
+/// the head is a parameter bound once ([`receiver`]); anything else unchanged.
+pub(crate) fn typed(call: Node<'_>, identity: Identity) -> Identity {
+    match &identity {
+        Identity::Path(path) => receiver::typed(call, path).map_or(identity, Identity::Path),
+        _ => identity,
+    }
+}

@@ -1,0 +1,257 @@
+//! The closed call path: code the release itself defines is only as
+//! reviewed as its body.
+//!
+//! An inventory checks who a callee is, not what it does. A function, class
+//! or method of the release (a request tracker, a response builder, a path
+//! check a pinned region calls) can gain an effect from one release to the
+//! next while every identity stays the same. So a region may call release
+//! code only when the profile reads that code as a region of its own, with
+//! its own inventory (and, through it, everything it calls in turn):
+//!
+//! - `f(…)`, `f().x(…)`: `f` declared at the top of the region's file
+//!   (a function, a class, a `const` bound to a function or class
+//!   expression) or imported from a file of the release under its own name;
+//! - `C.m(…)`, `new C(…)` (region `C.constructor`): the same for `C`;
+//! - `this.m(…)` in a class-method region, `m` a method of that class;
+//! - `o.m(…)` on a module-level `o` bound to `new C(…)` of such a `C`
+//!   (region `C.m`), or to an object literal holding functions (no region
+//!   can name that method, so it escalates).
+//!
+//! Each call is followed to the file whose definition it reaches: the
+//! region's own file for a name declared there, the file an import names for
+//! an imported one (a module's top level is its own scope, so a helper of the
+//! same name elsewhere is another function). The name must be bound once at
+//! the top of that file, and the region must be that definition (`file`
+//! picks it when the release defines the name in several files). Methods of
+//! an object a call returns (`getRegistry().lookup`) are not followed: the
+//! profile's assumptions must say what that object is.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use fcd_frontends::frontend::{Program, Region};
+use fcd_frontends::ir::{Escalation, EscalationCode, Identity};
+use fcd_frontends::ts::Node;
+use fcd_model::effect::Anchor;
+
+use super::FUNCTIONS;
+use super::bindings::{Bindings, module_bindings};
+use super::loader::is_package;
+use super::scope::TopLevel;
+use super::settings::Settings;
+use super::syntax::bare;
+
+/// Checks that every release-local callee of every region is a located region.
+pub(super) fn check(program: &Program<'_, '_>) -> Result<(), Escalation> {
+    if program.env.alone {
+        return Ok(());
+    }
+    let located: BTreeSet<(&str, String)> = program.regions.iter().filter_map(|r| Some((r.file, function_name(r.node)?))).collect();
+    // How often each file binds each top-level name.
+    let mut bound: BTreeMap<(&str, String), usize> = BTreeMap::new();
+    // What each top-level name of the loaded files is bound to, with its
+    // file: an imported name means the one definition of that name (a name
+    // bound more than once anywhere is no known value, below).
+    let mut values: BTreeMap<String, (&str, Option<Node<'_>>)> = BTreeMap::new();
+    let mut anywhere: BTreeMap<String, usize> = BTreeMap::new();
+    for (file, syntax) in program.trees {
+        for n in syntax.root().descendants() {
+            for b in module_bindings(n) {
+                *bound.entry((*file, b.text().to_owned())).or_default() += 1;
+                *anywhere.entry(b.text().to_owned()).or_default() += 1;
+                let value =
+                    b.parent().filter(|d| d.kind() == "variable_declarator" && d.field_child("name") == Some(b)).and_then(|d| d.field_child("value")).map(bare);
+                values.insert(b.text().to_owned(), (*file, value.filter(|v| !FUNCTIONS.contains(&v.kind()) && v.kind() != "class")));
+            }
+            // `export { a as b }` binds `b` too, to whatever `a` is.
+            if n.kind() == "export_specifier"
+                && let Some(alias) = n.field_child("alias")
+            {
+                *bound.entry((*file, alias.text().to_owned())).or_default() += 1;
+                *anywhere.entry(alias.text().to_owned()).or_default() += 1;
+            }
+        }
+    }
+    // A name bound more than once is no known value: it counts as code, and escalates.
+    values.retain(|name, _| anywhere.get(name) == Some(&1));
+    let known: BTreeSet<&str> = program.trees.iter().map(|(f, _)| *f).chain(program.opaque.iter().map(|(f, _)| *f)).collect();
+    for (region, calls) in program.regions.iter().zip(program.calls) {
+        let file = Definitions::of(region, &values, &known);
+        for (node, identity) in calls {
+            let Identity::Path(path) = identity else { continue };
+            let Some(Reached { home, head, root }) = file.head(path) else { continue };
+            let fail = |why: String| {
+                Err(Escalation::new(
+                    EscalationCode::InventoryViolation,
+                    format!("region `{}` calls `{path}`: {why}", region.name),
+                    Some(Anchor::at_line(region.file, node.line())),
+                ))
+            };
+            let Some(home) = home else {
+                return fail(format!("`{root}` is imported from a file of the release that is not among the loaded files, so what it runs is unread"));
+            };
+            if !located.contains(&(home, head.clone())) && !Settings::of(program.env).unread_functions.contains(&head) {
+                let elsewhere =
+                    located.iter().find(|(_, name)| *name == head).map(|(f, _)| format!(" (the region `{head}` reads the one in {f})")).unwrap_or_default();
+                return fail(format!(
+                    "`{head}` is defined in the release ({home}), and no region of the profile reads that body{elsewhere}, so what it does is unread \
+                     (make it a region with its own inventory)"
+                ));
+            }
+            let count = bound.get(&(home, root.clone())).copied().unwrap_or(0);
+            if root != "this" && count != 1 {
+                return fail(format!(
+                    "`{root}` is bound {count} times at the top of {home}, so the definition the call reaches may not be the region of that name"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Where a call into the release's own code lands.
+struct Reached<'f> {
+    /// The file whose top-level definition the call reaches (`None`: an
+    /// import of a release file that is not loaded).
+    home: Option<&'f str>,
+    /// The region that definition needs: `f`, `C.m`, `C.constructor`.
+    head: String,
+    /// The top-level name the call starts from (`this` in a method).
+    root: String,
+}
+
+/// The name a function region answers to: `f`, or `Class.method`.
+fn function_name(n: Node<'_>) -> Option<String> {
+    match n.kind() {
+        "method_definition" => Some(format!("{}{}.{}", if super::is_static(n) { "static " } else { "" }, class_of(n)?, super::class_member_name(n)?)),
+        "function_declaration" | "generator_function_declaration" => n.field_child("name").map(|i| i.text().to_owned()),
+        "variable_declarator" if n.field_child("value").is_some_and(|v| FUNCTIONS.contains(&v.kind())) => n.field_child("name").map(|i| i.text().to_owned()),
+        _ => None,
+    }
+}
+
+/// The name of the class a member belongs to: `class C {…}`, or
+/// `var C = class {…}` as bundlers write it.
+pub(super) fn class_of(member: Node<'_>) -> Option<String> {
+    let class = member.parent().filter(|b| b.kind() == "class_body")?.parent()?;
+    match class.field_child("name") {
+        Some(name) => Some(name.text().to_owned()),
+        None => class.parent().filter(|d| d.kind() == "variable_declarator").and_then(|d| d.field_child("name")).map(|n| n.text().to_owned()),
+    }
+}
+
+/// What the top of a region's file defines.
+struct Definitions<'a> {
+    /// The region's file.
+    file: &'a str,
+    /// Functions and classes declared at the top of the file, or bound to a
+    /// function or class expression there.
+    code: BTreeSet<String>,
+    /// Top-level names imported from a file of the release under their own
+    /// name, with the file the import resolves to.
+    imported: BTreeMap<String, Option<&'a str>>,
+    /// Top-level variables' values, with the file defining each.
+    values: BTreeMap<String, (&'a str, Node<'a>)>,
+    /// The class a class-method region belongs to, with the names of the
+    /// methods `this.m` reaches there (its static ones in a static method).
+    this: Option<(String, BTreeSet<String>)>,
+    locals: Bindings,
+}
+
+impl<'a> Definitions<'a> {
+    fn of(region: &Region<'a>, everywhere: &BTreeMap<String, (&'a str, Option<Node<'a>>)>, known: &BTreeSet<&'a str>) -> Definitions<'a> {
+        let top = TopLevel::of(region.node);
+        let mut values: BTreeMap<String, (&'a str, Node<'a>)> =
+            top.values.iter().filter(|(name, _)| !top.code.contains(*name)).map(|(name, v)| (name.clone(), (region.file, bare(*v)))).collect();
+        let mut imported = BTreeMap::new();
+        for (local, (spec, orig)) in top.imports.iter().filter(|(_, (spec, _))| !is_package(spec)) {
+            let home = super::loader::resolve(region.file, spec, known).and_then(|h| known.get(h.as_str()).copied());
+            match orig.as_str() {
+                // A default or namespace import of a release file is release code too.
+                "default" | "*" => drop(imported.insert(local.clone(), home)),
+                // Data another file defines (a pattern, a table) is a value here too.
+                _ if orig == local => match everywhere.get(orig) {
+                    Some((file, Some(value))) => drop(values.insert(orig.clone(), (*file, *value))),
+                    _ => drop(imported.insert(orig.clone(), home)),
+                },
+                // Imported under another name: the scope leaves it unresolved.
+                _ => {}
+            }
+        }
+        let code = top.code;
+        let this = (region.node.kind() == "method_definition").then(|| class_of(region.node)).flatten().map(|class| {
+            let statics = super::is_static(region.node);
+            let body = region.node.parent();
+            let methods = body
+                .into_iter()
+                .flat_map(|b| b.named_children())
+                .filter(|m| m.kind() == "method_definition" && super::is_static(*m) == statics)
+                .filter_map(super::class_member_name)
+                .collect();
+            (if statics { format!("static {class}") } else { class }, methods)
+        });
+        Definitions { file: region.file, code, imported, values, this, locals: Bindings::of(super::route::owner(region.node)) }
+    }
+
+    /// Where a resolved callee identity lands, when it reaches code of the
+    /// release: the defining file and the region it needs (`f`, `C.m`,
+    /// `C.constructor`).
+    fn head(&self, path: &str) -> Option<Reached<'_>> {
+        let (path, constructed) = match path.strip_prefix("new ") {
+            Some(rest) => (rest, true),
+            None => (path.strip_prefix("handed ").unwrap_or(path), false),
+        };
+        let root = path.split(['.', '[', '(']).next().unwrap_or_default();
+        let rest = &path[root.len()..];
+        let member = rest.strip_prefix('.').map(|m| m.split(['.', '[', '(']).next().unwrap_or_default());
+        // Indexing a name reads its data (`table[k].join`): the method is an
+        // element's, and a callee that is an element is dynamic anyway.
+        if rest.starts_with('[') || self.locals.is_param(root) || self.locals.count(root) > 0 {
+            return None;
+        }
+        let reached = |home: Option<&'a str>, head: String, root: &str| Some(Reached { home, head, root: root.to_owned() });
+        if root == "this" {
+            let (class, methods) = self.this.as_ref()?;
+            return member.filter(|m| methods.contains(*m)).and_then(|m| reached(Some(self.file), format!("{class}.{m}"), root));
+        }
+        if let Some(home) = self.home_of(root) {
+            let head = match (constructed, member) {
+                (true, _) => format!("{root}.constructor"),
+                // A member called on the class itself is its static method.
+                (false, Some(m)) => format!("static {root}.{m}"),
+                (false, None) => root.to_owned(),
+            };
+            return reached(home, head, root);
+        }
+        // A method of a module-level object the release built; a module-level
+        // variable called itself holds a function no region can name.
+        let (file, value) = *self.values.get(root)?;
+        let Some(member) = member else {
+            return (rest.is_empty() || rest.starts_with('(')).then(|| Reached { home: Some(file), head: root.to_owned(), root: root.to_owned() });
+        };
+        match value.kind() {
+            "new_expression" => {
+                let class = value.field_child("constructor").map(bare).filter(|c| c.kind() == "identifier")?.text();
+                let home = self.home_of(class)?;
+                reached(home, format!("{class}.{member}"), class)
+            }
+            "object"
+                if value
+                    .named_children()
+                    .any(|p| p.kind() == "method_definition" || p.field_child("value").is_some_and(|v| FUNCTIONS.contains(&bare(v).kind()))) =>
+            {
+                reached(Some(file), format!("{root}.{member}"), root)
+            }
+            _ => None,
+        }
+    }
+
+    /// The file defining a function or class the region's file names: its
+    /// own, or the release file it imports the name from (`Some(None)`: an
+    /// import whose file is not loaded); `None` when the name is neither.
+    fn home_of(&self, name: &str) -> Option<Option<&'a str>> {
+        if self.code.contains(name) {
+            return Some(Some(self.file));
+        }
+        self.imported.get(name).copied()
+    }
+}

@@ -1,0 +1,280 @@
+//! How a tool's name reaches a JavaScript region: a callback a registration
+//! API runs for the tool (`server.registerTool("write_file", {…}, async
+//! (args) => {…})`), or the `case "write_file":` clause of a request handler
+//! that switches on the tool's name.
+//!
+//! What makes such a region the code that runs for the tool is the call that
+//! registers it, so that call is one of the region's call sites (its callee
+//! must be reviewed), and nothing else in the analysed code may name the tool:
+//! a second registration under the same name, in any form (a named handler,
+//! a computed table, a later override), could replace the reviewed one, so
+//! the tool's name must be a plain string literal exactly once.
+
+use fcd_frontends::frontend::Region;
+use fcd_frontends::ir::{Escalation, EscalationCode};
+use fcd_frontends::ts::{Node, Syntax};
+use fcd_model::effect::Anchor;
+
+use super::FUNCTIONS;
+use super::bindings::Bindings;
+use super::syntax::{arguments, bare, string_content};
+
+/// The function literal `call` registers for `tool`: `call`'s first argument
+/// is the string literal `tool` and its last a function literal.
+pub(super) fn registered_callback<'a>(call: Node<'a>, tool: &str) -> Option<Node<'a>> {
+    if call.kind() != "call_expression" {
+        return None;
+    }
+    let args = arguments(call);
+    let (first, last) = (args.first()?, args.last()?);
+    if args.len() < 2 || string_content(*first).as_deref() != Some(tool) {
+        return None;
+    }
+    let callback = bare(*last);
+    matches!(callback.kind(), "arrow_function" | "function_expression" | "function").then_some(callback)
+}
+
+/// The call that registers `region` when it is a registered callback.
+pub(super) fn registration_of(region: Node<'_>) -> Option<Node<'_>> {
+    let call = region.ancestors().find(|a| a.kind() == "call_expression")?;
+    let args = arguments(call);
+    let first = args.first()?;
+    let tool = string_content(*first)?;
+    (registered_callback(call, &tool) == Some(region)).then_some(call)
+}
+
+/// Every registered-callback region's tool is registered once, as written:
+/// its name is a plain string literal exactly once in the analysed files
+/// (comments are not strings and never count), and every call of the
+/// registering method (by its final name, whatever the receiver) names its
+/// tool by a plain string literal, so no computed name can be the same tool.
+pub(super) fn check_unique(trees: &[(&str, &Syntax)], regions: &[Region<'_>]) -> Result<(), Escalation> {
+    for region in regions {
+        if region.node.kind() == "switch_case" {
+            check_case(trees, region)?;
+            continue;
+        }
+        let Some(call) = registration_of(region.node) else { continue };
+        let Some(tool) = arguments(call).first().and_then(|a| string_content(*a)) else { continue };
+        let method = method_name(call).unwrap_or_default();
+        // Another registration under a computed name could be this tool's.
+        let computed = |n: Node<'_>| {
+            let literal = arguments(n).first().is_some_and(|a| string_content(*a).is_some());
+            (!literal).then(|| format!("`{method}` registers a tool whose name is not a plain string literal; it could be `{tool}`"))
+        };
+        registered_once(trees, region, call, &tool, &computed, &|_| false)?;
+    }
+    Ok(())
+}
+
+/// The final property name of a call's callee (`registerTool` of `server.registerTool(…)`).
+fn method_name(call: Node<'_>) -> Option<&str> {
+    let f = bare(call.field_child("function")?);
+    match f.kind() {
+        "member_expression" => f.field_child("property").map(|p| p.text()),
+        "identifier" => Some(f.text()),
+        _ => None,
+    }
+}
+
+/// `n` when it is the clause `case "TOOL":` of a `switch`.
+pub(super) fn tool_case<'a>(n: Node<'a>, tool: &str) -> Option<Node<'a>> {
+    let labelled = n.field_child("value").and_then(string_content).as_deref() == Some(tool);
+    (n.kind() == "switch_case" && labelled).then_some(n)
+}
+
+/// The node whose names a region's code uses: for a dispatcher case, the
+/// handler function around it (its parameters and locals are the case's);
+/// for any other region, the region itself.
+pub(super) fn owner(region: Node<'_>) -> Node<'_> {
+    if region.kind() != "switch_case" {
+        return region;
+    }
+    region.ancestors().find(|a| FUNCTIONS.contains(&a.kind())).unwrap_or(region)
+}
+
+/// A dispatcher case's `switch` statement, handler function and the call
+/// the handler is registered by (the handler its last argument).
+struct Dispatcher<'a> {
+    switch: Node<'a>,
+    handler: Node<'a>,
+    registration: Node<'a>,
+}
+
+fn dispatcher(case: Node<'_>) -> Option<Dispatcher<'_>> {
+    let switch = case.parent().filter(|b| b.kind() == "switch_body")?.parent()?;
+    let handler = owner(case);
+    let registration = handler.parent().filter(|a| a.kind() == "arguments")?.parent().filter(|c| c.kind() == "call_expression")?;
+    (handler != case && arguments(registration).last().map(|a| bare(*a)) == Some(handler)).then_some(Dispatcher { switch, handler, registration })
+}
+
+/// The call a case region's handler is registered by.
+pub(super) fn case_registration(region: Node<'_>) -> Option<Node<'_>> {
+    dispatcher(region).map(|d| d.registration)
+}
+
+/// Whether `n`, inside a case region's handler, runs for that case's tool:
+/// everything but the other clauses of its `switch`.
+pub(super) fn runs_for_case(region: Node<'_>, n: Node<'_>) -> bool {
+    let Some(d) = dispatcher(region) else { return region.contains(n) };
+    !d.switch.field_child("body").is_some_and(|body| {
+        body.named_children().any(|clause| clause != region && matches!(clause.kind(), "switch_case" | "switch_default") && clause.contains(n))
+    })
+}
+
+/// `P.params` where P is the handler's first parameter, a plain identifier
+/// nothing in the handler binds again: the request the dispatcher was handed.
+fn request_params(e: Node<'_>, names: &Bindings) -> bool {
+    let e = bare(e);
+    e.kind() == "member_expression"
+        && e.field_child("property").is_some_and(|p| p.text() == "params")
+        && e.field_child("object").map(bare).is_some_and(|o| o.kind() == "identifier" && names.param_at(0) == Some(o.text()) && names.count(o.text()) == 0)
+}
+
+/// Whether `e` is the request's field `field` (`name`, `arguments`) in the
+/// handler: `P.params.FIELD`, or a local bound once by destructuring it from
+/// `P.params` (`const { name, arguments: args } = request.params`).
+pub(super) fn request_field(e: Node<'_>, field: &str, handler: Node<'_>, names: &Bindings) -> bool {
+    let e = bare(e);
+    match e.kind() {
+        "member_expression" => {
+            e.field_child("property").is_some_and(|p| p.text() == field) && e.field_child("object").is_some_and(|o| request_params(o, names))
+        }
+        "identifier" => {
+            let Some(at) = names.only_site(e.text()) else { return false };
+            let Some(site) = handler.descendants().find(|n| n.byte_range().start == at && n.text() == e.text()) else { return false };
+            let Some(pattern) = site.parent() else { return false };
+            let field_ok = match (site.kind(), pattern.kind()) {
+                ("shorthand_property_identifier_pattern", "object_pattern") => site.text() == field,
+                ("identifier", "pair_pattern") => pattern.field_child("value") == Some(site) && pattern.field_child("key").is_some_and(|k| k.text() == field),
+                _ => false,
+            };
+            let object = if pattern.kind() == "pair_pattern" { pattern.parent() } else { Some(pattern) };
+            let declarator = object.filter(|o| o.kind() == "object_pattern").and_then(|o| o.parent()).filter(|d| d.kind() == "variable_declarator");
+            field_ok && declarator.and_then(|d| d.field_child("value")).is_some_and(|v| request_params(v, names))
+        }
+        _ => false,
+    }
+}
+
+/// What makes a case region the code that runs for its tool: the `switch`
+/// tests the request's tool name, every label is a plain string literal (an
+/// earlier computed label could catch the tool first), the clause leaves the
+/// handler on every path (never falls through into another tool's clause),
+/// the tool's name is written nowhere else, and the handler is the only one
+/// registered for its request schema by that method.
+pub(super) fn check_case(trees: &[(&str, &Syntax)], region: &Region<'_>) -> Result<(), Escalation> {
+    let mismatch =
+        |at: Node<'_>, why: String| Err(Escalation::new(EscalationCode::ShapeMismatch, format!("region `{}`: {why}", region.name), Some(region.anchor(at))));
+    let Some(d) = dispatcher(region.node) else {
+        return mismatch(region.node, "the case is not in a handler function passed as the last argument of a call (a request handler)".into());
+    };
+    let names = Bindings::of(d.handler);
+    let Some(discriminant) = d.switch.field_child("value") else { return mismatch(d.switch, "the switch tests nothing".into()) };
+    if !request_field(discriminant, "name", d.handler, &names) {
+        return mismatch(
+            discriminant,
+            format!("the switch tests `{}`, not the request's tool name (`P.params.name` of the handler's first parameter)", discriminant.compact_text()),
+        );
+    }
+    for clause in d.switch.field_child("body").into_iter().flat_map(|b| b.named_children()) {
+        if clause.kind() == "switch_case" && clause.field_child("value").and_then(string_content).is_none() {
+            return mismatch(clause, "a case label that is not a plain string literal could be this tool's name".into());
+        }
+    }
+    let body: Vec<Node<'_>> = region.node.field_children("body").collect();
+    if !body.iter().any(|s| super::control::exits(*s, None).is_some()) {
+        return mismatch(region.node, "the case does not return or throw on every path, so it falls through into the next clause".into());
+    }
+    let tool = region.node.field_child("value").and_then(string_content).unwrap_or_default();
+    let schema = arguments(d.registration).first().map(|a| bare(*a).compact_text()).unwrap_or_default();
+    // A second handler for the same request schema replaces the reviewed one.
+    // A schema spelled otherwise than by its own imported name could be the same object.
+    let same_schema = |n: Node<'_>| {
+        let first = arguments(n).first().map(|a| bare(*a));
+        let text = first.map(|a| a.compact_text()).unwrap_or_default();
+        if text == schema {
+            return Some(format!("a second handler is registered for `{schema}`; it could replace the reviewed one"));
+        }
+        let root = n.ancestors().last().unwrap_or(n);
+        let imported = first.filter(|a| a.kind() == "identifier").is_some_and(|a| {
+            matches!(super::bindings::module_head(root, a.text()), super::bindings::Head::Import(spec, orig) if orig == a.text() && super::loader::is_package(&spec))
+        });
+        (!imported)
+            .then(|| format!("a handler is registered for `{text}`, which is not a schema imported from a package by its own name: it could be `{schema}`"))
+    };
+    // A tool list served by a handler of the same method for another request
+    // schema names the tool as data: that handler never answers a call.
+    let method = method_name(d.registration);
+    let listed = |n: Node<'_>| listed_by_other_handler(n, method, &schema);
+    registered_once(trees, region, d.registration, &tool, &same_schema, &listed)
+}
+
+/// Whether the string `n` is the value of a `name:` property of an object
+/// literal inside a handler function passed, as the last argument, to a
+/// call of the registering `method` whose first argument is not `schema`
+/// (`server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools:
+/// [{ name: "write_file", … }] }))`): a descriptor of the tool, which a handler
+/// for another request never routes a call by.
+fn listed_by_other_handler(n: Node<'_>, method: Option<&str>, schema: &str) -> bool {
+    let Some(pair) = n.parent().filter(|p| p.kind() == "pair" && p.field_child("value") == Some(n)) else { return false };
+    let keyed = pair.field_child("key").is_some_and(|k| k.kind() == "property_identifier" && k.text() == "name");
+    if !keyed || pair.parent().is_none_or(|o| o.kind() != "object") {
+        return false;
+    }
+    pair.ancestors().filter(|a| FUNCTIONS.contains(&a.kind())).any(|handler| {
+        let call = handler.parent().filter(|a| a.kind() == "arguments").and_then(|a| a.parent()).filter(|c| c.kind() == "call_expression");
+        call.is_some_and(|call| {
+            let args = arguments(call);
+            let last = args.last().map(|a| bare(*a)) == Some(handler);
+            let other = args.first().map(|a| bare(*a).compact_text()).is_some_and(|first| first != schema);
+            last && other && args.len() > 1 && method.is_some() && method_name(call) == method
+        })
+    })
+}
+
+/// The tool is registered once, as written: its name is a plain string
+/// literal exactly once in the analysed files (inside `registration`;
+/// comments are not strings and never count), and no other call of the
+/// registering method (by its final name, whatever the receiver) is a
+/// `rival` that could register the same tool. Else `region_ambiguous`.
+fn registered_once(
+    trees: &[(&str, &Syntax)],
+    region: &Region<'_>,
+    registration: Node<'_>,
+    tool: &str,
+    rival: &dyn Fn(Node<'_>) -> Option<String>,
+    excused: &dyn Fn(Node<'_>) -> bool,
+) -> Result<(), Escalation> {
+    let ambiguous = |file: &str, at: Node<'_>, why: String| {
+        Err(Escalation::new(
+            EscalationCode::RegionAmbiguous,
+            format!("region `{}`: {why}", region.name),
+            Some(Anchor::new(file, at.line(), at.end_line(), at.text())),
+        ))
+    };
+    let method = method_name(registration);
+    let mut named = 0;
+    for (file, syntax) in trees {
+        for n in syntax.root().descendants() {
+            if matches!(n.kind(), "string" | "template_string") && string_content(n).as_deref() == Some(tool) && !excused(n) {
+                named += 1;
+                if !registration.contains(n) {
+                    return ambiguous(
+                        file,
+                        n,
+                        format!("the tool name `{tool}` is written again here; a region is reviewed only when nothing else can name its tool"),
+                    );
+                }
+            }
+            let same_method = n.kind() == "call_expression" && n != registration && method.is_some() && method_name(n) == method;
+            if let Some(why) = rival(n).filter(|_| same_method) {
+                return ambiguous(file, n, why);
+            }
+        }
+    }
+    if named != 1 {
+        return ambiguous(region.file, registration, format!("the tool name `{tool}` is written {named} times"));
+    }
+    Ok(())
+}

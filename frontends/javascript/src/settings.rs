@@ -1,0 +1,34 @@
+//! What a JavaScript profile says that only the JavaScript frontend reads:
+//! the regions read only for what they call (`helper`), the callees a
+//! reviewer read as never changing what they are handed
+//! (`source.read-only-callees`) and the functions trusted by name
+//! (`source.unread-functions`). The compiler builds them from the profile;
+//! the core carries them in [`Env::language`].
+
+use fcd_frontends::frontend::Env;
+
+/// The JavaScript part of what a profile says beyond regions and facts.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Settings {
+    /// Regions read only for what they call: functions of the release on
+    /// the call path whose module state is not trusted state.
+    pub helpers: Vec<String>,
+    /// Callee identities a reviewer read as never changing, keeping or
+    /// calling back what they are handed (a logger, a schema printer):
+    /// module state a region reads may be passed to them.
+    pub read_only_callees: Vec<String>,
+    /// Functions of the release a region may call although no region reads
+    /// them (`source.unread-functions`): trusted by name, and listed so that
+    /// the trust is seen. Any other one escalates.
+    pub unread_functions: Vec<String>,
+}
+
+/// What a profile that sets none says: no helper, nothing read-only, nothing trusted by name.
+static NONE: Settings = Settings { helpers: Vec::new(), read_only_callees: Vec::new(), unread_functions: Vec::new() };
+
+impl Settings {
+    /// The JavaScript settings `env` carries (none set: nothing listed).
+    pub(crate) fn of(env: &Env) -> &Settings {
+        env.language.get::<Settings>().unwrap_or(&NONE)
+    }
+}
