@@ -113,7 +113,8 @@ mod go {
         call.field_child("arguments")?.named_children().next()
     }
 
-    /// The options of a `NewTool` call: `With<Type>("name", …)`, required
+    /// The properties among a `NewTool` call's options: `WithString`,
+    /// `WithNumber`, `WithBoolean`, `WithArray` or `WithObject("name", …)`, required
     /// when one of its own options is `Required()`.
     fn options(call: Node<'_>) -> Result<Vec<Argument>, String> {
         let mut arguments = Vec::new();
@@ -127,13 +128,7 @@ mod go {
                 "WithBoolean" => Some("boolean"),
                 "WithArray" => Some("array"),
                 "WithObject" => Some("object"),
-                other
-                    if other.starts_with("With")
-                        && other.len() > 4
-                        && option.field_child("arguments").and_then(|a| a.named_children().next()).and_then(literal).is_some() =>
-                {
-                    None
-                }
+                // Any other option (a description, a title, an annotation) is not a property.
                 _ => continue,
             };
             let Some(name) = first_arg(option).and_then(literal) else {

@@ -121,18 +121,25 @@ pub(super) fn implicit(n: Node<'_>) -> Option<String> {
     }
 }
 
-/// The call a plain `for (… of CALL(…))` or an array or argument spread
-/// `...CALL(…)` iterates the result of: it calls that result's iterator, whose identity is `CALL()[Symbol.iterator]`
-/// (an inventory entry then records that the reviewer read what the call
-/// returns). Only a direct call with a named callee has one; iterating
-/// anything else, and `for await`, stay dynamic.
-pub(super) fn iterated_call(n: Node<'_>) -> Option<Node<'_>> {
-    let right = match n.kind() {
+/// What a plain `for (… of X)` or an array or argument spread `...X`
+/// iterates: X, through parentheses and casts. `for await` and object
+/// spreads are not iterations.
+fn iterated(n: Node<'_>) -> Option<Node<'_>> {
+    let x = match n.kind() {
         "for_in_statement" if n.children().any(|c| c.kind() == "of") && !n.children().any(|c| c.kind() == "await") => n.field_child("right")?,
         "spread_element" if n.parent().is_none_or(|p| p.kind() != "object") => operand(n)?,
         _ => return None,
     };
-    let right = bare(right);
+    Some(bare(x))
+}
+
+/// The call a plain `for (… of CALL(…))` or an array or argument spread
+/// `...CALL(…)` iterates the result of: it calls that result's iterator,
+/// whose identity is `CALL()[Symbol.iterator]` (an inventory entry then records that the reviewer read what the call
+/// returns). Only a direct call with a named callee has one; iterating
+/// anything else, and `for await`, stay dynamic.
+pub(super) fn iterated_call(n: Node<'_>) -> Option<Node<'_>> {
+    let right = iterated(n)?;
     let named = matches!(identity(right), Identity::Path(p) if !p.starts_with("function"));
     (right.kind() == "call_expression" && named).then_some(right)
 }
@@ -144,12 +151,7 @@ pub(super) fn iterated_call(n: Node<'_>) -> Option<Node<'_>> {
 /// is (a local bound once stands for what it holds, `[]` for a fresh array).
 /// `for await` and object spreads are not iterations of this kind.
 pub(super) fn iterated_value(n: Node<'_>) -> Option<Node<'_>> {
-    let value = match n.kind() {
-        "for_in_statement" if n.children().any(|c| c.kind() == "of") && !n.children().any(|c| c.kind() == "await") => n.field_child("right")?,
-        "spread_element" if n.parent().is_none_or(|p| p.kind() != "object") => operand(n)?,
-        _ => return None,
-    };
-    let value = bare(value);
+    let value = iterated(n)?;
     matches!(value.kind(), "identifier" | "member_expression").then_some(value)
 }
 
