@@ -30,6 +30,7 @@ pub fn settings(profile: &Profile) -> LanguageSettings {
         Lang::JavaScript | Lang::TypeScript => LanguageSettings::new(fcd_frontend_javascript::Settings {
             helpers: profile.helpers.clone(),
             read_only_callees: profile.read_only_callees.clone(),
+            pinned_functions: profile.pinned_functions.clone(),
             unread_functions: profile.unread_functions.clone(),
         }),
     }

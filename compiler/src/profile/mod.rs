@@ -115,7 +115,10 @@ pub struct Profile {
     pub inert_attributes: Vec<String>,
     /// (JavaScript) callees reviewed as only reading what they are handed (`source.read-only-callees`).
     pub read_only_callees: Vec<String>,
-    /// (JavaScript) release functions trusted by name (`source.unread-functions`).
+    /// (JavaScript) release functions pinned by the digests of the code they
+    /// reach (`source.pinned-functions`).
+    pub pinned_functions: BTreeMap<String, Vec<String>>,
+    /// (JavaScript) release functions trusted by name (`source.unread-functions`): a debt.
     pub unread_functions: Vec<String>,
     /// Token digests of signal listeners a reviewer read (`source.signal-listeners`).
     pub signal_listeners: Vec<String>,
@@ -340,6 +343,7 @@ impl Validator<'_> {
         let entry = language.and_then(|language| self.keep(self.entry(&raw.source, language)));
         let inert_attributes = language.and_then(|language| self.keep(self.inert_attributes(&raw.source, language)));
         let read_only_callees = language.and_then(|language| self.keep(self.read_only_callees(&raw.source, language)));
+        let pinned_functions = language.and_then(|language| self.keep(self.pinned_functions(&raw.source, language)));
         let unread_functions = language.and_then(|language| self.keep(self.unread_functions(&raw.source, language)));
         let signal_listeners = self.keep(self.signal_listeners(&raw.source));
         let regions = self.regions(&raw.regions, language);
@@ -384,6 +388,7 @@ impl Validator<'_> {
             helpers,
             inert_attributes: inert_attributes?,
             read_only_callees: read_only_callees?,
+            pinned_functions: pinned_functions?,
             unread_functions: unread_functions?,
             signal_listeners: signal_listeners?,
             inventories,

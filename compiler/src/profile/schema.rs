@@ -163,8 +163,14 @@ pub(super) struct RawSource {
     #[serde(default, rename = "read-only-callees")]
     pub read_only_callees: Vec<Spanned<String>>,
     /// (JavaScript) functions of the release its regions may call although
-    /// no region reads their bodies: trust by name, listed so that it is seen
-    /// (`f`, `Class.method`, `static Class.method`, `Class.constructor`).
+    /// no region reads their bodies (`f`, `Class.method`, `static
+    /// Class.method`, `Class.constructor`), each with the `sha256:` digests
+    /// of the release code it reaches that a reviewer read.
+    #[serde(default, rename = "pinned-functions")]
+    pub pinned_functions: BTreeMap<Spanned<String>, Vec<Spanned<String>>>,
+    /// (JavaScript) functions of the release its regions may call although
+    /// no region reads them and no digest pins them: trust by name, listed
+    /// so that it is seen. What is left of it is a debt: pin each instead.
     #[serde(default, rename = "unread-functions")]
     pub unread_functions: Vec<Spanned<String>>,
     /// Token digests (`sha256:…`) of signal listeners a reviewer read: a

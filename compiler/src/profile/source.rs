@@ -1,6 +1,8 @@
 //! `[source]`: the globs that select a release's files and, for JavaScript,
 //! the npm manifest the closure starts from.
 
+use std::collections::BTreeMap;
+
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
 use fcd_frontends::Lang;
@@ -87,40 +89,75 @@ impl Validator<'_> {
 
     /// `source.signal-listeners`: `sha256:` token digests, as `body` facts spell them.
     pub(super) fn signal_listeners(&self, source: &RawSource) -> Result<Vec<String>, InputError> {
+        self.digests(&source.signal_listeners, "source.signal-listeners")
+    }
+
+    /// A list of `sha256:` digests (64 lower-case hex digits) under `key`.
+    fn digests(&self, list: &[Spanned<String>], key: &str) -> Result<Vec<String>, InputError> {
         let mut out = Vec::new();
-        for d in &source.signal_listeners {
+        for d in list {
             let digest = d.get_ref();
             let hex = digest.strip_prefix("sha256:").unwrap_or_default();
             if hex.len() != 64 || !hex.chars().all(|c| c.is_ascii_digit() || ('a'..='f').contains(&c)) {
-                return self.err(d.span(), "source.signal-listeners", "list `sha256:` digests (64 lower-case hex digits)");
+                return self.err(d.span(), key, "list `sha256:` digests (64 lower-case hex digits)");
             }
             out.push(digest.clone());
         }
         Ok(out)
     }
 
+    /// `source.pinned-functions`: JavaScript only, each a function of the
+    /// release as the closed call path names it with the `sha256:` digests
+    /// of the code it reaches that a reviewer read.
+    pub(super) fn pinned_functions(&self, source: &RawSource, language: Lang) -> Result<BTreeMap<String, Vec<String>>, InputError> {
+        let mut out = BTreeMap::new();
+        for (f, digests) in &source.pinned_functions {
+            let name = self.release_function(f, "source.pinned-functions", language)?;
+            if digests.is_empty() {
+                return self.err(f.span(), "source.pinned-functions", format!("`{name}` lists no digest: pin the code a reviewer read"));
+            }
+            out.insert(name, self.digests(digests, "source.pinned-functions")?);
+        }
+        Ok(out)
+    }
+
     /// `source.unread-functions`: JavaScript only, each a function of the
-    /// release as the closed call path names it (`f`, `Class.method`,
-    /// `static Class.method`, `Class.constructor`).
+    /// release as the closed call path names it, trusted by name; never one
+    /// that `source.pinned-functions` pins.
     pub(super) fn unread_functions(&self, source: &RawSource, language: Lang) -> Result<Vec<String>, InputError> {
         let mut out = Vec::new();
         for f in &source.unread_functions {
-            if language != Lang::JavaScript {
-                return self.err(f.span(), "source.unread-functions", "only a `javascript` profile lists unread functions");
-            }
-            let name = f.get_ref();
-            let bare = name.strip_prefix("static ").unwrap_or(name);
-            let word = |w: &str| !w.is_empty() && w.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_' || ch == '$');
-            if !(bare.split('.').count() <= 2 && bare.split('.').all(word)) || (bare != name && !bare.contains('.')) {
+            let name = self.release_function(f, "source.unread-functions", language)?;
+            if source.pinned_functions.keys().any(|p| p.get_ref() == &name) {
                 return self.err(
                     f.span(),
                     "source.unread-functions",
-                    format!("`{name}` is not a function of the release as the closed call path names it (`f`, `Class.method`, `static Class.method`)"),
+                    format!("`{name}` is pinned by digest in `source.pinned-functions`: do not trust it by name too"),
                 );
             }
-            out.push(name.clone());
+            out.push(name);
         }
         Ok(out)
+    }
+
+    /// A function of the release as the closed call path names it (`f`,
+    /// `Class.method`, `static Class.method`, `Class.constructor`), in a
+    /// JavaScript profile.
+    fn release_function(&self, f: &Spanned<String>, key: &str, language: Lang) -> Result<String, InputError> {
+        if language != Lang::JavaScript {
+            return self.err(f.span(), key, "only a `javascript` profile names functions of the release here");
+        }
+        let name = f.get_ref();
+        let bare = name.strip_prefix("static ").unwrap_or(name);
+        let word = |w: &str| !w.is_empty() && w.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_' || ch == '$');
+        if !(bare.split('.').count() <= 2 && bare.split('.').all(word)) || (bare != name && !bare.contains('.')) {
+            return self.err(
+                f.span(),
+                key,
+                format!("`{name}` is not a function of the release as the closed call path names it (`f`, `Class.method`, `static Class.method`)"),
+            );
+        }
+        Ok(name.clone())
     }
 
     /// `source.read-only-callees`: JavaScript only, callee identities as an

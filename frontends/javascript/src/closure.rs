@@ -36,6 +36,7 @@ use fcd_model::effect::Anchor;
 use super::FUNCTIONS;
 use super::bindings::{Bindings, module_bindings};
 use super::loader::is_package;
+use super::pinned;
 use super::scope::TopLevel;
 use super::settings::Settings;
 use super::syntax::bare;
@@ -74,6 +75,8 @@ pub(super) fn check(program: &Program<'_, '_>) -> Result<(), Escalation> {
     // A name bound more than once is no known value: it counts as code, and escalates.
     values.retain(|name, _| anywhere.get(name) == Some(&1));
     let known: BTreeSet<&str> = program.trees.iter().map(|(f, _)| *f).chain(program.opaque.iter().map(|(f, _)| *f)).collect();
+    // Each pinned function's closure, computed once, with its uses checked.
+    let mut pinned: BTreeMap<(&str, String), Result<pinned::Pinned<'_>, String>> = BTreeMap::new();
     for (region, calls) in program.regions.iter().zip(program.calls) {
         let file = Definitions::of(region, &values, &known);
         for (node, identity) in calls {
@@ -89,13 +92,45 @@ pub(super) fn check(program: &Program<'_, '_>) -> Result<(), Escalation> {
             let Some(home) = home else {
                 return fail(format!("`{root}` is imported from a file of the release that is not among the loaded files, so what it runs is unread"));
             };
-            if !located.contains(&(home, head.clone())) && !Settings::of(program.env).unread_functions.contains(&head) {
-                let elsewhere =
-                    located.iter().find(|(_, name)| *name == head).map(|(f, _)| format!(" (the region `{head}` reads the one in {f})")).unwrap_or_default();
-                return fail(format!(
-                    "`{head}` is defined in the release ({home}), and no region of the profile reads that body{elsewhere}, so what it does is unread \
-                     (make it a region with its own inventory)"
-                ));
+            if !located.contains(&(home, head.clone())) {
+                match Settings::of(program.env).pinned_functions.get(&head) {
+                    Some(reviewed) => {
+                        let closure = match pinned.get(&(home, head.clone())) {
+                            Some(c) => c,
+                            None => {
+                                let c = pinned::closure(program, home, &head)
+                                    .and_then(|c| c.check_uses(program).map(|()| c))
+                                    .map_err(|why| format!("`{head}` is pinned (`source.pinned-functions`), but {why}"));
+                                pinned.entry((home, head.clone())).or_insert(c)
+                            }
+                        };
+                        match closure {
+                            Ok(c) if reviewed.contains(&c.digest) => {}
+                            Ok(c) => {
+                                return fail(format!(
+                                    "`{head}` is pinned (`source.pinned-functions`), and the release code it reaches from {home} has digest {}, \
+                                     which no reviewer listed: read it, and list the digest if it does what the assumptions say",
+                                    c.digest
+                                ));
+                            }
+                            Err(why) => return fail(why.clone()),
+                        }
+                    }
+                    None if Settings::of(program.env).unread_functions.contains(&head) => {}
+                    None => {
+                        let elsewhere = located
+                            .iter()
+                            .find(|(_, name)| *name == head)
+                            .map(|(f, _)| format!(" (the region `{head}` reads the one in {f})"))
+                            .unwrap_or_default();
+                        let digest =
+                            pinned::closure(program, home, &head).map(|c| format!("; the code it reaches has digest {}", c.digest)).unwrap_or_default();
+                        return fail(format!(
+                            "`{head}` is defined in the release ({home}), and no region of the profile reads that body{elsewhere}, so what it does is unread \
+                             (make it a region with its own inventory, or read it and pin it in `source.pinned-functions`{digest})"
+                        ));
+                    }
+                }
             }
             let count = bound.get(&(home, root.clone())).copied().unwrap_or(0);
             if root != "this" && count != 1 {
@@ -195,7 +230,7 @@ impl<'a> Definitions<'a> {
     /// Where a resolved callee identity lands, when it reaches code of the
     /// release: the defining file and the region it needs (`f`, `C.m`,
     /// `C.constructor`).
-    fn head(&self, path: &str) -> Option<Reached<'_>> {
+    fn head(&self, path: &str) -> Option<Reached<'a>> {
         let (path, constructed) = match path.strip_prefix("new ") {
             Some(rest) => (rest, true),
             None => (path.strip_prefix("handed ").unwrap_or(path), false),

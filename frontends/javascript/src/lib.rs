@@ -19,6 +19,7 @@ mod control;
 mod facts;
 mod loader;
 mod members;
+mod pinned;
 mod reads;
 mod route;
 mod scope;

@@ -1,9 +1,12 @@
 //! What a JavaScript profile says that only the JavaScript frontend reads:
 //! the regions read only for what they call (`helper`), the callees a
 //! reviewer read as never changing what they are handed
-//! (`source.read-only-callees`) and the functions trusted by name
-//! (`source.unread-functions`). The compiler builds them from the profile;
+//! (`source.read-only-callees`), the functions pinned by the digest of
+//! what they reach (`source.pinned-functions`) and those still trusted by
+//! name (`source.unread-functions`). The compiler builds them from the profile;
 //! the core carries them in [`Env::language`].
+
+use std::collections::BTreeMap;
 
 use fcd_frontends::frontend::Env;
 
@@ -18,13 +21,17 @@ pub struct Settings {
     /// module state a region reads may be passed to them.
     pub read_only_callees: Vec<String>,
     /// Functions of the release a region may call although no region reads
-    /// them (`source.unread-functions`): trusted by name, and listed so that
-    /// the trust is seen. Any other one escalates.
+    /// them, each with the digests of its closure a reviewer read
+    /// (`source.pinned-functions`, see `pinned.rs`). Any other one escalates.
+    pub pinned_functions: BTreeMap<String, Vec<String>>,
+    /// Functions of the release a region may call although nothing reads
+    /// or pins them (`source.unread-functions`): trusted by name, and listed
+    /// so that the trust is seen. A debt: each should be pinned.
     pub unread_functions: Vec<String>,
 }
 
-/// What a profile that sets none says: no helper, nothing read-only, nothing trusted by name.
-static NONE: Settings = Settings { helpers: Vec::new(), read_only_callees: Vec::new(), unread_functions: Vec::new() };
+/// What a profile that sets none says: no helper, nothing read-only, nothing pinned.
+static NONE: Settings = Settings { helpers: Vec::new(), read_only_callees: Vec::new(), pinned_functions: BTreeMap::new(), unread_functions: Vec::new() };
 
 impl Settings {
     /// The JavaScript settings `env` carries (none set: nothing listed).

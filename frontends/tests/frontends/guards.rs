@@ -3,7 +3,7 @@
 //! of them (found, absent, or an escalation), so the kind means one thing.
 
 use fcd_compiler::languages::frontend;
-use fcd_frontends::{ArgPattern, Env, EscalationCode, FactKind, FactSpec, Lang, LanguageSettings, RegionKind, RegionSpec, SourceFile, analyze, analyze_with};
+use fcd_frontends::{ArgPattern, Env, EscalationCode, FactKind, FactSpec, Lang, RegionKind, RegionSpec, SourceFile, analyze, analyze_with};
 use fcd_model::effect::FactValue;
 
 /// How one language spells the pieces of a guarded handler.
@@ -149,16 +149,16 @@ impl Spelling {
         ];
         let region = RegionSpec { name: "r".into(), kind: self.region_kind(), optional: false, file: None };
         let file = SourceFile { path: self.path.into(), bytes: src.clone().into_bytes() };
-        // What these tests read is the guard's shape: the checks the templates
-        // define (`check`, `ok`) are trusted by name, as a profile's
-        // `source.unread-functions` would, not read as regions.
+        // What these tests read is the guard's shape: the region is read
+        // alone, as `fcd debug region` reads it, so the checks the templates
+        // define (`check`, `ok`) are listed calls, not checked against the
+        // closed call path (which the closure tests cover).
         let env = Env {
             reviewed: match self.region_kind() {
                 RegionKind::Function(f) => vec![f],
                 _ => vec![],
             },
-            // JavaScript's setting: the other frontends read no such list.
-            language: LanguageSettings::new(fcd_frontend_javascript::Settings { unread_functions: vec!["check".into(), "ok".into()], ..Default::default() }),
+            alone: true,
             ..Env::default()
         };
         let analysis = analyze_with(frontend(self.lang), &[file], &[region], &facts, &env).map_err(|e| e.code)?;

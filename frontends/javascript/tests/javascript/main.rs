@@ -818,3 +818,80 @@ fn a_renamed_package_import_is_spelled_by_its_export() {
     let err = analyze_one("index.js", local, RegionKind::Function("f".into())).expect_err("a release export under another name");
     assert_eq!(err.code, EscalationCode::ShapeMismatch, "{err:?}");
 }
+
+/// The region `f` of `index.js` beside `paths.js`, with `pinned` as the
+/// profile's pinned functions (name, digests).
+fn with_pinned(index: &str, paths: &str, pinned: &[(&str, &str)]) -> Result<(), fcd_frontends::Escalation> {
+    let files =
+        [SourceFile { path: "index.js".into(), bytes: index.as_bytes().to_vec() }, SourceFile { path: "paths.js".into(), bytes: paths.as_bytes().to_vec() }];
+    let regions = [function_region("f")];
+    let env = fcd_frontends::Env {
+        reviewed: vec!["f".into()],
+        language: fcd_frontends::LanguageSettings::new(fcd_frontend_javascript::Settings {
+            pinned_functions: pinned.iter().map(|(name, digest)| ((*name).to_owned(), vec![(*digest).to_owned()])).collect(),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    fcd_frontends::analyze_with(&JavaScript, &files, &regions, &[], &env).map(drop)
+}
+
+/// The digest an escalation prints for the code a function reaches.
+fn printed_digest(e: &fcd_frontends::Escalation) -> String {
+    let at = e.detail.find("sha256:").unwrap_or_else(|| panic!("no digest in {}", e.detail));
+    e.detail[at..at + "sha256:".len() + 64].to_owned()
+}
+
+#[test]
+fn a_pinned_function_is_bound_to_everything_of_the_release_it_reaches() {
+    let index = "import { tidy } from \"./paths.js\";\nfunction f(p) { return tidy(p); }\n";
+    let paths = "import path from \"path\";\nconst SEP = \"/\";\nconst Kind = { Plain: 0, Quoted: 1 };\nfunction squeeze(p) { return p.split(SEP).filter(Boolean).join(SEP); }\nexport function tidy(p) { p = squeeze(p.trim()); return Kind.Plain === 0 ? path.normalize(p) : p; }\n";
+    // Not pinned: the escalation says how to pin it, and prints the digest.
+    let e = with_pinned(index, paths, &[]).expect_err("tidy is release code no region reads");
+    assert_eq!(e.code, EscalationCode::InventoryViolation);
+    assert!(e.detail.contains("pin it in `source.pinned-functions`"), "{}", e.detail);
+    let digest = printed_digest(&e);
+    assert_eq!(with_pinned(index, paths, &[("tidy", &digest)]), Ok(()), "pinned with the digest of what it reaches");
+    // The text and what it reaches are bound: a change to the helper it
+    // calls, to a table it reads or to itself changes the digest.
+    for changed in [
+        paths.replace("filter(Boolean)", "filter((s) => { require(\"fs\").writeFileSync(\"/tmp/x\", s); return s; })"),
+        paths.replace("const SEP = \"/\";", "const SEP = \"\\\\\";"),
+        paths.replace("Plain: 0", "Plain: 1"),
+        paths.replace("p.trim()", "p.trimStart()"),
+    ] {
+        let e = with_pinned(index, &changed, &[("tidy", &digest)]).expect_err(&changed);
+        assert!(e.detail.contains("which no reviewer listed") && !e.detail.contains(&digest), "{changed}: {}", e.detail);
+    }
+    // Comments and layout are not what it does: the digest stays.
+    assert_eq!(with_pinned(index, &paths.replace("function squeeze(p) {", "// squeeze\nfunction squeeze(p)   {"), &[("tidy", &digest)]), Ok(()));
+    // Code outside the closure may call into it and read its constants, never change them.
+    let reads = format!("{paths}export function other(p) {{ return squeeze(p) + SEP + Kind.Quoted + [SEP].join(); }}\n");
+    let e = with_pinned(index, &reads, &[]).expect_err("not pinned");
+    assert_eq!(with_pinned(index, &reads, &[("tidy", &printed_digest(&e))]), Ok(()), "calls and reads of constants change nothing");
+    for writer in [
+        "if (SEP) { Kind.Plain = 1; }\n",
+        "export function widen() { Kind.Plain = 1; }\n",
+        "export function rebind() { squeeze = (p) => p; }\n",
+        "export const alias = Kind;\n",
+        "Object.assign(Kind, { Plain: 1 });\n",
+        "delete Kind.Plain;\n",
+    ] {
+        let src = format!("{paths}{writer}");
+        let e = with_pinned(index, &src, &[]).expect_err(writer);
+        let digest = printed_digest(&e);
+        let e = with_pinned(index, &src, &[("tidy", &digest)]).expect_err(writer);
+        assert!(e.detail.contains("other than by calling it or reading a constant of it"), "{writer}: {}", e.detail);
+    }
+    // A top-level write to a member is part of the definition (as bundlers lower static fields).
+    let field = paths.replace("export function tidy(p) {", "const Cache = {};\nCache.limit = 8;\nexport function tidy(p) { Cache.limit;");
+    let e = with_pinned(index, &field, &[]).expect_err("not pinned");
+    let digest = printed_digest(&e);
+    assert_eq!(with_pinned(index, &field, &[("tidy", &digest)]), Ok(()));
+    let e = with_pinned(index, &field.replace("Cache.limit = 8;", "Cache.limit = 9;"), &[("tidy", &digest)]).expect_err("the field's value changed");
+    assert!(e.detail.contains("which no reviewer listed"), "{}", e.detail);
+    // A name bound twice is no fixed definition; a namespace import is not followed.
+    let twice = format!("{paths}var SEP2 = 1;\nif (SEP2) {{ var SEP2 = 2; }}\n").replace("split(SEP)", "split(SEP + SEP2)");
+    let e = with_pinned(index, &twice, &[("tidy", &digest)]).expect_err("bound twice");
+    assert!(e.detail.contains("`SEP2` is bound 2 times"), "{}", e.detail);
+}

@@ -1,0 +1,354 @@
+//! Release functions pinned by a digest of everything they reach.
+//!
+//! Some functions a region calls cannot be regions yet: their bodies rebind
+//! their locals, or pick a scanner from a table at run time, so no inventory
+//! can name their call sites. They may not be trusted by name either: a
+//! helper can gain an effect from one release to the next while every
+//! identity stays the same. A pinned function (`source.pinned-functions`) is
+//! bound instead to the text a reviewer read, and to all the release code
+//! that text can reach:
+//!
+//! - its definition: the function, or for a method the whole class (a
+//!   method reads and writes the state its class's other members keep);
+//! - transitively, every module-level definition of the release that a
+//!   definition in the closure names (functions, classes, tables, constants),
+//!   in its own file or imported from another file of the release. A name of
+//!   a package, or a global, is outside the release and trusted by identity.
+//!
+//! The digest hashes each definition's name and tokens (comments left out),
+//! never its file: a bundler's chunk names change from build to build. Any
+//! change to any definition changes the digest, which escalates naming it,
+//! for a reviewer to read and list.
+//!
+//! The text alone binds nothing if other code can change what it reaches.
+//! So every name of the closure must be bound once at the top of its file,
+//! and code outside the closure may only call into it (`f(…)`, `new C(…)`,
+//! a static `C.m(…)` of a class in it) or import and export it: any other
+//! use (an assignment, a write to a member, the value handed on, an
+//! instance's method) escalates.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use fcd_frontends::frontend::Program;
+use fcd_frontends::ts::Node;
+
+use super::bindings::{module_bindings, pattern_names};
+use super::loader::{is_package, resolve};
+use super::scope::TopLevel;
+use super::syntax::bare;
+
+/// A pinned function's closure: its digest and the definitions it binds.
+pub(super) struct Pinned<'a> {
+    /// `sha256:` over every definition's name and tokens, sorted by name.
+    pub(super) digest: String,
+    definitions: Vec<Definition<'a>>,
+}
+
+/// A module-level definition of the release in a pinned closure.
+struct Definition<'a> {
+    file: &'a str,
+    name: String,
+    /// The declaration (a function, class or enum) or the declarator (a
+    /// variable), then the top-level statements that write its members
+    /// (`C.cache = new Map()`, as bundlers lower a static field).
+    nodes: Vec<Node<'a>>,
+    /// What the digest hashes: `const x = …`, `function f(…) {…}`, tokens only.
+    tokens: String,
+}
+
+/// The closure of `head` (`f`, `C.m`, `static C.m`, `C.constructor`, `o.m`)
+/// as defined at the top of `file`, or why it cannot be pinned.
+pub(super) fn closure<'a>(program: &Program<'a, '_>, file: &'a str, head: &str) -> Result<Pinned<'a>, String> {
+    let bare = head.strip_prefix("static ").unwrap_or(head);
+    let root = bare.split('.').next().unwrap_or(bare);
+    let known: BTreeSet<&str> = program.trees.iter().map(|(f, _)| *f).collect();
+    let mut files: BTreeMap<&'a str, File<'a>> = BTreeMap::new();
+    let mut definitions: Vec<Definition<'a>> = Vec::new();
+    let mut seen: BTreeSet<(&'a str, String)> = BTreeSet::new();
+    let mut todo = vec![(file, root.to_owned())];
+    while let Some((file, name)) = todo.pop() {
+        if !seen.insert((file, name.clone())) {
+            continue;
+        }
+        let Some(top) = program.trees.iter().find(|(f, _)| *f == file).map(|(_, s)| s.root()) else {
+            return Err(format!("`{name}` is in {file}, which did not parse, so its text cannot be pinned"));
+        };
+        let File { scope, bound } = files.entry(file).or_insert_with(|| File::of(top));
+        if let Some((spec, orig)) = scope.imports.get(&name) {
+            if is_package(spec) {
+                continue;
+            }
+            let Some(home) = resolve(file, spec, &known).and_then(|h| known.get(h.as_str()).copied()) else {
+                return Err(format!("`{name}` is imported in {file} from `{spec}`, a file of the release that is not loaded"));
+            };
+            if orig == "default" || orig == "*" {
+                let how = if orig == "*" { "namespace" } else { "default" };
+                return Err(format!("`{name}` is a {how} import of {home} in {file}: pin the functions it names by their own names"));
+            }
+            todo.push((home, orig.clone()));
+            continue;
+        }
+        if !scope.declared.contains(&name) {
+            // A global (`Object`, `process`): outside the release.
+            continue;
+        }
+        let count = bound.get(&name).copied().unwrap_or(0);
+        if count != 1 {
+            return Err(format!("`{name}` is bound {count} times at the top of {file}, so which definition runs is not fixed"));
+        }
+        let Some((node, mut tokens)) = definition(top, &name) else {
+            return Err(format!("`{name}` is declared in {file} other than by a function, a class, an enum or a variable at the top"));
+        };
+        let mut nodes = vec![node];
+        for statement in top.named_children().filter(|s| s.kind() == "expression_statement" && writes(*s, &name)) {
+            tokens.push('\n');
+            tokens.push_str(&statement.token_text());
+            nodes.push(statement);
+        }
+        for reference in nodes.iter().flat_map(|n| n.descendants()).filter(|n| matches!(n.kind(), "identifier" | "shorthand_property_identifier")) {
+            let text = reference.text();
+            if text != name && (scope.declared.contains(text) || scope.imports.contains_key(text)) {
+                todo.push((file, text.to_owned()));
+            }
+        }
+        definitions.push(Definition { file, name, nodes, tokens });
+    }
+    definitions.sort_by(|a, b| (&a.name, &a.tokens).cmp(&(&b.name, &b.tokens)));
+    if let Some(pair) = definitions.windows(2).find(|w| w[0].name == w[1].name) {
+        return Err(format!("`{}` is defined in both {} and {}, so the closure's text does not say which runs", pair[0].name, pair[0].file, pair[1].file));
+    }
+    let text: String = definitions.iter().map(|d| format!("{}\n{}\n\n", d.name, d.tokens)).collect();
+    Ok(Pinned { digest: fcd_model::canon::sha256(text.as_bytes()), definitions })
+}
+
+/// What the closure reads of a file, once: its top level, and how often it binds each name.
+struct File<'a> {
+    scope: TopLevel<'a>,
+    bound: BTreeMap<String, usize>,
+}
+
+impl<'a> File<'a> {
+    fn of(top: Node<'a>) -> File<'a> {
+        let mut bound = BTreeMap::new();
+        for b in top.descendants().flat_map(module_bindings) {
+            *bound.entry(b.text().to_owned()).or_default() += 1;
+        }
+        File { scope: TopLevel::of(top), bound }
+    }
+}
+
+/// The top-level definition of `name` in a file whose root is `top`, with
+/// the tokens the digest hashes.
+fn definition<'a>(top: Node<'a>, name: &str) -> Option<(Node<'a>, String)> {
+    for n in top.named_children() {
+        let decl = if n.kind() == "export_statement" { n.field_child("declaration").unwrap_or(n) } else { n };
+        match decl.kind() {
+            "function_declaration" | "generator_function_declaration" | "class_declaration" | "enum_declaration"
+                if decl.field_child("name").is_some_and(|i| i.text() == name) =>
+            {
+                return Some((decl, decl.token_text()));
+            }
+            "lexical_declaration" | "variable_declaration" => {
+                let keyword = decl.children().next().map(|k| k.text().to_owned()).unwrap_or_default();
+                for d in decl.named_children().filter(|d| d.kind() == "variable_declarator") {
+                    let mut names = Vec::new();
+                    if let Some(p) = d.field_child("name") {
+                        pattern_names(p, &mut names);
+                    }
+                    if names.iter().any(|i| i.text() == name) {
+                        return Some((d, format!("{keyword} {}", d.token_text())));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+impl<'a> Pinned<'a> {
+    /// Every use of the closure's names outside it, in every loaded file,
+    /// is a call into it or an import or export: anything else could change
+    /// what the pinned text reaches. `Err` names the first other use.
+    pub(super) fn check_uses(&self, program: &Program<'a, '_>) -> Result<(), String> {
+        let by_file: BTreeMap<&str, Vec<&Definition<'a>>> = self.definitions.iter().fold(BTreeMap::new(), |mut m, d| {
+            m.entry(d.file).or_default().push(d);
+            m
+        });
+        let known: BTreeSet<&str> = program.trees.iter().map(|(f, _)| *f).collect();
+        for (file, syntax) in program.trees {
+            let top = syntax.root();
+            let scope = TopLevel::of(top);
+            // The closure's names as this file spells them: its own, or imported from their file.
+            let mut here: BTreeMap<&str, &Definition<'a>> = BTreeMap::new();
+            for d in by_file.get(file).into_iter().flatten() {
+                here.insert(d.name.as_str(), d);
+            }
+            for (local, (spec, orig)) in &scope.imports {
+                let home = (!is_package(spec)).then(|| resolve(file, spec, &known)).flatten();
+                if let Some(d) = self.definitions.iter().find(|d| Some(d.file) == home.as_deref() && &d.name == orig) {
+                    here.insert(local.as_str(), d);
+                }
+            }
+            if here.is_empty() {
+                continue;
+            }
+            let inside = |n: Node<'_>| self.definitions.iter().any(|d| d.file == *file && d.nodes.iter().any(|m| m.contains(n)));
+            for n in top.descendants().filter(|n| matches!(n.kind(), "identifier" | "shorthand_property_identifier")) {
+                let Some(d) = here.get(n.text()) else { continue };
+                if inside(n) || reads_only(n, d) {
+                    continue;
+                }
+                return Err(format!(
+                    "line {} of {file} uses `{}` other than by calling it or reading a constant of it, and it is release code \
+                     the pinned text reaches: what it does there is not what the digest binds",
+                    n.line(),
+                    n.text()
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Methods of a builtin value (an array, a string, a map, a regular
+/// expression's source) that read it and change nothing: a table of the
+/// closure may be read through them from outside it.
+const READING_METHODS: &[&str] = &[
+    "at",
+    "charAt",
+    "charCodeAt",
+    "concat",
+    "endsWith",
+    "entries",
+    "every",
+    "filter",
+    "find",
+    "findIndex",
+    "flat",
+    "flatMap",
+    "forEach",
+    "get",
+    "has",
+    "includes",
+    "indexOf",
+    "join",
+    "keys",
+    "lastIndexOf",
+    "map",
+    "reduce",
+    "slice",
+    "some",
+    "split",
+    "startsWith",
+    "toLowerCase",
+    "toString",
+    "toUpperCase",
+    "trim",
+    "values",
+];
+
+/// Whether `n`, a use outside the closure of its definition `d`, can
+/// change nothing the pinned text reaches: an import or export, a call
+/// (`d(…)`, `new d(…)`, a static method `d.m(…)` of a class), a reading
+/// method of one of its values (`d.list.join(…)`), a read of a member
+/// whose value is a primitive constant (`d.Plain` of an enum or an object
+/// literal of literals, `d.length`), or the value of a constant
+/// (`err[MARKER]`, `text.match(PATTERN)`). Anything else — an assignment,
+/// a write to a member, an object of it handed on — may.
+fn reads_only(n: Node<'_>, d: &Definition<'_>) -> bool {
+    let Some(parent) = n.parent() else { return false };
+    match parent.kind() {
+        "import_specifier" | "export_specifier" | "import_clause" => return true,
+        "call_expression" if parent.field_child("function") == Some(n) => return true,
+        "new_expression" if parent.field_child("constructor") == Some(n) => return true,
+        _ => {}
+    }
+    // The member chain `n.a.b[…]` the use reads through.
+    let mut outer = n;
+    let mut members = Vec::new();
+    while let Some(p) = outer.parent().filter(|p| matches!(p.kind(), "member_expression" | "subscript_expression") && p.field_child("object") == Some(outer)) {
+        members.push(p.field_child("property").filter(|_| p.kind() == "member_expression").map(|m| m.text()).unwrap_or("[]"));
+        outer = p;
+    }
+    let context = outer.parent();
+    let (Some(first), Some(last)) = (members.first().copied(), members.last().copied()) else {
+        // The value itself: only a constant that cannot change may go out.
+        return constant(d.nodes[0]) && !context.is_some_and(|c| written(c, n));
+    };
+    let called = context.is_some_and(|c| c.kind() == "call_expression" && c.field_child("function") == Some(outer));
+    if called {
+        return (members.len() == 1 && static_methods(d.nodes[0]).contains(first)) || READING_METHODS.contains(&last);
+    }
+    members.len() == 1 && (first == "length" || primitive_member(d.nodes[0], first)) && !context.is_some_and(|c| written(c, outer))
+}
+
+/// Whether `target` is what `statement` (or an expression) writes:
+/// the left of an assignment, the operand of `++`/`--` or `delete`.
+fn written(context: Node<'_>, target: Node<'_>) -> bool {
+    match context.kind() {
+        "assignment_expression" | "augmented_assignment_expression" => context.field_child("left") == Some(target),
+        "update_expression" => true,
+        "unary_expression" => context.children().next().is_some_and(|o| o.text() == "delete"),
+        _ => false,
+    }
+}
+
+/// Whether a top-level statement writes a member of `name` (`name.x = …`,
+/// `name.prototype.m = …`, `name.count++`).
+fn writes(statement: Node<'_>, name: &str) -> bool {
+    let Some(e) = statement.named_children().next() else { return false };
+    let target = match e.kind() {
+        "assignment_expression" | "augmented_assignment_expression" => e.field_child("left"),
+        "update_expression" => e.field_child("argument"),
+        _ => None,
+    };
+    let mut root = target;
+    while let Some(r) = root.filter(|r| matches!(r.kind(), "member_expression" | "subscript_expression")) {
+        root = r.field_child("object");
+    }
+    root != target && root.is_some_and(|r| r.kind() == "identifier" && r.text() == name)
+}
+
+/// Whether a variable's value is a constant nothing can change through it:
+/// a primitive literal, or a regular expression without the `g` or `y`
+/// flag (those keep the position of the last match in the object).
+fn constant(node: Node<'_>) -> bool {
+    let Some(value) = node.field_child("value").map(bare) else { return false };
+    match value.kind() {
+        "string" | "number" | "true" | "false" | "null" | "undefined" => true,
+        "template_string" => !value.named_children().any(|c| c.kind() == "template_substitution"),
+        "regex" => !value.field_child("flags").is_some_and(|f| f.text().contains(['g', 'y'])),
+        _ => false,
+    }
+}
+
+/// Whether `member` of a definition is a primitive constant: a member of
+/// an enum, or a property of an object literal whose value is a literal.
+fn primitive_member(node: Node<'_>, member: &str) -> bool {
+    if node.kind() == "enum_declaration" {
+        return true;
+    }
+    let object = node.field_child("value").map(bare).filter(|v| v.kind() == "object");
+    object.into_iter().flat_map(|o| o.named_children()).filter(|p| p.kind() == "pair").any(|p| {
+        let key = p.field_child("key").map(|k| k.text().trim_matches(|c| c == '"' || c == '\'').to_owned());
+        let literal = p.field_child("value").is_some_and(|v| matches!(v.kind(), "string" | "number" | "true" | "false" | "null" | "undefined"));
+        key.as_deref() == Some(member) && literal
+    })
+}
+
+/// The static methods a class definition declares (none for anything else).
+fn static_methods(node: Node<'_>) -> BTreeSet<String> {
+    let class = match node.kind() {
+        "class_declaration" => Some(node),
+        "variable_declarator" => node.field_child("value").filter(|v| v.kind() == "class"),
+        _ => None,
+    };
+    class
+        .and_then(|c| c.field_child("body"))
+        .into_iter()
+        .flat_map(|b| b.named_children())
+        .filter(|m| m.kind() == "method_definition" && super::is_static(*m))
+        .filter_map(super::class_member_name)
+        .collect()
+}
