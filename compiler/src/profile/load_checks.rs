@@ -176,3 +176,15 @@ fn a_str_pattern_outside_python_is_a_load_error() {
     );
     assert!(err.contains("the go frontend matches no `str(…)` argument"), "{err}");
 }
+
+#[test]
+fn a_pinned_function_lists_sha256_digests() {
+    let pin = "\"normalizePath\" = [\n  \"sha256:aba90f53eac6a9f6ead526436ef4b6a21ec64075b70449cb09f35d971d8a9f8c\",";
+    insta::assert_snapshot!(error_of("filesystem-write-file", &[(pin, "\"normalizePath\" = [\n  \"sha256:ABA90F\",")]));
+}
+
+#[test]
+fn a_function_is_pinned_or_trusted_by_name_not_both() {
+    let pinned = "[source.pinned-functions]\n";
+    insta::assert_snapshot!(error_of("filesystem-write-file", &[(pinned, &format!("unread-functions = [\"parseRootUri\"]\n\n{pinned}"))]));
+}
