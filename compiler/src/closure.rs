@@ -11,6 +11,7 @@ use std::path::Path;
 
 use walkdir::WalkDir;
 
+use fcd_frontends::loader::read;
 use fcd_frontends::ts::MAX_FILE_BYTES;
 use fcd_frontends::{Escalation, EscalationCode, SourceFile};
 use fcd_model::effect::Anchor;
@@ -47,7 +48,7 @@ pub fn collect(root: &Path, profile: &Profile) -> Result<Result<Vec<SourceFile>,
         if !profile.globs.is_match(&relative) || profile.excluded.is_match(&relative) {
             continue;
         }
-        match read_one(root, &relative)? {
+        match read(root, &relative)? {
             Ok(f) => files.push(f),
             Err(e) => return Ok(Err(e)),
         }
@@ -81,20 +82,4 @@ pub fn collect(root: &Path, profile: &Profile) -> Result<Result<Vec<SourceFile>,
     }
     files.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(Ok(files))
-}
-
-/// Reads one file of the release (`relative` to `root`); a file too large to
-/// analyze is part of the release and cannot be skipped, so it escalates.
-pub(crate) fn read_one(root: &Path, relative: &str) -> Result<Result<SourceFile, Escalation>, InputError> {
-    let path = root.join(relative);
-    let len = path.symlink_metadata().map(|m| m.len()).unwrap_or(0);
-    if len > MAX_FILE_BYTES as u64 {
-        return Ok(Err(Escalation::new(
-            EscalationCode::ParseError,
-            format!("file is {len} bytes, more than the {MAX_FILE_BYTES} accepted"),
-            Some(Anchor::at_line(relative, 1)),
-        )));
-    }
-    let bytes = std::fs::read(&path).map_err(|e| InputError::new(&path, format!("cannot read: {e}")))?;
-    Ok(Ok(SourceFile { path: relative.to_owned(), bytes }))
 }

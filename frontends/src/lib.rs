@@ -14,7 +14,8 @@
 //! extraction written once over small per-language traits ([`facts`],
 //! [`guard`], [`default`], [`field`]), the process-wide state check
 //! ([`ambient`]), the driver below that asks a frontend for regions, calls and
-//! facts in order, and the table of which language reads which kind ([`support`]).
+//! facts in order, the table of which language reads which kind ([`support`]),
+//! and what every language's loader reads the release with and answers ([`loader`]).
 
 pub mod ambient;
 mod ambient_check;
@@ -27,6 +28,7 @@ mod grammar_names;
 pub mod guard;
 pub mod ir;
 pub mod language;
+pub mod loader;
 pub mod spec;
 pub mod support;
 pub mod ts;

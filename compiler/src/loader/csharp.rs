@@ -9,9 +9,8 @@
 
 use std::path::Path;
 
+use fcd_frontends::loader::{Listing, Loaded, read};
 use fcd_frontends::{Escalation, Lang, SourceFile};
-
-use super::{Listing, Loaded, read};
 use fcd_model::error::InputError;
 
 pub fn load(root: &Path, selected: &[SourceFile]) -> Result<Result<Loaded, Escalation>, InputError> {

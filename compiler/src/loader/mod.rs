@@ -15,27 +15,13 @@ mod go;
 mod npm;
 mod python;
 
-use std::collections::BTreeSet;
 use std::path::Path;
 
-use walkdir::WalkDir;
-
+use fcd_frontends::loader::Loaded;
 use fcd_frontends::{Escalation, Lang, SourceFile};
 
 use crate::profile::Profile;
 use fcd_model::error::InputError;
-
-/// What the runtime loads beyond the selected files.
-#[derive(Debug, Default)]
-pub struct Loaded {
-    /// Source files loaded with the selected ones: analysed, digested.
-    pub sources: Vec<SourceFile>,
-    /// Packaging and build files that decide what is loaded: digested, not parsed as source.
-    pub manifests: Vec<SourceFile>,
-    /// The files the runtime starts from, when a package manifest names them
-    /// (npm): the frontend analyses only what they load.
-    pub entries: Option<Vec<String>>,
-}
 
 /// Applies the loading rules of the profile's language to the selected files.
 pub fn load(root: &Path, profile: &Profile, selected: &[SourceFile]) -> Result<Result<Loaded, Escalation>, InputError> {
@@ -60,54 +46,4 @@ pub fn load(root: &Path, profile: &Profile, selected: &[SourceFile]) -> Result<R
             }
         }
     }
-}
-
-/// Reads a file of the release as a closure entry (`relative` is `/`-separated);
-/// one too large to analyse escalates.
-fn read(root: &Path, relative: &str) -> Result<Result<SourceFile, Escalation>, InputError> {
-    crate::closure::read_one(root, relative)
-}
-
-/// Every entry of the release, as `/`-separated relative paths, sorted.
-#[derive(Debug, Default)]
-struct Listing {
-    /// Regular files.
-    files: BTreeSet<String>,
-    /// Symbolic links (never followed: a runtime or compiler may follow them).
-    links: BTreeSet<String>,
-    dirs: BTreeSet<String>,
-}
-
-impl Listing {
-    fn of(root: &Path) -> Result<Listing, InputError> {
-        let mut listing = Listing::default();
-        for entry in WalkDir::new(root).follow_links(false).sort_by_file_name() {
-            let entry = entry.map_err(|e| InputError::new(e.path().unwrap_or(root), format!("cannot walk the release source: {e}")))?;
-            let Ok(rel) = entry.path().strip_prefix(root) else { continue };
-            let Some(rel) = rel.to_str() else {
-                return Err(InputError::new(entry.path(), "the path is not UTF-8"));
-            };
-            let rel = rel.replace(std::path::MAIN_SEPARATOR, "/");
-            if rel.is_empty() {
-                continue;
-            }
-            let kind = entry.file_type();
-            if kind.is_dir() {
-                listing.dirs.insert(rel);
-            } else if kind.is_symlink() {
-                listing.links.insert(rel);
-            } else {
-                listing.files.insert(rel);
-            }
-        }
-        Ok(listing)
-    }
-}
-
-fn parent(path: &str) -> &str {
-    path.rsplit_once('/').map_or("", |(d, _)| d)
-}
-
-fn join(dir: &str, name: &str) -> String {
-    if dir.is_empty() { name.to_owned() } else { format!("{dir}/{name}") }
 }

@@ -13,17 +13,13 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
-use fcd_frontends::{Escalation, EscalationCode, SourceFile, normalize_path as normalize};
-use fcd_model::effect::Anchor;
+use fcd_frontends::loader::escalate;
+use fcd_frontends::{Escalation, SourceFile, normalize_path as normalize};
 
 use crate::profile::EntrySpec;
 
 /// The manifest fields Node (and bundlers) start loading from.
 const ENTRY_FIELDS: &[&str] = &["main", "module", "bin", "exports"];
-
-fn escalate(file: &str, line: u32, detail: String) -> Escalation {
-    Escalation::new(EscalationCode::ShapeMismatch, detail, Some(Anchor::at_line(file, line)))
-}
 
 /// The entry file of the release (as a one-element list), from the manifest
 /// among `files`; `sources` says which files are source the frontend parses.

@@ -15,24 +15,18 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
+use fcd_frontends::loader::{Listing, Loaded, escalate, join, parent, read};
 use fcd_frontends::{Escalation, EscalationCode, SourceFile};
 use fcd_model::effect::Anchor;
 
-use super::{Loaded, read};
 use crate::profile::Profile;
 use fcd_model::error::InputError;
 
 const BACKENDS: &[&str] = &["hatchling.build", "setuptools.build_meta", "flit_core.buildapi", "poetry.core.masonry.api", "pdm.backend", "uv_build"];
 const MANIFESTS: &[&str] = &["pyproject.toml", "setup.cfg", "PKG-INFO"];
 
-use super::{join, parent};
-
-fn escalate(file: &str, detail: String) -> Escalation {
-    Escalation::new(EscalationCode::ShapeMismatch, detail, Some(Anchor::at_line(file, 1)))
-}
-
 pub fn load(root: &Path, profile: &Profile, selected: &[SourceFile]) -> Result<Result<Loaded, Escalation>, InputError> {
-    let listing = super::Listing::of(root)?;
+    let listing = Listing::of(root)?;
     // A symbolic link counts as a file here: a link named like a module shadows it too.
     let files: BTreeSet<String> = listing.files.union(&listing.links).cloned().collect();
     let dirs = listing.dirs;
@@ -40,7 +34,7 @@ pub fn load(root: &Path, profile: &Profile, selected: &[SourceFile]) -> Result<R
         let name = f.rsplit('/').next().unwrap_or(f);
         name.ends_with(".pth") || name == "sitecustomize.py" || name == "usercustomize.py"
     }) {
-        return Ok(Err(escalate(hook, format!("`{hook}` runs when the interpreter starts, before any module fcd reads"))));
+        return Ok(Err(escalate(hook, 1, format!("`{hook}` runs when the interpreter starts, before any module fcd reads"))));
     }
     let chosen: BTreeSet<&str> = selected.iter().map(|f| f.path.as_str()).collect();
     let mut packages = BTreeSet::new();
@@ -78,11 +72,11 @@ fn shadowed(module: &str, files: &BTreeSet<String>, dirs: &BTreeSet<String>) -> 
     let stem = module.rsplit('/').next().unwrap_or(module).trim_end_matches(".py");
     let package = join(dir, stem);
     if dirs.contains(&package) {
-        return Some(escalate(module, format!("the directory `{package}/` beside `{module}` is what `import` loads, not the module")));
+        return Some(escalate(module, 1, format!("the directory `{package}/` beside `{module}` is what `import` loads, not the module")));
     }
     let prefix = format!("{package}.");
     let extension = files.iter().find(|f| parent(f) == dir && f.starts_with(&prefix) && (f.ends_with(".so") || f.ends_with(".pyd")));
-    extension.map(|ext| escalate(ext, format!("the compiled extension `{ext}` is loaded instead of `{module}`")))
+    extension.map(|ext| escalate(ext, 1, format!("the compiled extension `{ext}` is loaded instead of `{module}`")))
 }
 
 /// The directory of the outermost package holding `module` (the highest
@@ -105,7 +99,7 @@ fn manifests(root: &Path, package: &str, files: &BTreeSet<String>) -> Result<Res
     loop {
         let setup = join(&dir, "setup.py");
         if files.contains(&setup) {
-            return Ok(Err(escalate(&setup, format!("`{setup}` is code that decides what is installed; fcd does not run it"))));
+            return Ok(Err(escalate(&setup, 1, format!("`{setup}` is code that decides what is installed; fcd does not run it"))));
         }
         for m in MANIFESTS {
             let path = join(&dir, m);
@@ -142,7 +136,7 @@ fn pyproject(file: &SourceFile, name: &str) -> Result<(), Escalation> {
     if let Some(backend) = get(&["build-system", "build-backend"]) {
         let backend = backend.as_str().unwrap_or_default().to_owned();
         if !BACKENDS.contains(&backend.as_str()) {
-            return Err(escalate(path, format!("build backend `{backend}` is not one fcd knows the file layout of")));
+            return Err(escalate(path, 1, format!("build backend `{backend}` is not one fcd knows the file layout of")));
         }
     }
     let mut entries: Vec<(String, String)> = Vec::new();
@@ -161,7 +155,7 @@ fn pyproject(file: &SourceFile, name: &str) -> Result<(), Escalation> {
     for (key, target) in entries {
         let module = target.split(':').next().unwrap_or_default().trim();
         if module.split('.').next() != Some(name) {
-            return Err(escalate(path, format!("entry point `{key}` runs `{target}`, outside the package `{name}` fcd analyses")));
+            return Err(escalate(path, 1, format!("entry point `{key}` runs `{target}`, outside the package `{name}` fcd analyses")));
         }
     }
     // Wheel layouts that add, drop or move files change what is installed.
@@ -170,22 +164,22 @@ fn pyproject(file: &SourceFile, name: &str) -> Result<(), Escalation> {
         if let Some(t) = get(&table).and_then(|v| v.as_table().cloned())
             && let Some(key) = remaps.iter().find(|k| t.contains_key(**k))
         {
-            return Err(escalate(path, format!("`{}.{key}` changes which files are installed", table.join("."))));
+            return Err(escalate(path, 1, format!("`{}.{key}` changes which files are installed", table.join("."))));
         }
     }
     if let Some(packages) = get(&["tool", "hatch", "build", "targets", "wheel", "packages"]).and_then(|v| v.as_array().cloned()) {
         let ours = packages.iter().all(|p| p.as_str().is_some_and(|p| p.trim_end_matches('/').rsplit('/').next() == Some(name)));
         if !ours {
-            return Err(escalate(path, format!("the wheel's packages are not only `{name}`")));
+            return Err(escalate(path, 1, format!("the wheel's packages are not only `{name}`")));
         }
     }
     for key in ["package-dir", "py-modules", "packages"] {
         if get(&["tool", "setuptools", key]).is_some() {
-            return Err(escalate(path, format!("`tool.setuptools.{key}` changes which files are installed")));
+            return Err(escalate(path, 1, format!("`tool.setuptools.{key}` changes which files are installed")));
         }
     }
     if get(&["tool", "poetry", "packages"]).is_some() {
-        return Err(escalate(path, "`tool.poetry.packages` changes which files are installed".into()));
+        return Err(escalate(path, 1, "`tool.poetry.packages` changes which files are installed".into()));
     }
     Ok(())
 }

@@ -11,9 +11,9 @@
 
 use std::collections::BTreeSet;
 
+use fcd_frontends::ir::Escalation;
 use fcd_frontends::ir::SourceFile;
-use fcd_frontends::ir::{Escalation, EscalationCode};
-use fcd_model::effect::Anchor;
+use fcd_frontends::loader::escalate;
 
 /// File names (ASCII case-insensitive) that MSBuild imports from every folder above a project.
 const ANCESTOR_FILES: &[&str] = &["directory.build.props", "directory.build.targets", "directory.build.rsp"];
@@ -45,10 +45,6 @@ fn ancestors(dir: &str) -> Vec<&str> {
 
 fn under(path: &str, dir: &str) -> bool {
     dir.is_empty() || path.starts_with(&format!("{dir}/"))
-}
-
-fn escalate(file: &str, line: u32, detail: String) -> Escalation {
-    Escalation::new(EscalationCode::ShapeMismatch, detail, Some(Anchor::at_line(file, line)))
 }
 
 /// The build files the closure must hold for the selected `.cs` files, given

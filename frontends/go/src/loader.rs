@@ -9,10 +9,10 @@
 //! region shows, before any handler. Each escalates `shape_mismatch` with
 //! the file and line.
 
+use fcd_frontends::ir::Escalation;
 use fcd_frontends::ir::SourceFile;
-use fcd_frontends::ir::{Escalation, EscalationCode};
+use fcd_frontends::loader::escalate;
 use fcd_frontends::ts::{Node, Syntax};
-use fcd_model::effect::Anchor;
 
 const GOOS: &[&str] = &[
     "aix",
@@ -60,10 +60,6 @@ const GOARCH: &[&str] = &[
     "sparc64",
     "wasm",
 ];
-
-fn escalate(file: &str, line: u32, detail: String) -> Escalation {
-    Escalation::new(EscalationCode::ShapeMismatch, detail, Some(Anchor::at_line(file, line)))
-}
 
 /// Checks every file of the closure: go.mod files as text, Go files as text and trees.
 pub fn check(files: &[SourceFile], trees: &[(&str, &Syntax)]) -> Result<(), Escalation> {

@@ -10,16 +10,12 @@
 
 use std::collections::BTreeSet;
 
-use fcd_frontends::ir::{Escalation, EscalationCode};
+use fcd_frontends::ir::Escalation;
+use fcd_frontends::loader::escalate;
 use fcd_frontends::normalize_path as normalize;
 use fcd_frontends::ts::{Node, Syntax};
-use fcd_model::effect::Anchor;
 
 use super::syntax::string_content;
-
-fn escalate(file: &str, line: u32, detail: String) -> Escalation {
-    Escalation::new(EscalationCode::ShapeMismatch, detail, Some(Anchor::at_line(file, line)))
-}
 
 /// The paths of `trees` that the package loads, starting at its entry points.
 ///
