@@ -11,21 +11,34 @@
 //!   (`pyproject.toml`, `setup.cfg`, `PKG-INFO`), which are digested; an entry
 //!   point outside the package, a build backend we do not know, a wheel layout
 //!   that remaps files, or an executable `setup.py` escalates.
+//!
+//! The compiler calls [`load`] before any file is parsed (its
+//! `languages::load`), with what the profile and the compiler contribute as
+//! plain data: the profile's `source.exclude` and a reader of TOML, which no
+//! frontend parses itself.
 
 use std::collections::BTreeSet;
 use std::path::Path;
 
+use serde_json::Value;
+
 use fcd_frontends::loader::{Listing, Loaded, escalate, join, parent, read};
 use fcd_frontends::{Escalation, EscalationCode, SourceFile};
 use fcd_model::effect::Anchor;
-
-use crate::profile::Profile;
 use fcd_model::error::InputError;
 
 const BACKENDS: &[&str] = &["hatchling.build", "setuptools.build_meta", "flit_core.buildapi", "poetry.core.masonry.api", "pdm.backend", "uv_build"];
 const MANIFESTS: &[&str] = &["pyproject.toml", "setup.cfg", "PKG-INFO"];
 
-pub fn load(root: &Path, profile: &Profile, selected: &[SourceFile]) -> Result<Result<Loaded, Escalation>, InputError> {
+/// Reads a TOML document (`pyproject.toml`) as a data tree, or says why it is
+/// not TOML. The compiler, which reads the profiles' TOML, passes its reader
+/// in: no frontend parses TOML itself.
+pub type ReadToml = fn(&str) -> Result<Value, String>;
+
+/// The package around the `selected` files and the packaging files that
+/// install it, from the release at `root`; `excluded` says which files the
+/// profile leaves out of the closure (`source.exclude`).
+pub fn load(root: &Path, selected: &[SourceFile], excluded: &dyn Fn(&str) -> bool, toml: ReadToml) -> Result<Result<Loaded, Escalation>, InputError> {
     let listing = Listing::of(root)?;
     // A symbolic link counts as a file here: a link named like a module shadows it too.
     let files: BTreeSet<String> = listing.files.union(&listing.links).cloned().collect();
@@ -47,7 +60,7 @@ pub fn load(root: &Path, profile: &Profile, selected: &[SourceFile]) -> Result<R
     let mut loaded = Loaded::default();
     for f in &files {
         let in_package = packages.iter().any(|p| !p.is_empty() && f.starts_with(&format!("{p}/")));
-        if in_package && f.ends_with(".py") && !chosen.contains(f.as_str()) && !profile.excluded.is_match(f) {
+        if in_package && f.ends_with(".py") && !chosen.contains(f.as_str()) && !excluded(f) {
             match read(root, f)? {
                 Ok(file) => loaded.sources.push(file),
                 Err(e) => return Ok(Err(e)),
@@ -55,7 +68,7 @@ pub fn load(root: &Path, profile: &Profile, selected: &[SourceFile]) -> Result<R
         }
     }
     for package in &packages {
-        match manifests(root, package, &files)? {
+        match manifests(root, package, &files, toml)? {
             Ok(found) => loaded.manifests.extend(found),
             Err(e) => return Ok(Err(e)),
         }
@@ -92,7 +105,7 @@ fn top_package(module: &str, files: &BTreeSet<String>) -> String {
 }
 
 /// The packaging files from the package's parent up to the release root.
-fn manifests(root: &Path, package: &str, files: &BTreeSet<String>) -> Result<Result<Vec<SourceFile>, Escalation>, InputError> {
+fn manifests(root: &Path, package: &str, files: &BTreeSet<String>, toml: ReadToml) -> Result<Result<Vec<SourceFile>, Escalation>, InputError> {
     let name = package.rsplit('/').next().unwrap_or(package).to_owned();
     let mut found = Vec::new();
     let mut dir = parent(package).to_owned();
@@ -109,7 +122,7 @@ fn manifests(root: &Path, package: &str, files: &BTreeSet<String>) -> Result<Res
                     Err(e) => return Ok(Err(e)),
                 };
                 if *m == "pyproject.toml"
-                    && let Err(e) = pyproject(&file, &name)
+                    && let Err(e) = pyproject(&file, &name, toml)
                 {
                     return Ok(Err(e));
                 }
@@ -125,13 +138,12 @@ fn manifests(root: &Path, package: &str, files: &BTreeSet<String>) -> Result<Res
 }
 
 /// Checks what `pyproject.toml` tells an installer about the package `name`.
-fn pyproject(file: &SourceFile, name: &str) -> Result<(), Escalation> {
+fn pyproject(file: &SourceFile, name: &str, toml: ReadToml) -> Result<(), Escalation> {
     let text = String::from_utf8_lossy(&file.bytes);
-    let doc: toml::Table = toml::from_str(&text).map_err(|e| {
-        Escalation::new(EscalationCode::ParseError, format!("`{}` is not TOML: {}", file.path, e.message()), Some(Anchor::at_line(&file.path, 1)))
+    let doc = toml(&text).map_err(|message| {
+        Escalation::new(EscalationCode::ParseError, format!("`{}` is not TOML: {message}", file.path), Some(Anchor::at_line(&file.path, 1)))
     })?;
     let path = file.path.as_str();
-    let doc = toml::Value::Table(doc);
     let get = |keys: &[&str]| keys.iter().try_fold(&doc, |v, k| v.get(k)).cloned();
     if let Some(backend) = get(&["build-system", "build-backend"]) {
         let backend = backend.as_str().unwrap_or_default().to_owned();
@@ -141,13 +153,13 @@ fn pyproject(file: &SourceFile, name: &str) -> Result<(), Escalation> {
     }
     let mut entries: Vec<(String, String)> = Vec::new();
     for group in ["scripts", "gui-scripts"] {
-        if let Some(t) = get(&["project", group]).and_then(|v| v.as_table().cloned()) {
+        if let Some(t) = get(&["project", group]).and_then(|v| v.as_object().cloned()) {
             entries.extend(t.iter().map(|(k, v)| (format!("project.{group}.{k}"), v.as_str().unwrap_or_default().to_owned())));
         }
     }
-    if let Some(groups) = get(&["project", "entry-points"]).and_then(|v| v.as_table().cloned()) {
+    if let Some(groups) = get(&["project", "entry-points"]).and_then(|v| v.as_object().cloned()) {
         for (g, t) in &groups {
-            for (k, v) in t.as_table().into_iter().flatten() {
+            for (k, v) in t.as_object().into_iter().flatten() {
                 entries.push((format!("project.entry-points.{g}.{k}"), v.as_str().unwrap_or_default().to_owned()));
             }
         }
@@ -161,7 +173,7 @@ fn pyproject(file: &SourceFile, name: &str) -> Result<(), Escalation> {
     // Wheel layouts that add, drop or move files change what is installed.
     let remaps = ["sources", "force-include", "only-include", "include", "exclude", "artifacts", "dev-mode-dirs"];
     for table in [vec!["tool", "hatch", "build"], vec!["tool", "hatch", "build", "targets", "wheel"], vec!["tool", "hatch", "build", "targets", "sdist"]] {
-        if let Some(t) = get(&table).and_then(|v| v.as_table().cloned())
+        if let Some(t) = get(&table).and_then(|v| v.as_object().cloned())
             && let Some(key) = remaps.iter().find(|k| t.contains_key(**k))
         {
             return Err(escalate(path, 1, format!("`{}.{key}` changes which files are installed", table.join("."))));
