@@ -31,7 +31,7 @@ pub fn frontend(lang: Lang) -> &'static dyn Frontend {
 pub fn load(root: &Path, profile: &Profile, selected: &[SourceFile]) -> Result<Result<Loaded, Escalation>, InputError> {
     match profile.language {
         Lang::Python => fcd_frontend_python::loader::load(root, selected, &|f| profile.excluded.is_match(f), toml_data),
-        Lang::Go => crate::loader::go(root, selected),
+        Lang::Go => fcd_frontend_go::loader::load(root, selected),
         Lang::CSharp => crate::loader::csharp(root, selected),
         Lang::JavaScript | Lang::TypeScript => crate::loader::npm(profile, selected),
     }

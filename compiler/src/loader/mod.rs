@@ -1,10 +1,9 @@
 //! What the runtime loads, for the languages whose loading rules are still
-//! read here: Go (`go.rs`), C# (`csharp.rs`) and npm (`npm.rs`). Each moves
-//! into its language's crate, as Python's did (`fcd_frontend_python::loader`);
+//! read here: C# (`csharp.rs`) and npm (`npm.rs`). Each moves into its
+//! language's crate, as Python's and Go's did (`fcd_frontend_LANG::loader`);
 //! `crate::languages::load` picks the loader of a profile's language.
 
 mod csharp;
-mod go;
 mod npm;
 
 use std::path::Path;
@@ -14,16 +13,6 @@ use fcd_frontends::{Escalation, SourceFile};
 
 use crate::profile::Profile;
 use fcd_model::error::InputError;
-
-/// Go: the rest of every selected package and its go.mod.
-pub(crate) fn go(root: &Path, selected: &[SourceFile]) -> Result<Result<Loaded, Escalation>, InputError> {
-    let mut files = selected.to_vec();
-    if let Err(e) = go::complete(root, &mut files)? {
-        return Ok(Err(e));
-    }
-    let sources = files.into_iter().filter(|f| !selected.iter().any(|s| s.path == f.path)).collect();
-    Ok(Ok(Loaded { sources, ..Loaded::default() }))
-}
 
 /// C#: the build files that decide what compiles the selected files.
 pub(crate) fn csharp(root: &Path, selected: &[SourceFile]) -> Result<Result<Loaded, Escalation>, InputError> {

@@ -10,12 +10,14 @@
 //! with generic instantiations kept and normalized (`OptionalParam[bool]`).
 //! Go's grammar cannot tell `F[T](x)` (an instantiation) from `m[k](x)` (a
 //! call of a map value): an index whose text is not type-like is a dynamic callee.
+//! What `go build` compiles around the selected files is read before parsing
+//! and judged before any region ([`loader`]).
 
 mod ambient;
 mod bindings;
 mod control;
 mod facts;
-mod loader;
+pub mod loader;
 mod receiver;
 mod scope;
 mod settings;

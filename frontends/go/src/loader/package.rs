@@ -4,19 +4,20 @@
 //! package directory, reads the module's `go.mod` (its `replace` directives can
 //! swap a reviewed library for another module) and prefers a `vendor/`
 //! directory or a `go.work` workspace when one exists. So the closure of a Go
-//! profile is completed here: every package directory holding a selected file
-//! contributes all of its `.go` files (test files aside, which `go build`
-//! never compiles), and the nearest `go.mod` above it. Constructs this module
-//! cannot interpret soundly escalate (`shape_mismatch`) instead of being read:
-//! a linked `.go` file, non-Go sources compiled into the package, a missing
-//! `go.mod`, a `go.work`, a vendor directory. What go.mod and the Go files say
-//! (replacements, build constraints) is judged by the Go frontend, which
-//! receives go.mod as one more file of the closure.
+//! profile is completed here, before any file is parsed: every package
+//! directory holding a selected file contributes all of its `.go` files (test
+//! files aside, which `go build` never compiles), and the nearest `go.mod`
+//! above it. Constructs this module cannot interpret soundly escalate
+//! (`shape_mismatch`) instead of being read: a linked `.go` file, non-Go
+//! sources compiled into the package, a missing `go.mod`, a `go.work`, a
+//! vendor directory. What go.mod and the Go files say (replacements, build
+//! constraints) is judged once they are parsed (`super`), go.mod being one
+//! more file of the closure.
 
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use fcd_frontends::loader::{escalate, join, parent, read};
+use fcd_frontends::loader::{Loaded, escalate, join, parent, read};
 use fcd_frontends::{Escalation, SourceFile};
 use fcd_model::error::InputError;
 
@@ -24,8 +25,18 @@ use fcd_model::error::InputError;
 const OTHER_SOURCES: &[&str] =
     &[".s", ".S", ".sx", ".syso", ".c", ".cc", ".cpp", ".cxx", ".m", ".h", ".hh", ".hpp", ".hxx", ".f", ".F", ".for", ".f90", ".swig", ".swigcxx"];
 
+/// The rest of every selected Go package and its go.mod, from the release at `root`.
+pub fn load(root: &Path, selected: &[SourceFile]) -> Result<Result<Loaded, Escalation>, InputError> {
+    let mut files = selected.to_vec();
+    if let Err(e) = complete(root, &mut files)? {
+        return Ok(Err(e));
+    }
+    let sources = files.into_iter().filter(|f| !selected.iter().any(|s| s.path == f.path)).collect();
+    Ok(Ok(Loaded { sources, ..Loaded::default() }))
+}
+
 /// Adds the rest of every selected Go package and its go.mod to `files`.
-pub fn complete(root: &Path, files: &mut Vec<SourceFile>) -> Result<Result<(), Escalation>, InputError> {
+fn complete(root: &Path, files: &mut Vec<SourceFile>) -> Result<Result<(), Escalation>, InputError> {
     let dirs: BTreeSet<String> = files.iter().filter(|f| f.path.ends_with(".go")).map(|f| parent(&f.path).to_owned()).collect();
     let mut have: BTreeSet<String> = files.iter().map(|f| f.path.clone()).collect();
     let mut modules = BTreeSet::new();
