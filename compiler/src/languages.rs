@@ -32,7 +32,7 @@ pub fn load(root: &Path, profile: &Profile, selected: &[SourceFile]) -> Result<R
     match profile.language {
         Lang::Python => fcd_frontend_python::loader::load(root, selected, &|f| profile.excluded.is_match(f), toml_data),
         Lang::Go => fcd_frontend_go::loader::load(root, selected),
-        Lang::CSharp => crate::loader::csharp(root, selected),
+        Lang::CSharp => fcd_frontend_csharp::loader::load(root, selected),
         Lang::JavaScript | Lang::TypeScript => crate::loader::npm(profile, selected),
     }
 }

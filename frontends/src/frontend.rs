@@ -148,13 +148,6 @@ pub trait Frontend: Sync {
         Ok(())
     }
 
-    /// The build files that decide what compiles the `selected` source files,
-    /// given every regular file and every symbolic link of the release: they
-    /// join the source closure. Escalates when the selection is not what the build compiles.
-    fn build_closure(&self, _all: &[String], _links: &[String], _selected: &[String]) -> Result<Vec<String>, Escalation> {
-        Ok(Vec::new())
-    }
-
     /// Whether the language's facts depend on the whole closure (a file can
     /// change what any region means), so that an unparsable file escalates
     /// even when it names no region.

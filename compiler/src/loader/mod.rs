@@ -1,23 +1,15 @@
-//! What the runtime loads, for the languages whose loading rules are still
-//! read here: C# (`csharp.rs`) and npm (`npm.rs`). Each moves into its
-//! language's crate, as Python's and Go's did (`fcd_frontend_LANG::loader`);
+//! What the runtime loads, for the one language whose loading rules are
+//! still read here: npm (`npm.rs`). It moves into its language's crate, as
+//! Python's, Go's and C#'s did (`fcd_frontend_LANG::loader`);
 //! `crate::languages::load` picks the loader of a profile's language.
 
-mod csharp;
 mod npm;
-
-use std::path::Path;
 
 use fcd_frontends::loader::Loaded;
 use fcd_frontends::{Escalation, SourceFile};
 
 use crate::profile::Profile;
 use fcd_model::error::InputError;
-
-/// C#: the build files that decide what compiles the selected files.
-pub(crate) fn csharp(root: &Path, selected: &[SourceFile]) -> Result<Result<Loaded, Escalation>, InputError> {
-    csharp::load(root, selected)
-}
 
 /// JavaScript: the entry file package.json names. Node starts from it; the
 /// frontend follows its imports from there (`javascript::loader`).
