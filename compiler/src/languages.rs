@@ -26,6 +26,16 @@ pub fn frontend(lang: Lang) -> &'static dyn Frontend {
     }
 }
 
+/// Adds the files the profile names beyond its globs to the `selected` ones
+/// (JavaScript: the npm manifest its entry points start from), before the
+/// selection is judged and loaded.
+pub fn named(root: &Path, profile: &Profile, selected: &mut Vec<SourceFile>) -> Result<Result<(), Escalation>, InputError> {
+    match &profile.entry {
+        Some(entry) => fcd_frontend_javascript::loader::read_manifests(root, entry, selected),
+        None => Ok(Ok(())),
+    }
+}
+
 /// What the runtime of the profile's language loads beyond the `selected`
 /// files of the release at `root`, by that language's loader.
 pub fn load(root: &Path, profile: &Profile, selected: &[SourceFile]) -> Result<Result<Loaded, Escalation>, InputError> {
@@ -33,7 +43,9 @@ pub fn load(root: &Path, profile: &Profile, selected: &[SourceFile]) -> Result<R
         Lang::Python => fcd_frontend_python::loader::load(root, selected, &|f| profile.excluded.is_match(f), toml_data),
         Lang::Go => fcd_frontend_go::loader::load(root, selected),
         Lang::CSharp => fcd_frontend_csharp::loader::load(root, selected),
-        Lang::JavaScript | Lang::TypeScript => crate::loader::npm(profile, selected),
+        // Node starts from what package.json names; the frontend follows its
+        // imports from there once the files are parsed.
+        Lang::JavaScript | Lang::TypeScript => Ok(fcd_frontend_javascript::loader::load(profile.entry.as_ref(), selected, profile.language)),
     }
 }
 

@@ -6,8 +6,9 @@
 //! the same name, a startup hook, an entry point into another package, a
 //! project file that changes the compile items: each changes the code behind
 //! the tool while the globbed file, and so the summary, stay the same. So
-//! each language's loader derives, from the files the globs selected, what
-//! the runtime loads ([`Loaded`]), and escalates any loader construct it
+//! each language's loader (`fcd_frontend_LANG::loader::load`, picked by the
+//! compiler's `languages::load`) derives, from the files the globs selected,
+//! what the runtime loads ([`Loaded`]), and escalates any loader construct it
 //! cannot interpret. What the loaders read the release with is here, once:
 //! a file read as a closure entry ([`read`]), every entry of the release
 //! ([`Listing`]) and `/`-separated path helpers.

@@ -17,7 +17,7 @@ mod bindings;
 mod closure;
 mod control;
 mod facts;
-mod loader;
+pub mod loader;
 mod members;
 mod reads;
 mod route;
