@@ -86,12 +86,8 @@ impl Frontend for CSharp {
         true
     }
 
-    fn is_build_file(&self, path: &str) -> bool {
-        loader::is_build_file(path)
-    }
-
-    fn check_build_file(&self, file: &SourceFile) -> Result<(), Escalation> {
-        loader::check(file)
+    fn build_file(&self, file: &SourceFile) -> Option<Result<(), Escalation>> {
+        loader::is_build_file(&file.path).then(|| loader::check(file))
     }
 
     fn ambient<'a>(&self, _file: &str, syntax: &'a Syntax) -> Vec<fcd_frontends::ambient::Op<'a>> {

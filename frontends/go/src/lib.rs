@@ -26,7 +26,7 @@ mod syntax;
 
 pub use settings::{Handoff, Settings};
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use fcd_frontends::facts::FactSite;
 use fcd_frontends::frontend::{Env, Found, Frontend, Lang, Region};
@@ -73,8 +73,9 @@ impl Frontend for Go {
         region.node.descendants().filter(|n| is_call(*n)).map(|c| (c, typed(c, scope.resolve(identity(c))))).collect()
     }
 
-    fn check_package(&self, files: &[SourceFile], trees: &[(&str, &Syntax)], _env: &Env) -> Result<(), Escalation> {
-        loader::check(files, trees)
+    /// Every file counts (`None`) once nothing that decides what compiles escalates.
+    fn loaded(&self, files: &[SourceFile], trees: &[(&str, &Syntax)], _opaque: &[(&str, &str)], _env: &Env) -> Result<Option<BTreeSet<String>>, Escalation> {
+        loader::check(files, trees).map(|()| None)
     }
 
     fn check_region(&self, region: &Region<'_>) -> Result<(), Escalation> {
