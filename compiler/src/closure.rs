@@ -4,16 +4,16 @@
 //! links, so a link cannot pull in files from outside the release or loop),
 //! matching the profile's globs against `/`-separated relative paths, and
 //! sorting by path, so the closure and its digest do not depend on the order
-//! the file system lists entries in. The loader (`crate::loader`) then
-//! completes the closure to what each ecosystem's runtime actually loads.
+//! the file system lists entries in. The language's loader (picked by
+//! `crate::languages`) then completes the closure to what its runtime
+//! actually loads.
 
 use std::path::Path;
 
 use walkdir::WalkDir;
 
-use fcd_frontends::ts::MAX_FILE_BYTES;
-use fcd_frontends::{Escalation, EscalationCode, SourceFile};
-use fcd_model::effect::Anchor;
+use fcd_frontends::loader::read;
+use fcd_frontends::{Escalation, SourceFile};
 
 use crate::profile::Profile;
 use fcd_model::error::InputError;
@@ -24,7 +24,9 @@ pub fn closure(files: &[SourceFile]) -> Closure {
     Closure::of(files.iter().map(|f| (f.path.as_str(), f.bytes.as_slice())))
 }
 
-/// Reads every regular file under `root` that the profile's globs select.
+/// Reads every regular file under `root` that the profile's globs select,
+/// and the files the profile names beyond them (an npm manifest,
+/// [`crate::languages::named`]).
 ///
 /// The outer error is an input problem (no such directory, unreadable file);
 /// the inner one an escalation: a selected file too large to analyze is part
@@ -47,54 +49,14 @@ pub fn collect(root: &Path, profile: &Profile) -> Result<Result<Vec<SourceFile>,
         if !profile.globs.is_match(&relative) || profile.excluded.is_match(&relative) {
             continue;
         }
-        match read_one(root, &relative)? {
+        match read(root, &relative)? {
             Ok(f) => files.push(f),
             Err(e) => return Ok(Err(e)),
         }
     }
-    if let Some(entry) = &profile.entry {
-        let mut manifests = vec![entry.manifest.clone()];
-        let dir = entry.manifest.rsplit_once('/').map(|(d, _)| format!("{d}/")).unwrap_or_default();
-        manifests.push(format!("{dir}tsconfig.json"));
-        for (i, path) in manifests.iter().enumerate() {
-            let full = root.join(path);
-            // Never through a link: the manifest is part of the release, as every file is.
-            let meta = std::fs::symlink_metadata(&full);
-            match meta {
-                Ok(m) if m.is_file() && m.len() <= MAX_FILE_BYTES as u64 => {
-                    if files.iter().any(|f| &f.path == path) {
-                        continue;
-                    }
-                    let bytes = std::fs::read(&full).map_err(|e| InputError::new(&full, format!("cannot read: {e}")))?;
-                    files.push(SourceFile { path: path.clone(), bytes });
-                }
-                Err(_) if i > 0 => {}
-                _ => {
-                    return Ok(Err(Escalation::new(
-                        EscalationCode::RegionMissing,
-                        format!("`{path}`, the npm manifest whose entry points the closure starts from, is not a regular file of the release"),
-                        Some(Anchor::at_line(path, 1)),
-                    )));
-                }
-            }
-        }
+    if let Err(e) = crate::languages::named(root, profile, &mut files)? {
+        return Ok(Err(e));
     }
     files.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(Ok(files))
-}
-
-/// Reads one file of the release (`relative` to `root`); a file too large to
-/// analyze is part of the release and cannot be skipped, so it escalates.
-pub(crate) fn read_one(root: &Path, relative: &str) -> Result<Result<SourceFile, Escalation>, InputError> {
-    let path = root.join(relative);
-    let len = path.symlink_metadata().map(|m| m.len()).unwrap_or(0);
-    if len > MAX_FILE_BYTES as u64 {
-        return Ok(Err(Escalation::new(
-            EscalationCode::ParseError,
-            format!("file is {len} bytes, more than the {MAX_FILE_BYTES} accepted"),
-            Some(Anchor::at_line(relative, 1)),
-        )));
-    }
-    let bytes = std::fs::read(&path).map_err(|e| InputError::new(&path, format!("cannot read: {e}")))?;
-    Ok(Ok(SourceFile { path: relative.to_owned(), bytes }))
 }

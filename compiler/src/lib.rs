@@ -1,9 +1,9 @@
 //! fcd-compiler: from a reviewed profile and a release's source to a summary.
 //!
 //! [`profile`] loads and checks a profile; [`closure`] selects the release's
-//! files and [`loader`] completes them to what each ecosystem's runtime
-//! loads; the frontends (`fcd-frontends` and one crate per language, picked
-//! by [`languages`]) locate regions and extract facts;
+//! files; the language's loader completes them to what its runtime loads,
+//! and the frontends (`fcd-frontends` and one crate per language, both
+//! picked by [`languages`]) locate regions and extract facts;
 //! [`inventory`] enforces the call-site inventories; [`register`] runs those
 //! steps and [`summary`] compiles the facts into ordered first-match rules
 //! bound by digests (the types are `fcd-model`'s), a `reject` kept only when
@@ -16,7 +16,6 @@ pub mod input_schema;
 pub mod inspect;
 pub mod inventory;
 pub mod languages;
-pub mod loader;
 pub mod profile;
 pub mod register;
 mod reject;

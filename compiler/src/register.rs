@@ -16,7 +16,7 @@ use fcd_model::effect::Anchor;
 
 use crate::closure;
 use crate::inventory;
-use crate::loader;
+use crate::languages;
 use crate::profile::Profile;
 use crate::summary::{self, ReleaseBinding};
 use fcd_model::canon;
@@ -78,7 +78,7 @@ pub fn register(profile: &Profile, req: &Request) -> Result<Registration, InputE
         Ok(release) => release,
         Err(escalated) => return Ok(escalated),
     };
-    let parsed = fcd_frontends::parse_files(crate::languages::frontend(profile.language), &release.files);
+    let parsed = fcd_frontends::parse_files(languages::frontend(profile.language), &release.files);
     let mut matched = Vec::new();
     let mut escalated: Vec<(&str, Escalation)> = Vec::new();
     for shape in std::iter::once(profile).chain(&profile.alternatives) {
@@ -160,7 +160,7 @@ fn register_shape(profile: &Profile, req: &Request) -> Result<Registration, Inpu
         Ok(release) => release,
         Err(escalated) => return Ok(escalated),
     };
-    let parsed = fcd_frontends::parse_files(crate::languages::frontend(profile.language), &release.files);
+    let parsed = fcd_frontends::parse_files(languages::frontend(profile.language), &release.files);
     register_prepared(profile, req, &release, &parsed)
 }
 
@@ -185,7 +185,7 @@ pub(crate) fn prepare(profile: &Profile, req: &Request) -> Result<Result<Prepare
     }
     // The closure is what the runtime loads: the package around the selected
     // files is analysed too, and the packaging files are digested.
-    let loaded = match loader::load(&req.source, profile, &files)? {
+    let loaded = match languages::load(&req.source, profile, &files)? {
         Ok(loaded) => loaded,
         Err(e) => return Ok(Err(Registration::Escalated(e))),
     };

@@ -59,8 +59,9 @@ pub struct Env {
     /// (`source.signal-listeners`): installing one of them is no escalation.
     pub signal_listeners: Vec<String>,
     /// The release files its package manifest names as what the runtime
-    /// starts from (JavaScript), resolved by the caller; only what they load
-    /// ([`Frontend::loaded`]) is analysed. `None`: every selected file counts.
+    /// starts from (JavaScript), as the language's loader resolved them
+    /// before parsing ([`crate::loader::Loaded::entries`]); only what they
+    /// load ([`Frontend::loaded`]) is analysed. `None`: every selected file counts.
     pub entries: Option<Vec<String>>,
     /// A region read alone, for `fcd debug region`: the other regions are
     /// not located, so calls into them are listed, not checked against the
@@ -114,8 +115,10 @@ pub struct Found<'a> {
     pub node: Node<'a>,
 }
 
-/// What a language must provide. Kept small: two required methods for
-/// structure, one per generic fact kind.
+/// What a language must provide. Kept small: five required methods (its
+/// language and ambient table, regions, calls, facts); a check a language
+/// needs only where it has the construct (surroundings, loader) defaults to
+/// nothing to check, and the shared fact kinds ask their own small traits.
 pub trait Frontend: Sync {
     /// The language this frontend reads (JavaScript for the JavaScript family,
     /// whose `.ts` files [`Lang::for_file`] reads as TypeScript).
@@ -134,25 +137,12 @@ pub trait Frontend: Sync {
     /// `Err` means the source has a shape the profile does not accept.
     fn extract<'a>(&self, region: &Region<'a>, spec: &FactSpec, found: &BTreeMap<String, Found<'a>>) -> Result<Option<Found<'a>>, Escalation>;
 
-    /// Checks what decides which code is loaded (build constraints, module
-    /// files) across every file of the closure, parsed or not.
-    fn check_package(&self, _files: &[SourceFile], _trees: &[(&str, &Syntax)], _env: &Env) -> Result<(), Escalation> {
-        Ok(())
-    }
-
     /// Checks what surrounds a located region in the whole closure before its
     /// call sites and facts are trusted: nothing outside it rebinds the
     /// region's name or a library name it resolves (shadowing, patching), or
     /// registers another definition in its place.
     fn check_region(&self, _region: &Region<'_>) -> Result<(), Escalation> {
         Ok(())
-    }
-
-    /// The build files that decide what compiles the `selected` source files,
-    /// given every regular file and every symbolic link of the release: they
-    /// join the source closure. Escalates when the selection is not what the build compiles.
-    fn build_closure(&self, _all: &[String], _links: &[String], _selected: &[String]) -> Result<Vec<String>, Escalation> {
-        Ok(Vec::new())
     }
 
     /// Whether the language's facts depend on the whole closure (a file can
@@ -169,20 +159,21 @@ pub trait Frontend: Sync {
         false
     }
 
-    /// Whether a selected file is a build file (checked by [`Frontend::check_build_file`], never parsed as source).
-    fn is_build_file(&self, _path: &str) -> bool {
-        false
+    /// A file of the closure that is a build file (a C# project), never
+    /// parsed as source: `Some` with its check, which accepts it only when
+    /// fcd can interpret what it does to compilation; `None` for any other file.
+    fn build_file(&self, _file: &SourceFile) -> Option<Result<(), Escalation>> {
+        None
     }
 
-    /// Accepts a build file only when fcd can interpret what it does to compilation.
-    fn check_build_file(&self, _file: &SourceFile) -> Result<(), Escalation> {
-        Ok(())
-    }
-
-    /// The paths the runtime loads, starting from the `entries` (`opaque`
-    /// holds the source files that did not parse, with their text), or `None`
-    /// when the language has no such notion: every selected file then counts.
-    fn loaded(&self, _entries: &[String], _trees: &[(&str, &Syntax)], _opaque: &[(&str, &str)]) -> Result<Option<BTreeSet<String>>, Escalation> {
+    /// What the build or the runtime loads of the closure, as the language's
+    /// loader judges it once every file is parsed (`files` is the whole
+    /// closure, parsed or not; `opaque` holds the source files that did not
+    /// parse, with their text): the paths the runtime loads, starting from
+    /// the package's entries (`env.entries`), or `None` when every selected
+    /// file counts. Escalates on what decides which code is loaded and is not
+    /// interpreted (build constraints, module files, a computed import).
+    fn loaded(&self, _files: &[SourceFile], _trees: &[(&str, &Syntax)], _opaque: &[(&str, &str)], _env: &Env) -> Result<Option<BTreeSet<String>>, Escalation> {
         Ok(None)
     }
 

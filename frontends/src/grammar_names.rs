@@ -266,12 +266,14 @@ fn every_kind_and_field_a_frontend_names_is_in_its_grammar() {
         [("python", &[Lang::Python]), ("go", &[Lang::Go]), ("csharp", &[Lang::CSharp]), ("javascript", &[Lang::JavaScript, Lang::TypeScript])];
     let (mut bad, mut checked) = (Vec::new(), 0);
     for (dir, langs) in dirs {
-        let mut files: Vec<_> = std::fs::read_dir(crates.join(dir).join("src")).expect("frontend directory").filter_map(Result::ok).map(|e| e.path()).collect();
-        files.sort();
+        // Every module, those in directories (`loader/`) too.
+        let src = crates.join(dir).join("src");
+        let files: Vec<_> = walkdir::WalkDir::new(&src).sort_by_file_name().into_iter().map(|e| e.expect("frontend directory").into_path()).collect();
         for path in files.iter().filter(|p| p.extension().is_some_and(|e| e == "rs")) {
             let text = non_test_source(path);
             checked += kinds(&text).len() + fields(&text).len();
-            bad.extend(unknown_names(&format!("{dir}/{}", path.file_name().unwrap_or_default().to_string_lossy()), &text, langs));
+            let shown = path.strip_prefix(&src).unwrap_or(path).to_string_lossy();
+            bad.extend(unknown_names(&format!("{dir}/{shown}"), &text, langs));
         }
     }
     assert!(checked > 300, "the scan found only {checked} names: it no longer reads the frontends' comparisons");

@@ -33,8 +33,9 @@ impl Lang {
     }
 
     /// Whether this language's frontend parses the file; others in a closure
-    /// are read as data: Go's go.mod by [`Frontend::check_package`], an npm
-    /// manifest by the caller, a C# project by [`Frontend::check_build_file`].
+    /// are read as data by the language's loader: Go's go.mod by
+    /// [`crate::Frontend::loaded`], an npm manifest before parsing
+    /// ([`crate::loader::Loaded::entries`]), a C# project by [`crate::Frontend::build_file`].
     pub fn parses(self, path: &str) -> bool {
         match self {
             Lang::Go => path.ends_with(".go"),

@@ -14,7 +14,8 @@
 //! extraction written once over small per-language traits ([`facts`],
 //! [`guard`], [`default`], [`field`]), the process-wide state check
 //! ([`ambient`]), the driver below that asks a frontend for regions, calls and
-//! facts in order, and the table of which language reads which kind ([`support`]).
+//! facts in order, the table of which language reads which kind ([`support`]),
+//! and what every language's loader reads the release with and answers ([`loader`]).
 
 pub mod ambient;
 mod ambient_check;
@@ -27,6 +28,7 @@ mod grammar_names;
 pub mod guard;
 pub mod ir;
 pub mod language;
+pub mod loader;
 pub mod spec;
 pub mod support;
 pub mod ts;
@@ -152,8 +154,8 @@ pub fn parse_files<'f>(frontend: &'f dyn Frontend, files: &'f [SourceFile]) -> P
     let outcomes = files
         .iter()
         .map(|f| {
-            if frontend.is_build_file(&f.path) {
-                Parse::Build(frontend.check_build_file(f))
+            if let Some(check) = frontend.build_file(f) {
+                Parse::Build(check)
             } else if !lang.parses(&f.path) {
                 Parse::Skipped
             } else {
@@ -215,15 +217,12 @@ pub fn analyze_parsed(release: &Parsed<'_>, regions: &[RegionSpec], facts: &[Fac
         }
     }
 
-    if let Some(entries) = &env.entries {
-        let all: Vec<(&str, &Syntax)> = parsed.iter().map(|(f, s)| (f.path.as_str(), *s)).collect();
-        if let Some(loaded) = frontend.loaded(entries, &all, &opaque)? {
-            parsed.retain(|(f, _)| loaded.contains(&f.path));
-            opaque.retain(|(f, _)| loaded.contains(*f));
-        }
+    let all: Vec<(&str, &Syntax)> = parsed.iter().map(|(f, s)| (f.path.as_str(), *s)).collect();
+    if let Some(loaded) = frontend.loaded(files, &all, &opaque, env)? {
+        parsed.retain(|(f, _)| loaded.contains(&f.path));
+        opaque.retain(|(f, _)| loaded.contains(*f));
     }
     let trees: Vec<(&str, &Syntax)> = parsed.iter().map(|(f, s)| (f.path.as_str(), *s)).collect();
-    frontend.check_package(files, &trees, env)?;
     let mut located: BTreeMap<&str, Region<'_>> = BTreeMap::new();
     let mut all_calls = Vec::new();
     let mut reports = Vec::new();

@@ -41,18 +41,6 @@ use fcd_model::rules::{Rule, ValueType};
 use fcd_model::summary::{ArgSpec, Envelope};
 pub use schema::json_schema;
 
-/// (JavaScript) Where the runtime starts loading a package: the npm manifest
-/// whose entry points (`main`, `module`, `bin`, `exports`) must name one file
-/// fcd reads (see `crate::loader`, npm.rs), from which every static relative import is followed.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct EntrySpec {
-    /// The manifest's path in the release root (`package.json`).
-    pub manifest: String,
-    /// Reviewed build mappings: a built entry (`dist/index.js`) that, when
-    /// absent from the release (a git tag), stands for its TypeScript source.
-    pub built: Vec<(String, String)>,
-}
-
 /// The file name of a profile inside its directory.
 pub const PROFILE_FILE: &str = "profile.toml";
 
@@ -103,7 +91,7 @@ pub struct Profile {
     /// Files the globs select that are not part of the closure (tests, say).
     pub excluded: GlobSet,
     /// (JavaScript) the npm manifest the closure starts from, and build mappings.
-    pub entry: Option<EntrySpec>,
+    pub entry: Option<fcd_frontend_javascript::loader::EntrySpec>,
     pub regions: Vec<RegionSpec>,
     /// Package name -> accepted import-path patterns (`[imports]`).
     pub imports: BTreeMap<String, Vec<String>>,

@@ -5,10 +5,11 @@ use std::collections::BTreeMap;
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
+use fcd_frontend_javascript::loader::EntrySpec;
 use fcd_frontends::Lang;
 
+use super::Validator;
 use super::schema::{RawSource, Spanned};
-use super::{EntrySpec, Validator};
 use fcd_model::error::InputError;
 
 impl Validator<'_> {

@@ -13,17 +13,18 @@
 //!
 //! Facts are only as good as what they leave out, so the frontend also
 //! checks what the facts assume: the build files decide what compiles
-//! (`loader`), nothing in the closure runs or rebinds names unseen
-//! (`surroundings`), trusted model types are plain data (`plain`), a value is held
-//! unchanged from its fact to its sink (`held`), and templates are read as
-//! strict JSON (`json`).
+//! (`loader`, which also takes them into the closure before parsing),
+//! nothing in the closure runs or rebinds names unseen (`surroundings`),
+//! trusted model types are plain data (`plain`), a value is held unchanged
+//! from its fact to its sink (`held`), and templates are read as strict JSON
+//! (`json`).
 
 mod ambient;
 mod control;
 mod facts;
 mod held;
 mod json;
-mod loader;
+pub mod loader;
 mod option;
 mod plain;
 mod scope;
@@ -79,22 +80,14 @@ impl Frontend for CSharp {
         region.node.descendants().filter_map(|n| implicit_or_call(n).map(|i| (n, i))).collect()
     }
 
-    fn build_closure(&self, all: &[String], links: &[String], selected: &[String]) -> Result<Vec<String>, Escalation> {
-        loader::closure(all, links, selected)
-    }
-
     /// A C# file can declare a partial class, an extension method or a type
     /// that changes what any region means: every file must parse.
     fn whole_program(&self) -> bool {
         true
     }
 
-    fn is_build_file(&self, path: &str) -> bool {
-        loader::is_build_file(path)
-    }
-
-    fn check_build_file(&self, file: &SourceFile) -> Result<(), Escalation> {
-        loader::check(file)
+    fn build_file(&self, file: &SourceFile) -> Option<Result<(), Escalation>> {
+        loader::is_build_file(&file.path).then(|| loader::check(file))
     }
 
     fn ambient<'a>(&self, _file: &str, syntax: &'a Syntax) -> Vec<fcd_frontends::ambient::Op<'a>> {

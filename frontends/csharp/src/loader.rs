@@ -3,17 +3,42 @@
 //! A glob over `.cs` files is not what the compiler reads. The nearest
 //! `.csproj` above a source file compiles every `.cs` file under its folder
 //! (the SDK's default items) unless it, or a `Directory.Build.props` /
-//! `Directory.Build.targets` in a folder above it, changes the items. So the
-//! closure takes in those build files, every `.cs` file the project compiles
-//! must be selected, and a build file is accepted only when it uses none of
-//! the constructs that change compile items, global usings, analyzers or
-//! build logic (fcd does not evaluate MSBuild): anything else escalates.
+//! `Directory.Build.targets` in a folder above it, changes the items. So,
+//! before any file is parsed, [`load`] lists the release (regular files and
+//! links alike) and takes those build files into the closure ([`closure`]),
+//! every `.cs` file the project compiles must be selected, and once the
+//! closure is read a build file is accepted only when it uses none of the
+//! constructs that change compile items, global usings, analyzers or build
+//! logic ([`check`]; fcd does not evaluate MSBuild): anything else escalates.
 
 use std::collections::BTreeSet;
+use std::path::Path;
 
+use fcd_frontends::ir::Escalation;
 use fcd_frontends::ir::SourceFile;
-use fcd_frontends::ir::{Escalation, EscalationCode};
-use fcd_model::effect::Anchor;
+use fcd_frontends::loader::{Listing, Loaded, escalate, read};
+use fcd_model::error::InputError;
+
+/// The build files that decide what compiles the `selected` files, and the
+/// files the project compiles besides them, from the release at `root`.
+pub fn load(root: &Path, selected: &[SourceFile]) -> Result<Result<Loaded, Escalation>, InputError> {
+    let listing = Listing::of(root)?;
+    let all: Vec<String> = listing.files.iter().cloned().collect();
+    let links: Vec<String> = listing.links.iter().cloned().collect();
+    let chosen: Vec<String> = selected.iter().map(|f| f.path.clone()).collect();
+    let build = match closure(&all, &links, &chosen) {
+        Ok(build) => build,
+        Err(e) => return Ok(Err(e)),
+    };
+    let mut sources = Vec::new();
+    for relative in build.iter().filter(|b| !chosen.contains(b)) {
+        match read(root, relative)? {
+            Ok(f) => sources.push(f),
+            Err(e) => return Ok(Err(e)),
+        }
+    }
+    Ok(Ok(Loaded { sources, ..Loaded::default() }))
+}
 
 /// File names (ASCII case-insensitive) that MSBuild imports from every folder above a project.
 const ANCESTOR_FILES: &[&str] = &["directory.build.props", "directory.build.targets", "directory.build.rsp"];
@@ -23,7 +48,7 @@ fn lower(path: &str) -> String {
 }
 
 /// Whether a path is a build file that can decide what compiles.
-pub fn is_build_file(path: &str) -> bool {
+pub(crate) fn is_build_file(path: &str) -> bool {
     let name = lower(path.rsplit('/').next().unwrap_or(path));
     name.ends_with(".csproj") || name.ends_with(".props") || name.ends_with(".targets") || ANCESTOR_FILES.contains(&name.as_str())
 }
@@ -47,15 +72,11 @@ fn under(path: &str, dir: &str) -> bool {
     dir.is_empty() || path.starts_with(&format!("{dir}/"))
 }
 
-fn escalate(file: &str, line: u32, detail: String) -> Escalation {
-    Escalation::new(EscalationCode::ShapeMismatch, detail, Some(Anchor::at_line(file, line)))
-}
-
 /// The build files the closure must hold for the selected `.cs` files, given
 /// every file path of the release; escalates when a selected file has no
 /// project, a folder has two projects, or the project compiles a `.cs` file
 /// the profile does not select.
-pub fn closure(all: &[String], links: &[String], selected: &[String]) -> Result<Vec<String>, Escalation> {
+fn closure(all: &[String], links: &[String], selected: &[String]) -> Result<Vec<String>, Escalation> {
     let chosen: BTreeSet<&str> = selected.iter().map(String::as_str).collect();
     let mut add = BTreeSet::new();
     for file in selected.iter().filter(|p| p.ends_with(".cs")) {
@@ -126,7 +147,7 @@ fn changes_build(name: &str) -> bool {
 
 /// Checks one build file: a restricted MSBuild whose meaning for compilation
 /// is nothing but the SDK's defaults.
-pub fn check(file: &SourceFile) -> Result<(), Escalation> {
+pub(crate) fn check(file: &SourceFile) -> Result<(), Escalation> {
     let Ok(text) = std::str::from_utf8(&file.bytes) else {
         return Err(escalate(&file.path, 1, "the build file is not UTF-8".into()));
     };

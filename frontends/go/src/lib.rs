@@ -10,12 +10,14 @@
 //! with generic instantiations kept and normalized (`OptionalParam[bool]`).
 //! Go's grammar cannot tell `F[T](x)` (an instantiation) from `m[k](x)` (a
 //! call of a map value): an index whose text is not type-like is a dynamic callee.
+//! What `go build` compiles around the selected files is read before parsing
+//! and judged before any region ([`loader`]).
 
 mod ambient;
 mod bindings;
 mod control;
 mod facts;
-mod loader;
+pub mod loader;
 mod receiver;
 mod scope;
 mod settings;
@@ -24,7 +26,7 @@ mod syntax;
 
 pub use settings::{Handoff, Settings};
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use fcd_frontends::facts::FactSite;
 use fcd_frontends::frontend::{Env, Found, Frontend, Lang, Region};
@@ -71,8 +73,9 @@ impl Frontend for Go {
         region.node.descendants().filter(|n| is_call(*n)).map(|c| (c, typed(c, scope.resolve(identity(c))))).collect()
     }
 
-    fn check_package(&self, files: &[SourceFile], trees: &[(&str, &Syntax)], _env: &Env) -> Result<(), Escalation> {
-        loader::check(files, trees)
+    /// Every file counts (`None`) once nothing that decides what compiles escalates.
+    fn loaded(&self, files: &[SourceFile], trees: &[(&str, &Syntax)], _opaque: &[(&str, &str)], _env: &Env) -> Result<Option<BTreeSet<String>>, Escalation> {
+        loader::check(files, trees).map(|()| None)
     }
 
     fn check_region(&self, region: &Region<'_>) -> Result<(), Escalation> {

@@ -1,18 +1,23 @@
-//! What decides which Go code is compiled and run, judged before any region.
+//! What decides which Go code is compiled and run, in two steps.
 //!
-//! The closure (crate `fcd`, `go_package`) holds every non-test `.go` file of
-//! each package and its go.mod. Here fcd refuses what it does not interpret
-//! rather than guess: build constraints (`//go:build`, `// +build`,
-//! `_GOOS`/`_GOARCH` file names) decide whether a file is compiled at all;
-//! go.mod `replace` and `godebug` directives change which library code runs or
-//! how; `//go:linkname` rebinds a symbol; cgo and `init` functions run code no
-//! region shows, before any handler. Each escalates `shape_mismatch` with
-//! the file and line.
+//! Before any file is parsed, [`load`] completes the closure to what `go
+//! build` compiles ([`package`]): every non-test `.go` file of each package
+//! and its go.mod. Once they are parsed, before any region, [`check`] refuses
+//! what fcd does not interpret rather than guess: build constraints
+//! (`//go:build`, `// +build`, `_GOOS`/`_GOARCH` file names) decide whether a
+//! file is compiled at all; go.mod `replace` and `godebug` directives change
+//! which library code runs or how; `//go:linkname` rebinds a symbol; cgo and
+//! `init` functions run code no region shows, before any handler. Each
+//! escalates `shape_mismatch` with the file and line.
 
+mod package;
+
+pub use package::load;
+
+use fcd_frontends::ir::Escalation;
 use fcd_frontends::ir::SourceFile;
-use fcd_frontends::ir::{Escalation, EscalationCode};
+use fcd_frontends::loader::escalate;
 use fcd_frontends::ts::{Node, Syntax};
-use fcd_model::effect::Anchor;
 
 const GOOS: &[&str] = &[
     "aix",
@@ -61,12 +66,8 @@ const GOARCH: &[&str] = &[
     "wasm",
 ];
 
-fn escalate(file: &str, line: u32, detail: String) -> Escalation {
-    Escalation::new(EscalationCode::ShapeMismatch, detail, Some(Anchor::at_line(file, line)))
-}
-
 /// Checks every file of the closure: go.mod files as text, Go files as text and trees.
-pub fn check(files: &[SourceFile], trees: &[(&str, &Syntax)]) -> Result<(), Escalation> {
+pub(crate) fn check(files: &[SourceFile], trees: &[(&str, &Syntax)]) -> Result<(), Escalation> {
     for f in files {
         let text = String::from_utf8_lossy(&f.bytes);
         let name = f.path.rsplit('/').next().unwrap_or(&f.path);

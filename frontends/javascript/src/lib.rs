@@ -17,7 +17,7 @@ mod bindings;
 mod closure;
 mod control;
 mod facts;
-mod loader;
+pub mod loader;
 mod members;
 mod pinned;
 mod reads;
@@ -32,8 +32,8 @@ pub use settings::Settings;
 use std::collections::{BTreeMap, BTreeSet};
 
 use fcd_frontends::facts::FactSite;
-use fcd_frontends::frontend::{Found, Frontend, Lang, Program, Region};
-use fcd_frontends::ir::{Escalation, Identity};
+use fcd_frontends::frontend::{Env, Found, Frontend, Lang, Program, Region};
+use fcd_frontends::ir::{Escalation, Identity, SourceFile};
 use fcd_frontends::spec::{FactKind, FactSpec, RegionKind};
 use fcd_frontends::ts::{Node, Syntax};
 
@@ -161,8 +161,9 @@ impl Frontend for JavaScript {
             .collect()
     }
 
-    fn loaded(&self, entries: &[String], trees: &[(&str, &Syntax)], opaque: &[(&str, &str)]) -> Result<Option<BTreeSet<String>>, Escalation> {
-        loader::loaded(entries, trees, opaque).map(Some)
+    /// Only what the package's entries import, when its manifest names them.
+    fn loaded(&self, _files: &[SourceFile], trees: &[(&str, &Syntax)], opaque: &[(&str, &str)], env: &Env) -> Result<Option<BTreeSet<String>>, Escalation> {
+        env.entries.as_ref().map(|entries| loader::loaded(entries, trees, opaque)).transpose()
     }
 
     fn ambient<'a>(&self, _file: &str, syntax: &'a Syntax) -> Vec<fcd_frontends::ambient::Op<'a>> {

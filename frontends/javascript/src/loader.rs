@@ -1,32 +1,32 @@
 //! What the runtime loads: the files an npm package's entry imports.
 //!
-//! A glob selects files; Node runs what `package.json` names. The caller
-//! (crate `fcd`, which reads the manifest as data) resolves the entry file;
-//! from it this module follows every static relative `import`,
-//! `export … from`, `import("…")` and `require("…")`. A loader fcd cannot
-//! interpret — a computed specifier, a `require` used as a value, a `#`
-//! import map, an import of a file the profile does not select — escalates
-//! instead of being guessed.
+//! A glob selects files; Node runs what `package.json` names. Before any file
+//! is parsed, the manifest is read as data and names the entry file
+//! ([`manifest`]); from it this module follows every static relative
+//! `import`, `export … from`, `import("…")` and `require("…")` once the files
+//! are parsed. A loader fcd cannot interpret — a computed specifier, a
+//! `require` used as a value, a `#` import map, an import of a file the
+//! profile does not select — escalates instead of being guessed.
+
+mod manifest;
+
+pub use manifest::{EntrySpec, load, read_manifests};
 
 use std::collections::BTreeSet;
 
-use fcd_frontends::ir::{Escalation, EscalationCode};
+use fcd_frontends::ir::Escalation;
+use fcd_frontends::loader::escalate;
 use fcd_frontends::normalize_path as normalize;
 use fcd_frontends::ts::{Node, Syntax};
-use fcd_model::effect::Anchor;
 
 use super::syntax::string_content;
-
-fn escalate(file: &str, line: u32, detail: String) -> Escalation {
-    Escalation::new(EscalationCode::ShapeMismatch, detail, Some(Anchor::at_line(file, line)))
-}
 
 /// The paths of `trees` that the package loads, starting at its entry points.
 ///
 /// A file that did not parse (`opaque`: tree-sitter's grammar lags the
 /// language) is still loaded; its specifiers are read lexically, and any
 /// loader call in it that is not `import("…")`/`require("…")` with a literal escalates.
-pub fn loaded(entries: &[String], trees: &[(&str, &Syntax)], opaque: &[(&str, &str)]) -> Result<BTreeSet<String>, Escalation> {
+pub(crate) fn loaded(entries: &[String], trees: &[(&str, &Syntax)], opaque: &[(&str, &str)]) -> Result<BTreeSet<String>, Escalation> {
     let known: BTreeSet<&str> = trees.iter().map(|(p, _)| *p).chain(opaque.iter().map(|(p, _)| *p)).collect();
     if let Some(missing) = entries.iter().find(|e| !known.contains(e.as_str())) {
         return Err(escalate(missing, 1, format!("the entry file `{missing}` is not a source file fcd reads")));

@@ -3,7 +3,9 @@
 //! Regions are function definitions by name. Callees resolve to dotted paths
 //! through imports, annotations and local aliases ([`scope`]). Facts are read
 //! from syntax only: comments are separate nodes and string contents are
-//! leaves, so neither can ever produce a callee, a guard or a sink.
+//! leaves, so neither can ever produce a callee, a guard or a sink. What the
+//! interpreter and installers load around the selected files is read before
+//! any of this ([`loader`], called by the compiler).
 
 mod ambient;
 mod bindings;
@@ -13,6 +15,7 @@ mod constant;
 mod control;
 mod facts;
 mod hook;
+pub mod loader;
 mod members;
 mod reads;
 mod route;

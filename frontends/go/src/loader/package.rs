@@ -4,36 +4,39 @@
 //! package directory, reads the module's `go.mod` (its `replace` directives can
 //! swap a reviewed library for another module) and prefers a `vendor/`
 //! directory or a `go.work` workspace when one exists. So the closure of a Go
-//! profile is completed here: every package directory holding a selected file
-//! contributes all of its `.go` files (test files aside, which `go build`
-//! never compiles), and the nearest `go.mod` above it. Constructs this module
-//! cannot interpret soundly escalate (`shape_mismatch`) instead of being read:
-//! a linked `.go` file, non-Go sources compiled into the package, a missing
-//! `go.mod`, a `go.work`, a vendor directory. What go.mod and the Go files say
-//! (replacements, build constraints) is judged by the Go frontend, which
-//! receives go.mod as one more file of the closure.
+//! profile is completed here, before any file is parsed: every package
+//! directory holding a selected file contributes all of its `.go` files (test
+//! files aside, which `go build` never compiles), and the nearest `go.mod`
+//! above it. Constructs this module cannot interpret soundly escalate
+//! (`shape_mismatch`) instead of being read: a linked `.go` file, non-Go
+//! sources compiled into the package, a missing `go.mod`, a `go.work`, a
+//! vendor directory. What go.mod and the Go files say (replacements, build
+//! constraints) is judged once they are parsed (`super`), go.mod being one
+//! more file of the closure.
 
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use fcd_frontends::{Escalation, EscalationCode, SourceFile};
-use fcd_model::effect::Anchor;
-
-use crate::closure::read_one;
+use fcd_frontends::loader::{Loaded, escalate, join, parent, read};
+use fcd_frontends::{Escalation, SourceFile};
 use fcd_model::error::InputError;
 
 /// Extensions `go build` compiles into a package besides `.go` (assembly, cgo, objects).
 const OTHER_SOURCES: &[&str] =
     &[".s", ".S", ".sx", ".syso", ".c", ".cc", ".cpp", ".cxx", ".m", ".h", ".hh", ".hpp", ".hxx", ".f", ".F", ".for", ".f90", ".swig", ".swigcxx"];
 
-use super::{join, parent};
-
-fn loader(path: &str, detail: String) -> Escalation {
-    Escalation::new(EscalationCode::ShapeMismatch, detail, Some(Anchor::at_line(path, 1)))
+/// The rest of every selected Go package and its go.mod, from the release at `root`.
+pub fn load(root: &Path, selected: &[SourceFile]) -> Result<Result<Loaded, Escalation>, InputError> {
+    let mut files = selected.to_vec();
+    if let Err(e) = complete(root, &mut files)? {
+        return Ok(Err(e));
+    }
+    let sources = files.into_iter().filter(|f| !selected.iter().any(|s| s.path == f.path)).collect();
+    Ok(Ok(Loaded { sources, ..Loaded::default() }))
 }
 
 /// Adds the rest of every selected Go package and its go.mod to `files`.
-pub fn complete(root: &Path, files: &mut Vec<SourceFile>) -> Result<Result<(), Escalation>, InputError> {
+fn complete(root: &Path, files: &mut Vec<SourceFile>) -> Result<Result<(), Escalation>, InputError> {
     let dirs: BTreeSet<String> = files.iter().filter(|f| f.path.ends_with(".go")).map(|f| parent(&f.path).to_owned()).collect();
     let mut have: BTreeSet<String> = files.iter().map(|f| f.path.clone()).collect();
     let mut modules = BTreeSet::new();
@@ -46,8 +49,9 @@ pub fn complete(root: &Path, files: &mut Vec<SourceFile>) -> Result<Result<(), E
                 modules.insert(m);
             }
             None => {
-                return Ok(Err(loader(
+                return Ok(Err(escalate(
                     &join(dir, "."),
+                    1,
                     format!("no go.mod between package `{dir}` and the release root: its module and replacements are unknown"),
                 )));
             }
@@ -85,16 +89,16 @@ fn package_files(root: &Path, dir: &str, have: &mut BTreeSet<String>, files: &mu
             continue;
         }
         if OTHER_SOURCES.iter().any(|ext| name.ends_with(ext)) {
-            return Ok(Err(loader(&rel, format!("`{name}` is a non-Go source `go build` compiles into the package; fcd reads only Go"))));
+            return Ok(Err(escalate(&rel, 1, format!("`{name}` is a non-Go source `go build` compiles into the package; fcd reads only Go"))));
         }
         if !name.ends_with(".go") {
             continue;
         }
         if !kind.is_file() {
-            return Ok(Err(loader(&rel, format!("`{name}` is a link or special file; `go build` would compile what it points to"))));
+            return Ok(Err(escalate(&rel, 1, format!("`{name}` is a link or special file; `go build` would compile what it points to"))));
         }
         if have.insert(rel.clone()) {
-            match read_one(root, &rel)? {
+            match read(root, &rel)? {
                 Ok(f) => files.push(f),
                 Err(e) => return Ok(Err(e)),
             }
@@ -121,8 +125,9 @@ fn module_root(root: &Path, dir: &str) -> Option<String> {
 fn module_files(root: &Path, module: &str, have: &mut BTreeSet<String>, files: &mut Vec<SourceFile>) -> Result<Result<(), Escalation>, InputError> {
     let vendor = join(module, "vendor");
     if root.join(&vendor).symlink_metadata().is_ok() {
-        return Ok(Err(loader(
+        return Ok(Err(escalate(
             &vendor,
+            1,
             format!("`{vendor}` exists: `go build` would compile vendored copies of the dependencies instead of the reviewed libraries"),
         )));
     }
@@ -130,7 +135,7 @@ fn module_files(root: &Path, module: &str, have: &mut BTreeSet<String>, files: &
     loop {
         let work = join(&d, "go.work");
         if root.join(&work).symlink_metadata().is_ok() {
-            return Ok(Err(loader(&work, format!("`{work}` makes a workspace that can replace any module; fcd does not read workspaces"))));
+            return Ok(Err(escalate(&work, 1, format!("`{work}` makes a workspace that can replace any module; fcd does not read workspaces"))));
         }
         if d.is_empty() {
             break;
@@ -139,7 +144,7 @@ fn module_files(root: &Path, module: &str, have: &mut BTreeSet<String>, files: &
     }
     let gomod = join(module, "go.mod");
     if have.insert(gomod.clone()) {
-        match read_one(root, &gomod)? {
+        match read(root, &gomod)? {
             Ok(f) => files.push(f),
             Err(e) => return Ok(Err(e)),
         }

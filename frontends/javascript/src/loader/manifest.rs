@@ -6,28 +6,82 @@
 //! one and the same file the profile selects, or — in a git tag without a
 //! build — the TypeScript source a reviewed `built` mapping names, and then
 //! `tsconfig.json` must not remap modules or write elsewhere. Anything fcd
-//! cannot interpret escalates. The frontend then follows the imports of that
-//! one file (`Env::entries` of `fcd_frontends::analyze_with`).
+//! cannot interpret escalates. The manifest (and the `tsconfig.json` beside
+//! it) join the selected files ([`read_manifests`]), the entry file is found
+//! before any file is parsed ([`load`]), and the frontend then follows the
+//! imports of that one file (`Env::entries`, `super::loaded`).
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
 
 use serde_json::Value;
 
-use fcd_frontends::{Escalation, EscalationCode, SourceFile, normalize_path as normalize};
+use fcd_frontends::loader::{Loaded, escalate};
+use fcd_frontends::ts::MAX_FILE_BYTES;
+use fcd_frontends::{Escalation, EscalationCode, Lang, SourceFile, normalize_path as normalize};
 use fcd_model::effect::Anchor;
+use fcd_model::error::InputError;
 
-use crate::profile::EntrySpec;
+/// Where the runtime starts loading a package: the npm manifest whose entry
+/// points (`main`, `module`, `bin`, `exports`) must name one file fcd reads,
+/// from which every static relative import is followed. A profile's
+/// `source.package` and `source.built` (the compiler builds it).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct EntrySpec {
+    /// The manifest's path in the release root (`package.json`).
+    pub manifest: String,
+    /// Reviewed build mappings: a built entry (`dist/index.js`) that, when
+    /// absent from the release (a git tag), stands for its TypeScript source.
+    pub built: Vec<(String, String)>,
+}
 
 /// The manifest fields Node (and bundlers) start loading from.
 const ENTRY_FIELDS: &[&str] = &["main", "module", "bin", "exports"];
 
-fn escalate(file: &str, line: u32, detail: String) -> Escalation {
-    Escalation::new(EscalationCode::ShapeMismatch, detail, Some(Anchor::at_line(file, line)))
+/// Adds the manifest `entry` names, and the `tsconfig.json` beside it when
+/// there is one, to the `files` a profile's globs selected from the release
+/// at `root`: they are part of the closure, digested and read as data. A
+/// manifest that is not a regular file of the release escalates.
+pub fn read_manifests(root: &Path, entry: &EntrySpec, files: &mut Vec<SourceFile>) -> Result<Result<(), Escalation>, InputError> {
+    let mut manifests = vec![entry.manifest.clone()];
+    let dir = entry.manifest.rsplit_once('/').map(|(d, _)| format!("{d}/")).unwrap_or_default();
+    manifests.push(format!("{dir}tsconfig.json"));
+    for (i, path) in manifests.iter().enumerate() {
+        let full = root.join(path);
+        // Never through a link: the manifest is part of the release, as every file is.
+        let meta = std::fs::symlink_metadata(&full);
+        match meta {
+            Ok(m) if m.is_file() && m.len() <= MAX_FILE_BYTES as u64 => {
+                if files.iter().any(|f| &f.path == path) {
+                    continue;
+                }
+                let bytes = std::fs::read(&full).map_err(|e| InputError::new(&full, format!("cannot read: {e}")))?;
+                files.push(SourceFile { path: path.clone(), bytes });
+            }
+            Err(_) if i > 0 => {}
+            _ => {
+                return Ok(Err(Escalation::new(
+                    EscalationCode::RegionMissing,
+                    format!("`{path}`, the npm manifest whose entry points the closure starts from, is not a regular file of the release"),
+                    Some(Anchor::at_line(path, 1)),
+                )));
+            }
+        }
+    }
+    Ok(Ok(()))
+}
+
+/// The entry file the runtime starts from (`Loaded::entries`), from the
+/// manifest among the `selected` files, when the profile names one; the
+/// language `lang` says which files are source the frontend parses.
+pub fn load(entry: Option<&EntrySpec>, selected: &[SourceFile], lang: Lang) -> Result<Loaded, Escalation> {
+    let entries = entry.map(|e| entry_files(e, selected, |p| lang.parses(p))).transpose()?;
+    Ok(Loaded { entries, ..Loaded::default() })
 }
 
 /// The entry file of the release (as a one-element list), from the manifest
 /// among `files`; `sources` says which files are source the frontend parses.
-pub fn entry_files(entry: &EntrySpec, files: &[SourceFile], sources: impl Fn(&str) -> bool) -> Result<Vec<String>, Escalation> {
+fn entry_files(entry: &EntrySpec, files: &[SourceFile], sources: impl Fn(&str) -> bool) -> Result<Vec<String>, Escalation> {
     let known: BTreeSet<&str> = files.iter().map(|f| f.path.as_str()).filter(|p| sources(p)).collect();
     let manifests: BTreeMap<&str, &[u8]> = files.iter().filter(|f| !sources(&f.path)).map(|f| (f.path.as_str(), f.bytes.as_slice())).collect();
     entries(entry, &manifests, &known)
