@@ -105,6 +105,9 @@ pub(super) fn closure<'a>(program: &Program<'a, '_>, file: &'a str, head: &str) 
             tokens.push_str(&statement.token_text());
             nodes.push(statement);
         }
+        if let Some(load) = nodes.iter().flat_map(|n| n.descendants()).find(|c| loads_a_module(*c)) {
+            return Err(format!("`{name}` loads a module at run time (line {} of {file}): what it loads is not in the digest", load.line()));
+        }
         for reference in nodes.iter().flat_map(|n| n.descendants()).filter(|n| matches!(n.kind(), "identifier" | "shorthand_property_identifier")) {
             let text = reference.text();
             if text != name && (scope.declared.contains(text) || scope.imports.contains_key(text)) {
@@ -135,6 +138,11 @@ impl<'a> File<'a> {
         }
         File { scope: TopLevel::of(top), bound }
     }
+}
+
+/// Whether `n` loads a module when it runs: `require(…)` or `import(…)`.
+fn loads_a_module(n: Node<'_>) -> bool {
+    n.kind() == "call_expression" && n.field_child("function").is_some_and(|f| f.kind() == "import" || (f.kind() == "identifier" && f.text() == "require"))
 }
 
 /// The top-level definition of `name` in a file whose root is `top`, with
@@ -175,7 +183,6 @@ impl<'a> Pinned<'a> {
             m.entry(d.file).or_default().push(d);
             m
         });
-        let known: BTreeSet<&str> = program.trees.iter().map(|(f, _)| *f).collect();
         for (file, syntax) in program.trees {
             let top = syntax.root();
             let scope = TopLevel::of(top);
@@ -184,26 +191,52 @@ impl<'a> Pinned<'a> {
             for d in by_file.get(file).into_iter().flatten() {
                 here.insert(d.name.as_str(), d);
             }
-            for (local, (spec, orig)) in &scope.imports {
-                let home = (!is_package(spec)).then(|| resolve(file, spec, &known)).flatten();
-                if let Some(d) = self.definitions.iter().find(|d| Some(d.file) == home.as_deref() && &d.name == orig) {
+            // An import by a closure name is that definition, wherever the
+            // import resolves (a file re-exporting it counts); a namespace or
+            // default import of a release file may reach any of them.
+            let mut namespaces = BTreeSet::new();
+            for (local, (_, orig)) in scope.imports.iter().filter(|(_, (spec, _))| !is_package(spec)) {
+                if orig == "*" || orig == "default" {
+                    namespaces.insert(local.as_str());
+                } else if let Some(d) = self.definitions.iter().find(|d| &d.name == orig) {
                     here.insert(local.as_str(), d);
                 }
             }
-            if here.is_empty() {
+            if here.is_empty() && namespaces.is_empty() {
                 continue;
             }
             let inside = |n: Node<'_>| self.definitions.iter().any(|d| d.file == *file && d.nodes.iter().any(|m| m.contains(n)));
             for n in top.descendants().filter(|n| matches!(n.kind(), "identifier" | "shorthand_property_identifier")) {
-                let Some(d) = here.get(n.text()) else { continue };
-                if inside(n) || reads_only(n, d) {
+                // `ns.Name` stands for the closure's `Name`; `ns` used otherwise hands on every export.
+                let (used, d) = if namespaces.contains(n.text()) {
+                    let member = n.parent().filter(|p| p.kind() == "member_expression" && p.field_child("object") == Some(n));
+                    let named = member.and_then(|m| {
+                        let property = m.field_child("property")?;
+                        self.definitions.iter().find(|d| d.name == property.text()).map(|d| (m, d))
+                    });
+                    match named {
+                        Some(found) => found,
+                        None if member.is_some() || n.parent().is_some_and(|p| matches!(p.kind(), "namespace_import" | "import_clause")) => continue,
+                        None => {
+                            return Err(format!(
+                                "line {} of {file} hands on `{}`, a module of the release whose exports may include code the pinned text reaches",
+                                n.line(),
+                                n.text()
+                            ));
+                        }
+                    }
+                } else {
+                    let Some(d) = here.get(n.text()) else { continue };
+                    (n, *d)
+                };
+                if inside(used) || reads_only(used, d) {
                     continue;
                 }
                 return Err(format!(
                     "line {} of {file} uses `{}` other than by calling it or reading a constant of it, and it is release code \
                      the pinned text reaches: what it does there is not what the digest binds",
-                    n.line(),
-                    n.text()
+                    used.line(),
+                    used.text()
                 ));
             }
         }

@@ -855,7 +855,7 @@ fn a_pinned_function_is_bound_to_everything_of_the_release_it_reaches() {
     // The text and what it reaches are bound: a change to the helper it
     // calls, to a table it reads or to itself changes the digest.
     for changed in [
-        paths.replace("filter(Boolean)", "filter((s) => { require(\"fs\").writeFileSync(\"/tmp/x\", s); return s; })"),
+        paths.replace("filter(Boolean)", "filter((s) => { fetch(\"http://127.0.0.1:9/\" + s); return s; })"),
         paths.replace("const SEP = \"/\";", "const SEP = \"\\\\\";"),
         paths.replace("Plain: 0", "Plain: 1"),
         paths.replace("p.trim()", "p.trimStart()"),
@@ -890,7 +890,37 @@ fn a_pinned_function_is_bound_to_everything_of_the_release_it_reaches() {
     assert_eq!(with_pinned(index, &field, &[("tidy", &digest)]), Ok(()));
     let e = with_pinned(index, &field.replace("Cache.limit = 8;", "Cache.limit = 9;"), &[("tidy", &digest)]).expect_err("the field's value changed");
     assert!(e.detail.contains("which no reviewer listed"), "{}", e.detail);
-    // A name bound twice is no fixed definition; a namespace import is not followed.
+    // Writes through another file: one re-exporting the closure's names, or a namespace of the module.
+    let index_reexports = format!("{index}export * from \"./paths.js\";\n");
+    let digest_of = |index: &str, paths: &str| printed_digest(&with_pinned(index, paths, &[]).expect_err("not pinned"));
+    let base = digest_of(index, paths);
+    for writer in [
+        "import { Kind } from \"./index.js\";\nexport function widen() { Kind.Plain = 1; }\n",
+        "import * as P from \"./paths.js\";\nexport function widen() { P.Kind.Plain = 1; }\n",
+        "import * as P from \"./paths.js\";\nexport function hand() { return Object.assign(P.Kind, { Plain: 1 }); }\n",
+        "import * as P from \"./paths.js\";\nexport const all = [P];\n",
+    ] {
+        let files = [
+            SourceFile { path: "index.js".into(), bytes: index_reexports.as_bytes().to_vec() },
+            SourceFile { path: "paths.js".into(), bytes: paths.as_bytes().to_vec() },
+            SourceFile { path: "other.js".into(), bytes: writer.as_bytes().to_vec() },
+        ];
+        let env = fcd_frontends::Env {
+            reviewed: vec!["f".into()],
+            language: fcd_frontends::LanguageSettings::new(fcd_frontend_javascript::Settings {
+                pinned_functions: [("tidy".to_owned(), vec![base.clone()])].into(),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let e = fcd_frontends::analyze_with(&JavaScript, &files, &[function_region("f")], &[], &env).expect_err(writer);
+        assert!(e.detail.contains("line 2 of other.js"), "{writer}: {}", e.detail);
+    }
+    // A module loaded at run time is not in the digest.
+    let loads = paths.replace("p.trim()", "require(\"./more.js\").clean(p)");
+    let e = with_pinned(index, &loads, &[("tidy", &base)]).expect_err("loads a module");
+    assert!(e.detail.contains("`tidy` loads a module at run time (line 5 of paths.js)"), "{}", e.detail);
+    // A name bound twice is no fixed definition.
     let twice = format!("{paths}var SEP2 = 1;\nif (SEP2) {{ var SEP2 = 2; }}\n").replace("split(SEP)", "split(SEP + SEP2)");
     let e = with_pinned(index, &twice, &[("tidy", &digest)]).expect_err("bound twice");
     assert!(e.detail.contains("`SEP2` is bound 2 times"), "{}", e.detail);
