@@ -25,7 +25,11 @@
 //! and code outside the closure may only call into it (`f(…)`, `new C(…)`,
 //! a static `C.m(…)` of a class in it) or import and export it: any other
 //! use (an assignment, a write to a member, the value handed on, an
-//! instance's method) escalates.
+//! instance's method) escalates. A module object counts as its names, however
+//! it is held: an `import * as` namespace, the value of `require("./…")` or
+//! `import("./…")` (bound, destructured or read directly), or a file's own
+//! `exports`; handing such a module on escalates when it defines or
+//! re-exports code of the release.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -183,6 +187,14 @@ impl<'a> Pinned<'a> {
             m.entry(d.file).or_default().push(d);
             m
         });
+        let known: BTreeSet<&str> = program.trees.iter().map(|(f, _)| *f).collect();
+        // Whether a module of the release, held as a value, may hand on
+        // closure code: it defines some, or re-exports anything of the
+        // release (which may be some). Unresolved, it may.
+        let exposes = |from: &str, spec: Option<&str>| {
+            let Some(target) = spec.map_or(Some(from.to_owned()), |s| resolve(from, s, &known)) else { return true };
+            by_file.contains_key(target.as_str()) || program.trees.iter().find(|(f, _)| *f == target).is_none_or(|(_, syntax)| reexports(syntax.root()))
+        };
         for (file, syntax) in program.trees {
             let top = syntax.root();
             let scope = TopLevel::of(top);
@@ -194,21 +206,50 @@ impl<'a> Pinned<'a> {
             // An import by a closure name is that definition, wherever the
             // import resolves (a file re-exporting it counts); a namespace or
             // default import of a release file may reach any of them.
-            let mut namespaces = BTreeSet::new();
-            for (local, (_, orig)) in scope.imports.iter().filter(|(_, (spec, _))| !is_package(spec)) {
+            let mut namespaces: BTreeMap<&str, Option<&str>> = BTreeMap::new();
+            for (local, (spec, orig)) in scope.imports.iter().filter(|(_, (spec, _))| !is_package(spec)) {
                 if orig == "*" || orig == "default" {
-                    namespaces.insert(local.as_str());
+                    namespaces.insert(local.as_str(), Some(spec.as_str()));
                 } else if let Some(d) = self.definitions.iter().find(|d| &d.name == orig) {
                     here.insert(local.as_str(), d);
                 }
             }
-            if here.is_empty() && namespaces.is_empty() {
+            // The module objects it reaches by value: `require("./…")`, `import("./…")`, its own `exports`.
+            let held = module_values(top);
+            if let Some((line, _)) = held.handed.iter().find(|(_, spec)| exposes(file, spec.as_deref())) {
+                return Err(format!("line {line} of {file} hands on a module of the release whose exports may include code the pinned text reaches"));
+            }
+            for (local, orig) in &held.named {
+                if let Some(d) = self.definitions.iter().find(|d| d.name == *orig) {
+                    here.insert(local, d);
+                }
+            }
+            namespaces.extend(held.namespaces.iter().map(|(local, spec)| (*local, spec.as_deref())));
+            if here.is_empty() && namespaces.is_empty() && held.members.is_empty() {
                 continue;
             }
             let inside = |n: Node<'_>| self.definitions.iter().any(|d| d.file == *file && d.nodes.iter().any(|m| m.contains(n)));
+            for (member, own) in &held.members {
+                let Some(d) = member.field_child("property").and_then(|p| self.definitions.iter().find(|d| d.name == p.text())) else { continue };
+                // `exports.Name = …` in the file itself is its export, not a write to the definition.
+                let exported =
+                    *own && d.file == *file && member.parent().is_some_and(|p| p.kind() == "assignment_expression" && p.field_child("left") == Some(*member));
+                if exported || inside(*member) || reads_only(*member, d) {
+                    continue;
+                }
+                return Err(format!(
+                    "line {} of {file} uses `{}` other than by calling it or reading a constant of it, and it is release code \
+                     the pinned text reaches: what it does there is not what the digest binds",
+                    member.line(),
+                    member.text()
+                ));
+            }
             for n in top.descendants().filter(|n| matches!(n.kind(), "identifier" | "shorthand_property_identifier")) {
+                if held.sites.contains(&n) {
+                    continue;
+                }
                 // `ns.Name` stands for the closure's `Name`; `ns` used otherwise hands on every export.
-                let (used, d) = if namespaces.contains(n.text()) {
+                let (used, d) = if let Some(spec) = namespaces.get(n.text()) {
                     let member = n.parent().filter(|p| p.kind() == "member_expression" && p.field_child("object") == Some(n));
                     let named = member.and_then(|m| {
                         let property = m.field_child("property")?;
@@ -217,6 +258,7 @@ impl<'a> Pinned<'a> {
                     match named {
                         Some(found) => found,
                         None if member.is_some() || n.parent().is_some_and(|p| matches!(p.kind(), "namespace_import" | "import_clause")) => continue,
+                        None if !exposes(file, *spec) => continue,
                         None => {
                             return Err(format!(
                                 "line {} of {file} hands on `{}`, a module of the release whose exports may include code the pinned text reaches",
@@ -242,6 +284,93 @@ impl<'a> Pinned<'a> {
         }
         Ok(())
     }
+}
+
+/// The module objects of the release a file holds as values, and how it
+/// holds them. A module is named by its specifier, or `None` for the file's own.
+#[derive(Default)]
+struct ModuleValues<'a> {
+    /// Names bound to a whole module: `const m = require("./x.js")`.
+    namespaces: Vec<(&'a str, Option<String>)>,
+    /// Names destructured from one, with the export each names: `const { a: b } = …` is `("b", "a")`.
+    named: Vec<(&'a str, &'a str)>,
+    /// Members read from one directly (`require("./x.js").a`), and whether
+    /// the module is the file's own `exports`.
+    members: Vec<(Node<'a>, bool)>,
+    /// The identifiers that bind the names above: a declaration, not a use.
+    sites: Vec<Node<'a>>,
+    /// Modules used any other way (returned, passed, stored), by line: every export goes with them.
+    handed: Vec<(u32, Option<String>)>,
+}
+
+/// How the file whose root is `top` holds a module of the release as a
+/// value: the result of `require("./…")` or `import("./…")` (awaited or
+/// not), and its own `exports` and `module.exports` (whatever declares
+/// them: a local of that name is checked as strictly). A module bound whole
+/// to a name, its exports destructured by name, a member read, or a load for
+/// its effect are followed; any other use hands every export on.
+fn module_values(top: Node<'_>) -> ModuleValues<'_> {
+    let mut held = ModuleValues::default();
+    for n in top.descendants() {
+        let own = (n.kind() == "identifier" && n.text() == "exports" && !is_member_of(n))
+            || (n.kind() == "member_expression"
+                && n.field_child("object").is_some_and(|o| o.kind() == "identifier" && o.text() == "module")
+                && n.field_child("property").is_some_and(|p| p.text() == "exports"));
+        let spec = if loads_a_module(n) { n.items("arguments").first().and_then(|a| super::syntax::string_content(*a)) } else { None };
+        if !own && spec.as_deref().is_none_or(is_package) {
+            continue;
+        }
+        let mut value = n;
+        while let Some(p) = value.parent().filter(|p| matches!(p.kind(), "await_expression" | "parenthesized_expression")) {
+            value = p;
+        }
+        let Some(parent) = value.parent() else { continue };
+        match parent.kind() {
+            "member_expression" if parent.field_child("object") == Some(value) => held.members.push((parent, own)),
+            "expression_statement" => {}
+            // `module.exports = { … }` replaces the file's exports: the names it lists are read as any use.
+            "assignment_expression" if own && parent.field_child("left") == Some(value) => {}
+            "variable_declarator" if parent.field_child("value") == Some(value) => match parent.field_child("name") {
+                Some(name) if name.kind() == "identifier" => {
+                    held.namespaces.push((name.text(), spec));
+                    held.sites.push(name);
+                }
+                Some(name) if name.kind() == "object_pattern" => {
+                    for p in name.named_children() {
+                        match (p.kind(), p.field_child("key"), p.field_child("value")) {
+                            ("shorthand_property_identifier_pattern", _, _) => held.named.push((p.text(), p.text())),
+                            ("pair_pattern", Some(key), Some(local)) if local.kind() == "identifier" => {
+                                held.named.push((local.text(), key.text().trim_matches(|c| c == '"' || c == '\'')));
+                                held.sites.push(local);
+                            }
+                            _ => held.handed.push((p.line(), spec.clone())),
+                        }
+                    }
+                }
+                _ => held.handed.push((parent.line(), spec)),
+            },
+            _ => held.handed.push((value.line(), spec)),
+        }
+    }
+    held
+}
+
+/// Whether a file re-exports anything of the release: `export … from "./…"`,
+/// or an export of a name it imports from a file of the release.
+fn reexports(top: Node<'_>) -> bool {
+    let scope = TopLevel::of(top);
+    top.named_children().filter(|s| s.kind() == "export_statement").any(|s| {
+        s.field_child("source").and_then(super::syntax::string_content).is_some_and(|spec| !is_package(&spec))
+            || s.descendants()
+                .filter(|e| e.kind() == "export_specifier")
+                .filter_map(|e| e.field_child("name"))
+                .any(|name| scope.imports.get(name.text()).is_some_and(|(spec, _)| !is_package(spec)))
+    })
+}
+
+/// Whether `n` is the property of a member expression (`x.exports`), not a name of its own.
+fn is_member_of(n: Node<'_>) -> bool {
+    n.parent().is_some_and(|p| p.kind() == "member_expression" && p.field_child("property") == Some(n))
 }
 
 /// Methods of a builtin value (an array, a string, a map, a regular
@@ -291,6 +420,9 @@ const READING_METHODS: &[&str] = &[
 /// a write to a member, an object of it handed on — may.
 fn reads_only(n: Node<'_>, d: &Definition<'_>) -> bool {
     let Some(parent) = n.parent() else { return false };
+    if exported(n) {
+        return true;
+    }
     match parent.kind() {
         "import_specifier" | "export_specifier" | "import_clause" => return true,
         "call_expression" if parent.field_child("function") == Some(n) => return true,
@@ -314,6 +446,30 @@ fn reads_only(n: Node<'_>, d: &Definition<'_>) -> bool {
         return (members.len() == 1 && static_methods(d.nodes[0]).contains(first)) || READING_METHODS.contains(&last);
     }
     members.len() == 1 && (first == "length" || primitive_member(d.nodes[0], first)) && !context.is_some_and(|c| written(c, outer))
+}
+
+/// Whether `n` is exported the CommonJS way: `exports.Name = n`,
+/// `module.exports.Name = n`, or listed in `module.exports = { n, Name: n }`.
+/// What reaches it through the module is checked where the module is held.
+fn exported(n: Node<'_>) -> bool {
+    let is_exports = |e: Node<'_>| {
+        (e.kind() == "identifier" && e.text() == "exports")
+            || (e.kind() == "member_expression"
+                && e.field_child("object").is_some_and(|o| o.kind() == "identifier" && o.text() == "module")
+                && e.field_child("property").is_some_and(|p| p.text() == "exports"))
+    };
+    let assigned_to = |value: Node<'_>, left: &dyn Fn(Node<'_>) -> bool| {
+        value.parent().is_some_and(|a| a.kind() == "assignment_expression" && a.field_child("right") == Some(value) && a.field_child("left").is_some_and(left))
+    };
+    if assigned_to(n, &|l| l.kind() == "member_expression" && l.field_child("object").is_some_and(is_exports)) {
+        return true;
+    }
+    let entry = match n.parent() {
+        Some(p) if n.kind() == "shorthand_property_identifier" => Some(n).filter(|_| p.kind() == "object"),
+        Some(p) if p.kind() == "pair" && p.field_child("value") == Some(n) => Some(p),
+        _ => None,
+    };
+    entry.and_then(|e| e.parent()).filter(|o| o.kind() == "object").is_some_and(|o| assigned_to(o, &is_exports))
 }
 
 /// Whether `target` is what `statement` (or an expression) writes:
