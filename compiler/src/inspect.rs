@@ -13,6 +13,7 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::path::Path;
 
+use fcd_frontends::ir::ReachedCode;
 use fcd_frontends::{Escalation, FactKind, FactSpec, Identity, RegionReport};
 
 use crate::profile::Profile;
@@ -53,6 +54,11 @@ pub struct View {
     pub facts: Vec<FactView>,
     /// The files the frontend analysed as what the release runs (empty when the regions together escalated).
     pub loaded: Vec<String>,
+    /// The release code the regions call that no region reads, once per
+    /// callee, with the code it reaches (each region read alone).
+    pub reached: Vec<ReachedCode>,
+    /// The release's files as read, for [`View::closure_text`].
+    files: Vec<fcd_frontends::SourceFile>,
 }
 
 /// The view of `source` through `profile` (its top-level shape, or the one
@@ -80,6 +86,8 @@ pub fn view(profile: &Profile, source: &Path, shape: Option<&str>, only: Option<
         regions: Vec::new(),
         facts: Vec::new(),
         loaded: Vec::new(),
+        reached: Vec::new(),
+        files: Vec::new(),
     };
     let request = Request { source: source.to_owned(), ..Request::default() };
     let prepared = match prepare(profile, &request)? {
@@ -103,9 +111,15 @@ pub fn view(profile: &Profile, source: &Path, shape: Option<&str>, only: Option<
         Ok(a) => view.loaded = a.loaded.clone(),
     }
     for spec in profile.regions.iter().filter(|r| wanted(&r.name)) {
+        let read_alone = fcd_frontends::analyze_parsed(&parsed, std::slice::from_ref(spec), &[], &alone);
+        for code in read_alone.iter().flat_map(|a| &a.reached) {
+            if !view.reached.iter().any(|r| r.callee == code.callee) {
+                view.reached.push(code.clone());
+            }
+        }
         let located = match &together {
             Ok(a) => Ok(a.regions.iter().find(|r| r.name == spec.name).cloned()),
-            Err(_) => fcd_frontends::analyze_parsed(&parsed, std::slice::from_ref(spec), &[], &alone).map(|a| a.regions.into_iter().next()),
+            Err(_) => read_alone.map(|a| a.regions.into_iter().next()),
         };
         view.regions.push(RegionView { name: spec.name.clone(), located, inventory: profile.inventories.get(&spec.name).cloned().unwrap_or_default() });
     }
@@ -165,7 +179,37 @@ pub fn view(profile: &Profile, source: &Path, shape: Option<&str>, only: Option<
             outcome,
         });
     }
+    view.files = prepared.files;
     Ok(view)
+}
+
+impl View {
+    /// The text a pinned function's digest binds, for a reviewer to read:
+    /// each definition it reaches, with its file and lines, in the order the
+    /// digest hashes them. `Err` says why there is none.
+    pub fn closure_text(&self, callee: &str) -> Result<String, String> {
+        let Some(code) = self.reached.iter().find(|r| r.callee == callee || r.callee.strip_prefix("static ") == Some(callee)) else {
+            let known: Vec<&str> = self.reached.iter().map(|r| r.callee.as_str()).collect();
+            return Err(format!(
+                "no region calls release code `{callee}` that no region reads (such callees here: {})",
+                if known.is_empty() { "none".to_owned() } else { known.join(", ") }
+            ));
+        };
+        let digest = code.digest.as_ref().map_err(|why| format!("`{callee}` cannot be pinned: {why}"))?;
+        let mut t = format!("// `{}` reaches {}, digest {digest}\n", code.callee, definitions(code.definitions.len()));
+        for (name, at) in &code.definitions {
+            let text = self.files.iter().find(|f| f.path == at.file).map(|f| String::from_utf8_lossy(&f.bytes).into_owned()).unwrap_or_default();
+            let _ = writeln!(t, "\n// {name}: {}:{}-{}", at.file, at.line, at.end_line);
+            for line in text.lines().skip(at.line.saturating_sub(1) as usize).take((at.end_line + 1).saturating_sub(at.line) as usize) {
+                let _ = writeln!(t, "{line}");
+            }
+        }
+        Ok(t)
+    }
+}
+
+fn definitions(n: usize) -> String {
+    if n == 1 { "1 definition".into() } else { format!("{n} definitions") }
 }
 
 /// `fact` and every fact it refers to (a guard's `before`, a field's `sink`
@@ -238,6 +282,20 @@ impl View {
                     }
                     let paste: Vec<String> = called.iter().map(|c| format!("{c:?}")).collect();
                     let _ = writeln!(t, "  [inventory.{}]\n  callees = [{}]", r.name, paste.join(", "));
+                }
+            }
+        }
+        if !self.reached.is_empty() {
+            let _ = writeln!(t, "\nrelease code the regions call that no region reads (`--closure NAME` prints what it reaches)");
+        }
+        for r in &self.reached {
+            let _ = writeln!(t, "  {} (region {} at {}:{}): {}", r.callee, r.region, r.call.file, r.call.line, r.covered);
+            match &r.digest {
+                Ok(digest) => {
+                    let _ = writeln!(t, "    reaches {}, digest {digest} (what `source.pinned-functions` lists)", definitions(r.definitions.len()));
+                }
+                Err(why) => {
+                    let _ = writeln!(t, "    cannot be pinned: {why}");
                 }
             }
         }

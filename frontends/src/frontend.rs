@@ -184,6 +184,13 @@ pub trait Frontend: Sync {
         Ok(())
     }
 
+    /// For `fcd debug region`: the release code the regions call that no
+    /// region reads, with the digest of what it reaches where the language
+    /// pins such code by digest (JavaScript). Checks nothing.
+    fn reached(&self, _program: &Program<'_, '_>) -> Vec<crate::ir::ReachedCode> {
+        Vec::new()
+    }
+
     /// The operations of one file that may write process-wide state (calls,
     /// references, writes), their names resolved through imports and aliases;
     /// [`crate::ambient`] decides which of them do.

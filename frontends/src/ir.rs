@@ -76,6 +76,24 @@ impl fmt::Display for EscalationCode {
     }
 }
 
+/// Release code a region calls that no region of the profile reads, as
+/// `fcd debug region` shows it: how the profile covers it, and the code it
+/// reaches (JavaScript: the closure a `source.pinned-functions` digest binds).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReachedCode {
+    pub region: String,
+    /// The definition the call needs: `f`, `C.m`, `static C.m`, `C.constructor`.
+    pub callee: String,
+    /// Where the region calls it.
+    pub call: Anchor,
+    /// The call as resolved, then how the profile covers it (pinned, trusted by name, unread).
+    pub covered: String,
+    /// The digest of the code it reaches, or why it has none.
+    pub digest: Result<String, String>,
+    /// The definitions that code is made of, by name, with where each is.
+    pub definitions: Vec<(String, Anchor)>,
+}
+
 /// A release whose source leaves the profile: data, not an error.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Escalation {

@@ -65,6 +65,9 @@ pub struct Analysis {
     /// the entries load. Files of the closure not listed here (a web UI's
     /// sources beside a server) are digested but never run by the server.
     pub loaded: Vec<String>,
+    /// With [`Env::alone`] (`fcd debug region`): the release code the region
+    /// calls that no region reads ([`Frontend::reached`]). Empty otherwise.
+    pub reached: Vec<ir::ReachedCode>,
 }
 
 /// A JavaScript line longer than this marks a minified bundle, which hides
@@ -288,6 +291,7 @@ pub fn analyze_parsed(release: &Parsed<'_>, regions: &[RegionSpec], facts: &[Fac
     }
     let in_order: Vec<Region<'_>> = regions.iter().filter_map(|r| located.get(r.name.as_str()).copied()).collect();
     let program = Program { regions: &in_order, calls: &all_calls, facts, trees: &trees, opaque: &opaque, env };
+    let reached = if env.alone { frontend.reached(&program) } else { Vec::new() };
     frontend.check_program(&program)?;
     // Read alone (a region shown by `debug region`), a region is not the
     // whole program: the file-wide ambient check is the whole program's, and
@@ -336,7 +340,7 @@ pub fn analyze_parsed(release: &Parsed<'_>, regions: &[RegionSpec], facts: &[Fac
     }
     let facts = facts.iter().filter_map(|s| found.get(&s.name).map(|f| f.fact.clone())).collect();
     let loaded = trees.iter().map(|(path, _)| (*path).to_owned()).chain(opaque.iter().map(|(path, _)| (*path).to_owned())).collect();
-    Ok(Analysis { regions: reports, facts, loaded })
+    Ok(Analysis { regions: reports, facts, loaded, reached })
 }
 
 /// The digest a `body` fact compares: the region's tokens, comments left out, one space between.

@@ -35,16 +35,23 @@ pub enum DebugCommand {
         /// The profile's shape to read the release with (default: the top-level one).
         #[arg(long)]
         shape: Option<String>,
+        /// Print, instead, the text of the release code this callee reaches (each definition
+        /// with its file and lines): what a `source.pinned-functions` digest binds, for review.
+        #[arg(long, value_name = "NAME")]
+        closure: Option<String>,
     },
 }
 
 pub fn run(c: DebugCommand, io: &mut Io<'_>) -> Result<Status, InputError> {
     let (file, lang) = match c {
         DebugCommand::Tree { file, lang } => (file, lang),
-        DebugCommand::Region { profile, source, region, shape } => {
+        DebugCommand::Region { profile, source, region, shape, closure } => {
             let profile = Profile::load(&profile)?;
             let view = fcd_compiler::inspect::view(&profile, &source, shape.as_deref(), region.as_deref())?;
-            print(io, &view.to_text())?;
+            match closure {
+                None => print(io, &view.to_text())?,
+                Some(name) => print(io, &view.closure_text(&name).map_err(|why| InputError::new(&source, why))?)?,
+            }
             return Ok(Status::Success);
         }
     };

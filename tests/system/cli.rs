@@ -480,6 +480,35 @@ fn debug_region_shows_identities_inventory_and_facts() {
 }
 
 #[test]
+fn debug_region_lists_the_release_code_the_regions_call_and_prints_what_a_pin_binds() {
+    let args = ["debug", "region", "--profile", "profiles/dbhub-execute-sql", "--source", "fixtures/dbhub-execute-sql/ts-legacy-split"];
+    let r = fcd(&args);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let listed = "sha256:9bf8074121fe490e8e60c45845ebc7b9de1720ac536ca57d92fd721a5f672842";
+    assert!(std::fs::read_to_string("profiles/dbhub-execute-sql/profile.toml").unwrap().contains(listed), "the profile pins the fixture's closure");
+    for line in [
+        "\nrelease code the regions call that no region reads (`--closure NAME` prints what it reaches)\n",
+        "  splitSQLStatements (region all_statements at src/tools/execute-sql.ts:24): splitSQLStatements: pinned (`source.pinned-functions`), digest listed\n",
+        &format!("    reaches 1 definition, digest {listed} (what `source.pinned-functions` lists)\n"),
+    ] {
+        assert!(r.stdout.contains(line), "`{line}` in:\n{}", r.stdout);
+    }
+    // The text that digest binds, for a reviewer: each definition with its file and lines.
+    let r = fcd(&[&args[..], &["--closure", "splitSQLStatements"]].concat());
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let fixture = std::fs::read_to_string("fixtures/dbhub-execute-sql/ts-legacy-split/src/tools/execute-sql.ts").unwrap();
+    let body: String = fixture.lines().skip(18).take(3).map(|l| format!("{l}\n")).collect();
+    assert!(body.starts_with("function splitSQLStatements("), "{body}");
+    assert_eq!(
+        r.stdout,
+        format!("// `splitSQLStatements` reaches 1 definition, digest {listed}\n\n// splitSQLStatements: src/tools/execute-sql.ts:19-21\n{body}")
+    );
+    let r = fcd(&[&args[..], &["--closure", "nope"]].concat());
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("no region calls release code `nope` that no region reads (such callees here: splitSQLStatements)"), "{}", r.stderr);
+}
+
+#[test]
 fn debug_tree_picks_the_grammar_from_the_extension() {
     let tmp = tempfile::tempdir().unwrap();
     let ts = tmp.path().join("m.ts");

@@ -29,7 +29,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use fcd_frontends::frontend::{Program, Region};
-use fcd_frontends::ir::{Escalation, EscalationCode, Identity};
+use fcd_frontends::ir::{Escalation, EscalationCode, Identity, ReachedCode};
 use fcd_frontends::ts::Node;
 use fcd_model::effect::Anchor;
 
@@ -46,101 +46,159 @@ pub(super) fn check(program: &Program<'_, '_>) -> Result<(), Escalation> {
     if program.env.alone {
         return Ok(());
     }
+    let calls = Calls::of(program);
     let located: BTreeSet<(&str, String)> = program.regions.iter().filter_map(|r| Some((r.file, function_name(r.node)?))).collect();
-    // How often each file binds each top-level name.
-    let mut bound: BTreeMap<(&str, String), usize> = BTreeMap::new();
-    // What each top-level name of the loaded files is bound to, with its
-    // file: an imported name means the one definition of that name (a name
-    // bound more than once anywhere is no known value, below).
-    let mut values: BTreeMap<String, (&str, Option<Node<'_>>)> = BTreeMap::new();
-    let mut anywhere: BTreeMap<String, usize> = BTreeMap::new();
-    for (file, syntax) in program.trees {
-        for n in syntax.root().descendants() {
-            for b in module_bindings(n) {
-                *bound.entry((*file, b.text().to_owned())).or_default() += 1;
-                *anywhere.entry(b.text().to_owned()).or_default() += 1;
-                let value =
-                    b.parent().filter(|d| d.kind() == "variable_declarator" && d.field_child("name") == Some(b)).and_then(|d| d.field_child("value")).map(bare);
-                values.insert(b.text().to_owned(), (*file, value.filter(|v| !FUNCTIONS.contains(&v.kind()) && v.kind() != "class")));
-            }
-            // `export { a as b }` binds `b` too, to whatever `a` is.
-            if n.kind() == "export_specifier"
-                && let Some(alias) = n.field_child("alias")
-            {
-                *bound.entry((*file, alias.text().to_owned())).or_default() += 1;
-                *anywhere.entry(alias.text().to_owned()).or_default() += 1;
-            }
-        }
-    }
-    // A name bound more than once is no known value: it counts as code, and escalates.
-    values.retain(|name, _| anywhere.get(name) == Some(&1));
-    let known: BTreeSet<&str> = program.trees.iter().map(|(f, _)| *f).chain(program.opaque.iter().map(|(f, _)| *f)).collect();
     // Each pinned function's closure, computed once, with its uses checked.
     let mut pinned: BTreeMap<(&str, String), Result<pinned::Pinned<'_>, String>> = BTreeMap::new();
-    for (region, calls) in program.regions.iter().zip(program.calls) {
-        let file = Definitions::of(region, &values, &known);
-        for (node, identity) in calls {
-            let Identity::Path(path) = identity else { continue };
-            let Some(Reached { home, head, root }) = file.head(path) else { continue };
-            let fail = |why: String| {
-                Err(Escalation::new(
-                    EscalationCode::InventoryViolation,
-                    format!("region `{}` calls `{path}`: {why}", region.name),
-                    Some(Anchor::at_line(region.file, node.line())),
-                ))
-            };
-            let Some(home) = home else {
-                return fail(format!("`{root}` is imported from a file of the release that is not among the loaded files, so what it runs is unread"));
-            };
-            if !located.contains(&(home, head.clone())) {
-                match Settings::of(program.env).pinned_functions.get(&head) {
-                    Some(reviewed) => {
-                        let closure = match pinned.get(&(home, head.clone())) {
-                            Some(c) => c,
-                            None => {
-                                let c = pinned::closure(program, home, &head)
-                                    .and_then(|c| c.check_uses(program).map(|()| c))
-                                    .map_err(|why| format!("`{head}` is pinned (`source.pinned-functions`), but {why}"));
-                                pinned.entry((home, head.clone())).or_insert(c)
-                            }
-                        };
-                        match closure {
-                            Ok(c) if reviewed.contains(&c.digest) => {}
-                            Ok(c) => {
-                                return fail(format!(
-                                    "`{head}` is pinned (`source.pinned-functions`), and the release code it reaches from {home} has digest {}, \
-                                     which no reviewer listed: read it, and list the digest if it does what the assumptions say",
-                                    c.digest
-                                ));
-                            }
-                            Err(why) => return fail(why.clone()),
+    for (region, node, path, Reached { home, head, root }) in calls.landing_in_release(program) {
+        let fail = |why: String| {
+            Err(Escalation::new(
+                EscalationCode::InventoryViolation,
+                format!("region `{}` calls `{path}`: {why}", region.name),
+                Some(Anchor::at_line(region.file, node.line())),
+            ))
+        };
+        let Some(home) = home else {
+            return fail(format!("`{root}` is imported from a file of the release that is not among the loaded files, so what it runs is unread"));
+        };
+        if !located.contains(&(home, head.clone())) {
+            match Settings::of(program.env).pinned_functions.get(&head) {
+                Some(reviewed) => {
+                    let closure = match pinned.get(&(home, head.clone())) {
+                        Some(c) => c,
+                        None => {
+                            let c = pinned::closure(program, home, &head)
+                                .and_then(|c| c.check_uses(program).map(|()| c))
+                                .map_err(|why| format!("`{head}` is pinned (`source.pinned-functions`), but {why}"));
+                            pinned.entry((home, head.clone())).or_insert(c)
                         }
-                    }
-                    None if Settings::of(program.env).unread_functions.contains(&head) => {}
-                    None => {
-                        let elsewhere = located
-                            .iter()
-                            .find(|(_, name)| *name == head)
-                            .map(|(f, _)| format!(" (the region `{head}` reads the one in {f})"))
-                            .unwrap_or_default();
-                        let digest =
-                            pinned::closure(program, home, &head).map(|c| format!("; the code it reaches has digest {}", c.digest)).unwrap_or_default();
-                        return fail(format!(
-                            "`{head}` is defined in the release ({home}), and no region of the profile reads that body{elsewhere}, so what it does is unread \
-                             (make it a region with its own inventory, or read it and pin it in `source.pinned-functions`{digest})"
-                        ));
+                    };
+                    match closure {
+                        Ok(c) if reviewed.contains(&c.digest) => {}
+                        Ok(c) => {
+                            return fail(format!(
+                                "`{head}` is pinned (`source.pinned-functions`), and the release code it reaches from {home} has digest {}, \
+                                 which no reviewer listed: read it (`fcd debug region --closure {head}` prints it), and list the digest if it does what the assumptions say",
+                                c.digest
+                            ));
+                        }
+                        Err(why) => return fail(why.clone()),
                     }
                 }
+                None if Settings::of(program.env).unread_functions.contains(&head) => {}
+                None => {
+                    let elsewhere =
+                        located.iter().find(|(_, name)| *name == head).map(|(f, _)| format!(" (the region `{head}` reads the one in {f})")).unwrap_or_default();
+                    let digest = pinned::closure(program, home, &head).map(|c| format!("; the code it reaches has digest {}", c.digest)).unwrap_or_default();
+                    return fail(format!(
+                        "`{head}` is defined in the release ({home}), and no region of the profile reads that body{elsewhere}, so what it does is unread \
+                         (make it a region with its own inventory, or read it and pin it in `source.pinned-functions`{digest})"
+                    ));
+                }
             }
-            let count = bound.get(&(home, root.clone())).copied().unwrap_or(0);
-            if root != "this" && count != 1 {
-                return fail(format!(
-                    "`{root}` is bound {count} times at the top of {home}, so the definition the call reaches may not be the region of that name"
-                ));
-            }
+        }
+        let count = calls.bound.get(&(home, root.clone())).copied().unwrap_or(0);
+        if root != "this" && count != 1 {
+            return fail(format!(
+                "`{root}` is bound {count} times at the top of {home}, so the definition the call reaches may not be the region of that name"
+            ));
         }
     }
     Ok(())
+}
+
+/// The release code the regions call that is not itself a region of the
+/// profile, for `fcd debug region`: how the profile covers each callee, and
+/// the digest and definitions of the code it reaches. Checks nothing.
+pub(super) fn reached(program: &Program<'_, '_>) -> Vec<ReachedCode> {
+    let calls = Calls::of(program);
+    let settings = Settings::of(program.env);
+    let mut out: Vec<ReachedCode> = Vec::new();
+    for (region, node, path, Reached { home, head, .. }) in calls.landing_in_release(program) {
+        // A callee a region of the profile reads (read alone, the others are
+        // not located); the profile names its regions' functions by their last part.
+        let last = head.rsplit('.').next().unwrap_or(&head);
+        let regions = program.env.reviewed.iter().any(|r| r == last);
+        if regions || out.iter().any(|r| r.callee == head) {
+            continue;
+        }
+        let closure = home.ok_or_else(|| "imported from a file that is not loaded".to_owned()).and_then(|home| pinned::closure(program, home, &head));
+        let covered = match (settings.pinned_functions.get(&head), &closure) {
+            (Some(listed), Ok(c)) if listed.contains(&c.digest) => "pinned (`source.pinned-functions`), digest listed",
+            (Some(_), _) => "pinned (`source.pinned-functions`), digest not listed",
+            (None, _) if settings.unread_functions.contains(&head) => "trusted by name (`source.unread-functions`)",
+            (None, _) => "unread: escalates",
+        };
+        out.push(ReachedCode {
+            region: region.name.to_owned(),
+            callee: head.clone(),
+            call: Anchor::at_line(region.file, node.line()),
+            covered: format!("{path}: {covered}"),
+            digest: closure.as_ref().map(|c| c.digest.clone()).map_err(Clone::clone),
+            definitions: closure.map(|c| c.anchors()).unwrap_or_default(),
+        });
+    }
+    out
+}
+
+/// What the closed call path reads of every loaded file, once.
+struct Calls<'a> {
+    /// How often each file binds each top-level name.
+    bound: BTreeMap<(&'a str, String), usize>,
+    /// What each top-level name of the loaded files is bound to, with its
+    /// file: an imported name means the one definition of that name (a name
+    /// bound more than once anywhere is no known value).
+    values: BTreeMap<String, (&'a str, Option<Node<'a>>)>,
+    known: BTreeSet<&'a str>,
+}
+
+impl<'a> Calls<'a> {
+    fn of(program: &Program<'_, 'a>) -> Calls<'a> {
+        let mut bound: BTreeMap<(&str, String), usize> = BTreeMap::new();
+        let mut values: BTreeMap<String, (&str, Option<Node<'_>>)> = BTreeMap::new();
+        let mut anywhere: BTreeMap<String, usize> = BTreeMap::new();
+        for (file, syntax) in program.trees {
+            for n in syntax.root().descendants() {
+                for b in module_bindings(n) {
+                    *bound.entry((*file, b.text().to_owned())).or_default() += 1;
+                    *anywhere.entry(b.text().to_owned()).or_default() += 1;
+                    let value = b
+                        .parent()
+                        .filter(|d| d.kind() == "variable_declarator" && d.field_child("name") == Some(b))
+                        .and_then(|d| d.field_child("value"))
+                        .map(bare);
+                    values.insert(b.text().to_owned(), (*file, value.filter(|v| !FUNCTIONS.contains(&v.kind()) && v.kind() != "class")));
+                }
+                // `export { a as b }` binds `b` too, to whatever `a` is.
+                if n.kind() == "export_specifier"
+                    && let Some(alias) = n.field_child("alias")
+                {
+                    *bound.entry((*file, alias.text().to_owned())).or_default() += 1;
+                    *anywhere.entry(alias.text().to_owned()).or_default() += 1;
+                }
+            }
+        }
+        // A name bound more than once is no known value: it counts as code, and escalates.
+        values.retain(|name, _| anywhere.get(name) == Some(&1));
+        let known = program.trees.iter().map(|(f, _)| *f).chain(program.opaque.iter().map(|(f, _)| *f)).collect();
+        Calls { bound, values, known }
+    }
+
+    /// Every call of every region that lands in code of the release: the
+    /// region, the call, its identity and where it lands.
+    fn landing_in_release<'p>(&self, program: &'p Program<'p, 'a>) -> Vec<(&'p Region<'a>, Node<'a>, &'p str, Reached<'a>)> {
+        let mut out = Vec::new();
+        for (region, calls) in program.regions.iter().zip(program.calls) {
+            let file = Definitions::of(region, &self.values, &self.known);
+            for (node, identity) in calls {
+                let Identity::Path(path) = identity else { continue };
+                if let Some(reached) = file.head(path) {
+                    out.push((region, *node, path.as_str(), reached));
+                }
+            }
+        }
+        out
+    }
 }
 
 /// Where a call into the release's own code lands.

@@ -176,6 +176,10 @@ impl Frontend for JavaScript {
         closure::check(program)
     }
 
+    fn reached(&self, program: &Program<'_, '_>) -> Vec<fcd_frontends::ir::ReachedCode> {
+        closure::reached(program)
+    }
+
     fn extract<'a>(&self, region: &Region<'a>, spec: &FactSpec, found: &BTreeMap<String, Found<'a>>) -> Result<Option<Found<'a>>, Escalation> {
         let scope = Scope::of(region);
         let cx = Cx { site: FactSite { region, spec }, names: &scope };

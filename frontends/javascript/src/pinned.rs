@@ -109,7 +109,9 @@ pub(super) fn closure<'a>(program: &Program<'a, '_>, file: &'a str, head: &str) 
             tokens.push_str(&statement.token_text());
             nodes.push(statement);
         }
-        if let Some(load) = nodes.iter().flat_map(|n| n.descendants()).find(|c| loads_a_module(*c)) {
+        // A package loaded at run time is outside the release, as a static
+        // import of it is; a file of the release, or a computed name, is code the digest would not bind.
+        if let Some(load) = nodes.iter().flat_map(|n| n.descendants()).find(|c| loads_a_module(*c) && !loads_a_package(*c)) {
             return Err(format!("`{name}` loads a module at run time (line {} of {file}): what it loads is not in the digest", load.line()));
         }
         for reference in nodes.iter().flat_map(|n| n.descendants()).filter(|n| matches!(n.kind(), "identifier" | "shorthand_property_identifier")) {
@@ -149,6 +151,11 @@ fn loads_a_module(n: Node<'_>) -> bool {
     n.kind() == "call_expression" && n.field_child("function").is_some_and(|f| f.kind() == "import" || (f.kind() == "identifier" && f.text() == "require"))
 }
 
+/// Whether a module load names a package or a Node builtin by a literal (`import("pg")`).
+fn loads_a_package(n: Node<'_>) -> bool {
+    matches!(n.items("arguments").as_slice(), [one] if super::syntax::string_content(*one).is_some_and(|s| is_package(&s) && !s.starts_with('#')))
+}
+
 /// The top-level definition of `name` in a file whose root is `top`, with
 /// the tokens the digest hashes.
 fn definition<'a>(top: Node<'a>, name: &str) -> Option<(Node<'a>, String)> {
@@ -179,6 +186,19 @@ fn definition<'a>(top: Node<'a>, name: &str) -> Option<(Node<'a>, String)> {
 }
 
 impl<'a> Pinned<'a> {
+    /// Each definition of the closure, by name, with where it is (from its
+    /// first node to its last: a top-level field write may come later).
+    pub(super) fn anchors(&self) -> Vec<(String, fcd_model::effect::Anchor)> {
+        self.definitions
+            .iter()
+            .map(|d| {
+                let first = d.nodes[0];
+                let last = d.nodes.iter().map(|n| n.end_line()).max().unwrap_or(first.end_line());
+                (d.name.clone(), fcd_model::effect::Anchor { file: d.file.to_owned(), line: first.line(), end_line: last, hash: String::new() })
+            })
+            .collect()
+    }
+
     /// Every use of the closure's names outside it, in every loaded file,
     /// is a call into it or an import or export: anything else could change
     /// what the pinned text reaches. `Err` names the first other use.

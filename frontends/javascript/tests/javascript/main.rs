@@ -974,6 +974,10 @@ fn a_pinned_function_is_bound_to_everything_of_the_release_it_reaches() {
     let loads = paths.replace("p.trim()", "require(\"./more.js\").clean(p)");
     let e = with_pinned(index, &loads, &[("tidy", &base)]).expect_err("loads a module");
     assert!(e.detail.contains("`tidy` loads a module at run time (line 5 of paths.js)"), "{}", e.detail);
+    // A package loaded at run time is outside the release, as a static import of it is.
+    let package = paths.replace("p.trim()", "(await import(\"zlib\")).constants + p.trim()").replace("export function tidy", "export async function tidy");
+    let e = with_pinned(index, &package, &[]).expect_err("not pinned");
+    assert_eq!(with_pinned(index, &package, &[("tidy", &printed_digest(&e))]), Ok(()));
     // A name bound twice is no fixed definition.
     let twice = format!("{paths}var SEP2 = 1;\nif (SEP2) {{ var SEP2 = 2; }}\n").replace("split(SEP)", "split(SEP + SEP2)");
     let e = with_pinned(index, &twice, &[("tidy", &digest)]).expect_err("bound twice");
