@@ -163,7 +163,7 @@ impl Frontend for JavaScript {
 
     /// Only what the package's entries import, when its manifest names them.
     fn loaded(&self, _files: &[SourceFile], trees: &[(&str, &Syntax)], opaque: &[(&str, &str)], env: &Env) -> Result<Option<BTreeSet<String>>, Escalation> {
-        env.entries.as_ref().map(|entries| loader::loaded(entries, trees, opaque)).transpose()
+        env.entries.as_ref().map(|entries| loader::loaded(entries, trees, opaque, env)).transpose()
     }
 
     fn ambient<'a>(&self, _file: &str, syntax: &'a Syntax) -> Vec<fcd_frontends::ambient::Op<'a>> {

@@ -33,7 +33,7 @@ use fcd_frontends::frontend::Program;
 use fcd_frontends::ts::Node;
 
 use super::bindings::{module_bindings, pattern_names};
-use super::loader::{is_package, resolve};
+use super::loader::{LOADERS, is_package, resolve};
 use super::scope::TopLevel;
 use super::syntax::bare;
 
@@ -58,7 +58,28 @@ struct Definition<'a> {
 
 /// The closure of `head` (`f`, `C.m`, `static C.m`, `C.constructor`, `o.m`)
 /// as defined at the top of `file`, or why it cannot be pinned.
+///
+/// A module loaded at run time (`require(…)`, `import(…)`) is not in the
+/// digest, so a closure that loads one cannot be pinned for a region to
+/// call ([`Loads::Refused`]). The loader check alone asks for the closure
+/// of a function that holds a loader fcd cannot follow
+/// ([`Loads::Reviewed`]): there the digest binds the text a reviewer read
+/// to say what it loads, and a region calling it still escalates here.
 pub(super) fn closure<'a>(program: &Program<'a, '_>, file: &'a str, head: &str) -> Result<Pinned<'a>, String> {
+    closure_with(program, file, head, Loads::Refused)
+}
+
+/// Whether a pinned closure may load a module at run time.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Loads {
+    /// A load escalates: what it loads would run unread on the call path.
+    Refused,
+    /// The reviewer read the loads (see [`super::loader`]).
+    Reviewed,
+}
+
+/// [`closure`], saying whether its text may load modules at run time.
+pub(super) fn closure_with<'a>(program: &Program<'a, '_>, file: &'a str, head: &str, loads: Loads) -> Result<Pinned<'a>, String> {
     let bare = head.strip_prefix("static ").unwrap_or(head);
     let root = bare.split('.').next().unwrap_or(bare);
     let known: BTreeSet<&str> = program.trees.iter().map(|(f, _)| *f).collect();
@@ -105,7 +126,7 @@ pub(super) fn closure<'a>(program: &Program<'a, '_>, file: &'a str, head: &str) 
             tokens.push_str(&statement.token_text());
             nodes.push(statement);
         }
-        if let Some(load) = nodes.iter().flat_map(|n| n.descendants()).find(|c| loads_a_module(*c)) {
+        if let Some(load) = nodes.iter().flat_map(|n| n.descendants()).find(|c| loads_a_module(*c)).filter(|_| loads == Loads::Refused) {
             return Err(format!("`{name}` loads a module at run time (line {} of {file}): what it loads is not in the digest", load.line()));
         }
         for reference in nodes.iter().flat_map(|n| n.descendants()).filter(|n| matches!(n.kind(), "identifier" | "shorthand_property_identifier")) {
@@ -140,9 +161,17 @@ impl<'a> File<'a> {
     }
 }
 
-/// Whether `n` loads a module when it runs: `require(…)` or `import(…)`.
+/// Whether `n` loads a module when it runs: `require(…)` or `import(…)`, or
+/// makes a loader (`require` as a value, `createRequire`, `getBuiltinModule`).
 fn loads_a_module(n: Node<'_>) -> bool {
-    n.kind() == "call_expression" && n.field_child("function").is_some_and(|f| f.kind() == "import" || (f.kind() == "identifier" && f.text() == "require"))
+    match n.kind() {
+        "call_expression" => n.field_child("function").is_some_and(|f| f.kind() == "import" || (f.kind() == "identifier" && f.text() == "require")),
+        "identifier" | "property_identifier" => {
+            LOADERS.contains(&n.text())
+                || (n.text() == "require" && !n.parent().is_some_and(|p| p.kind() == "call_expression" && p.field_child("function") == Some(n)))
+        }
+        _ => false,
+    }
 }
 
 /// The top-level definition of `name` in a file whose root is `top`, with
@@ -175,6 +204,11 @@ fn definition<'a>(top: Node<'a>, name: &str) -> Option<(Node<'a>, String)> {
 }
 
 impl<'a> Pinned<'a> {
+    /// Whether `node` of `file` is part of the closure's text.
+    pub(super) fn holds(&self, file: &str, node: Node<'_>) -> bool {
+        self.definitions.iter().any(|d| d.file == file && d.nodes.iter().any(|m| m.contains(node)))
+    }
+
     /// Every use of the closure's names outside it, in every loaded file,
     /// is a call into it or an import or export: anything else could change
     /// what the pinned text reaches. `Err` names the first other use.
