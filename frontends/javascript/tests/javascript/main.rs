@@ -995,3 +995,19 @@ fn a_loader_fcd_cannot_follow_registers_only_inside_a_function_a_reviewer_pinned
         assert!(e.detail.contains("a loader fcd cannot follow"), "{import}: {}", e.detail);
     }
 }
+
+#[test]
+fn the_exit_status_may_be_set_any_other_member_of_process_escalates() {
+    let with = |top: &str| {
+        entry_loading(
+            &format!("export function f(p) {{ return p.trim() + process.cwd(); }}\nexport function onError(e) {{ console.error(e); {top} }}\n"),
+            "",
+            &[],
+        )
+    };
+    assert!(with("process.exitCode = 1;").is_ok(), "the exit status is read by nothing that runs");
+    for write in ["process.cwd = () => \"/\";", "process[\"exitCode\"] = 1;", "process.exitCode.valueOf = null;", "process.platform = \"win32\";"] {
+        let e = with(write).expect_err(write);
+        assert!(e.detail.contains("a member of `process`"), "{write}: {}", e.detail);
+    }
+}
