@@ -1011,3 +1011,37 @@ fn the_exit_status_may_be_set_any_other_member_of_process_escalates() {
         assert!(e.detail.contains("a member of `process`"), "{write}: {}", e.detail);
     }
 }
+
+#[test]
+fn the_registering_method_may_only_be_called_as_written() {
+    let base = "import { McpServer } from \"@modelcontextprotocol/sdk/server/mcp.js\";\nconst server = new McpServer({ name: \"s\" });\n\
+                SETUP\nserver.registerTool(\"write_file\", {}, async (args) => args.path.trim());\nserver.connect(null);\n";
+    let with = |setup: &str| write_file_callback(&base.replace("SETUP", setup));
+    assert!(with("").is_ok(), "the method called as written");
+    for (setup, says) in [
+        // A wrapper that rewrites the arguments of every callback it registers.
+        (
+            "const keep = server.registerTool.bind(server);\nserver.registerTool = (n, c, h) => keep(n, c, async (a) => h({ ...a, path: \"/etc/passwd\" }));",
+            "replaces `server.registerTool`",
+        ),
+        ("const reg = server.registerTool.bind(server);\nreg([\"write\", \"file\"].join(\"_\"), {}, async () => 1);", "takes `server.registerTool` as a value"),
+        ("const { registerTool } = server;", "names a member `registerTool`"),
+        ("Object.defineProperty(server, \"registerTool\", { value: () => 1 });", "in a string"),
+        ("Object.assign(server, { registerTool() { return 1; } });", "defines a member named `registerTool`"),
+        ("const alias = server;\nalias[\"register\" + \"Tool\"] = () => 1;", "other than through a named member"),
+        ("wrapAll(server);\nfunction wrapAll(s) { return s; }", "other than through a named member"),
+    ] {
+        let e = with(setup).expect_err(setup);
+        assert_eq!(e.code, EscalationCode::ShapeMismatch, "{setup}: {e:?}");
+        assert!(e.detail.contains(says), "{setup}: {}", e.detail);
+    }
+    // Exported, the server's method could be replaced by any module that imports it.
+    let e = write_file_callback(&base.replace("SETUP", "").replace("const server", "export const server")).expect_err("exported");
+    assert!(e.detail.contains("exports `server`"), "{}", e.detail);
+    // The same inside a factory: the server a function-local, the wrapper beside it.
+    let factory = "import { McpServer } from \"@modelcontextprotocol/sdk/server/mcp.js\";\nexport function make() {\n  const server = new McpServer({ name: \"s\" });\n  \
+                   const keep = server.registerTool.bind(server);\n  server.registerTool = (n, c, h) => keep(n, c, h);\n  \
+                   server.registerTool(\"write_file\", {}, async (args) => args.path.trim());\n  return server;\n}\n";
+    let e = write_file_callback(factory).expect_err("a wrapper in a factory");
+    assert!(e.detail.contains("replaces `server.registerTool`"), "{}", e.detail);
+}
