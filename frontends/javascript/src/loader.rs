@@ -12,7 +12,7 @@
 //! Unless a reviewer read it: a loader fcd cannot follow may sit in a
 //! function defined at the top of its file that the profile pins
 //! (`source.pinned-functions`) with the digest of everything it reaches,
-//! loads included (`pinned::Loads::Reviewed`), and whose uses outside its
+//! loads included (`pinned::loader_reviewed`), and whose uses outside its
 //! closure only call it. The digest binds the text the reviewer read to say
 //! what it loads (a package.json read for its version, say); any change
 //! escalates again, printing the new digest. A region that calls such a
@@ -24,15 +24,11 @@ pub use manifest::{EntrySpec, load, read_manifests};
 
 use std::collections::BTreeSet;
 
-use fcd_frontends::frontend::{Env, Program};
 use fcd_frontends::ir::Escalation;
 use fcd_frontends::loader::escalate;
 use fcd_frontends::normalize_path as normalize;
 use fcd_frontends::ts::{Node, Syntax};
 
-use super::FUNCTIONS;
-use super::pinned::{Loads, closure_with};
-use super::settings::Settings;
 use super::syntax::string_content;
 
 /// The paths of `trees` that the package loads, starting at its entry points.
@@ -40,8 +36,15 @@ use super::syntax::string_content;
 /// A file that did not parse (`opaque`: tree-sitter's grammar lags the
 /// language) is still loaded; its specifiers are read lexically, and any
 /// loader call in it that is not `import("…")`/`require("…")` with a literal escalates.
-pub(crate) fn loaded(entries: &[String], trees: &[(&str, &Syntax)], opaque: &[(&str, &str)], env: &Env) -> Result<BTreeSet<String>, Escalation> {
-    let program = Program { regions: &[], calls: &[], facts: &[], trees, env, opaque };
+///
+/// `reviewed` says whether a reviewer read the code a loader fcd cannot
+/// follow sits in (`pinned::loader_reviewed`), or why not.
+pub(crate) fn loaded<'a>(
+    entries: &[String],
+    trees: &[(&'a str, &'a Syntax)],
+    opaque: &[(&str, &str)],
+    reviewed: &dyn Fn(&str, Node<'a>) -> Result<(), String>,
+) -> Result<BTreeSet<String>, Escalation> {
     let known: BTreeSet<&str> = trees.iter().map(|(p, _)| *p).chain(opaque.iter().map(|(p, _)| *p)).collect();
     if let Some(missing) = entries.iter().find(|e| !known.contains(e.as_str())) {
         return Err(escalate(missing, 1, format!("the entry file `{missing}` is not a source file fcd reads")));
@@ -53,7 +56,7 @@ pub(crate) fn loaded(entries: &[String], trees: &[(&str, &Syntax)], opaque: &[(&
             continue;
         }
         let specs = match (trees.iter().find(|(p, _)| *p == path), opaque.iter().find(|(p, _)| *p == path)) {
-            (Some((_, syntax)), _) => imports(&path, syntax.root(), &|at| reviewed(&program, &path, at))?,
+            (Some((_, syntax)), _) => imports(&path, syntax.root(), &|at| reviewed(&path, at))?,
             (None, Some((_, text))) => lexical_imports(&path, text)?,
             (None, None) => continue,
         };
@@ -99,8 +102,8 @@ pub(super) fn resolve(from: &str, spec: &str, known: &BTreeSet<&str>) -> Option<
 /// The static module specifiers a file loads, with their lines; a loader
 /// whose specifier is computed escalates, unless `reviewed` says a reviewer
 /// read the code it sits in (`Err` says why not, to add to the escalation).
-fn imports(path: &str, root: Node<'_>, reviewed: &dyn Fn(Node<'_>) -> Result<(), String>) -> Result<Vec<(String, u32)>, Escalation> {
-    let unfollowed = |n: Node<'_>, what: String| match reviewed(n) {
+fn imports<'a>(path: &str, root: Node<'a>, reviewed: &dyn Fn(Node<'a>) -> Result<(), String>) -> Result<Vec<(String, u32)>, Escalation> {
+    let unfollowed = |n: Node<'a>, what: String| match reviewed(n) {
         Ok(()) => Ok(()),
         Err(why) => Err(escalate(path, n.line(), format!("{what}; {why}"))),
     };
@@ -183,51 +186,6 @@ fn only_create_require(statement: Node<'_>) -> bool {
         && specifiers
             .iter()
             .all(|s| s.kind() == "import_specifier" && s.field_child("alias").is_none() && s.field_child("name").is_some_and(|i| i.text() == "createRequire"))
-}
-
-/// Whether `node` of `file`, a loader fcd cannot follow, sits in a function
-/// a reviewer read: defined at the top of its file, pinned with the digest
-/// of its closure (loads included), and its uses outside that closure only
-/// calls. `Err` says what is missing, with the digest to read.
-fn reviewed(program: &Program<'_, '_>, file: &str, node: Node<'_>) -> Result<(), String> {
-    let Some(name) = top_level_function(node) else {
-        return Err("it is not inside a function defined at the top of its file, which a reviewer could pin (`source.pinned-functions`)".to_owned());
-    };
-    let Some(&(home, _)) = program.trees.iter().find(|(f, _)| *f == file) else { return Err(format!("{file} did not parse")) };
-    let closure = closure_with(program, home, &name, Loads::Reviewed).map_err(|why| format!("it is in `{name}`, which cannot be pinned: {why}"))?;
-    if !closure.holds(file, node) {
-        return Err(format!("it is in a `{name}` other than the one defined at the top of {file}"));
-    }
-    match Settings::of(program.env).pinned_functions.get(&name) {
-        Some(digests) if digests.contains(&closure.digest) => {
-            closure.check_uses(program).map_err(|why| format!("`{name}` is pinned (`source.pinned-functions`), but {why}"))
-        }
-        Some(_) => Err(format!(
-            "it is in `{name}`, pinned (`source.pinned-functions`), whose closure now has digest {}, which no reviewer listed: read it and what it loads",
-            closure.digest
-        )),
-        None => Err(format!(
-            "it is in `{name}`, whose closure has digest {}: a reviewer who reads it and what it loads may pin it in `source.pinned-functions`",
-            closure.digest
-        )),
-    }
-}
-
-/// The name of the outermost function holding `node`, when that function is
-/// defined at the top of its file (`function f`, `export function f`,
-/// `const f = () => …`).
-fn top_level_function(node: Node<'_>) -> Option<String> {
-    let function = node.ancestors().filter(|a| FUNCTIONS.contains(&a.kind())).last()?;
-    let (name, statement) = match function.kind() {
-        "function_declaration" | "generator_function_declaration" => (function.field_child("name")?, function),
-        _ => {
-            let declarator = function.parent().filter(|d| d.kind() == "variable_declarator" && d.field_child("value") == Some(function))?;
-            (declarator.field_child("name").filter(|i| i.kind() == "identifier")?, declarator.parent()?)
-        }
-    };
-    let parent = statement.parent()?;
-    let top = parent.kind() == "program" || (parent.kind() == "export_statement" && parent.parent().is_some_and(|p| p.kind() == "program"));
-    top.then(|| name.text().to_owned())
 }
 
 /// The specifiers of a file that did not parse, read from its text: every

@@ -32,9 +32,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use fcd_frontends::frontend::Program;
 use fcd_frontends::ts::Node;
 
+use super::FUNCTIONS;
 use super::bindings::{module_bindings, pattern_names};
 use super::loader::{LOADERS, is_package, resolve};
 use super::scope::TopLevel;
+use super::settings::Settings;
 use super::syntax::bare;
 
 /// A pinned function's closure: its digest and the definitions it binds.
@@ -418,4 +420,49 @@ fn static_methods(node: Node<'_>) -> BTreeSet<String> {
         .filter(|m| m.kind() == "method_definition" && super::is_static(*m))
         .filter_map(super::class_member_name)
         .collect()
+}
+
+/// Whether `node` of `file`, a loader fcd cannot follow, sits in a function
+/// a reviewer read: defined at the top of its file, pinned with the digest
+/// of its closure (loads included), and its uses outside that closure only
+/// calls. `Err` says what is missing, with the digest to read.
+pub(super) fn loader_reviewed(program: &Program<'_, '_>, file: &str, node: Node<'_>) -> Result<(), String> {
+    let Some(name) = top_level_function(node) else {
+        return Err("it is not inside a function defined at the top of its file, which a reviewer could pin (`source.pinned-functions`)".to_owned());
+    };
+    let Some(&(home, _)) = program.trees.iter().find(|(f, _)| *f == file) else { return Err(format!("{file} did not parse")) };
+    let closure = closure_with(program, home, &name, Loads::Reviewed).map_err(|why| format!("it is in `{name}`, which cannot be pinned: {why}"))?;
+    if !closure.holds(file, node) {
+        return Err(format!("it is in a `{name}` other than the one defined at the top of {file}"));
+    }
+    match Settings::of(program.env).pinned_functions.get(&name) {
+        Some(digests) if digests.contains(&closure.digest) => {
+            closure.check_uses(program).map_err(|why| format!("`{name}` is pinned (`source.pinned-functions`), but {why}"))
+        }
+        Some(_) => Err(format!(
+            "it is in `{name}`, pinned (`source.pinned-functions`), whose closure now has digest {}, which no reviewer listed: read it and what it loads",
+            closure.digest
+        )),
+        None => Err(format!(
+            "it is in `{name}`, whose closure has digest {}: a reviewer who reads it and what it loads may pin it in `source.pinned-functions`",
+            closure.digest
+        )),
+    }
+}
+
+/// The name of the outermost function holding `node`, when that function is
+/// defined at the top of its file (`function f`, `export function f`,
+/// `const f = () => …`).
+fn top_level_function(node: Node<'_>) -> Option<String> {
+    let function = node.ancestors().filter(|a| FUNCTIONS.contains(&a.kind())).last()?;
+    let (name, statement) = match function.kind() {
+        "function_declaration" | "generator_function_declaration" => (function.field_child("name")?, function),
+        _ => {
+            let declarator = function.parent().filter(|d| d.kind() == "variable_declarator" && d.field_child("value") == Some(function))?;
+            (declarator.field_child("name").filter(|i| i.kind() == "identifier")?, declarator.parent()?)
+        }
+    };
+    let parent = statement.parent()?;
+    let top = parent.kind() == "program" || (parent.kind() == "export_statement" && parent.parent().is_some_and(|p| p.kind() == "program"));
+    top.then(|| name.text().to_owned())
 }
