@@ -163,7 +163,9 @@ impl Frontend for JavaScript {
 
     /// Only what the package's entries import, when its manifest names them.
     fn loaded(&self, _files: &[SourceFile], trees: &[(&str, &Syntax)], opaque: &[(&str, &str)], env: &Env) -> Result<Option<BTreeSet<String>>, Escalation> {
-        env.entries.as_ref().map(|entries| loader::loaded(entries, trees, opaque)).transpose()
+        let program = Program { regions: &[], calls: &[], facts: &[], trees, env, opaque };
+        let reviewed = |file: &str, node: Node<'_>| pinned::loader_reviewed(&program, file, node);
+        env.entries.as_ref().map(|entries| loader::loaded(entries, trees, opaque, &reviewed)).transpose()
     }
 
     fn ambient<'a>(&self, _file: &str, syntax: &'a Syntax) -> Vec<fcd_frontends::ambient::Op<'a>> {

@@ -5,8 +5,18 @@
 //! ([`manifest`]); from it this module follows every static relative
 //! `import`, `export … from`, `import("…")` and `require("…")` once the files
 //! are parsed. A loader fcd cannot interpret — a computed specifier, a
-//! `require` used as a value, a `#` import map, an import of a file the
+//! `require` used as a value, `createRequire` or `getBuiltinModule`, any
+//! other import of `node:module`, a `#` import map, an import of a file the
 //! profile does not select — escalates instead of being guessed.
+//!
+//! Unless a reviewer read it: a loader fcd cannot follow may sit in a
+//! function defined at the top of its file that the profile pins
+//! (`source.pinned-functions`) with the digest of everything it reaches,
+//! loads included (`pinned::loader_reviewed`), and whose uses outside its
+//! closure only call it. The digest binds the text the reviewer read to say
+//! what it loads (a package.json read for its version, say); any change
+//! escalates again, printing the new digest. A region that calls such a
+//! function still escalates on the load (`closure.rs`).
 
 mod manifest;
 
@@ -26,7 +36,15 @@ use super::syntax::string_content;
 /// A file that did not parse (`opaque`: tree-sitter's grammar lags the
 /// language) is still loaded; its specifiers are read lexically, and any
 /// loader call in it that is not `import("…")`/`require("…")` with a literal escalates.
-pub(crate) fn loaded(entries: &[String], trees: &[(&str, &Syntax)], opaque: &[(&str, &str)]) -> Result<BTreeSet<String>, Escalation> {
+///
+/// `reviewed` says whether a reviewer read the code a loader fcd cannot
+/// follow sits in (`pinned::loader_reviewed`), or why not.
+pub(crate) fn loaded<'a>(
+    entries: &[String],
+    trees: &[(&'a str, &'a Syntax)],
+    opaque: &[(&str, &str)],
+    reviewed: &dyn Fn(&str, Node<'a>) -> Result<(), String>,
+) -> Result<BTreeSet<String>, Escalation> {
     let known: BTreeSet<&str> = trees.iter().map(|(p, _)| *p).chain(opaque.iter().map(|(p, _)| *p)).collect();
     if let Some(missing) = entries.iter().find(|e| !known.contains(e.as_str())) {
         return Err(escalate(missing, 1, format!("the entry file `{missing}` is not a source file fcd reads")));
@@ -38,7 +56,7 @@ pub(crate) fn loaded(entries: &[String], trees: &[(&str, &Syntax)], opaque: &[(&
             continue;
         }
         let specs = match (trees.iter().find(|(p, _)| *p == path), opaque.iter().find(|(p, _)| *p == path)) {
-            (Some((_, syntax)), _) => imports(&path, syntax.root())?,
+            (Some((_, syntax)), _) => imports(&path, syntax.root(), &|at| reviewed(&path, at))?,
             (None, Some((_, text))) => lexical_imports(&path, text)?,
             (None, None) => continue,
         };
@@ -82,8 +100,13 @@ pub(super) fn resolve(from: &str, spec: &str, known: &BTreeSet<&str>) -> Option<
 }
 
 /// The static module specifiers a file loads, with their lines; a loader
-/// whose specifier is computed escalates.
-fn imports(path: &str, root: Node<'_>) -> Result<Vec<(String, u32)>, Escalation> {
+/// whose specifier is computed escalates, unless `reviewed` says a reviewer
+/// read the code it sits in (`Err` says why not, to add to the escalation).
+fn imports<'a>(path: &str, root: Node<'a>, reviewed: &dyn Fn(Node<'a>) -> Result<(), String>) -> Result<Vec<(String, u32)>, Escalation> {
+    let unfollowed = |n: Node<'a>, what: String| match reviewed(n) {
+        Ok(()) => Ok(()),
+        Err(why) => Err(escalate(path, n.line(), format!("{what}; {why}"))),
+    };
     let mut out = Vec::new();
     for n in root.descendants() {
         match n.kind() {
@@ -95,7 +118,15 @@ fn imports(path: &str, root: Node<'_>) -> Result<Vec<(String, u32)>, Escalation>
                 let source =
                     n.field_child("source").or_else(|| n.named_children().find(|c| c.kind() == "import_require_clause").and_then(|c| c.field_child("source")));
                 if let Some(s) = source {
-                    out.push((literal(path, s)?, n.line()));
+                    let spec = literal(path, s)?;
+                    if module_loader(&spec) && !only_create_require(n) {
+                        return Err(escalate(
+                            path,
+                            n.line(),
+                            format!("`{}` takes more of `{spec}` than `createRequire` by its own name: a loader fcd cannot follow", n.compact_text()),
+                        ));
+                    }
+                    out.push((spec, n.line()));
                 }
             }
             "call_expression" => {
@@ -103,21 +134,58 @@ fn imports(path: &str, root: Node<'_>) -> Result<Vec<(String, u32)>, Escalation>
                 if f.kind() == "import" || (f.kind() == "identifier" && f.text() == "require") {
                     let args = n.items("arguments");
                     match args.as_slice() {
-                        [one] => out.push((literal(path, *one)?, n.line())),
-                        _ => return Err(escalate(path, n.line(), format!("`{}` loads a module fcd cannot name", n.compact_text()))),
+                        [one] if string_content(*one).is_some() => out.push((literal(path, *one)?, n.line())),
+                        _ => unfollowed(n, format!("`{}` loads a module fcd cannot name", n.compact_text()))?,
                     }
                 }
             }
-            "identifier" if n.text() == "require" || n.text() == "createRequire" => {
+            "identifier" if n.text() == "require" || LOADERS.contains(&n.text()) => {
                 let called = n.parent().is_some_and(|p| p.kind() == "call_expression" && p.field_child("function") == Some(n));
-                if !called || n.text() == "createRequire" {
-                    return Err(escalate(path, n.line(), format!("`{}` is used as a value: a loader fcd cannot follow", n.text())));
+                // `import { createRequire } from "node:module"` is checked above; its uses are not.
+                let imported = n.parent().is_some_and(|p| p.kind() == "import_specifier")
+                    && n.ancestors()
+                        .find(|a| a.kind() == "import_statement")
+                        .and_then(|i| i.field_child("source"))
+                        .and_then(string_content)
+                        .is_some_and(|s| module_loader(&s));
+                if !imported && (!called || n.text() != "require") {
+                    unfollowed(n, format!("`{}` is used as a value: a loader fcd cannot follow", n.text()))?;
                 }
+            }
+            // `m.createRequire(…)`, `process.getBuiltinModule("module")`: the same loaders reached through an object.
+            "property_identifier" if LOADERS.contains(&n.text()) => {
+                unfollowed(n, format!("`{}` reaches a loader fcd cannot follow", n.parent().map_or(n.text(), |p| p.text())))?;
             }
             _ => {}
         }
     }
     Ok(out)
+}
+
+/// Names that make a loader out of nothing fcd can follow: a `require` for
+/// any path (`createRequire`), any builtin module (`getBuiltinModule`).
+pub(super) const LOADERS: &[&str] = &["createRequire", "getBuiltinModule"];
+
+/// Whether a specifier names Node's module system, whose exports make
+/// loaders and register loader hooks.
+fn module_loader(spec: &str) -> bool {
+    matches!(spec, "module" | "node:module")
+}
+
+/// Whether an import takes only `createRequire`, by its own name (no
+/// default, namespace, alias, other name or re-export).
+fn only_create_require(statement: Node<'_>) -> bool {
+    let Some(clause) = (statement.kind() == "import_statement").then(|| statement.named_children().find(|c| c.kind() == "import_clause")).flatten() else {
+        return false;
+    };
+    let mut named = clause.named_children();
+    let (Some(list), None) = (named.next(), named.next()) else { return false };
+    let specifiers: Vec<Node<'_>> = list.named_children().collect();
+    list.kind() == "named_imports"
+        && !specifiers.is_empty()
+        && specifiers
+            .iter()
+            .all(|s| s.kind() == "import_specifier" && s.field_child("alias").is_none() && s.field_child("name").is_some_and(|i| i.text() == "createRequire"))
 }
 
 /// The specifiers of a file that did not parse, read from its text: every

@@ -36,9 +36,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use fcd_frontends::frontend::Program;
 use fcd_frontends::ts::Node;
 
+use super::FUNCTIONS;
 use super::bindings::{module_bindings, pattern_names};
-use super::loader::{is_package, resolve};
+use super::loader::{LOADERS, is_package, resolve};
 use super::scope::TopLevel;
+use super::settings::Settings;
 use super::syntax::bare;
 
 /// A pinned function's closure: its digest and the definitions it binds.
@@ -62,7 +64,28 @@ struct Definition<'a> {
 
 /// The closure of `head` (`f`, `C.m`, `static C.m`, `C.constructor`, `o.m`)
 /// as defined at the top of `file`, or why it cannot be pinned.
+///
+/// A module loaded at run time (`require(…)`, `import(…)`) is not in the
+/// digest, so a closure that loads one cannot be pinned for a region to
+/// call ([`Loads::Refused`]). The loader check alone asks for the closure
+/// of a function that holds a loader fcd cannot follow
+/// ([`Loads::Reviewed`]): there the digest binds the text a reviewer read
+/// to say what it loads, and a region calling it still escalates here.
 pub(super) fn closure<'a>(program: &Program<'a, '_>, file: &'a str, head: &str) -> Result<Pinned<'a>, String> {
+    closure_with(program, file, head, Loads::Refused)
+}
+
+/// Whether a pinned closure may load a module at run time.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Loads {
+    /// A load escalates: what it loads would run unread on the call path.
+    Refused,
+    /// The reviewer read the loads (see [`super::loader`]).
+    Reviewed,
+}
+
+/// [`closure`], saying whether its text may load modules at run time.
+pub(super) fn closure_with<'a>(program: &Program<'a, '_>, file: &'a str, head: &str, loads: Loads) -> Result<Pinned<'a>, String> {
     let bare = head.strip_prefix("static ").unwrap_or(head);
     let root = bare.split('.').next().unwrap_or(bare);
     let known: BTreeSet<&str> = program.trees.iter().map(|(f, _)| *f).collect();
@@ -110,8 +133,10 @@ pub(super) fn closure<'a>(program: &Program<'a, '_>, file: &'a str, head: &str) 
             nodes.push(statement);
         }
         // A package loaded at run time is outside the release, as a static
-        // import of it is; a file of the release, or a computed name, is code the digest would not bind.
-        if let Some(load) = nodes.iter().flat_map(|n| n.descendants()).find(|c| loads_a_module(*c) && !loads_a_package(*c)) {
+        // import of it is; a file of the release, or a computed name, is code
+        // the digest would not bind (unless a reviewer read the load: [`loader_reviewed`]).
+        if let Some(load) = nodes.iter().flat_map(|n| n.descendants()).find(|c| loads_a_module(*c) && !loads_a_package(*c)).filter(|_| loads == Loads::Refused)
+        {
             return Err(format!("`{name}` loads a module at run time (line {} of {file}): what it loads is not in the digest", load.line()));
         }
         for reference in nodes.iter().flat_map(|n| n.descendants()).filter(|n| matches!(n.kind(), "identifier" | "shorthand_property_identifier")) {
@@ -146,9 +171,17 @@ impl<'a> File<'a> {
     }
 }
 
-/// Whether `n` loads a module when it runs: `require(…)` or `import(…)`.
+/// Whether `n` loads a module when it runs: `require(…)` or `import(…)`, or
+/// makes a loader (`require` as a value, `createRequire`, `getBuiltinModule`).
 fn loads_a_module(n: Node<'_>) -> bool {
-    n.kind() == "call_expression" && n.field_child("function").is_some_and(|f| f.kind() == "import" || (f.kind() == "identifier" && f.text() == "require"))
+    match n.kind() {
+        "call_expression" => n.field_child("function").is_some_and(|f| f.kind() == "import" || (f.kind() == "identifier" && f.text() == "require")),
+        "identifier" | "property_identifier" => {
+            LOADERS.contains(&n.text())
+                || (n.text() == "require" && !n.parent().is_some_and(|p| p.kind() == "call_expression" && p.field_child("function") == Some(n)))
+        }
+        _ => false,
+    }
 }
 
 /// Whether a module load names a package or a Node builtin by a literal (`import("pg")`).
@@ -197,6 +230,11 @@ impl<'a> Pinned<'a> {
                 (d.name.clone(), fcd_model::effect::Anchor { file: d.file.to_owned(), line: first.line(), end_line: last, hash: String::new() })
             })
             .collect()
+    }
+
+    /// Whether `node` of `file` is part of the closure's text.
+    pub(super) fn holds(&self, file: &str, node: Node<'_>) -> bool {
+        self.definitions.iter().any(|d| d.file == file && d.nodes.iter().any(|m| m.contains(node)))
     }
 
     /// Every use of the closure's names outside it, in every loaded file,
@@ -560,4 +598,49 @@ fn static_methods(node: Node<'_>) -> BTreeSet<String> {
         .filter(|m| m.kind() == "method_definition" && super::is_static(*m))
         .filter_map(super::class_member_name)
         .collect()
+}
+
+/// Whether `node` of `file`, a loader fcd cannot follow, sits in a function
+/// a reviewer read: defined at the top of its file, pinned with the digest
+/// of its closure (loads included), and its uses outside that closure only
+/// calls. `Err` says what is missing, with the digest to read.
+pub(super) fn loader_reviewed(program: &Program<'_, '_>, file: &str, node: Node<'_>) -> Result<(), String> {
+    let Some(name) = top_level_function(node) else {
+        return Err("it is not inside a function defined at the top of its file, which a reviewer could pin (`source.pinned-functions`)".to_owned());
+    };
+    let Some(&(home, _)) = program.trees.iter().find(|(f, _)| *f == file) else { return Err(format!("{file} did not parse")) };
+    let closure = closure_with(program, home, &name, Loads::Reviewed).map_err(|why| format!("it is in `{name}`, which cannot be pinned: {why}"))?;
+    if !closure.holds(file, node) {
+        return Err(format!("it is in a `{name}` other than the one defined at the top of {file}"));
+    }
+    match Settings::of(program.env).pinned_functions.get(&name) {
+        Some(digests) if digests.contains(&closure.digest) => {
+            closure.check_uses(program).map_err(|why| format!("`{name}` is pinned (`source.pinned-functions`), but {why}"))
+        }
+        Some(_) => Err(format!(
+            "it is in `{name}`, pinned (`source.pinned-functions`), whose closure now has digest {}, which no reviewer listed: read it and what it loads",
+            closure.digest
+        )),
+        None => Err(format!(
+            "it is in `{name}`, whose closure has digest {}: a reviewer who reads it and what it loads may pin it in `source.pinned-functions`",
+            closure.digest
+        )),
+    }
+}
+
+/// The name of the outermost function holding `node`, when that function is
+/// defined at the top of its file (`function f`, `export function f`,
+/// `const f = () => …`).
+fn top_level_function(node: Node<'_>) -> Option<String> {
+    let function = node.ancestors().filter(|a| FUNCTIONS.contains(&a.kind())).last()?;
+    let (name, statement) = match function.kind() {
+        "function_declaration" | "generator_function_declaration" => (function.field_child("name")?, function),
+        _ => {
+            let declarator = function.parent().filter(|d| d.kind() == "variable_declarator" && d.field_child("value") == Some(function))?;
+            (declarator.field_child("name").filter(|i| i.kind() == "identifier")?, declarator.parent()?)
+        }
+    };
+    let parent = statement.parent()?;
+    let top = parent.kind() == "program" || (parent.kind() == "export_statement" && parent.parent().is_some_and(|p| p.kind() == "program"));
+    top.then(|| name.text().to_owned())
 }

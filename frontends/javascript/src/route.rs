@@ -62,7 +62,119 @@ pub(super) fn check_unique(trees: &[(&str, &Syntax)], regions: &[Region<'_>]) ->
             let literal = arguments(n).first().is_some_and(|a| string_content(*a).is_some());
             (!literal).then(|| format!("`{method}` registers a tool whose name is not a plain string literal; it could be `{tool}`"))
         };
+        // What wraps or copies the registering method first: it explains a computed registration inside a wrapper.
+        method_only_called(trees, region, call)?;
         registered_once(trees, region, call, &tool, &computed, &|_| false)?;
+    }
+    Ok(())
+}
+
+/// The registering method runs as the SDK wrote it, around the reviewed
+/// callback: anywhere in the analysed files its name (`registerTool`) is
+/// only ever the callee of a direct call `X.registerTool(…)`, and the
+/// receiver's own name (`server`) is only ever used through a named member.
+/// A wrapper (`server.registerTool = (n, c, h) => keep(n, c, wrap(h))`), a
+/// bound or aliased copy (which could register the tool under a computed
+/// name), a member of that name defined on an object or class, the name as
+/// a string (a computed member), or the receiver handed on, exported,
+/// aliased or indexed (another name for it could do any of these) would
+/// put code no region reads around every callback: `shape_mismatch`.
+fn method_only_called<'a>(trees: &[(&str, &Syntax)], region: &Region<'_>, registration: Node<'a>) -> Result<(), Escalation> {
+    let Some(method) = method_name(registration) else { return Ok(()) };
+    let callee = registration.field_child("function").map(bare);
+    let fail = |file: &str, at: Node<'_>, why: String| {
+        Err(Escalation::new(
+            EscalationCode::ShapeMismatch,
+            format!("region `{}` is registered by `{method}`, but line {} of {file} {why}", region.name, at.line()),
+            Some(Anchor::new(file, at.line(), at.end_line(), at.text())),
+        ))
+    };
+    // A replacement is named before a copy: the copy is usually the wrapper's first line.
+    let replaced = |n: Node<'_>| {
+        n.kind() == "property_identifier"
+            && n.text() == method
+            && n.parent().is_some_and(|m| {
+                m.kind() == "member_expression"
+                    && m.parent()
+                        .is_some_and(|a| matches!(a.kind(), "assignment_expression" | "augmented_assignment_expression") && a.field_child("left") == Some(m))
+            })
+    };
+    let first_replacement = trees.iter().find_map(|(file, syntax)| syntax.root().descendants().find(|n| replaced(*n)).map(|n| (*file, n)));
+    let everywhere = trees.iter().map(|(file, syntax)| (*file, syntax.root().descendants().collect::<Vec<_>>()));
+    for (file, nodes) in first_replacement.map(|(file, n)| (file, vec![n])).into_iter().chain(everywhere) {
+        for n in nodes {
+            match n.kind() {
+                "property_identifier" if n.text() == method => {
+                    let member = n.parent().filter(|m| m.kind() == "member_expression" && m.field_child("property") == Some(n));
+                    let Some(member) = member else {
+                        return fail(file, n, format!("defines a member named `{method}`, which could take the registering method's place"));
+                    };
+                    let called = member.parent().is_some_and(|c| c.kind() == "call_expression" && c.field_child("function") == Some(member));
+                    if called {
+                        continue;
+                    }
+                    let written = member.ancestors().take_while(|a| matches!(a.kind(), "parenthesized_expression")).chain(member.parent()).any(|a| {
+                        matches!(a.kind(), "assignment_expression" | "augmented_assignment_expression") && a.field_child("left").map(bare) == Some(member)
+                    });
+                    let why = if written {
+                        format!(
+                            "replaces `{}`: a wrapper of the registering method runs around every callback it registers, and no region reads it",
+                            member.compact_text()
+                        )
+                    } else {
+                        format!(
+                            "takes `{}` as a value (bound or aliased): a copy of the registering method could register the tool under a computed name",
+                            member.compact_text()
+                        )
+                    };
+                    return fail(file, n, why);
+                }
+                "shorthand_property_identifier" | "shorthand_property_identifier_pattern" if n.text() == method => {
+                    return fail(file, n, format!("names a member `{method}` in an object or a pattern, which could replace or copy the registering method"));
+                }
+                "string" | "template_string" if string_content(n).as_deref() == Some(method) => {
+                    return fail(file, n, format!("names `{method}` in a string, which a computed member could use to replace or copy the registering method"));
+                }
+                _ => {}
+            }
+        }
+    }
+    // The receiver, by its own name where it is declared.
+    let mut receiver = callee.filter(|c| c.kind() == "member_expression").and_then(|c| c.field_child("object")).map(bare);
+    while let Some(r) = receiver.filter(|r| r.kind() == "member_expression") {
+        receiver = r.field_child("object").map(bare);
+    }
+    let Some(receiver) = receiver.filter(|r| r.kind() == "identifier") else { return Ok(()) };
+    let name = receiver.text();
+    let declared_in = |scope: Node<'a>| -> Option<Node<'a>> {
+        scope.descendants().find(|d| {
+            d.kind() == "variable_declarator"
+                && d.field_child("name").is_some_and(|i| i.kind() == "identifier" && i.text() == name)
+                && d.ancestors().find(|a| FUNCTIONS.contains(&a.kind()) || a.kind() == "program") == Some(scope)
+        })
+    };
+    let Some((scope, declarator)) =
+        registration.ancestors().filter(|a| FUNCTIONS.contains(&a.kind()) || a.kind() == "program").find_map(|a| declared_in(a).map(|d| (a, d)))
+    else {
+        return Ok(());
+    };
+    if declarator.ancestors().any(|a| a.kind() == "export_statement") {
+        return fail(region.file, declarator, format!("exports `{name}`, whose registering method another module could then replace"));
+    }
+    for n in scope.descendants().filter(|n| n.kind() == "identifier" && n.text() == name) {
+        let own = declarator.field_child("name") == Some(n);
+        let through_member = n.parent().is_some_and(|m| {
+            m.kind() == "member_expression"
+                && m.field_child("object") == Some(n)
+                && m.field_child("property").is_some_and(|p| p.kind() == "property_identifier")
+        });
+        if !own && !through_member {
+            return fail(
+                region.file,
+                n,
+                format!("uses `{name}` other than through a named member (handed on, aliased or indexed): another name for it could replace `{method}`"),
+            );
+        }
     }
     Ok(())
 }

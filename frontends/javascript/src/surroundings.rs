@@ -348,6 +348,10 @@ impl Check<'_> {
             return Err(self.fail(target, format!("writes `{}`: a prototype write changes every object of that type", target.compact_text())));
         }
         let elsewhere = self.private.get(root_name).is_some_and(|home| *home != self.file);
+        // The status the process exits with when it ends: no code reads it back to decide anything.
+        if root.kind() == "identifier" && root_name == "process" && chain == ["exitCode"] && target.kind() == "member_expression" {
+            return Ok(());
+        }
         if root.kind() == "identifier" && (BUILTINS.contains(&root_name) || (trusted.contains(root_name) && !elsewhere)) {
             return Err(self.fail(target, format!("writes `{}`: a member of `{root_name}`, which reviewed code relies on", target.compact_text())));
         }
