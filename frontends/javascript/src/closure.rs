@@ -52,9 +52,13 @@ pub(super) fn check(program: &Program<'_, '_>) -> Result<(), Escalation> {
     let mut pinned: BTreeMap<(&str, String), Result<pinned::Pinned<'_>, String>> = BTreeMap::new();
     for (region, node, path, Reached { home, head, root }) in calls.landing_in_release(program) {
         let fail = |why: String| {
+            let what = match path.strip_prefix("handed ") {
+                Some(value) => format!("hands on `{value}` as a value, for whatever receives it to call"),
+                None => format!("calls `{path}`"),
+            };
             Err(Escalation::new(
                 EscalationCode::InventoryViolation,
-                format!("region `{}` calls `{path}`: {why}", region.name),
+                format!("region `{}` {what}: {why}", region.name),
                 Some(Anchor::at_line(region.file, node.line())),
             ))
         };
@@ -184,21 +188,47 @@ impl<'a> Calls<'a> {
         Calls { bound, values, known }
     }
 
-    /// Every call of every region that lands in code of the release: the
-    /// region, the call, its identity and where it lands.
-    fn landing_in_release<'p>(&self, program: &'p Program<'p, 'a>) -> Vec<(&'p Region<'a>, Node<'a>, &'p str, Reached<'a>)> {
+    /// Every call of every region that lands in code of the release, and
+    /// every function of the release a region hands on as a value (to
+    /// `arr.map(f)`, a timer, an event): the region, the site, the identity
+    /// (`handed f` for a value) and where it lands.
+    fn landing_in_release<'p>(&self, program: &'p Program<'p, 'a>) -> Vec<(&'p Region<'a>, Node<'a>, String, Reached<'a>)> {
         let mut out = Vec::new();
         for (region, calls) in program.regions.iter().zip(program.calls) {
             let file = Definitions::of(region, &self.values, &self.known);
             for (node, identity) in calls {
                 let Identity::Path(path) = identity else { continue };
                 if let Some(reached) = file.head(path) {
-                    out.push((region, *node, path.as_str(), reached));
+                    out.push((region, *node, path.clone(), reached));
+                }
+            }
+            for value in region.node.descendants().filter(|n| handed_value(*n)) {
+                let name = value.text();
+                let code = if value.kind() == "member_expression" { file.this.is_some() } else { file.home_of(name).is_some() };
+                if let Some(reached) = file.head(name).filter(|_| code) {
+                    out.push((region, value, format!("handed {name}"), reached));
                 }
             }
         }
         out
     }
+}
+
+/// Whether `n` is a function or method used as a value, not called: a name
+/// (`f`, `{ f }`) or `this.m`, that no call, `new` or member access takes.
+fn handed_value(n: Node<'_>) -> bool {
+    let taken = |p: Node<'_>| match p.kind() {
+        "call_expression" => p.field_child("function") == Some(n),
+        "new_expression" => p.field_child("constructor") == Some(n),
+        "member_expression" => p.field_child("object") == Some(n),
+        _ => false,
+    };
+    let value = match n.kind() {
+        "identifier" | "shorthand_property_identifier" => true,
+        "member_expression" => n.field_child("object").is_some_and(|o| o.kind() == "this"),
+        _ => false,
+    };
+    value && !n.parent().is_some_and(taken)
 }
 
 /// Where a call into the release's own code lands.

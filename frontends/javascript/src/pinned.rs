@@ -60,6 +60,8 @@ struct Definition<'a> {
     nodes: Vec<Node<'a>>,
     /// What the digest hashes: `const x = …`, `function f(…) {…}`, tokens only.
     tokens: String,
+    /// Whether the closure reads a member of it (`f.cache`): then it may not go out as a value.
+    members_read: bool,
 }
 
 /// The closure of `head` (`f`, `C.m`, `static C.m`, `C.constructor`, `o.m`)
@@ -145,7 +147,17 @@ pub(super) fn closure_with<'a>(program: &Program<'a, '_>, file: &'a str, head: &
                 todo.push((file, text.to_owned()));
             }
         }
-        definitions.push(Definition { file, name, nodes, tokens });
+        definitions.push(Definition { file, name, nodes, tokens, members_read: false });
+    }
+    // Closure text reading `f.x` or `f[…]` relies on what the members of `f` are.
+    let read: BTreeSet<&str> = definitions
+        .iter()
+        .flat_map(|d| d.nodes.iter().flat_map(|n| n.descendants()))
+        .filter(|n| matches!(n.kind(), "member_expression" | "subscript_expression"))
+        .filter_map(|m| m.field_child("object").filter(|o| o.kind() == "identifier").map(|o| o.text()))
+        .collect();
+    for d in &mut definitions {
+        d.members_read = read.contains(d.name.as_str());
     }
     definitions.sort_by(|a, b| (&a.name, &a.tokens).cmp(&(&b.name, &b.tokens)));
     if let Some(pair) = definitions.windows(2).find(|w| w[0].name == w[1].name) {
@@ -496,8 +508,10 @@ fn reads_only(n: Node<'_>, d: &Definition<'_>) -> bool {
     }
     let context = outer.parent();
     let (Some(first), Some(last)) = (members.first().copied(), members.last().copied()) else {
-        // The value itself: only a constant that cannot change may go out.
-        return constant(d.nodes[0]) && !context.is_some_and(|c| written(c, n));
+        // The value itself: only a constant that cannot change may go out,
+        // or a function whose members nothing in the closure reads (what
+        // receives it can call it, or give it members the closure never sees).
+        return (constant(d.nodes[0]) || (is_function(d.nodes[0]) && !d.members_read)) && !context.is_some_and(|c| written(c, n));
     };
     let called = context.is_some_and(|c| c.kind() == "call_expression" && c.field_child("function") == Some(outer));
     if called {
@@ -528,6 +542,15 @@ fn exported(n: Node<'_>) -> bool {
         _ => None,
     };
     entry.and_then(|e| e.parent()).filter(|o| o.kind() == "object").is_some_and(|o| assigned_to(o, &is_exports))
+}
+
+/// Whether a definition is a function (declared, or a `const` bound to a function expression), not a class.
+fn is_function(node: Node<'_>) -> bool {
+    match node.kind() {
+        "function_declaration" | "generator_function_declaration" => true,
+        "variable_declarator" => node.field_child("value").map(bare).is_some_and(|v| super::FUNCTIONS.contains(&v.kind())),
+        _ => false,
+    }
 }
 
 /// Whether `target` is what `statement` (or an expression) writes:

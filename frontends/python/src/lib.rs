@@ -154,7 +154,73 @@ fn implicit_or_call(scope: &Scope<'_>, n: Node<'_>, region: &Region<'_>) -> Opti
             let module = n.field_child("module_name").or_else(|| n.field_child("name"))?;
             Some(Identity::Path(format!("import {}", compact(module.text()))))
         }
+        // A function of the release handed on as a value (`map(check, xs)`,
+        // `key=check`, a callback) runs as surely as one called.
+        "identifier" if handed_value(n) && !defined_within(region.node, n.text()) && !inert_class_use(scope, n) => {
+            unreviewed_local(scope, n.text(), region).map(|_| Identity::Unresolved(format!("handed {} (a function or class of the release passed as a value for whatever receives it to call; it is not a region of the profile, so its body is unread)", n.text())))
+        }
         _ => None,
+    }
+}
+
+/// Whether `n` names a class of the module where no code of it runs: the
+/// class caught (`except C`), iterated (`for m in C`, an Enum's members),
+/// tested for membership (`x in C`) or instance (`isinstance(x, C)`), when
+/// no metaclass of the release can hook those (no `metaclass=`, and no base
+/// the module defines). Handed anywhere else, the receiver could construct it.
+fn inert_class_use(scope: &Scope<'_>, n: Node<'_>) -> bool {
+    let root = n.ancestors().last().unwrap_or(n);
+    let class = root
+        .named_children()
+        .map(|c| if c.kind() == "decorated_definition" { c.field_child("definition").unwrap_or(c) } else { c })
+        .find(|c| c.kind() == "class_definition" && c.field_child("name").is_some_and(|i| i.text() == n.text()));
+    let Some(class) = class else { return false };
+    let plain_bases = class.field_child("superclasses").is_none_or(|bases| {
+        bases.named_children().all(|b| match b.kind() {
+            "identifier" => !scope.is_module_definition(b.text()),
+            "attribute" => true,
+            _ => false,
+        })
+    });
+    // Up through a tuple of several (`except (A, B)`, `isinstance(x, (A, B))`).
+    let mut at = n;
+    while let Some(p) = at.parent().filter(|p| matches!(p.kind(), "tuple" | "parenthesized_expression")) {
+        at = p;
+    }
+    let Some(parent) = at.parent() else { return false };
+    let inert = match parent.kind() {
+        "except_clause" => true,
+        "for_in_clause" | "for_statement" => parent.field_child("right") == Some(at),
+        "comparison_operator" => parent.children().any(|o| matches!(o.kind(), "in" | "not in")) && parent.named_children().last() == Some(at),
+        "argument_list" => parent
+            .parent()
+            .and_then(|c| c.field_child("function"))
+            .is_some_and(|f| matches!(f.text(), "isinstance" | "issubclass") && parent.named_children().nth(1) == Some(at)),
+        _ => false,
+    };
+    plain_bases && inert
+}
+
+/// Whether the region itself defines a function or class `name`, whose body
+/// is then read as part of the region's.
+fn defined_within(region: Node<'_>, name: &str) -> bool {
+    region
+        .descendants()
+        .any(|d| d != region && matches!(d.kind(), "function_definition" | "class_definition") && d.field_child("name").is_some_and(|i| i.text() == name))
+}
+
+/// Whether an identifier is a value read where it stands: not a callee, a
+/// decorator, a definition's or keyword's name, or the object of an attribute.
+fn handed_value(n: Node<'_>) -> bool {
+    let Some(parent) = n.parent() else { return false };
+    let field = |name: &str| parent.field_child(name) == Some(n);
+    match parent.kind() {
+        "call" => !field("function"),
+        "attribute" => !field("object") && !field("attribute"),
+        "function_definition" | "class_definition" => !field("name"),
+        "keyword_argument" | "default_parameter" | "typed_default_parameter" => !field("name"),
+        "decorator" | "dotted_name" | "aliased_import" | "global_statement" | "nonlocal_statement" | "parameters" | "typed_parameter" => false,
+        _ => true,
     }
 }
 

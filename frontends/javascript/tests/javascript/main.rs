@@ -970,6 +970,24 @@ fn a_pinned_function_is_bound_to_everything_of_the_release_it_reaches() {
         let e = with_pinned(index, &own, &[("tidy", &printed_digest(&e))]).expect_err("written through exports");
         assert!(e.detail.contains("line 7 of paths.js"), "{own}: {}", e.detail);
     }
+    // A function handed on as a value runs as surely as one called: the
+    // same closed call path, whether it goes to a library call, an object or a timer.
+    for handed in ["[p].map(tidy)[0]", "({ run: tidy }).run(p)", "({ tidy }).tidy(p)", "setTimeout(tidy, 0, p)"] {
+        let index = format!("import {{ tidy }} from \"./paths.js\";\nfunction f(p) {{ return {handed}; }}\n");
+        let e = with_pinned(&index, paths, &[]).expect_err(handed);
+        assert!(
+            e.detail.contains("region `f` hands on `tidy` as a value") && e.detail.contains("pin it in `source.pinned-functions`"),
+            "{handed}: {}",
+            e.detail
+        );
+        assert_eq!(with_pinned(&index, paths, &[("tidy", &base)]), Ok(()), "{handed}: pinned, it is read");
+    }
+    // Unless the closure reads a member of it: whoever receives it could change that.
+    let with_member = paths.replace("p = squeeze(p.trim());", "p = squeeze(p.trim()).slice(0, tidy.limit);") + "tidy.limit = 64;\n";
+    let index = "import { tidy } from \"./paths.js\";\nfunction f(p) { return [p].map(tidy)[0]; }\n";
+    let pinned = printed_digest(&with_pinned(index, &with_member, &[]).expect_err("not pinned"));
+    let e = with_pinned(index, &with_member, &[("tidy", &pinned)]).expect_err("a member of it is read");
+    assert!(e.detail.contains("line 2 of index.js uses `tidy` other than by calling it"), "{}", e.detail);
     // A module loaded at run time is not in the digest.
     let loads = paths.replace("p.trim()", "require(\"./more.js\").clean(p)");
     let e = with_pinned(index, &loads, &[("tidy", &base)]).expect_err("loads a module");

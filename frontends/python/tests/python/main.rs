@@ -171,6 +171,39 @@ def f():
 }
 
 #[test]
+fn a_function_of_the_release_handed_on_as_a_value_is_as_unread_as_one_called() {
+    let handed = "?handed helper (a function or class of the release passed as a value for whatever receives it to call; it is not a region of the profile, so its body is unread)";
+    for (body, expected) in [
+        ("    return list(map(helper, xs))\n", vec!["list", handed, "map"]),
+        ("    return sorted(xs, key=helper)\n", vec!["sorted", handed]),
+        ("    return {'check': helper}\n", vec![handed]),
+        // A function the region defines is read with the region: handing it on is no escalation.
+        ("    def inner(x): return x\n    return list(map(inner, xs))\n", vec!["list", "map"]),
+        // The name of a keyword, a parameter or an attribute is not the function.
+        ("    return dict(helper=1)\n", vec!["dict"]),
+        // A class of the module where none of its code runs: caught, iterated, tested.
+        (
+            "    try:\n        pass\n    except (Refused, OSError):\n        pass\n    return [m.value for m in Kind], xs in Kind, isinstance(xs, Kind)\n",
+            vec!["isinstance"],
+        ),
+    ] {
+        let src = format!("import enum\nclass Kind(str, enum.Enum):\n    A = 'a'\nclass Refused(Exception): pass\ndef helper(x): return x\ndef f(xs):\n{body}");
+        let got = callees(&src);
+        let mut sorted_got = got.clone();
+        sorted_got.sort();
+        let mut sorted_expected: Vec<String> = expected.iter().map(|e| (*e).to_owned()).collect();
+        sorted_expected.sort();
+        assert_eq!(sorted_got, sorted_expected, "in:\n{src}");
+    }
+    // Handed anywhere else, or with a metaclass of the release, a class may be constructed or hooked.
+    let base = "class Meta(type): pass\nclass Kind(metaclass=Meta): pass\nclass Plain: pass\ndef f(xs):\n";
+    for body in ["    return xs in Kind\n", "    return list(map(Plain, xs))\n"] {
+        let src = format!("{base}{body}");
+        assert!(callees(&src).iter().any(|c| c.starts_with("?handed ")), "in:\n{src}: {:?}", callees(&src));
+    }
+}
+
+#[test]
 fn a_reviewed_helper_region_resolves_to_its_definition() {
     let file = SourceFile { path: "m.py".into(), bytes: b"def helper(): pass\ndef f():\n    helper()\n".to_vec() };
     let regions = [
