@@ -204,7 +204,14 @@ impl<'a> Calls<'a> {
             }
             for value in region.node.descendants().filter(|n| handed_value(*n)) {
                 let name = value.text();
-                let code = if value.kind() == "member_expression" { file.this.is_some() } else { file.home_of(name).is_some() };
+                let code = match (value.kind(), value.field_child("object"), value.field_child("property")) {
+                    ("member_expression", Some(o), _) if o.kind() == "this" => file.this.is_some(),
+                    // `C.m` of a class of the release: its static method (or a static field holding a function).
+                    ("member_expression", Some(o), Some(m)) => {
+                        matches!(file.home_of(o.text()), Some(Some(home)) if pinned::has_static_code(program, home, o.text(), m.text()))
+                    }
+                    _ => file.home_of(name).is_some(),
+                };
                 if let Some(reached) = file.head(name).filter(|_| code) {
                     out.push((region, value, format!("handed {name}"), reached));
                 }
@@ -215,7 +222,7 @@ impl<'a> Calls<'a> {
 }
 
 /// Whether `n` is a function or method used as a value, not called: a name
-/// (`f`, `{ f }`) or `this.m`, that no call, `new` or member access takes.
+/// (`f`, `{ f }`), `this.m` or `C.m`, that no call, `new` or member access takes.
 fn handed_value(n: Node<'_>) -> bool {
     let taken = |p: Node<'_>| match p.kind() {
         "call_expression" => p.field_child("function") == Some(n),
@@ -225,7 +232,7 @@ fn handed_value(n: Node<'_>) -> bool {
     };
     let value = match n.kind() {
         "identifier" | "shorthand_property_identifier" => true,
-        "member_expression" => n.field_child("object").is_some_and(|o| o.kind() == "this"),
+        "member_expression" => n.field_child("object").is_some_and(|o| matches!(o.kind(), "this" | "identifier")),
         _ => false,
     };
     value && !n.parent().is_some_and(taken)

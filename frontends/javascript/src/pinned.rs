@@ -515,7 +515,11 @@ fn reads_only(n: Node<'_>, d: &Definition<'_>) -> bool {
     };
     let called = context.is_some_and(|c| c.kind() == "call_expression" && c.field_child("function") == Some(outer));
     if called {
-        return (members.len() == 1 && static_methods(d.nodes[0]).contains(first)) || READING_METHODS.contains(&last);
+        return (members.len() == 1 && static_code(d.nodes[0]).contains(first)) || READING_METHODS.contains(&last);
+    }
+    // A static method handed on as a value: whoever receives it can call it, as a call here could.
+    if members.len() == 1 && static_code(d.nodes[0]).contains(first) && !context.is_some_and(|c| written(c, outer)) {
+        return true;
     }
     members.len() == 1 && (first == "length" || primitive_member(d.nodes[0], first)) && !context.is_some_and(|c| written(c, outer))
 }
@@ -605,6 +609,32 @@ fn primitive_member(node: Node<'_>, member: &str) -> bool {
         let literal = p.field_child("value").is_some_and(|v| matches!(v.kind(), "string" | "number" | "true" | "false" | "null" | "undefined"));
         key.as_deref() == Some(member) && literal
     })
+}
+
+/// Whether `class`, defined at the top of `file`, declares a static member
+/// `member` that is code: a static method, or a static field holding a function.
+pub(super) fn has_static_code(program: &Program<'_, '_>, file: &str, class: &str, member: &str) -> bool {
+    let Some((_, syntax)) = program.trees.iter().find(|(f, _)| *f == file) else { return false };
+    definition(syntax.root(), class).is_some_and(|(node, _)| static_code(node).contains(member))
+}
+
+/// The static members of a class definition that are code: its static
+/// methods, and its static fields holding a function.
+fn static_code(node: Node<'_>) -> BTreeSet<String> {
+    let mut code = static_methods(node);
+    let body = match node.kind() {
+        "class_declaration" => node.field_child("body"),
+        "variable_declarator" => node.field_child("value").filter(|v| v.kind() == "class").and_then(|c| c.field_child("body")),
+        _ => None,
+    };
+    for f in body.into_iter().flat_map(|b| b.named_children()) {
+        let function = f.field_child("value").map(bare).is_some_and(|v| super::FUNCTIONS.contains(&v.kind()));
+        // `field_definition` (JavaScript: the name is its `property`) or `public_field_definition` (TypeScript).
+        if matches!(f.kind(), "field_definition" | "public_field_definition") && super::is_static(f) && function {
+            code.extend(f.field_child("name").or_else(|| f.field_child("property")).map(|n| n.text().to_owned()));
+        }
+    }
+    code
 }
 
 /// The static methods a class definition declares (none for anything else).

@@ -982,6 +982,15 @@ fn a_pinned_function_is_bound_to_everything_of_the_release_it_reaches() {
         );
         assert_eq!(with_pinned(&index, paths, &[("tidy", &base)]), Ok(()), "{handed}: pinned, it is read");
     }
+    // A static method (or a static field holding a function) handed on is the same.
+    let classes = "export class Paths { static clean(p) { return p.trim(); } static strip = (p) => p.trim(); static LIMIT = 4; }\n";
+    for handed in ["Paths.clean", "Paths.strip"] {
+        let index = format!("import {{ Paths }} from \"./paths.js\";\nfunction f(p) {{ return [p].map({handed})[0]; }}\n");
+        let e = with_pinned(&index, classes, &[]).expect_err(handed);
+        assert!(e.detail.contains(&format!("region `f` hands on `{handed}` as a value")), "{handed}: {}", e.detail);
+        let digest = printed_digest(&e);
+        assert_eq!(with_pinned(&index, classes, &[(&format!("static {handed}"), &digest)]), Ok(()), "{handed}");
+    }
     // Unless the closure reads a member of it: whoever receives it could change that.
     let with_member = paths.replace("p = squeeze(p.trim());", "p = squeeze(p.trim()).slice(0, tidy.limit);") + "tidy.limit = 64;\n";
     let index = "import { tidy } from \"./paths.js\";\nfunction f(p) { return [p].map(tidy)[0]; }\n";
