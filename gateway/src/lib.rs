@@ -21,6 +21,7 @@ pub mod init;
 mod listener;
 pub mod measure;
 mod oversized;
+mod private_dir;
 pub mod proxy;
 pub mod refused;
 mod steps;

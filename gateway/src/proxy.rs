@@ -140,7 +140,7 @@ impl Gateway {
         let registry = Registry::open(&config.registry).map_err(|e| fail(e.to_string()))?;
         let store_name = crate::bound_store::name(&spec);
         crate::bound_store::check(&runtime, &registry, &store_name, config.accept_new_store).map_err(fail)?;
-        let private = tempfile::Builder::new().prefix("fcd-gateway-").tempdir().map_err(|e| fail(format!("no private directory: {e}")))?;
+        let private = crate::private_dir::create(&std::env::temp_dir()).map_err(|e| fail(format!("no private directory: {e}")))?;
         let mut releases = Vec::new();
         for (si, s) in config.servers.iter().enumerate() {
             for (ri, r) in s.releases.iter().enumerate() {
