@@ -70,7 +70,9 @@ impl Frontend for Go {
     /// call expression), with the identity its head resolves to by declaration.
     fn calls<'a>(&self, region: &Region<'a>) -> Vec<(Node<'a>, Identity)> {
         let scope = Scope::of(region);
-        region.node.descendants().filter(|n| is_call(*n)).map(|c| (c, typed(c, scope.resolve(identity(c))))).collect()
+        let calls = region.node.descendants().filter(|n| is_call(*n)).map(|c| (c, typed(c, scope.resolve(identity(c)))));
+        let handed = region.node.descendants().filter(|n| n.kind() == "identifier" && is_value(*n)).filter_map(|n| scope.handed(n.text()).map(|id| (n, id)));
+        calls.chain(handed).collect()
     }
 
     /// Every file counts (`None`) once nothing that decides what compiles escalates.
@@ -102,6 +104,27 @@ impl Frontend for Go {
 
     fn ambient_table(&self) -> &'static fcd_frontends::ambient::Table {
         &ambient::TABLE
+    }
+}
+
+/// Whether an identifier stands where a value is read and handed on: an
+/// argument, an element or value of a composite literal, a returned or
+/// assigned value, an operand of `&` or of parentheses. Not a callee, a
+/// selector's operand or field, a name being declared or assigned, a key.
+fn is_value(n: Node<'_>) -> bool {
+    let Some(parent) = n.parent() else { return false };
+    match parent.kind() {
+        "argument_list" | "parenthesized_expression" | "unary_expression" => true,
+        // `{key: value}`: the key of a keyed element names a field (a function cannot key a map).
+        "literal_element" => !parent.parent().is_some_and(|k| k.kind() == "keyed_element" && k.named_children().next() == Some(parent)),
+        "keyed_element" => parent.named_children().last() == Some(n),
+        "expression_list" => {
+            let declared = parent.parent().is_some_and(|g| {
+                matches!(g.kind(), "assignment_statement" | "short_var_declaration" | "range_clause") && g.field_child("left") == Some(parent)
+            });
+            !declared
+        }
+        _ => false,
     }
 }
 

@@ -266,6 +266,25 @@ impl<'r, 'a> Scope<'r, 'a> {
         is_param && owner.is_some_and(|o| o == self.region.node || o.contains(self.region.node))
     }
 
+    /// A function of the package handed on as a value (`sort.Slice(x,
+    /// less)`, `errgroup.Go(work)`, a field of a struct literal): it runs as
+    /// surely as a call, so it needs a region as a call does. `None` when
+    /// `name` is no such function here (a local, a parameter, a type, another
+    /// package's name).
+    pub fn handed(&self, name: &str) -> Option<Identity> {
+        if !self.locals.sites(name).is_empty() || self.locals.is_param(name) || self.imports.contains_key(name) {
+            return None;
+        }
+        let decls = self.package.get(name)?;
+        if !decls.iter().any(|d| matches!(d.kind, DeclKind::Func)) || (self.env.reviewed.iter().any(|r| r == name) && decls.len() == 1) {
+            return None;
+        }
+        let at = decls.first().map(|d| format!("{}:{}", d.file, d.name.line())).unwrap_or_default();
+        Some(Identity::Unresolved(format!(
+            "handed {name}: a function of the package ({at}) passed as a value for whatever receives it to call, which the profile does not review as a region"
+        )))
+    }
+
     fn package_level(&self, head: &str, bare: bool, decls: &[Decl<'a>], spelled: Identity) -> Identity {
         let [decl] = decls else {
             return Identity::Unresolved(format!("`{head}` is declared {} times in the package", decls.len()));

@@ -199,3 +199,22 @@ fn a_local_bound_once_by_a_call_is_that_result() {
     let twice = "\t\tclient, err := deps.GetClient(ctx)\n\t\tclient, err = deps.Other(ctx)\n\t\tclient.Repositories.Create(ctx)";
     assert!(callees(&source("", twice)).iter().any(|c| c == "client.Repositories.Create"), "{:?}", callees(&source("", twice)));
 }
+
+#[test]
+fn a_function_of_the_package_handed_on_as_a_value_needs_a_region_as_a_call_does() {
+    let helper = "func note(s string) bool { return true }\n";
+    let handed = "?handed note: a function of the package (pkg/x.go:4) passed as a value for whatever receives it to call, which the profile does not review as a region";
+    for body in
+        ["\t\tsort.Slice(xs, note)", "\t\tkeep := Filter{Check: note}\n\t\t_ = keep", "\t\tvar check = note\n\t\t_ = check", "\t\tcheck := note\n\t\t_ = check"]
+    {
+        let got = callees(&source(helper, body));
+        assert!(got.iter().any(|c| c == handed), "{body}: {got:?}");
+    }
+    // A reviewed function, a local of that name, a field key of that name: not handed release code.
+    let reviewed = callees(&source("", "\t\tsort.Slice(xs, OptionalParam[bool])"));
+    assert!(!reviewed.iter().any(|c| c.starts_with("?handed")), "{reviewed:?}");
+    for body in ["\t\tnote := 1\n\t\t_ = note", "\t\tkeep := Filter{note: 1}\n\t\t_ = keep"] {
+        let got = callees(&source(helper, body));
+        assert!(!got.iter().any(|c| c.starts_with("?handed")), "{body}: {got:?}");
+    }
+}
