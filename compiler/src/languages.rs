@@ -61,6 +61,7 @@ pub fn settings(profile: &Profile) -> LanguageSettings {
             read_only_callees: profile.read_only_callees.clone(),
             pinned_functions: profile.pinned_functions.clone(),
             unread_functions: profile.unread_functions.clone(),
+            registration_wrappers: profile.registration_wrappers.clone(),
         }),
     }
 }

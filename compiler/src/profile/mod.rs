@@ -110,6 +110,9 @@ pub struct Profile {
     pub unread_functions: Vec<String>,
     /// Token digests of signal listeners a reviewer read (`source.signal-listeners`).
     pub signal_listeners: Vec<String>,
+    /// (JavaScript) digests of wrappers of a registering method a reviewer
+    /// read (`source.registration-wrappers`).
+    pub registration_wrappers: Vec<String>,
     pub inventories: BTreeMap<String, BTreeSet<String>>,
     /// Region -> the callees of its inventory a reviewer read as having no
     /// effect: the only calls that may run before a refusal a `reject` relies on.
@@ -334,6 +337,7 @@ impl Validator<'_> {
         let pinned_functions = language.and_then(|language| self.keep(self.pinned_functions(&raw.source, language)));
         let unread_functions = language.and_then(|language| self.keep(self.unread_functions(&raw.source, language)));
         let signal_listeners = self.keep(self.signal_listeners(&raw.source));
+        let registration_wrappers = language.and_then(|language| self.keep(self.registration_wrappers(&raw.source, language)));
         let regions = self.regions(&raw.regions, language);
         let imports = self.imports(&raw.imports);
         let inventories = self.inventories(&raw.inventory, &raw.regions);
@@ -379,6 +383,7 @@ impl Validator<'_> {
             pinned_functions: pinned_functions?,
             unread_functions: unread_functions?,
             signal_listeners: signal_listeners?,
+            registration_wrappers: registration_wrappers?,
             inventories,
             no_effect: regions::no_effect(&raw.inventory),
             facts: facts?,

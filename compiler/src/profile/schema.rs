@@ -178,6 +178,14 @@ pub(super) struct RawSource {
     /// escalate as a write of the signal handlers.
     #[serde(default, rename = "signal-listeners")]
     pub signal_listeners: Vec<Spanned<String>>,
+    /// (JavaScript) digests (`sha256:…`) of wrappers of a registering method
+    /// a reviewer read: the function that replaces it (`server.registerTool =
+    /// (name, config, handler) => …`), the bound copy it calls, and every
+    /// write, in the function that declares the server, of a name the wrapper
+    /// reads from there. A listed one is the reviewed code around every
+    /// callback the method registers; any other replacement escalates.
+    #[serde(default, rename = "registration-wrappers")]
+    pub registration_wrappers: Vec<Spanned<String>>,
 }
 
 #[derive(Clone, Deserialize, JsonSchema)]

@@ -93,6 +93,15 @@ impl Validator<'_> {
         self.digests(&source.signal_listeners, "source.signal-listeners")
     }
 
+    /// `source.registration-wrappers`: JavaScript only, `sha256:` digests
+    /// of the wrappers of a registering method a reviewer read.
+    pub(super) fn registration_wrappers(&self, source: &RawSource, language: Lang) -> Result<Vec<String>, InputError> {
+        if let Some(first) = source.registration_wrappers.first().filter(|_| language != Lang::JavaScript) {
+            return self.err(first.span(), "source.registration-wrappers", "only a `javascript` profile lists wrappers of a registering method");
+        }
+        self.digests(&source.registration_wrappers, "source.registration-wrappers")
+    }
+
     /// A list of `sha256:` digests (64 lower-case hex digits) under `key`.
     fn digests(&self, list: &[Spanned<String>], key: &str) -> Result<Vec<String>, InputError> {
         let mut out = Vec::new();

@@ -141,6 +141,25 @@ fn inert_attributes_are_for_csharp_and_simple_names() {
 }
 
 #[test]
+fn registration_wrappers_are_for_javascript_and_digests() {
+    let files = "files = [\"**/mcp_server_git/server.py\"]\n";
+    let digest = format!("sha256:{}", "a".repeat(64));
+    let err = error_of(&[(files, &format!("{files}registration-wrappers = [\"{digest}\"]\n"))]);
+    assert!(err.contains("key `source.registration-wrappers`") && err.contains("javascript"), "{err}");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../profiles/filesystem-write-file/profile.toml");
+    let text = std::fs::read_to_string(&root).expect("the filesystem profile");
+    let listed = "read-only-callees = [";
+    assert!(text.contains(listed));
+    let with = |list: &str| text.replacen(listed, &format!("registration-wrappers = [{list}]\n{listed}"), 1);
+    let profile = Profile::parse(Path::new("ok.toml"), &with(&format!("\"{digest}\""))).expect("a listed digest loads");
+    assert_eq!(profile.registration_wrappers, vec![digest.clone()]);
+    for bad in ["\"sha256:abc\"", "\"beef\"", &format!("\"{}\"", digest.to_uppercase())] {
+        let err = Profile::parse(Path::new("bad.toml"), &with(bad)).expect_err("refused").to_string();
+        assert!(err.contains("key `source.registration-wrappers`"), "{bad}: {err}");
+    }
+}
+
+#[test]
 fn read_only_callees_are_for_javascript_and_callee_identities() {
     let files = "files = [\"**/mcp_server_git/server.py\"]\n";
     let err = error_of(&[(files, &format!("{files}read-only-callees = [\"console.error\"]\n"))]);

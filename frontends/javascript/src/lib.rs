@@ -142,7 +142,7 @@ impl Frontend for JavaScript {
         });
         let code = route::owner(region.node);
         registration
-            .map(|call| (call, scope.module_call(identity(call))))
+            .map(|call| (call, scope.module_call(identity(call), call)))
             .into_iter()
             .chain(handed)
             .chain(code.descendants().filter(|n| route::runs_for_case(region.node, *n)).filter_map(|n| match n.kind() {

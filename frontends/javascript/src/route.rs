@@ -63,8 +63,10 @@ pub(super) fn check_unique(trees: &[(&str, &Syntax)], regions: &[Region<'_>]) ->
             (!literal).then(|| format!("`{method}` registers a tool whose name is not a plain string literal; it could be `{tool}`"))
         };
         // What wraps or copies the registering method first: it explains a computed registration inside a wrapper.
-        method_only_called(trees, region, call)?;
-        registered_once(trees, region, call, &tool, &computed, &|_| false)?;
+        let wrapper = method_only_called(trees, region, call)?;
+        // The reviewed wrapper registers every callback it is handed, under the name it is handed, through the bound copy.
+        let rival = |n: Node<'_>| computed(n).filter(|_| !wrapper.is_some_and(|w| w.contains(n)));
+        registered_once(trees, region, call, &tool, &rival, &|_| false)?;
     }
     Ok(())
 }
@@ -79,8 +81,16 @@ pub(super) fn check_unique(trees: &[(&str, &Syntax)], regions: &[Region<'_>]) ->
 /// a string (a computed member), or the receiver handed on, exported,
 /// aliased or indexed (another name for it could do any of these) would
 /// put code no region reads around every callback: `shape_mismatch`.
-fn method_only_called<'a>(trees: &[(&str, &Syntax)], region: &Region<'_>, registration: Node<'a>) -> Result<(), Escalation> {
-    let Some(method) = method_name(registration) else { return Ok(()) };
+///
+/// One wrapper is read instead when a reviewer listed its digest in
+/// `source.registration-wrappers` ([`Wrapper`]); then the bound copy it
+/// calls and the receiver handed to `bind` are part of it. A factory that
+/// declares the receiver may also hand it back as its last statement
+/// (`return server;`): every registration in it has run by then, and what
+/// the caller does with the method is checked by the spellings above,
+/// wherever it is. Returns the accepted wrapper's function.
+fn method_only_called<'a>(trees: &[(&str, &'a Syntax)], region: &Region<'_>, registration: Node<'a>) -> Result<Option<Node<'a>>, Escalation> {
+    let Some(method) = method_name(registration) else { return Ok(None) };
     let callee = registration.field_child("function").map(bare);
     let fail = |file: &str, at: Node<'_>, why: String| {
         Err(Escalation::new(
@@ -89,7 +99,23 @@ fn method_only_called<'a>(trees: &[(&str, &Syntax)], region: &Region<'_>, regist
             Some(Anchor::new(file, at.line(), at.end_line(), at.text())),
         ))
     };
-    // A replacement is named before a copy: the copy is usually the wrapper's first line.
+    // The receiver, by its own name where it is declared.
+    let mut receiver = callee.filter(|c| c.kind() == "member_expression").and_then(|c| c.field_child("object")).map(bare);
+    while let Some(r) = receiver.filter(|r| r.kind() == "member_expression") {
+        receiver = r.field_child("object").map(bare);
+    }
+    let receiver = receiver.filter(|r| r.kind() == "identifier");
+    let declared_in = |scope: Node<'a>, name: &str| -> Option<Node<'a>> {
+        scope.descendants().find(|d| {
+            d.kind() == "variable_declarator"
+                && d.field_child("name").is_some_and(|i| i.kind() == "identifier" && i.text() == name)
+                && d.ancestors().find(|a| FUNCTIONS.contains(&a.kind()) || a.kind() == "program") == Some(scope)
+        })
+    };
+    let declared = receiver.and_then(|r| {
+        registration.ancestors().filter(|a| FUNCTIONS.contains(&a.kind()) || a.kind() == "program").find_map(|a| declared_in(a, r.text()).map(|d| (a, d)))
+    });
+    // A wrapper a reviewer read: only one replacement in the analysed files, in the receiver's own scope.
     let replaced = |n: Node<'_>| {
         n.kind() == "property_identifier"
             && n.text() == method
@@ -99,12 +125,37 @@ fn method_only_called<'a>(trees: &[(&str, &Syntax)], region: &Region<'_>, regist
                         .is_some_and(|a| matches!(a.kind(), "assignment_expression" | "augmented_assignment_expression") && a.field_child("left") == Some(m))
             })
     };
-    let first_replacement = trees.iter().find_map(|(file, syntax)| syntax.root().descendants().find(|n| replaced(*n)).map(|n| (*file, n)));
+    let replacements: Vec<(&str, Node<'_>)> =
+        trees.iter().flat_map(|(file, syntax)| syntax.root().descendants().filter(|n| replaced(*n)).map(move |n| (*file, n))).collect();
+    let mut accepted: Option<Wrapper<'_>> = None;
+    if let (Some(receiver), Some((scope, _)), [(file, at)]) = (receiver, declared, replacements.as_slice()) {
+        match Wrapper::of(*at, scope, receiver.text(), method, registration) {
+            Ok(w) => {
+                let listed = &super::settings::Settings::of(region.env).registration_wrappers;
+                if !listed.contains(&w.digest) {
+                    return fail(
+                        file,
+                        *at,
+                        format!(
+                            "replaces `{}` with a wrapper no reviewer read (digest {}): a reviewer who read it, the copy it calls and every declaration of or write to a name it reads from around it, in its file, may list the digest in `source.registration-wrappers`",
+                            at.parent().map(|m| m.compact_text()).unwrap_or_default(),
+                            w.digest
+                        ),
+                    );
+                }
+                accepted = Some(w);
+            }
+            Err(why) => return fail(file, *at, why),
+        }
+    }
+    let ours = |n: Node<'_>| accepted.as_ref().is_some_and(|w| w.owns(n));
+    // A replacement is named before a copy: the copy is usually the wrapper's first line.
+    let first_replacement = replacements.first().copied().filter(|(_, n)| !ours(*n));
     let everywhere = trees.iter().map(|(file, syntax)| (*file, syntax.root().descendants().collect::<Vec<_>>()));
     for (file, nodes) in first_replacement.map(|(file, n)| (file, vec![n])).into_iter().chain(everywhere) {
         for n in nodes {
             match n.kind() {
-                "property_identifier" if n.text() == method => {
+                "property_identifier" if n.text() == method && !ours(n) => {
                     let member = n.parent().filter(|m| m.kind() == "member_expression" && m.field_child("property") == Some(n));
                     let Some(member) = member else {
                         return fail(file, n, format!("defines a member named `{method}`, which could take the registering method's place"));
@@ -139,28 +190,18 @@ fn method_only_called<'a>(trees: &[(&str, &Syntax)], region: &Region<'_>, regist
             }
         }
     }
-    // The receiver, by its own name where it is declared.
-    let mut receiver = callee.filter(|c| c.kind() == "member_expression").and_then(|c| c.field_child("object")).map(bare);
-    while let Some(r) = receiver.filter(|r| r.kind() == "member_expression") {
-        receiver = r.field_child("object").map(bare);
-    }
-    let Some(receiver) = receiver.filter(|r| r.kind() == "identifier") else { return Ok(()) };
+    let (Some(receiver), Some((scope, declarator))) = (receiver, declared) else { return Ok(accepted.map(|w| w.function)) };
     let name = receiver.text();
-    let declared_in = |scope: Node<'a>| -> Option<Node<'a>> {
-        scope.descendants().find(|d| {
-            d.kind() == "variable_declarator"
-                && d.field_child("name").is_some_and(|i| i.kind() == "identifier" && i.text() == name)
-                && d.ancestors().find(|a| FUNCTIONS.contains(&a.kind()) || a.kind() == "program") == Some(scope)
-        })
-    };
-    let Some((scope, declarator)) =
-        registration.ancestors().filter(|a| FUNCTIONS.contains(&a.kind()) || a.kind() == "program").find_map(|a| declared_in(a).map(|d| (a, d)))
-    else {
-        return Ok(());
-    };
-    if declarator.ancestors().any(|a| a.kind() == "export_statement") {
+    // Exported where it is declared (not merely inside an exported factory).
+    if declarator.ancestors().take_while(|a| *a != scope).any(|a| a.kind() == "export_statement") {
         return fail(region.file, declarator, format!("exports `{name}`, whose registering method another module could then replace"));
     }
+    // The factory's last statement may hand the server back, every registration in it done.
+    let handed_back = |n: Node<'_>| {
+        let statement = n.parent().filter(|r| r.kind() == "return_statement" && r.named_children().next() == Some(n));
+        let last = scope.field_child("body").and_then(|b| b.named_children().rfind(|c| c.kind() != "comment"));
+        scope.kind() != "program" && statement.is_some() && statement == last
+    };
     for n in scope.descendants().filter(|n| n.kind() == "identifier" && n.text() == name) {
         let own = declarator.field_child("name") == Some(n);
         let through_member = n.parent().is_some_and(|m| {
@@ -168,7 +209,7 @@ fn method_only_called<'a>(trees: &[(&str, &Syntax)], region: &Region<'_>, regist
                 && m.field_child("object") == Some(n)
                 && m.field_child("property").is_some_and(|p| p.kind() == "property_identifier")
         });
-        if !own && !through_member {
+        if !own && !through_member && !ours(n) && !handed_back(n) {
             return fail(
                 region.file,
                 n,
@@ -176,7 +217,156 @@ fn method_only_called<'a>(trees: &[(&str, &Syntax)], region: &Region<'_>, regist
             );
         }
     }
-    Ok(())
+    Ok(accepted.map(|w| w.function))
+}
+
+/// A replacement of the registering method that a reviewer may read whole:
+/// `const COPY = R.M.bind(R);` then `R.M = FUNCTION;`, both statements of
+/// the body of the function (or module) that declares the receiver `R`, in
+/// that order, before the registration, so the wrapper is in place,
+/// unconditionally, when the tool is registered; COPY declared once there
+/// and named only inside FUNCTION. Its digest hashes, comments left out, the
+/// copy's declaration, the replacing statement and, for each name FUNCTION
+/// reads that it does not bind itself, every declaration of and write to
+/// that name elsewhere in the file (`let barrier = …`, `barrier = …` in a
+/// nested function, a nested function declaration whole): what the wrapper
+/// reads is then bound as it is written, one level deep (what a written
+/// expression is made of is the reviewer's to read). A name FUNCTION reads
+/// that is imported from a file of the release escalates: no digest here
+/// binds that code.
+struct Wrapper<'a> {
+    function: Node<'a>,
+    /// The replacing statement and the copy's declarator.
+    statements: [Node<'a>; 2],
+    digest: String,
+}
+
+impl<'a> Wrapper<'a> {
+    fn of(at: Node<'a>, scope: Node<'a>, receiver: &str, method: &str, registration: Node<'a>) -> Result<Wrapper<'a>, String> {
+        let member = at.parent().filter(|m| m.kind() == "member_expression").ok_or("replaces the method oddly")?;
+        let assignment = member.parent().filter(|a| a.kind() == "assignment_expression").ok_or_else(|| {
+            format!(
+                "replaces `{}` other than by a plain `=`: a wrapper of the registering method runs around every callback it registers",
+                member.compact_text()
+            )
+        })?;
+        let body = if scope.kind() == "program" { Some(scope) } else { scope.field_child("body") };
+        let statement = assignment.parent().filter(|st| st.kind() == "expression_statement" && st.parent() == body && body.is_some());
+        let on_receiver = member.field_child("object").map(bare).is_some_and(|o| o.kind() == "identifier" && o.text() == receiver);
+        let Some(statement) = statement.filter(|_| on_receiver) else {
+            return Err(format!(
+                "replaces `{}` other than as a statement of the body that declares `{receiver}`: a wrapper that may or may not be in place runs around every callback",
+                member.compact_text()
+            ));
+        };
+        if statement.byte_range().start > registration.byte_range().start {
+            return Err(format!("replaces `{}` after the tool is registered", member.compact_text()));
+        }
+        let function = assignment.field_child("right").map(bare).filter(|f| matches!(f.kind(), "arrow_function" | "function_expression"));
+        let Some(function) = function else {
+            return Err(format!("replaces `{}` with something other than a function written in place", member.compact_text()));
+        };
+        // The bound copy: `const COPY = R.M.bind(R);`, a statement of the same body before the replacement.
+        let copies: Vec<Node<'a>> = scope
+            .descendants()
+            .filter(|d| d.kind() == "variable_declarator")
+            .filter(|d| {
+                d.field_child("value")
+                    .map(bare)
+                    .is_some_and(|v| v.kind() == "call_expression" && v.descendants().any(|p| p.kind() == "property_identifier" && p.text() == method))
+            })
+            .collect();
+        let [copy] = copies.as_slice() else {
+            return Err(format!(
+                "replaces `{}`, but the original is not kept once as `const COPY = {receiver}.{method}.bind({receiver})`",
+                member.compact_text()
+            ));
+        };
+        let value = copy.field_child("value").map(bare);
+        let bind = value.and_then(|v| v.field_child("function")).map(bare).filter(|f| f.kind() == "member_expression");
+        let bound = bind.is_some_and(|b| {
+            b.field_child("property").is_some_and(|p| p.text() == "bind")
+                && b.field_child("object").map(bare).is_some_and(|o| o.compact_text() == format!("{receiver}.{method}"))
+        }) && value.is_some_and(|v| {
+            let args = arguments(v);
+            args.len() == 1 && bare(args[0]).kind() == "identifier" && bare(args[0]).text() == receiver
+        });
+        let declaration = copy.parent().filter(|d| d.kind() == "lexical_declaration" && d.children().next().is_some_and(|k| k.text() == "const"));
+        let in_body = declaration.is_some_and(|d| d.parent() == body && d.named_children().count() == 1);
+        let copy_name = copy.field_child("name").filter(|n| n.kind() == "identifier").map(|n| n.text().to_owned()).unwrap_or_default();
+        if !bound || !in_body || copy.byte_range().start > statement.byte_range().start || copy_name.is_empty() {
+            return Err(format!(
+                "replaces `{}`, but the original is not kept as `const COPY = {receiver}.{method}.bind({receiver})`, a statement before it",
+                member.compact_text()
+            ));
+        }
+        let root = scope.ancestors().last().unwrap_or(scope);
+        for n in root.descendants().filter(|n| n.kind() == "identifier" && n.text() == copy_name) {
+            if copy.field_child("name") != Some(n) && !function.contains(n) {
+                return Err(format!("keeps the original `{receiver}.{method}` as `{copy_name}`, which is used outside the wrapper (line {})", n.line()));
+            }
+        }
+        // What the wrapper reads from around it, one level deep.
+        let mut bound_text: Vec<Node<'a>> = vec![*copy, statement];
+        let free: std::collections::BTreeSet<&str> = function
+            .descendants()
+            .filter(|n| matches!(n.kind(), "identifier" | "shorthand_property_identifier"))
+            .map(|n| n.text())
+            .filter(|name| *name != copy_name && *name != receiver && super::bindings::origins(function, name).is_empty())
+            .collect();
+        for name in &free {
+            if let super::bindings::Head::Import(spec, _) = super::bindings::module_head(root, name)
+                && !super::loader::is_package(&spec)
+            {
+                return Err(format!(
+                    "replaces `{}` with a wrapper that reads `{name}`, imported from `{spec}`, a file of the release its digest does not bind",
+                    member.compact_text()
+                ));
+            }
+            for n in root.descendants().filter(|n| !function.contains(*n) && writes_name(*n, name)) {
+                if !bound_text.iter().any(|b| b.contains(n)) {
+                    bound_text.retain(|b| !n.contains(*b));
+                    bound_text.push(n);
+                }
+            }
+        }
+        bound_text.sort_by_key(|n| n.byte_range().start);
+        let text: Vec<String> = bound_text.iter().map(|n| n.token_text()).collect();
+        let digest = fcd_model::canon::sha256(text.join("\n").as_bytes());
+        Ok(Wrapper { function, statements: [statement, *copy], digest })
+    }
+
+    /// Whether `n` is part of the wrapper: its statements (the replaced
+    /// member, the copy of the method, the receiver handed to `bind`).
+    fn owns(&self, n: Node<'_>) -> bool {
+        self.statements.iter().any(|s| s.contains(n))
+    }
+}
+
+/// Whether `n` declares or writes `name`: a declarator binding it, an
+/// assignment or update whose target is it or a member of it, a function or
+/// class declaration of that name.
+fn writes_name(n: Node<'_>, name: &str) -> bool {
+    let root_is = |t: Node<'_>| {
+        let mut t = bare(t);
+        while matches!(t.kind(), "member_expression" | "subscript_expression") {
+            let Some(o) = t.field_child("object") else { return false };
+            t = bare(o);
+        }
+        if t.kind() == "identifier" {
+            return t.text() == name;
+        }
+        let mut names = Vec::new();
+        super::bindings::pattern_names(t, &mut names);
+        names.iter().any(|i| i.text() == name)
+    };
+    match n.kind() {
+        "variable_declarator" => n.field_child("name").is_some_and(root_is),
+        "assignment_expression" | "augmented_assignment_expression" => n.field_child("left").is_some_and(root_is),
+        "update_expression" => n.field_child("argument").is_some_and(root_is),
+        "function_declaration" | "generator_function_declaration" | "class_declaration" => n.field_child("name").is_some_and(|i| i.text() == name),
+        _ => false,
+    }
 }
 
 /// The final property name of a call's callee (`registerTool` of `server.registerTool(…)`).

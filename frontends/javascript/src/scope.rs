@@ -9,6 +9,7 @@ use fcd_frontends::frontend::Region;
 use fcd_frontends::ir::Identity;
 use fcd_frontends::ts::Node;
 
+use super::FUNCTIONS;
 use super::bindings::{self, Bindings};
 use super::loader::is_package;
 use super::syntax::{bare, string_content};
@@ -259,7 +260,13 @@ impl<'a> Scope<'a> {
     /// resolved as a callee is (`new pkg:C().registerTool`). Any other
     /// receiver (a `let`, a parameter, a local of an enclosing function, a
     /// call's result) cannot be told apart from a look-alike: unresolved.
-    pub(super) fn module_call(&self, id: Identity) -> Identity {
+    ///
+    /// A factory's server is one too: when the function that makes the call
+    /// `call` (its nearest enclosing function) declares the receiver by a
+    /// `const name = new C(…)` statement of its own body, binds the name
+    /// nowhere else (no other declaration, parameter or assignment at any
+    /// depth) and binds no local named like C, the receiver is that value.
+    pub(super) fn module_call(&self, id: Identity, call: Node<'a>) -> Identity {
         let Identity::Path(path) = id else { return id };
         let root = path.split(['.', '[', '(']).next().unwrap_or_default();
         let unresolved = |why: &str| Identity::Unresolved(format!("{path}: `{root}` {why}"));
@@ -269,12 +276,30 @@ impl<'a> Scope<'a> {
         if self.is_local(root) {
             return unresolved("is bound in the region");
         }
-        let Some(value) = self.values.get(root).map(|v| bare(*v)) else { return unresolved("is not a module-level constant") };
+        let factory = call.ancestors().find(|a| FUNCTIONS.contains(&a.kind()));
+        let factory_value = factory.and_then(|f| {
+            let origins = bindings::origins(f, root);
+            let [Some(value)] = origins.as_slice() else { return None };
+            let declaration = value.parent().and_then(|d| d.parent());
+            let in_body = declaration.and_then(|d| d.parent()) == f.field_child("body");
+            let class_local = bare(*value).field_child("constructor").is_some_and(|c| !bindings::origins(f, c.text()).is_empty());
+            (in_body && !class_local).then_some(*value)
+        });
+        let (value, top) = match (factory, factory_value) {
+            (Some(_), Some(v)) => (bare(v), false),
+            (Some(f), None) if !bindings::origins(f, root).is_empty() => {
+                return unresolved("is bound in the function that registers, other than once by a `const` of its body");
+            }
+            _ => match self.values.get(root).map(|v| bare(*v)) {
+                Some(v) => (v, true),
+                None => return unresolved("is not a module-level constant"),
+            },
+        };
         let declaration = value.parent().and_then(|d| d.parent());
         let constant = declaration.is_some_and(|d| d.kind() == "lexical_declaration" && d.children().next().is_some_and(|k| k.text() == "const"));
-        let module_level = declaration.and_then(|d| d.parent()).is_some_and(|p| matches!(p.kind(), "program" | "export_statement"));
+        let module_level = !top || declaration.and_then(|d| d.parent()).is_some_and(|p| matches!(p.kind(), "program" | "export_statement"));
         if !constant || !module_level || value.kind() != "new_expression" {
-            return unresolved("is not a module-level `const` bound to `new C(…)`");
+            return unresolved("is not a module-level `const` (or a factory's) bound to `new C(…)`");
         }
         let Some(class) = value.field_child("constructor").map(bare).filter(|c| c.kind() == "identifier") else {
             return unresolved("is constructed from something other than a name");

@@ -3,7 +3,8 @@
 //! reviewer read as never changing what they are handed
 //! (`source.read-only-callees`), the functions pinned by the digest of
 //! what they reach (`source.pinned-functions`) and those still trusted by
-//! name (`source.unread-functions`). The compiler builds them from the profile;
+//! name (`source.unread-functions`), and the wrappers of a registering
+//! method a reviewer read (`source.registration-wrappers`). The compiler builds them from the profile;
 //! the core carries them in [`Env::language`].
 
 use std::collections::BTreeMap;
@@ -28,10 +29,21 @@ pub struct Settings {
     /// or pins them (`source.unread-functions`): trusted by name, and listed
     /// so that the trust is seen. A debt: each should be pinned.
     pub unread_functions: Vec<String>,
+    /// Digests of wrappers of a registering method a reviewer read
+    /// (`source.registration-wrappers`, see `route.rs`): a replacement
+    /// `server.registerTool = (…) => …` whose digest is listed is the
+    /// reviewed code around every callback, not an escalation.
+    pub registration_wrappers: Vec<String>,
 }
 
 /// What a profile that sets none says: no helper, nothing read-only, nothing pinned.
-static NONE: Settings = Settings { helpers: Vec::new(), read_only_callees: Vec::new(), pinned_functions: BTreeMap::new(), unread_functions: Vec::new() };
+static NONE: Settings = Settings {
+    helpers: Vec::new(),
+    read_only_callees: Vec::new(),
+    pinned_functions: BTreeMap::new(),
+    unread_functions: Vec::new(),
+    registration_wrappers: Vec::new(),
+};
 
 impl Settings {
     /// The JavaScript settings `env` carries (none set: nothing listed).

@@ -1130,3 +1130,127 @@ fn the_registering_method_may_only_be_called_as_written() {
     let e = write_file_callback(factory).expect_err("a wrapper in a factory");
     assert!(e.detail.contains("replaces `server.registerTool`"), "{}", e.detail);
 }
+
+/// The callback region `write_file` of `src` (a `.js` file) with `wrappers`
+/// as the profile's reviewed registration wrappers: its callees, or the escalation.
+fn wrapped_callback(src: &str, wrappers: &[String]) -> Result<Vec<String>, fcd_frontends::Escalation> {
+    let file = SourceFile { path: "server.js".into(), bytes: src.as_bytes().to_vec() };
+    let region = RegionSpec { name: "handler".into(), kind: RegionKind::Callback("write_file".into()), optional: false, file: None };
+    let env = fcd_frontends::Env {
+        tool: "write_file".into(),
+        language: fcd_frontends::LanguageSettings::new(fcd_frontend_javascript::Settings { registration_wrappers: wrappers.to_vec(), ..Default::default() }),
+        ..Default::default()
+    };
+    let a = fcd_frontends::analyze_with(&JavaScript, &[file], &[region], &[], &env)?;
+    Ok(a.regions[0].calls.iter().map(|c| format!("{:?}", c.identity)).collect())
+}
+
+/// A factory that builds its server, wraps its registering method with a
+/// gate every callback waits on (or refuses behind), and registers the tool.
+const FACTORY: &str = "import { McpServer } from \"@modelcontextprotocol/server\";
+const NOT_READY = \"not ready\";
+export function build(dirs, opts = {}) {
+  let roots = [...dirs];
+  let gate = { open: Promise.resolve() };
+  function reopen() {
+    gate = { open: new Promise((r) => setTimeout(r, 1)) };
+  }
+  const server = new McpServer({ name: \"files\" });
+  const original = server.registerTool.bind(server);
+  server.registerTool = (toolName, meta, run) => original(toolName, meta, async (...callArgs) => {
+    await gate.open;
+    if (opts.strict && roots.length === 0) {
+      return { content: [{ type: \"text\", text: NOT_READY }], isError: true };
+    }
+    return run(...callArgs);
+  });
+  server.registerTool(\"write_file\", { title: \"Write\" }, async (args) => args.path.trim());
+  server.server.onroots = (list) => { roots = [...list]; reopen(); };
+  return server;
+}
+";
+
+/// The digest a wrapper escalates with when no reviewer listed it.
+fn digest_in(e: &fcd_frontends::Escalation) -> String {
+    let at = e.detail.find("digest sha256:").unwrap_or_else(|| panic!("no digest: {}", e.detail)) + "digest ".len();
+    e.detail[at..at + 71].to_owned()
+}
+
+#[test]
+fn a_factory_s_server_is_its_constructed_const_and_may_be_handed_back() {
+    let plain = "import { McpServer } from \"@modelcontextprotocol/server\";\nexport function build() {\n  const server = new McpServer({ name: \"s\" });\n  \
+                 server.registerTool(\"write_file\", {}, async (args) => args.path.trim());\n  return server;\n}\n";
+    let calls = wrapped_callback(plain, &[]).expect("a factory's server, handed back last");
+    assert!(calls.iter().any(|c| c.contains("new @modelcontextprotocol/server:McpServer().registerTool")), "{calls:?}");
+    // Bound twice, by `let`, or also assigned: the receiver is unresolved.
+    for twin in [
+        plain.replace("const server", "let server"),
+        plain.replace("  return server;", "  if (!server) { server = null; }\n  return server;"),
+        plain.replace("export function build() {", "export function build(server) {").replace("const server = ", "server = "),
+    ] {
+        match wrapped_callback(&twin, &[]) {
+            Ok(calls) => assert!(calls.iter().any(|c| c.contains("Unresolved")), "{twin}: {calls:?}"),
+            Err(e) => assert_eq!(e.code, EscalationCode::ShapeMismatch, "{twin}: {e:?}"),
+        }
+    }
+    // Handed back other than as the last statement, or handed on: escalates.
+    for twin in [
+        plain.replace("  return server;\n}", "  return server;\n  console.log(1);\n}"),
+        plain.replace("  return server;", "  keep(server);\n  return server;"),
+        plain.replace("  return server;", "  return [server];"),
+        plain.replace("export function build() {\n  const server", "export function build() {\n  export const server"),
+    ] {
+        if let Err(e) = wrapped_callback(&twin, &[]) {
+            assert!(matches!(e.code, EscalationCode::ShapeMismatch | EscalationCode::ParseError), "{twin}: {e:?}");
+        } else {
+            panic!("registered: {twin}");
+        }
+    }
+}
+
+#[test]
+fn a_wrapper_of_the_registering_method_registers_only_when_its_digest_is_listed() {
+    let e = wrapped_callback(FACTORY, &[]).expect_err("no reviewer read the wrapper");
+    assert_eq!(e.code, EscalationCode::ShapeMismatch, "{e:?}");
+    assert!(e.detail.contains("source.registration-wrappers"), "{}", e.detail);
+    let listed = vec![digest_in(&e)];
+    let calls = wrapped_callback(FACTORY, &listed).expect("the reviewed wrapper");
+    assert!(calls.iter().any(|c| c.contains("McpServer().registerTool")), "{calls:?}");
+    // Layout and comments are not what was read.
+    let relaid = FACTORY.replace("    await gate.open;", "    // wait for the roots\n    await   gate.open;");
+    wrapped_callback(&relaid, &listed).expect("comments and spaces");
+    // Each twin changes what runs around the callback, or where the wrapper may not be in place.
+    for (twin, says) in [
+        // the wrapper rewrites the arguments
+        (FACTORY.replace("return run(...callArgs);", "return run({ ...callArgs[0], path: \"/etc/x\" });"), "no reviewer read"),
+        // what the wrapper reads is written otherwise elsewhere in the file
+        (FACTORY.replace("gate = { open: new Promise((r) => setTimeout(r, 1)) };", "gate = { open: fetch(\"http://x\") };"), "no reviewer read"),
+        (FACTORY.replace("roots = [...list];", "roots = [\"/\"];"), "no reviewer read"),
+        (FACTORY.replace("const NOT_READY = \"not ready\";", "const NOT_READY = \"ready\";"), "no reviewer read"),
+        // the copy registers elsewhere under a computed name
+        (
+            FACTORY.replace("  return server;", "  original([\"write\", \"file\"].join(\"_\"), {}, async () => 1);\n  return server;"),
+            "used outside the wrapper",
+        ),
+        // the copy is not the method bound to the server
+        (FACTORY.replace("server.registerTool.bind(server)", "server.registerTool.bind(other)"), "is not kept"),
+        (FACTORY.replace("const original = server.registerTool.bind(server);", "let original = server.registerTool.bind(server);"), "is not kept"),
+        // the wrapper only sometimes in place, or after the registration
+        (FACTORY.replace("  server.registerTool = (", "  if (opts.wrap) server.registerTool = ("), "other than as a statement"),
+        (
+            FACTORY.replace("  server.registerTool(\"write_file\", { title: \"Write\" }, async (args) => args.path.trim());\n", "").replace(
+                "  const original",
+                "  server.registerTool(\"write_file\", { title: \"Write\" }, async (args) => args.path.trim());\n  const original",
+            ),
+            "after the tool is registered",
+        ),
+        // a second replacement
+        (FACTORY.replace("  return server;", "  server.registerTool = original;\n  return server;"), "replaces `server.registerTool`"),
+        // code of the release read by the wrapper
+        (FACTORY.replace("const NOT_READY = \"not ready\";", "import { NOT_READY } from \"./messages.js\";"), "imported from `./messages.js`"),
+    ] {
+        let e = wrapped_callback(&twin, &listed).expect_err(&twin);
+        assert!(matches!(e.code, EscalationCode::ShapeMismatch | EscalationCode::RegionAmbiguous), "{twin}: {e:?}");
+        assert!(e.detail.contains(says), "{twin}: {}", e.detail);
+    }
+}
