@@ -58,10 +58,43 @@ pub fn check(regions: &[Region<'_>], calls: &[Vec<(Node<'_>, Identity)>], facts:
                 spelled(region, regions, *node, p)?;
             }
         }
+        method_groups(region, regions)?;
     }
     for spec in facts {
         if let FactKind::Default { definition: Some(definition), .. } = &spec.kind {
             definition_uses(trees, regions, definition)?;
+        }
+    }
+    Ok(())
+}
+
+/// A method of the closure handed on as a value (a method group: `items.
+/// Select(Transform)`, `Func<int> f = Helper.Make;`) runs as surely as a
+/// call, wherever the receiver calls it: it must be a region, as a called
+/// one must. A name that is also a method of the closure counts as one (a
+/// local or property of that name escalates too).
+fn method_groups(region: &Region<'_>, regions: &[Region<'_>]) -> Result<(), Escalation> {
+    for n in region.node.descendants().filter(|n| matches!(n.kind(), "identifier" | "member_access_expression")) {
+        let Some(parent) = n.parent() else { continue };
+        let value = match parent.kind() {
+            "argument" | "equals_value_clause" | "return_statement" | "arrow_expression_clause" | "initializer_expression" => true,
+            "assignment_expression" => parent.field_child("right") == Some(n),
+            // `T f = Note;`: the declarator holds its value beside its name.
+            "variable_declarator" => parent.field_child("name") != Some(n),
+            _ => false,
+        };
+        let name = if n.kind() == "member_access_expression" { n.field_child("name").map(|i| i.text()) } else { Some(n.text()) };
+        let Some(name) = name.filter(|_| value) else { continue };
+        if let Some((path, m)) = methods(region.trees, name).into_iter().find(|(_, m)| !is_region(regions, *m)) {
+            return Err(at(
+                region.file,
+                n,
+                format!(
+                    "hands on `{}` as a value, and a method `{name}` declared in the closure ({path}:{}) is not a region: whatever receives it may call it, and its body is unread",
+                    n.text(),
+                    m.line()
+                ),
+            ));
         }
     }
     Ok(())

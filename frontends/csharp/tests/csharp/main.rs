@@ -218,3 +218,25 @@ fn named_arguments_bind_by_name() {
     assert!(run("Api.Create(name, force: \"yes\")").is_err());
     assert!(run("Api.Create(name)").is_err());
 }
+
+#[test]
+fn a_method_of_the_closure_handed_on_as_a_value_needs_a_region_as_a_call_does() {
+    let outcome = |body: &str| {
+        let src = format!(
+            "namespace N;\npublic class C\n{{\n    static string Note(string s) {{ System.IO.File.AppendAllText(\"/tmp/log\", s); return s; }}\n    public void M(ParseResult parseResult)\n    {{\n{body}\n    }}\n}}\n"
+        );
+        analyze(&CSharp, &[file(&src)], &[region("C.M")], &[]).map(drop).map_err(|e| (e.code, e.detail))
+    };
+    for body in [
+        "        var names = parseResult.Tokens.Select(Note).ToList();",
+        "        System.Func<string, string> f = Note;",
+        "        System.Func<string, string> f = C.Note;",
+        "        var handlers = new System.Func<string, string>[] { Note };",
+    ] {
+        let (code, detail) = outcome(body).expect_err(body);
+        assert_eq!(code, EscalationCode::ShapeMismatch, "{body}: {detail}");
+        assert!(detail.contains("as a value, and a method `Note` declared in the closure (src/X.cs:4) is not a region"), "{body}: {detail}");
+    }
+    // A value that names no method of the closure is no method group.
+    assert_eq!(outcome("        var names = parseResult.Tokens.Select(Trim).ToList();"), Ok(()));
+}
