@@ -77,7 +77,7 @@ fn method_groups(region: &Region<'_>, regions: &[Region<'_>]) -> Result<(), Esca
     for n in region.node.descendants().filter(|n| matches!(n.kind(), "identifier" | "member_access_expression")) {
         let Some(parent) = n.parent() else { continue };
         let value = match parent.kind() {
-            "argument" | "equals_value_clause" | "return_statement" | "arrow_expression_clause" | "initializer_expression" => true,
+            "argument" | "return_statement" | "arrow_expression_clause" | "initializer_expression" => true,
             "assignment_expression" => parent.field_child("right") == Some(n),
             // `T f = Note;`: the declarator holds its value beside its name.
             "variable_declarator" => parent.field_child("name") != Some(n),
