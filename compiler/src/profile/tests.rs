@@ -140,14 +140,18 @@ fn inert_attributes_are_for_csharp_and_simple_names() {
     }
 }
 
+/// profiles/filesystem-write-file/profile.toml as committed: a JavaScript profile to patch.
+fn filesystem_profile() -> String {
+    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../profiles/filesystem-write-file/profile.toml")).expect("the filesystem profile")
+}
+
 #[test]
 fn registration_wrappers_are_for_javascript_and_digests() {
     let files = "files = [\"**/mcp_server_git/server.py\"]\n";
     let digest = format!("sha256:{}", "a".repeat(64));
     let err = error_of(&[(files, &format!("{files}registration-wrappers = [\"{digest}\"]\n"))]);
     assert!(err.contains("key `source.registration-wrappers`") && err.contains("javascript"), "{err}");
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../profiles/filesystem-write-file/profile.toml");
-    let text = std::fs::read_to_string(&root).expect("the filesystem profile");
+    let text = filesystem_profile();
     let listed = "read-only-callees = [";
     assert!(text.contains(listed));
     let with = |list: &str| text.replacen(listed, &format!("registration-wrappers = [{list}]\n{listed}"), 1);
@@ -164,8 +168,7 @@ fn read_only_callees_are_for_javascript_and_callee_identities() {
     let files = "files = [\"**/mcp_server_git/server.py\"]\n";
     let err = error_of(&[(files, &format!("{files}read-only-callees = [\"console.error\"]\n"))]);
     assert!(err.contains("key `source.read-only-callees`") && err.contains("javascript"), "{err}");
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../profiles/filesystem-write-file/profile.toml");
-    let text = std::fs::read_to_string(&root).expect("the filesystem profile");
+    let text = filesystem_profile();
     let listed = "read-only-callees = [\"console.error\", \"zod-to-json-schema:zodToJsonSchema\"]";
     assert!(text.contains(listed));
     Profile::parse(Path::new("ok.toml"), &text).expect("the profile as committed loads");

@@ -52,13 +52,22 @@ pub fn check(regions: &[Region<'_>], calls: &[Vec<(Node<'_>, Identity)>], facts:
             return Err(at(path, n, why.to_owned()));
         }
     }
+    // Methods with a body that no region reads, by name, read once for every region's method groups.
+    let mut unread: std::collections::BTreeMap<&str, (&str, Node<'_>)> = std::collections::BTreeMap::new();
+    for (path, syntax) in trees {
+        for m in syntax.root().descendants().filter(|n| matches!(n.kind(), "method_declaration" | "local_function_statement")) {
+            if let Some(name) = name_of(m).filter(|_| has_body(m) && !is_region(regions, m)) {
+                unread.entry(name).or_insert((*path, m));
+            }
+        }
+    }
     for (region, region_calls) in regions.iter().zip(calls) {
         for (node, identity) in region_calls {
             if let Identity::Path(p) = identity {
                 spelled(region, regions, *node, p)?;
             }
         }
-        method_groups(region, regions)?;
+        method_groups(region, &unread)?;
     }
     for spec in facts {
         if let FactKind::Default { definition: Some(definition), .. } = &spec.kind {
@@ -73,7 +82,7 @@ pub fn check(regions: &[Region<'_>], calls: &[Vec<(Node<'_>, Identity)>], facts:
 /// call, wherever the receiver calls it: it must be a region, as a called
 /// one must. A name that is also a method of the closure counts as one (a
 /// local or property of that name escalates too).
-fn method_groups(region: &Region<'_>, regions: &[Region<'_>]) -> Result<(), Escalation> {
+fn method_groups(region: &Region<'_>, unread: &std::collections::BTreeMap<&str, (&str, Node<'_>)>) -> Result<(), Escalation> {
     for n in region.node.descendants().filter(|n| matches!(n.kind(), "identifier" | "member_access_expression")) {
         let Some(parent) = n.parent() else { continue };
         let value = match parent.kind() {
@@ -85,7 +94,7 @@ fn method_groups(region: &Region<'_>, regions: &[Region<'_>]) -> Result<(), Esca
         };
         let name = if n.kind() == "member_access_expression" { n.field_child("name").map(|i| i.text()) } else { Some(n.text()) };
         let Some(name) = name.filter(|_| value) else { continue };
-        if let Some((path, m)) = methods(region.trees, name).into_iter().find(|(_, m)| !is_region(regions, *m)) {
+        if let Some((path, m)) = unread.get(name) {
             return Err(at(
                 region.file,
                 n,
@@ -133,13 +142,17 @@ fn methods<'a>(trees: &[(&'a str, &'a Syntax)], m: &str) -> Vec<(&'a str, Node<'
     let mut out = Vec::new();
     for (path, syntax) in trees {
         for n in syntax.root().descendants().filter(|n| matches!(n.kind(), "method_declaration" | "local_function_statement")) {
-            let has_body = n.field_child("body").is_some() || n.children().any(|c| c.kind() == "arrow_expression_clause");
-            if has_body && name_of(n) == Some(m) {
+            if has_body(n) && name_of(n) == Some(m) {
                 out.push((*path, n));
             }
         }
     }
     out
+}
+
+/// Whether a method declaration has a body (a block or `=> …`), not only a signature.
+fn has_body(n: Node<'_>) -> bool {
+    n.field_child("body").is_some() || n.children().any(|c| c.kind() == "arrow_expression_clause")
 }
 
 fn is_region(regions: &[Region<'_>], n: Node<'_>) -> bool {

@@ -298,7 +298,7 @@ impl<'a> Pinned<'a> {
             if here.is_empty() && namespaces.is_empty() && held.members.is_empty() {
                 continue;
             }
-            let inside = |n: Node<'_>| self.definitions.iter().any(|d| d.file == *file && d.nodes.iter().any(|m| m.contains(n)));
+            let inside = |n: Node<'_>| self.holds(file, n);
             for (member, own) in &held.members {
                 let Some(d) = member.field_child("property").and_then(|p| self.definitions.iter().find(|d| d.name == p.text())) else { continue };
                 // `exports.Name = …` in the file itself is its export, not a write to the definition.
@@ -307,12 +307,7 @@ impl<'a> Pinned<'a> {
                 if exported || inside(*member) || reads_only(*member, d) {
                     continue;
                 }
-                return Err(format!(
-                    "line {} of {file} uses `{}` other than by calling it or reading a constant of it, and it is release code \
-                     the pinned text reaches: what it does there is not what the digest binds",
-                    member.line(),
-                    member.text()
-                ));
+                return Err(misused(file, *member));
             }
             for n in top.descendants().filter(|n| matches!(n.kind(), "identifier" | "shorthand_property_identifier")) {
                 if held.sites.contains(&n) {
@@ -344,16 +339,21 @@ impl<'a> Pinned<'a> {
                 if inside(used) || reads_only(used, d) {
                     continue;
                 }
-                return Err(format!(
-                    "line {} of {file} uses `{}` other than by calling it or reading a constant of it, and it is release code \
-                     the pinned text reaches: what it does there is not what the digest binds",
-                    used.line(),
-                    used.text()
-                ));
+                return Err(misused(file, used));
             }
         }
         Ok(())
     }
+}
+
+/// Why a use of closure code outside the closure escalates, naming it and its line.
+fn misused(file: &str, used: Node<'_>) -> String {
+    format!(
+        "line {} of {file} uses `{}` other than by calling it or reading a constant of it, and it is release code \
+         the pinned text reaches: what it does there is not what the digest binds",
+        used.line(),
+        used.text()
+    )
 }
 
 /// The module objects of the release a file holds as values, and how it
