@@ -216,6 +216,12 @@ fn definitions(n: usize) -> String {
 /// and `from`, …), transitively, in the profile's order.
 fn with_references(all: &[FactSpec], fact: &FactSpec) -> Vec<FactSpec> {
     let mut names = BTreeSet::from([fact.name.clone()]);
+    // A `state:` argument is checked against the regions pinned by `body` facts.
+    let state =
+        matches!(&fact.kind, FactKind::Call { args: Some(args), .. } if args.iter().any(|a| matches!(a.shape, fcd_frontends::spec::ArgShape::State(_))));
+    if state {
+        names.extend(all.iter().filter(|f| matches!(f.kind, FactKind::Body { .. })).map(|f| f.name.clone()));
+    }
     loop {
         let before = names.len();
         for f in all.iter().filter(|f| names.contains(&f.name)).cloned().collect::<Vec<_>>() {

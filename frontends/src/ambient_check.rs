@@ -53,6 +53,13 @@ fn check_file(
         if reviewed(op.node) || listener.as_ref().is_some_and(|(h, digest)| reviewed(*h) || program.env.signal_listeners.contains(digest)) {
             continue;
         }
+        // A signal listener installed inside pinned code is still judged by its own function.
+        let pinned = if listener.is_none() { frontend.pinned_code(program, file, op.node) } else { Err(String::new()) };
+        let pin = match pinned {
+            Ok(()) => continue,
+            Err(why) if why.is_empty() => String::new(),
+            Err(why) => format!(" (or a function pinned in `source.pinned-functions` whose closure holds it: {why})"),
+        };
         let how = match &op.what {
             Use::Reference(p) if entry.writes == Writes::Object => format!("`{p}` changes {}", entry.state),
             Use::Reference(p) => format!("`{p}` is taken as a value, and calling it changes {}", entry.state),
@@ -75,7 +82,7 @@ fn check_file(
         return Err(Escalation::new(
             EscalationCode::ShapeMismatch,
             format!(
-                "`{}` writes process-wide state: {how} ({}), and {why}; only a region the profile pins with a `body` fact may",
+                "`{}` writes process-wide state: {how} ({}), and {why}; only a region the profile pins with a `body` fact may{pin}",
                 op.node.compact_text().chars().take(80).collect::<String>(),
                 entry.path
             ),

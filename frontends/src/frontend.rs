@@ -197,4 +197,13 @@ pub trait Frontend: Sync {
     fn ambient<'a>(&self, _file: &str, _syntax: &'a Syntax) -> Vec<crate::ambient::Op<'a>> {
         Vec::new()
     }
+
+    /// Whether `node` of `file`, an operation on process-wide state outside
+    /// every pinned region, sits in release code a reviewer read and pinned by
+    /// the digest of its closure (JavaScript's `source.pinned-functions`),
+    /// whose statement of effect then covers it. `Err` says what a reviewer
+    /// could pin, or nothing where the language pins no such code.
+    fn pinned_code(&self, _program: &Program<'_, '_>, _file: &str, _node: Node<'_>) -> Result<(), String> {
+        Err(String::new())
+    }
 }

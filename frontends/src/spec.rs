@@ -100,6 +100,9 @@ pub enum ArgShape {
     Any,
     /// An argument that is exactly this name or member chain (`A.B.C`).
     Ref(String),
+    /// (JavaScript) a local of a function enclosing the region (a factory's
+    /// `let`), every use of which in that function is a reviewed one.
+    State(String),
     /// A plain string literal with exactly this content.
     Str(String),
     /// A formatted string whose literal parts are the template's and whose
@@ -171,13 +174,18 @@ impl ArgShape {
                 return Err(format!("`{text}`: a reference is dotted names"));
             }
             ArgShape::Ref(path.to_owned())
+        } else if let Some(name) = body.strip_prefix("state:") {
+            if !name_ok(name) {
+                return Err(format!("`{text}`: state is one plain name"));
+            }
+            ArgShape::State(name.to_owned())
         } else if let Some(s) = body.strip_prefix("str:") {
             ArgShape::Str(s.to_owned())
         } else if let Some(t) = body.strip_prefix("format:") {
             ArgShape::Format(t.to_owned())
         } else {
             return Err(format!(
-                "`{text}` is not an argument pattern: expected `param:NAME`, `var:NAME`, `arg:NAME`, `result:CALLEE`, `ref:A.B`, `str:TEXT`, `format:TEMPLATE` or `any`, optionally after `*` (a splat) and ending in `?`"
+                "`{text}` is not an argument pattern: expected `param:NAME`, `var:NAME`, `arg:NAME`, `result:CALLEE`, `ref:A.B`, `state:NAME`, `str:TEXT`, `format:TEMPLATE` or `any`, optionally after `*` (a splat) and ending in `?`"
             ));
         };
         Ok(shape)
@@ -204,6 +212,7 @@ impl fmt::Display for ArgShape {
             ArgShape::Result(c) => write!(f, "result:{c}")?,
             ArgShape::Any => f.write_str("any")?,
             ArgShape::Ref(p) => write!(f, "ref:{p}")?,
+            ArgShape::State(n) => write!(f, "state:{n}")?,
             ArgShape::Str(s) => write!(f, "str:{s}")?,
             ArgShape::Format(t) => write!(f, "format:{t}")?,
             ArgShape::Text(inner) => write!(f, "str({inner})")?,

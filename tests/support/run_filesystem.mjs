@@ -60,6 +60,22 @@ stub(
   "export class Server { constructor() {} setRequestHandler(schema, handler) { globalThis.__handlers.set(schema, handler); } setNotificationHandler() {} async connect() {} }\n",
 );
 stub(path.join(sdk, "server/stdio.js"), "export class StdioServerTransport {}\n");
+// The 2.x SDK (`@modelcontextprotocol/server`): the same McpServer, and
+// serveStdio, which builds a server from the factory at once, as for a
+// 2025-era connection.
+const server2 = path.join(release, "node_modules/@modelcontextprotocol/server");
+stub(
+  path.join(server2, "package.json"),
+  JSON.stringify({ name: "@modelcontextprotocol/server", type: "module", exports: { ".": "./index.js", "./stdio": "./stdio.js" } }),
+);
+stub(
+  path.join(server2, "index.js"),
+  "export class McpServer { constructor() {} registerTool(name, config, callback) { (globalThis.__registered[name] ??= []).push(callback); } setNotificationHandler() {} async listRoots() { return { roots: [] }; } getClientCapabilities() { return {}; } async close() {} async connect() {} get server() { return this; } }\n",
+);
+stub(
+  path.join(server2, "stdio.js"),
+  "export class StdioServerTransport {} export function serveStdio(factory) { factory({ era: 'legacy' }); return { close() {} }; }\n",
+);
 stub(
   path.join(sdk, "types.js"),
   "export const CallToolRequestSchema = { method: 'tools/call' }; export const ListToolsRequestSchema = { method: 'tools/list' }; export const RootsListChangedNotificationSchema = {}; export const ToolSchema = { shape: { inputSchema: {} } };\n",
@@ -119,11 +135,14 @@ function snapshot() {
 globalThis.__registered = {};
 globalThis.__handlers = new Map();
 layout();
-process.argv = [process.argv[0], "index.js", path.join(work, "srv/data")];
 const pkg = JSON.parse(fs.readFileSync(path.join(release, "package.json"), "utf8"));
 const entry = typeof pkg.bin === "string" ? pkg.bin : Object.values(pkg.bin ?? {})[0] ?? pkg.main ?? "index.js";
+// argv[1] is the entry itself: a 2.x entry starts only when it is the process's main module.
+process.argv = [process.argv[0], path.join(release, entry), path.join(work, "srv/data")];
 try {
   await import(pathToFileURL(path.join(release, entry)).href);
+  // A 2.x entry resolves its directories asynchronously before it builds a server.
+  for (let waited = 0; waited < 100 && !globalThis.__registered[tool]; waited++) await new Promise((r) => setTimeout(r, 10));
 } catch (e) {
   console.log(JSON.stringify({ load_error: String(e && e.message ? e.message : e) }));
   process.exit(0);

@@ -353,6 +353,14 @@ impl Validator<'_> {
         if let Some(language) = language.filter(|l| texts && *l != Lang::Python) {
             return self.keep(self.err(at("args"), &format!("{key}.args"), format!("the {} frontend matches no `str(…)` argument", language.name())));
         }
+        // `state:NAME` only the JavaScript frontend matches.
+        let state = match &kind {
+            FactKind::Call { args, .. } => args.as_deref().is_some_and(|ps| ps.iter().any(|p| matches!(p.shape, ArgShape::State(_)))),
+            _ => false,
+        };
+        if let Some(language) = language.filter(|l| state && !matches!(l, Lang::JavaScript | Lang::TypeScript)) {
+            return self.keep(self.err(at("args"), &format!("{key}.args"), format!("the {} frontend matches no `state:` argument", language.name())));
+        }
         Some(FactRequest {
             spec: FactSpec { name: name.to_owned(), region: common.region, kind },
             required: common.required,

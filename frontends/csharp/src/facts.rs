@@ -52,7 +52,7 @@ impl<'a> CallShape<'a> for Cx<'_, 'a> {
             ArgShape::Str(text) => string_content(expr).as_deref() == Some(text.as_str()),
             ArgShape::Format(_) => false,
             // `str(…)` is read by the Python frontend only.
-            ArgShape::Text(_) => false,
+            ArgShape::Text(_) | ArgShape::State(_) => false,
             // Splat arguments are read by the Python and JavaScript frontends only so far.
             ArgShape::Splat(_) => false,
             // A call's result is followed by the JavaScript frontend only so far.

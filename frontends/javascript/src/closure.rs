@@ -250,7 +250,7 @@ struct Reached<'f> {
 }
 
 /// The name a function region answers to: `f`, or `Class.method`.
-fn function_name(n: Node<'_>) -> Option<String> {
+pub(super) fn function_name(n: Node<'_>) -> Option<String> {
     match n.kind() {
         "method_definition" => Some(format!("{}{}.{}", if super::is_static(n) { "static " } else { "" }, class_of(n)?, super::class_member_name(n)?)),
         "function_declaration" | "generator_function_declaration" => n.field_child("name").map(|i| i.text().to_owned()),

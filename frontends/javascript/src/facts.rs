@@ -119,6 +119,8 @@ impl<'a> Cx<'_, 'a> {
             ArgShape::Format(_) => false,
             // `str(…)` is read by the Python frontend only.
             ArgShape::Text(_) => false,
+            // A local of a function around the region, which [`super::state`] checks.
+            ArgShape::State(name) => e.kind() == "identifier" && e.text() == name && self.names.count(name) == 0 && !self.names.is_param(name),
             ArgShape::Result(callee) => e.kind() == "identifier" && self.bound_to_call(e.text(), callee, e),
         }
     }

@@ -24,6 +24,7 @@ mod reads;
 mod route;
 mod scope;
 mod settings;
+mod state;
 mod surroundings;
 mod syntax;
 
@@ -164,7 +165,7 @@ impl Frontend for JavaScript {
     /// Only what the package's entries import, when its manifest names them.
     fn loaded(&self, _files: &[SourceFile], trees: &[(&str, &Syntax)], opaque: &[(&str, &str)], env: &Env) -> Result<Option<BTreeSet<String>>, Escalation> {
         let program = Program { regions: &[], calls: &[], facts: &[], trees, env, opaque };
-        let reviewed = |file: &str, node: Node<'_>| pinned::loader_reviewed(&program, file, node);
+        let reviewed = |file: &str, node: Node<'_>| pinned::pinned_around(&program, file, node);
         env.entries.as_ref().map(|entries| loader::loaded(entries, trees, opaque, &reviewed)).transpose()
     }
 
@@ -172,9 +173,14 @@ impl Frontend for JavaScript {
         ambient::ops(syntax, ambient::TABLE.writes_first_argument)
     }
 
+    fn pinned_code(&self, program: &Program<'_, '_>, file: &str, node: Node<'_>) -> Result<(), String> {
+        pinned::pinned_around(program, file, node)
+    }
+
     fn check_program(&self, program: &Program<'_, '_>) -> Result<(), Escalation> {
         surroundings::check(program.trees, program.opaque, program.regions)?;
         route::check_unique(program.trees, program.regions)?;
+        state::check(program)?;
         closure::check(program)
     }
 

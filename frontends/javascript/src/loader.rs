@@ -12,7 +12,7 @@
 //! Unless a reviewer read it: a loader fcd cannot follow may sit in a
 //! function defined at the top of its file that the profile pins
 //! (`source.pinned-functions`) with the digest of everything it reaches,
-//! loads included (`pinned::loader_reviewed`), and whose uses outside its
+//! loads included (`pinned::pinned_around`), and whose uses outside its
 //! closure only call it. The digest binds the text the reviewer read to say
 //! what it loads (a package.json read for its version, say); any change
 //! escalates again, printing the new digest. A region that calls such a
@@ -38,7 +38,7 @@ use super::syntax::string_content;
 /// loader call in it that is not `import("…")`/`require("…")` with a literal escalates.
 ///
 /// `reviewed` says whether a reviewer read the code a loader fcd cannot
-/// follow sits in (`pinned::loader_reviewed`), or why not.
+/// follow sits in (`pinned::pinned_around`), or why not.
 pub(crate) fn loaded<'a>(
     entries: &[String],
     trees: &[(&'a str, &'a Syntax)],

@@ -136,7 +136,7 @@ pub(super) fn closure_with<'a>(program: &Program<'a, '_>, file: &'a str, head: &
         }
         // A package loaded at run time is outside the release, as a static
         // import of it is; a file of the release, or a computed name, is code
-        // the digest would not bind (unless a reviewer read the load: [`loader_reviewed`]).
+        // the digest would not bind (unless a reviewer read the load: [`pinned_around`]).
         if let Some(load) = nodes.iter().flat_map(|n| n.descendants()).find(|c| loads_a_module(*c) && !loads_a_package(*c)).filter(|_| loads == Loads::Refused)
         {
             return Err(format!("`{name}` loads a module at run time (line {} of {file}): what it loads is not in the digest", load.line()));
@@ -653,11 +653,22 @@ fn static_methods(node: Node<'_>) -> BTreeSet<String> {
         .collect()
 }
 
-/// Whether `node` of `file`, a loader fcd cannot follow, sits in a function
-/// a reviewer read: defined at the top of its file, pinned with the digest
-/// of its closure (loads included), and its uses outside that closure only
-/// calls. `Err` says what is missing, with the digest to read.
-pub(super) fn loader_reviewed(program: &Program<'_, '_>, file: &str, node: Node<'_>) -> Result<(), String> {
+/// Whether `node` of `file` (a loader fcd cannot follow, a write to
+/// process-wide state) sits in code a reviewer read: the closure of a
+/// function pinned with a listed digest (loads included) holds it, and that
+/// closure's uses outside it are only calls. `Err` says what is missing,
+/// with the digest of the function around it to read.
+pub(super) fn pinned_around(program: &Program<'_, '_>, file: &str, node: Node<'_>) -> Result<(), String> {
+    let pins = &Settings::of(program.env).pinned_functions;
+    for (head, digests) in pins {
+        let root = head.strip_prefix("static ").unwrap_or(head).split('.').next().unwrap_or_default();
+        for (home, _) in program.trees.iter().filter(|(_, s)| definition(s.root(), root).is_some()) {
+            let Ok(closure) = closure_with(program, home, head, Loads::Reviewed) else { continue };
+            if digests.contains(&closure.digest) && closure.holds(file, node) {
+                return closure.check_uses(program).map_err(|why| format!("`{head}` is pinned (`source.pinned-functions`), but {why}"));
+            }
+        }
+    }
     let Some(name) = top_level_function(node) else {
         return Err("it is not inside a function defined at the top of its file, which a reviewer could pin (`source.pinned-functions`)".to_owned());
     };
@@ -666,10 +677,7 @@ pub(super) fn loader_reviewed(program: &Program<'_, '_>, file: &str, node: Node<
     if !closure.holds(file, node) {
         return Err(format!("it is in a `{name}` other than the one defined at the top of {file}"));
     }
-    match Settings::of(program.env).pinned_functions.get(&name) {
-        Some(digests) if digests.contains(&closure.digest) => {
-            closure.check_uses(program).map_err(|why| format!("`{name}` is pinned (`source.pinned-functions`), but {why}"))
-        }
+    match pins.get(&name) {
         Some(_) => Err(format!(
             "it is in `{name}`, pinned (`source.pinned-functions`), whose closure now has digest {}, which no reviewer listed: read it and what it loads",
             closure.digest

@@ -27,7 +27,7 @@ use super::settings::Settings;
 use super::syntax::{bare, dotted, identity, string_content};
 
 /// Methods that read an array and never call back with it.
-const READ_METHODS: &[&str] = &["join", "includes", "indexOf", "lastIndexOf", "at", "toString", "slice", "concat"];
+pub(super) const READ_METHODS: &[&str] = &["join", "includes", "indexOf", "lastIndexOf", "at", "toString", "slice", "concat"];
 
 /// Names whose use anywhere can change another module's objects or run text as code.
 const FORBIDDEN: &[&str] = &["__proto__", "setPrototypeOf", "__defineGetter__", "__defineSetter__", "eval"];
@@ -525,36 +525,43 @@ impl Check<'_> {
     /// level, imported under another name or from a file of the release is
     /// not the reviewed callee.
     fn handed_to_read_only(&self, n: Node<'_>) -> bool {
-        let Some(args) = n.parent().filter(|p| p.kind() == "arguments") else { return false };
-        let Some(call) = args.parent().filter(|c| c.kind() == "call_expression" && c.field_child("arguments") == Some(args)) else { return false };
-        let Some(callee) = call.field_child("function").map(bare).and_then(dotted) else { return false };
-        let Some((head, rest)) = callee.split_once('.').map_or(Some((callee.as_str(), "")), |(h, r)| Some((h, r))) else { return false };
-        let plain = |w: &str| !w.is_empty() && w.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$');
-        if !plain(head) || !(rest.is_empty() || rest.split('.').all(plain)) {
-            return false;
-        }
-        let local = n.ancestors().filter(|a| FUNCTIONS.contains(&a.kind())).any(|f| {
-            let b = super::bindings::Bindings::of(f);
-            b.is_param(head) || b.count(head) > 0
-        });
-        if local {
-            return false;
-        }
-        let root = n.ancestors().last().unwrap_or(n);
-        let identity = match module_head(root, head) {
-            Head::Global => callee.clone(),
-            Head::Declared => return false,
-            Head::Import(spec, orig) if super::loader::is_package(&spec) => match orig.as_str() {
-                "default" => format!("{spec}:default{}", &callee[head.len()..]),
-                "*" if !rest.is_empty() => format!("{spec}:{rest}"),
-                o if o == head => format!("{spec}:{callee}"),
-                _ => return false,
-            },
-            Head::Import(..) => return false,
-        };
-        self.read_only.contains(&identity)
+        handed_to_read_only(self.read_only, n)
     }
+}
 
+/// [`Check::handed_to_read_only`], for the callees the profile lists as `read_only`.
+pub(super) fn handed_to_read_only(read_only: &[String], n: Node<'_>) -> bool {
+    let Some(args) = n.parent().filter(|p| p.kind() == "arguments") else { return false };
+    let Some(call) = args.parent().filter(|c| c.kind() == "call_expression" && c.field_child("arguments") == Some(args)) else { return false };
+    let Some(callee) = call.field_child("function").map(bare).and_then(dotted) else { return false };
+    let Some((head, rest)) = callee.split_once('.').map_or(Some((callee.as_str(), "")), |(h, r)| Some((h, r))) else { return false };
+    let plain = |w: &str| !w.is_empty() && w.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$');
+    if !plain(head) || !(rest.is_empty() || rest.split('.').all(plain)) {
+        return false;
+    }
+    let local = n.ancestors().filter(|a| FUNCTIONS.contains(&a.kind())).any(|f| {
+        let b = super::bindings::Bindings::of(f);
+        b.is_param(head) || b.count(head) > 0
+    });
+    if local {
+        return false;
+    }
+    let root = n.ancestors().last().unwrap_or(n);
+    let identity = match module_head(root, head) {
+        Head::Global => callee.clone(),
+        Head::Declared => return false,
+        Head::Import(spec, orig) if super::loader::is_package(&spec) => match orig.as_str() {
+            "default" => format!("{spec}:default{}", &callee[head.len()..]),
+            "*" if !rest.is_empty() => format!("{spec}:{rest}"),
+            o if o == head => format!("{spec}:{callee}"),
+            _ => return false,
+        },
+        Head::Import(..) => return false,
+    };
+    read_only.contains(&identity)
+}
+
+impl Check<'_> {
     /// A use, in its own module, of module state a region trusts: inside a
     /// function region it was reviewed; elsewhere the module may declare it,
     /// assign it (checked as a write) and read it by a copying spread

@@ -98,6 +98,7 @@ impl<'a> Cx<'_, 'a> {
             ArgShape::Var(name) => arg.kind() == "identifier" && arg.text() == name && !self.names.is_param(name) && self.names.bindings(name).len() == 1,
             ArgShape::Arg(name) => self.tool_argument(arg, name),
             ArgShape::Any => true,
+            ArgShape::State(_) => false,
             // `ref:True` names Python's constant as it names any other name.
             ArgShape::Ref(path) => {
                 matches!(arg.kind(), "identifier" | "attribute" | "true" | "false" | "none") && arg.text().split_whitespace().collect::<String>() == *path

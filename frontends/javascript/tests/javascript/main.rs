@@ -1254,3 +1254,99 @@ fn a_wrapper_of_the_registering_method_registers_only_when_its_digest_is_listed(
         assert!(e.detail.contains(says), "{twin}: {}", e.detail);
     }
 }
+
+/// A factory whose callback hands its own `let list` to the function region
+/// `check` (pinned by a `body` fact of any digest: the state check only asks
+/// that a reviewer pinned it), with `extra` spliced into the factory.
+fn factory_state(extra: &str, pinned: &[(&str, &str)]) -> Result<(), fcd_frontends::Escalation> {
+    let lib = "export function check(p, dirs) { return dirs.includes(p) ? p : null; }\nexport function audit(dirs) { return dirs.length; }\n";
+    let index = format!(
+        "import {{ McpServer }} from \"@modelcontextprotocol/server\";\nimport {{ check, audit }} from \"./lib.js\";\n\
+         export function createServer(start) {{\n  let list = [...start];\n  const server = new McpServer({{ name: \"x\" }});\n  \
+         server.registerTool(\"write_file\", {{}}, async (call) => {{\n    return check(call.path, list);\n  }});\n  \
+         function refresh(next) {{\n    list = [...next];\n  }}\n{extra}\n  return server;\n}}\n"
+    );
+    let files = [SourceFile { path: "index.js".into(), bytes: index.into_bytes() }, SourceFile { path: "lib.js".into(), bytes: lib.as_bytes().to_vec() }];
+    let regions = [
+        RegionSpec { name: "handler".into(), kind: RegionKind::Callback("write_file".into()), optional: false, file: None },
+        function_region("check"),
+        function_region("refresh"),
+    ];
+    let pattern = |p: &str| ArgPattern::parse(p).unwrap();
+    let facts = [
+        FactSpec {
+            name: "checked".into(),
+            region: "handler".into(),
+            kind: FactKind::Call { callee: "check".into(), args: Some(vec![pattern("arg:path"), pattern("state:list")]), keywords: None, matching: false },
+        },
+        FactSpec { name: "check_body".into(), region: "check".into(), kind: FactKind::Body { digests: Vec::new() } },
+        FactSpec { name: "refresh_body".into(), region: "refresh".into(), kind: FactKind::Body { digests: Vec::new() } },
+    ];
+    let env = fcd_frontends::Env {
+        tool: "write_file".into(),
+        reviewed: vec!["check".into(), "refresh".into()],
+        language: fcd_frontends::LanguageSettings::new(fcd_frontend_javascript::Settings {
+            pinned_functions: pinned.iter().map(|(name, digest)| ((*name).to_owned(), vec![(*digest).to_owned()])).collect(),
+            read_only_callees: vec!["console.error".into()],
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    match fcd_frontends::analyze_with(&JavaScript, &files, &regions, &facts, &env) {
+        Ok(_) => Ok(()),
+        // Body facts of no digest never match: only the state check's verdict is asked for here.
+        Err(e) if e.detail.contains("is not a reviewed one") => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+#[test]
+fn a_factory_local_a_fact_names_is_used_only_by_reviewed_code() {
+    // Reads, the reviewed writer (a region pinned by a body fact), a read-only callee: registers.
+    for reads in ["  console.error(list.length, list.join(\",\"), [...list]);", "  console.error(list);", ""] {
+        assert_eq!(factory_state(reads, &[]), Ok(()), "{reads}");
+    }
+    // Anything that may change the array, or the binding, outside the reviewed regions escalates, naming the line.
+    for (changes, what) in [
+        ("  list.push(\"/\");", "list.push"),
+        ("  list = [\"/\"];", "list=[\"/\"]"),
+        ("  list[0] = \"/\";", "list[0]"),
+        ("  server.dirs = list;", "server.dirs=list"),
+        ("  console.error({ list });", "{list}"),
+        ("  setTimeout(() => list.splice(0), 0);", "list.splice"),
+    ] {
+        let e = factory_state(changes, &[]).expect_err(changes);
+        assert_eq!(e.code, EscalationCode::ShapeMismatch, "{changes}: {e:?}");
+        assert!(e.detail.contains("`state:list` is used outside the reviewed regions") && e.detail.contains(what), "{changes}: {}", e.detail);
+        assert_eq!(e.anchor.as_ref().map(|a| a.line), Some(12), "{changes}: {e:?}");
+    }
+    // Handed to release code no reviewer read: escalates with the digest to read; pinned with it, registers.
+    let e = factory_state("  audit(list);", &[]).expect_err("audit unread");
+    assert!(e.detail.contains("`audit`, which it is handed to, is neither a region pinned by a `body` fact nor pinned"), "{}", e.detail);
+    assert_eq!(factory_state("  audit(list);", &[("audit", &printed_digest(&e))]), Ok(()));
+    // A nested function's own parameter of the name is another variable.
+    assert_eq!(factory_state("  function other(list) { list.push(1); return list; }\n  console.error(other([]).length);", &[]), Ok(()));
+    // The name declared twice in the factory: which binding a use reads is not fixed.
+    let e = factory_state("  { let list = []; console.error(list.length); }", &[]).expect_err("declared twice");
+    assert!(e.detail.contains("not declared exactly once"), "{}", e.detail);
+}
+
+#[test]
+fn a_working_directory_change_registers_only_inside_a_pinned_closure() {
+    let index = "import { within } from \"./meta.js\";\nexport function f(p) { return within(p, () => p.trim()); }\n";
+    let meta = "import process from \"node:process\";\nfunction enter(dir) {\n  process.chdir(dir);\n}\n\
+                export function within(dir, work) {\n  const back = process.cwd();\n  try {\n    enter(dir);\n    return work();\n  } finally {\n    process.chdir(back);\n  }\n}\n";
+    // Unpinned: the closed call path asks for the pin first, printing the digest of everything `within` reaches.
+    let e = entry_loading(index, meta, &[]).expect_err("within unread");
+    let digest = printed_digest(&e);
+    // Pinned: both chdir calls (in `within` and in `enter`, which it reaches) are the reviewed text.
+    assert_eq!(entry_loading(index, meta, &[("within", &digest)]), Ok(()));
+    // A chdir outside the pinned closure escalates as process-wide state, saying what a reviewer could pin.
+    let outside = format!("{meta}export function elsewhere() {{ process.chdir(\"/\"); }}\n");
+    let e = entry_loading(index, &outside, &[("within", &digest)]).expect_err("chdir outside the pin");
+    assert!(e.detail.contains("changes the working directory") && e.detail.contains("it is in `elsewhere`, whose closure has digest"), "{}", e.detail);
+    // The pinned text changed: the digest moves and the pin no longer covers it.
+    let moved = meta.replace("process.chdir(dir);", "process.chdir(dir + \"/..\");");
+    let e = entry_loading(index, &moved, &[("within", &digest)]).expect_err("pinned text changed");
+    assert!(e.detail.contains("which no reviewer listed"), "{}", e.detail);
+}
