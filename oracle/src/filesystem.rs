@@ -55,8 +55,10 @@ use serde_json::{Map, Value};
 
 use crate::Verdict;
 use crate::contract::{Context, Effect};
+use crate::factory;
 use crate::files;
-use crate::lex::{Dialect, Kind, Token, scan};
+pub(crate) use crate::js_tokens::{close, function_body, once, parameters, spells, tokens_of};
+use crate::lex::{Kind, Token};
 
 /// What the oracle understood of the release.
 pub enum Shape {
@@ -95,63 +97,25 @@ pub fn read(root: &Path) -> Shape {
     }
 }
 
-pub(crate) fn tokens_of(root: &Path, file: &str) -> Result<Vec<Token>, String> {
-    let found = files::find(root, &|p| p == file);
-    let [(name, path)] = found.as_slice() else {
-        return Err(format!("no {file}"));
-    };
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{name}: {e}"))?;
-    scan(&text, Dialect::JavaScript).map_err(|e| format!("{name}: {e}"))
-}
-
-/// Whether the tokens from `at` spell `words` (strings by their value, as `"…"`).
-pub(crate) fn spells(tokens: &[Token], at: usize, words: &[&str]) -> bool {
-    words.iter().enumerate().all(|(k, w)| {
-        tokens.get(at + k).is_some_and(|t| match (&t.kind, w.strip_prefix('"')) {
-            (Kind::Str(_), Some(value)) => t.str_value() == Some(value),
-            (_, None) => t.is(w),
-            _ => false,
-        })
-    })
-}
-
-/// The index of the token closing the bracket opened at `open`.
-pub(crate) fn close(tokens: &[Token], open: usize) -> Option<usize> {
-    let (o, c) = match tokens.get(open)?.text.as_str() {
-        "(" => ("(", ")"),
-        "{" => ("{", "}"),
-        _ => return None,
-    };
-    crate::lex::matching(tokens, open, o, c)
-}
-
-/// The body tokens of `function NAME(…) {…}`, which must be defined once.
-pub(crate) fn function_body<'t>(tokens: &'t [Token], name: &str, file: &str) -> Result<&'t [Token], String> {
-    let defs: Vec<usize> = (0..tokens.len()).filter(|&i| spells(tokens, i, &["function", name, "("])).collect();
-    let [def] = defs.as_slice() else {
-        return Err(format!("{file}: {} definitions of {name}", defs.len()));
-    };
-    let params = close(tokens, def + 2).ok_or(format!("{file}: {name} never closes its parameters"))?;
-    let open = (params + 1..tokens.len()).find(|&j| tokens[j].is("{")).ok_or(format!("{file}: {name} has no body"))?;
-    let end = close(tokens, open).ok_or(format!("{file}: {name} never closes"))?;
-    Ok(&tokens[open + 1..end])
-}
-
-/// The callback `dist/index.js` registers for `tool`: the tool named once,
+/// The callback `file` (the entry `dist/index.js`, or 2.x's `dist/server.js`) registers for `tool`: the tool named once,
 /// as the first argument of a `registerTool` call (no tool registered under
 /// a computed name), whose last argument is `async (P) => {…}` or `async
 /// function (P) {…}`. The index of the name, the parameter and the body's braces.
-pub(crate) fn registered_callback(index: &[Token], tool: &str) -> Result<(usize, String, usize, usize), String> {
+/// A call inside `wrapper` (the token range of 2.x's reviewed registerTool
+/// wrapper, whose call of the original takes the name it is given) is not a registration.
+pub(crate) fn registered_callback(index: &[Token], tool: &str, file: &str, wrapper: std::ops::Range<usize>) -> Result<(usize, String, usize, usize), String> {
     let names: Vec<usize> = (0..index.len()).filter(|&i| index[i].str_value() == Some(tool)).collect();
     let [name] = names.as_slice() else {
-        return Err(format!("dist/index.js names {tool} {} times", names.len()));
+        return Err(format!("{file} names {tool} {} times", names.len()));
     };
     if !(*name >= 3 && spells(index, name - 3, &[".", "registerTool", "("])) {
         return Err(format!("{tool} is not the first argument of a registerTool call"));
     }
     // Any registration under a computed name could be this tool's.
-    if let Some(i) = (0..index.len()).find(|&i| spells(index, i, &["registerTool", "("]) && index.get(i + 2).and_then(Token::str_value).is_none()) {
-        return Err(format!("dist/index.js:{}: a tool is registered under a name that is not a plain string", index[i].line));
+    if let Some(i) =
+        (0..index.len()).find(|&i| spells(index, i, &["registerTool", "("]) && index.get(i + 2).and_then(Token::str_value).is_none() && !wrapper.contains(&i))
+    {
+        return Err(format!("{file}:{}: a tool is registered under a name that is not a plain string", index[i].line));
     }
     let call_end = close(index, name - 1).ok_or("the registration never closes")?;
     // The callback: the last argument, `async (P) => {…}` or `async function (P) {…}`.
@@ -180,12 +144,53 @@ pub(crate) fn registered_callback(index: &[Token], tool: &str) -> Result<(usize,
 }
 
 fn understand(root: &Path) -> Result<(String, Containment), String> {
+    if let Some(server) = factory::server_tokens(root, "write_file") {
+        return understand_factory(root, &server);
+    }
     let index = tokens_of(root, "dist/index.js")?;
-    let (name, param, body_open, body_end) = registered_callback(&index, "write_file")?;
-    let name = &name;
-    let body = &index[body_open + 1..body_end];
+    let name = callback_writes(&index, "dist/index.js", &[], 0..0)?;
+    let containment = boundary_lib(root)?;
+    let walk = if containment == Containment::Walked { ", a missing path walked by names equal under NFC" } else { "" };
+    let where_ = format!(
+        "dist/index.js:{}: write_file writes what validatePath returns, which is checked at a `/` boundary after resolving links{walk}",
+        index[name].line
+    );
+    Ok((where_, containment))
+}
+
+/// The 2.x layout ([`factory`]): the factory's callback hands its own list to
+/// lib.js's validatePath, whose result it writes through the anchored helpers.
+fn understand_factory(root: &Path, server: &[Token]) -> Result<(String, Containment), String> {
+    let wrapper = factory::wrapper(server)?;
+    let name = callback_writes(server, "dist/server.js", &[",", "allowedDirectories"], wrapper)?;
+    let imported = imported_from(server, "./lib.js");
+    if !["validatePath", "writeFileContent"].iter().all(|n| imported.iter().any(|i| i == n))
+        || server.windows(2).any(|w| w[0].is("function") && (w[1].is("validatePath") || w[1].is("writeFileContent")))
+    {
+        return Err("validatePath and writeFileContent are not lib.js's, imported under their own names".into());
+    }
+    factory::factory_list(root, server)?;
+    let lib = tokens_of(root, "dist/lib.js")?;
+    let containment = lib_validate(&lib, false)?;
+    factory::anchored_write(root, &lib)?;
+    boundary_files(root)?;
+    let where_ = format!(
+        "dist/server.js:{}: write_file writes, through the anchored helpers, what validatePath returns for the factory's own list, checked at a `/` boundary after resolving links, a missing path walked by names equal under NFC",
+        server[name].line
+    );
+    Ok((where_, containment))
+}
+
+/// The registered write_file callback of `tokens` (`file`): it awaits
+/// `validatePath(P.path` then `list`, `)` into a `const` of its own, hands
+/// that and `P.content` to writeFileContent once, and uses neither
+/// otherwise. The index of the tool's name.
+fn callback_writes(tokens: &[Token], file: &str, list: &[&str], wrapper: std::ops::Range<usize>) -> Result<usize, String> {
+    let (name, param, body_open, body_end) = registered_callback(tokens, "write_file", file, wrapper)?;
+    let body = &tokens[body_open + 1..body_end];
     let p = param.as_str();
-    let checks: Vec<usize> = (0..body.len()).filter(|&i| spells(body, i, &["=", "await", "validatePath", "(", p, ".", "path", ")", ";"])).collect();
+    let words: Vec<&str> = ["=", "await", "validatePath", "(", p, ".", "path"].into_iter().chain(list.iter().copied()).chain([")", ";"]).collect();
+    let checks: Vec<usize> = (0..body.len()).filter(|&i| spells(body, i, &words)).collect();
     let [check] = checks.as_slice() else {
         return Err(format!("the callback awaits validatePath({p}.path) {} times", checks.len()));
     };
@@ -203,22 +208,7 @@ fn understand(root: &Path) -> Result<(String, Containment), String> {
     if body.iter().filter(|t| t.is(&checked)).count() != 2 || body.windows(2).any(|w| w[0].is(p) && w[1].is("=")) {
         return Err("the checked path or the arguments are used or bound otherwise".into());
     }
-    let containment = boundary_lib(root)?;
-    let walk = if containment == Containment::Walked { ", a missing path walked by names equal under NFC" } else { "" };
-    let where_ = format!(
-        "dist/index.js:{}: write_file writes what validatePath returns, which is checked at a `/` boundary after resolving links{walk}",
-        index[*name].line
-    );
-    Ok((where_, containment))
-}
-
-/// The index of the one place `words` are spelled in `tokens`.
-pub(crate) fn once(tokens: &[Token], words: &[&str], what: &str) -> Result<usize, String> {
-    let at: Vec<usize> = (0..tokens.len()).filter(|&i| spells(tokens, i, words)).collect();
-    match at.as_slice() {
-        [one] => Ok(*one),
-        _ => Err(format!("{what} is written {} times, not once", at.len())),
-    }
+    Ok(name)
 }
 
 /// `validatePath`'s body checks containment with isPathWithinAllowedDirectories
@@ -254,6 +244,16 @@ pub(crate) fn boundary_files(root: &Path) -> Result<(), String> {
             && within.get(i + 3).is_some_and(|t| t.is("+"))
             && (spells(within, i + 4, &["path", ".", "sep", ")"]) || spells(within, i + 4, &["\"/", ")"]))
     });
+    // (2.x) `const W = D.endsWith(path.sep) ? D : D + path.sep;` then `startsWith(W)`:
+    // a separator appended unless the directory already ends with one.
+    let appended = (0..within.len()).any(|i| {
+        let (Some(w), Some(d)) = (within.get(i + 1), within.get(i + 3)) else { return false };
+        let (w, d) = (w.text.as_str(), d.text.as_str());
+        within[i].is("const")
+            && spells(within, i + 2, &["=", d, ".", "endsWith", "(", "path", ".", "sep", ")", "?", d, ":", d, "+", "path", ".", "sep", ";"])
+            && (i + 20..within.len()).any(|k| spells(within, k, &["startsWith", "(", w, ")"]))
+    });
+    let boundary = boundary || appended;
     if !boundary {
         return Err("isPathWithinAllowedDirectories has no test at a separator (startsWith(dir + path.sep))".into());
     }
@@ -290,14 +290,6 @@ fn boundary_lib(root: &Path) -> Result<Containment, String> {
     Ok(containment)
 }
 
-/// The plain parameter names of `function NAME(…)`, defined once.
-pub(crate) fn parameters(tokens: &[Token], name: &str) -> Vec<String> {
-    let defs: Vec<usize> = (0..tokens.len()).filter(|&i| spells(tokens, i, &["function", name, "("])).collect();
-    let [def] = defs.as_slice() else { return Vec::new() };
-    let Some(end) = close(tokens, def + 2) else { return Vec::new() };
-    tokens[def + 3..end].iter().filter(|t| t.kind == Kind::Ident).map(|t| t.text.clone()).collect()
-}
-
 /// lib.js's validatePath: the boundary check ([`boundary_validate`]; with
 /// `unconditional`, none of its checks short-circuited), or (2026.8.31) the
 /// walked shape (module docs): after a lone drive-path refusal, the same
@@ -313,10 +305,23 @@ pub(crate) fn lib_validate(lib: &[Token], unconditional: bool) -> Result<Contain
         return Ok(Containment::Boundary);
     }
     let validate = without_drive_refusal(validate)?;
+    // (2.x) a refused path respelled onto an allowed directory's own spelling, then checked again.
+    let respelled = factory::respelled(lib, &validate)?;
+    let needed = if respelled { 3 } else { 2 };
     let contained = validate.iter().filter(|t| t.is("isPathWithinAllowedDirectories")).count();
     let resolved = (0..validate.len()).filter(|&i| spells(&validate, i, &["fs", ".", "realpath", "("])).count();
-    if contained < 2 || resolved < 1 || validate.iter().any(|t| t.is("startsWith")) {
-        return Err(format!("validatePath checks containment {contained} times and resolves links {resolved} times, not 2 and 1, or tests a prefix"));
+    if contained < needed || resolved < 1 || validate.iter().any(|t| t.is("startsWith")) {
+        return Err(format!("validatePath checks containment {contained} times and resolves links {resolved} times, not {needed} and 1, or tests a prefix"));
+    }
+    if respelled {
+        // The respelling comes after the first check and before the one that refuses.
+        let at = (0..validate.len()).find(|&i| validate[i].is("respellAllowedDirectoryPrefix")).unwrap_or(0);
+        let before = validate[..at].iter().filter(|t| t.is("isPathWithinAllowedDirectories")).count();
+        let refusal = (at..validate.len()).find(|&i| validate[i].is("isPathWithinAllowedDirectories"));
+        let realpath = (0..validate.len()).find(|&i| spells(&validate, i, &["fs", ".", "realpath", "("]));
+        if before != 1 || refusal.zip(realpath).is_none_or(|(r, p)| r > p) {
+            return Err("validatePath respells a path elsewhere than between its first check and the one that refuses".into());
+        }
     }
     if !validate.iter().any(|t| t.str_value() == Some("ENOENT")) {
         return Err("validatePath does not tell a missing path from a refused link".into());
@@ -326,8 +331,13 @@ pub(crate) fn lib_validate(lib: &[Token], unconditional: bool) -> Result<Contain
         return Err("validatePath calls resolveUnicodeEquivalentPath otherwise than to return what it gives".into());
     }
     no_short_circuit(&validate)?;
-    let [asked] = parameters(lib, "resolveUnicodeEquivalentPath").try_into().map_err(|_| "resolveUnicodeEquivalentPath does not take one parameter")?;
-    nfc_walk(function_body(lib, "resolveUnicodeEquivalentPath", "dist/lib.js")?, &asked)?;
+    // (2.x) the allowed list a second parameter.
+    let asked = match parameters(lib, "resolveUnicodeEquivalentPath").as_slice() {
+        [asked] => asked.clone(),
+        [asked, list] if list == "allowedDirectories" => asked.clone(),
+        _ => return Err("resolveUnicodeEquivalentPath does not take the path (and the allowed list)".into()),
+    };
+    nfc_walk(lib, function_body(lib, "resolveUnicodeEquivalentPath", "dist/lib.js")?, &asked)?;
     Ok(Containment::Walked)
 }
 
@@ -375,9 +385,15 @@ fn without_drive_refusal(validate: &[Token]) -> Result<Vec<Token>, String> {
 /// allowedDirectories)) { throw …`, and returns only the step, the step
 /// joined with the rest, or (no allowed directory holding it: validatePath
 /// refused that path already) the path as given.
-fn nfc_walk(walk: &[Token], asked: &str) -> Result<(), String> {
+fn nfc_walk(lib: &[Token], walk: &[Token], asked: &str) -> Result<(), String> {
     let forms: Vec<usize> = (0..walk.len()).filter(|&i| spells(walk, i, &[".", "normalize", "("])).collect();
-    if forms.is_empty() || forms.iter().any(|&i| walk.get(i + 3).and_then(Token::str_value) != Some("NFC") || !walk.get(i + 4).is_some_and(|t| t.is(")"))) {
+    let keys = (0..walk.len()).filter(|&i| spells(walk, i, &["unicodeMatchKey", "("])).count();
+    if forms.is_empty() && keys >= 2 {
+        // (2.x) names compared by unicodeMatchKey: NFC with space separators as a space.
+        crate::factory::match_key(lib)?;
+    } else if forms.is_empty()
+        || forms.iter().any(|&i| walk.get(i + 3).and_then(Token::str_value) != Some("NFC") || !walk.get(i + 4).is_some_and(|t| t.is(")")))
+    {
         return Err("resolveUnicodeEquivalentPath compares names by another form than NFC".into());
     }
     if walk.iter().any(|t| t.is("startsWith")) {
@@ -388,8 +404,27 @@ fn nfc_walk(walk: &[Token], asked: &str) -> Result<(), String> {
             return Err(format!("dist/lib.js:{}: resolveUnicodeEquivalentPath calls fs.{}", walk[i].line, walk[i + 2].text));
         }
     }
+    // (2.x) whether a name exists, by entryExists: `fs.lstat` only.
+    if walk.iter().any(|t| t.is("entryExists")) {
+        let exists = function_body(lib, "entryExists", "dist/lib.js")?;
+        let ops: Vec<&str> =
+            (0..exists.len().saturating_sub(2)).filter(|&i| exists[i].is("fs") && exists[i + 1].is(".")).map(|i| exists[i + 2].text.as_str()).collect();
+        if ops != ["lstat"] {
+            return Err("entryExists runs another file operation than lstat".into());
+        }
+    }
+    // A step: `X = await fs.realpath(path.join(…))`, or (2.x) of a `const C = path.join(…)` bound just before.
+    let joined: Vec<String> = (0..walk.len())
+        .filter(|&i| walk[i].is("const") && spells(walk, i + 2, &["=", "path", ".", "join", "("]))
+        .map(|i| walk[i + 1].text.clone())
+        .filter(|c| (0..walk.len().saturating_sub(1)).filter(|&k| walk[k].is(c) && walk[k + 1].is("=")).count() == 1)
+        .collect();
     let steps: Vec<usize> = (0..walk.len())
-        .filter(|&i| walk[i].kind == Kind::Ident && spells(walk, i + 1, &["=", "await", "fs", ".", "realpath", "(", "path", ".", "join", "("]))
+        .filter(|&i| {
+            walk[i].kind == Kind::Ident
+                && (spells(walk, i + 1, &["=", "await", "fs", ".", "realpath", "(", "path", ".", "join", "("])
+                    || joined.iter().any(|c| spells(walk, i + 1, &["=", "await", "fs", ".", "realpath", "(", c.as_str(), ")", ";"])))
+        })
         .collect();
     let [step] = steps.as_slice() else {
         return Err(format!("resolveUnicodeEquivalentPath resolves a step {} times, not once", steps.len()));
@@ -397,7 +432,9 @@ fn nfc_walk(walk: &[Token], asked: &str) -> Result<(), String> {
     let x = walk[*step].text.as_str();
     let end = (*step..walk.len()).find(|&i| walk[i].is(";")).ok_or("the step never ends")?;
     let checked = ["if", "(", "!", "isPathWithinAllowedDirectories", "(", "normalizePath", "(", x, ")", ",", "allowedDirectories", ")", ")", "{", "throw"];
-    if !spells(walk, end + 1, &checked) {
+    let mut format = checked;
+    format[5] = "normalizePathFormat";
+    if !spells(walk, end + 1, &checked) && !spells(walk, end + 1, &format) {
         return Err("a step of the walk is not checked at once".into());
     }
     once(walk, &["let", x, "=", "await", "fs", ".", "realpath", "("], "the walk's start")?;

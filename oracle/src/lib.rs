@@ -15,6 +15,7 @@ pub mod lex;
 mod azure;
 mod contents;
 mod dbhub;
+mod factory;
 mod fetch;
 mod files;
 mod filesystem;
@@ -23,6 +24,7 @@ mod git_add;
 mod git_diff;
 mod git_route;
 mod github;
+mod js_tokens;
 mod move_file;
 
 use std::path::Path;

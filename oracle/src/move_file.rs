@@ -37,6 +37,7 @@ use serde_json::{Map, Value};
 
 use crate::Verdict;
 use crate::contract::{Context, Effect};
+use crate::factory;
 use crate::files;
 use crate::filesystem::{
     Containment, boundary_files, boundary_validate, dispatcher_clause, entry_list, function_body, imported_from, lib_validate, list_readers, no_short_circuit,
@@ -58,15 +59,18 @@ pub fn read(root: &Path) -> Shape {
 }
 
 fn understand(root: &Path) -> Result<(String, Containment), String> {
+    if let Some(server) = factory::server_tokens(root, "move_file") {
+        return understand_factory(root, &server);
+    }
     let index = tokens_of(root, "dist/index.js")?;
     let dispatched = (0..index.len()).any(|i| spells(&index, i, &["case", "\"move_file", ":"]));
     if !dispatched {
-        let (name, param, open, end) = registered_callback(&index, "move_file")?;
+        let (name, param, open, end) = registered_callback(&index, "move_file", "dist/index.js", 0..0)?;
         let body = &index[open + 1..end];
         if body.windows(2).any(|w| w[0].is(&param) && w[1].is("=")) {
             return Err("the callback binds its arguments again".into());
         }
-        let through_lib = renames_checked_ends(body, &[param.as_str()])?;
+        let through_lib = renames_checked_ends(body, &[param.as_str()], &[])?;
         let containment = boundary_lib(root, through_lib)?;
         let how =
             if through_lib { "hands what validatePath returns for both ends to lib.js's moveFile" } else { "renames what validatePath returns for both ends" };
@@ -76,7 +80,7 @@ fn understand(root: &Path) -> Result<(String, Containment), String> {
     }
     let (case, case_end, parsed) = dispatcher_clause(root, &index, "move_file", &["source", "destination"])?;
     let clause = &index[case + 4..case_end];
-    if renames_checked_ends(clause, &[parsed.as_str(), ".", "data"])? {
+    if renames_checked_ends(clause, &[parsed.as_str(), ".", "data"], &[])? {
         return Err("the dispatcher case moves through moveFile: not a shape this reading judges".into());
     }
     let line = index[case].line;
@@ -122,18 +126,54 @@ fn understand(root: &Path) -> Result<(String, Containment), String> {
     Ok((format!("dist/index.js:{line}: move_file renames what validatePath returns, which tests the directory as a plain string prefix"), Containment::Prefix))
 }
 
-/// In `body`: `const S = await validatePath(ARGS.source);` and `const D =
-/// await validatePath(ARGS.destination);` once each (ARGS spelled by
-/// `args`), no other validatePath, then `await fs.rename(S, D);` (or `(D,
+/// The 2.x layout ([`factory`]): the factory's callback checks both ends
+/// against its own list with lib.js's validatePath and moves them through
+/// moveFile's anchored rename.
+fn understand_factory(root: &Path, server: &[Token]) -> Result<(String, Containment), String> {
+    let wrapper = factory::wrapper(server)?;
+    let (name, param, open, end) = registered_callback(server, "move_file", "dist/server.js", wrapper)?;
+    let body = &server[open + 1..end];
+    if body.windows(2).any(|w| w[0].is(&param) && w[1].is("=")) {
+        return Err("the callback binds its arguments again".into());
+    }
+    if !renames_checked_ends(body, &[param.as_str()], &[",", "allowedDirectories"])? {
+        return Err("the factory's callback renames without moveFile: not a shape this reading judges".into());
+    }
+    let imported = imported_from(server, "./lib.js");
+    if !["validatePath", "moveFile"].iter().all(|n| imported.iter().any(|i| i == n))
+        || server.windows(2).any(|w| w[0].is("function") && (w[1].is("validatePath") || w[1].is("moveFile")))
+    {
+        return Err("validatePath and moveFile are not lib.js's, imported under their own names".into());
+    }
+    factory::factory_list(root, server)?;
+    let lib = tokens_of(root, "dist/lib.js")?;
+    let containment = lib_validate(&lib, true)?;
+    factory::anchored_rename(root, &lib)?;
+    for file in files::find(root, &|p| p.starts_with("dist/") && p.ends_with(".js")) {
+        patched(&tokens_of(root, &file.0)?, &file.0)?;
+    }
+    boundary_files(root)?;
+    let where_ = format!(
+        "dist/server.js:{}: move_file hands what validatePath returns for both ends, against the factory's own list, to moveFile's anchored rename, checked at a `/` boundary, a missing end walked by names equal under NFC",
+        server[name].line
+    );
+    Ok((where_, containment))
+}
+
+/// In `body`: `const S = await validatePath(ARGS.source LIST);` and `const D =
+/// await validatePath(ARGS.destination LIST);` once each (ARGS spelled by
+/// `args`, LIST by `list`: nothing, or 2.x's `, allowedDirectories`), no other validatePath, then `await fs.rename(S, D);` (or `(D,
 /// S)`: the verdict names both ends alike) as the one use of `fs` and of
 /// each constant besides its declaration, with no `catch` in between; or
 /// `await moveFile(S, D);` (either order too) with no use of `fs` at all.
 /// Whether the move goes through moveFile.
-fn renames_checked_ends(body: &[Token], args: &[&str]) -> Result<bool, String> {
+fn renames_checked_ends(body: &[Token], args: &[&str], list: &[&str]) -> Result<bool, String> {
     let check = |end: &str| -> Result<(usize, String), String> {
         let mut words = vec!["=", "await", "validatePath", "("];
         words.extend_from_slice(args);
-        words.extend_from_slice(&[".", end, ")", ";"]);
+        words.extend_from_slice(&[".", end]);
+        words.extend_from_slice(list);
+        words.extend_from_slice(&[")", ";"]);
         let at = once(body, &words, &format!("the check of the {end}"))?;
         match at.checked_sub(2).map(|k| (&body[k], &body[k + 1])) {
             Some((decl, local)) if decl.is("const") => Ok((at, local.text.clone())),

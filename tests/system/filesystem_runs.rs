@@ -277,6 +277,32 @@ fn the_unicode_release_walks_a_k_to_its_kelvin_twin_when_run() {
     assert_eq!(official["probe-kelvin-file"]["changed"], json!(["srv/data/\u{212a}elvin.txt"]), "{}", official["probe-kelvin-file"]);
 }
 
+/// The official 2.0.1 (shape factory: a server per connection, the allowed
+/// list in the factory, the write anchored by chdir) and its hand-written
+/// stand-in, run on the canonical calls and the probes: both change the same
+/// entries and refuse the same calls; nothing is written outside the allowed
+/// directory; an existing file is replaced in place, and a `K` is walked to
+/// its Kelvin-sign twin (why a path with `K` is UNKNOWN in this shape too).
+#[test]
+fn the_factory_release_runs_like_its_fixture() {
+    const FACTORY_RELEASE: &str = "server-filesystem-2.0.1-npm";
+    let fetched = node_and_npm().and_then(|()| npm_release(FACTORY_RELEASE).map(drop));
+    if !tools::tools_or_skip("the_factory_release_runs_like_its_fixture", fetched) {
+        return;
+    }
+    let dir = root().join("profiles/filesystem-write-file");
+    let canonical = Canonical::load(&dir.join("canonical.json")).unwrap();
+    let calls = calls_with_probes(&canonical);
+    let arguments: serde_json::Map<String, Value> = calls.iter().map(|(n, c)| (n.clone(), Value::Object(c.arguments.clone()))).collect();
+    let official = run_alike(drive, FACTORY_RELEASE, &root().join("fixtures/filesystem-write-file/factory"), &arguments);
+    for (name, run) in &official {
+        assert_eq!(run["outside"], json!(false), "{name}: {run}");
+    }
+    assert!(official["A"]["changed"] == json!(["srv/data/notes.txt"]) && official["A"]["error"].is_null(), "A: {}", official["A"]);
+    assert_eq!(official["probe-existing"]["changed"], json!(["srv/data/existing.txt"]), "{}", official["probe-existing"]);
+    assert_eq!(official["probe-kelvin-file"]["changed"], json!(["srv/data/\u{212a}elvin.txt"]), "{}", official["probe-kelvin-file"]);
+}
+
 /// Runs `arguments` with `drive` through the official release `id` and
 /// through `fixture`, its hand-written stand-in: every call must change the
 /// same entries in both and be refused by both or by neither. The official
@@ -319,14 +345,14 @@ fn generated_paths() -> Vec<String> {
 }
 
 /// Issue 26, point 6: generated paths run through the official releases of
-/// both regimes (2025.3.28, a string-prefix check; 2025.11.25 and 2026.7.10,
-/// the boundary check), fetched with npm, each decided by fcd on the
+/// both regimes (2025.3.28, a string-prefix check; 2025.11.25, 2026.7.10 and
+/// 2.0.1 (the factory: its entry started as the main module), the boundary check), fetched with npm, each decided by fcd on the
 /// release's own summary: no call fcd certifies writes outside the allowed
 /// directory when run.
 #[test]
 fn generated_paths_on_the_official_releases_never_certify_a_write_outside() {
     let tools = node_and_npm();
-    let releases = ["server-filesystem-2025.3.28-npm", "server-filesystem-2025.11.25-npm", "server-filesystem-2026.7.10-npm"];
+    let releases = ["server-filesystem-2025.3.28-npm", "server-filesystem-2025.11.25-npm", "server-filesystem-2026.7.10-npm", "server-filesystem-2.0.1-npm"];
     let fetched = tools.and_then(|()| releases.iter().try_for_each(|id| npm_release(id).map(drop)));
     if !tools::tools_or_skip("generated_paths_on_the_official_releases_never_certify_a_write_outside", fetched) {
         return;

@@ -157,12 +157,12 @@ fn no_certificate_for_a_move_out_of_or_into_the_allowed_directory_when_run() {
 /// release (2025.3.28) canonical calls B and C move data out of and into the
 /// directory through a sibling named like it (their `unsafe` is true), D and
 /// E are refused before any change, and a link inside into that sibling moves
-/// data in (why both ends inside is `unknown` there); on the boundary release
-/// (2025.11.25) A moves inside and every way out is refused. fcd certifies no
+/// data in (why both ends inside is `unknown` there); on the boundary releases
+/// (2025.11.25, and 2.0.1's anchored rename) A moves inside and every way out is refused. fcd certifies no
 /// call that changes anything outside.
 #[test]
 fn the_official_releases_never_certify_a_move_across_the_boundary_when_run() {
-    let releases = ["server-filesystem-2025.3.28-npm", "server-filesystem-2025.11.25-npm"];
+    let releases = ["server-filesystem-2025.3.28-npm", "server-filesystem-2025.11.25-npm", "server-filesystem-2.0.1-npm"];
     let fetched = node_and_npm().and_then(|()| releases.iter().try_for_each(|id| npm_release(id).map(drop)));
     if !tools::tools_or_skip("the_official_releases_never_certify_a_move_across_the_boundary_when_run", fetched) {
         return;

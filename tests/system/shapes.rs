@@ -190,3 +190,36 @@ fn a_region_file_is_a_path_from_the_release_root() {
         assert!(err.contains("profile.toml:"), "the error names the file and line: {err}");
     }
 }
+
+/// filesystem-write-file's shape factory (2.x): validatePath respells a path
+/// the plain check refused onto an allowed directory whose names match under
+/// NFC (space separators as a space). For a directory outside plain ASCII (a
+/// U+212A KELVIN SIGN in it) a path that looks outside may be written inside:
+/// every call is UNKNOWN there, before the rule that rejects a path outside;
+/// for a plain directory the same paths are refused.
+#[test]
+fn a_directory_outside_plain_ascii_is_never_decided_where_a_refused_path_is_respelled() {
+    let profile = Profile::load(&root().join("profiles/filesystem-write-file/profile.toml")).unwrap();
+    let canonical = Canonical::load(&root().join("profiles/filesystem-write-file/canonical.json")).unwrap();
+    let decide_with = |directory: &str, path: &str| {
+        let mut env = canonical.env.clone();
+        env.config["allowed_directories"] = serde_json::json!(directory);
+        let request = Request {
+            source: root().join("fixtures/filesystem-write-file/factory"),
+            release: Some("factory".into()),
+            config: env.config.as_object().cloned(),
+            ..Request::default()
+        };
+        let Registration::Registered(summary) = register(&profile, &request).unwrap() else { panic!("the factory fixture does not register") };
+        assert_eq!(summary.shape.as_deref(), Some("factory"));
+        let mut call = canonical.call("A").unwrap();
+        call.arguments.insert("path".into(), serde_json::json!(path));
+        let input = fcd_verify::verdict::CallInput::new(call, root());
+        decide(&check_call(&summary, &input).unwrap(), &env, &canonical.contract).decision.as_str().to_owned()
+    };
+    let kelvin = "/srv/\u{212A}elvin";
+    assert_eq!(decide_with(kelvin, "/srv/Kelvin/notes.txt"), "unknown", "respelled into the Kelvin-sign directory");
+    assert_eq!(decide_with(kelvin, "/srv/other/notes.txt"), "unknown", "no rule decides under such a directory");
+    assert_eq!(decide_with("/srv/Kelvin", "/srv/kelvin/notes.txt"), "reject", "plain ASCII: names are their own keys");
+    assert_eq!(decide_with("/srv/data", "/srv/data2/notes.txt"), "reject");
+}

@@ -555,6 +555,20 @@ fn filesystem_write_file_shape_and_mutations() {
         ("mutations/40_unicode_twin_renamed_and_commented", BOUNDARY),
         ("adversarial/surround_unicode_normalize_patched", &[Cannot]),
         ("adversarial/surround_unicode_list_sorted_elsewhere", &[Cannot]),
+        // The 2.x layout (2.0.1): the factory's own list, the roots barrier
+        // around registerTool, a refused path respelled, the write anchored.
+        ("factory", BOUNDARY),
+        ("adversarial/factory_list_pushed_by_another_tool", &[Cannot]),
+        ("adversarial/factory_list_replaced_outside_the_updater", &[Cannot]),
+        ("adversarial/factory_list_handed_to_unread_code", &[Cannot]),
+        ("adversarial/factory_list_escapes_in_an_object", &[Cannot]),
+        ("adversarial/factory_anchor_moved", &[Cannot]),
+        ("adversarial/factory_wrapper_rewrites_arguments", &[Cannot]),
+        // The oracle reads no process state outside the anchored helpers; fcd escalates the chdir.
+        ("adversarial/factory_chdir_at_startup", BOUNDARY),
+        // A parameter of the list's name in a nested function is, to the oracle's
+        // tokens, the list used otherwise: it refuses where fcd registers.
+        ("adversarial/factory_list_shadowed_in_a_helper", &[Cannot]),
     ];
     for (fixture, expected) in cases {
         check("filesystem-write-file", fixture, expected);
@@ -615,6 +629,15 @@ fn filesystem_write_file_paths() {
     assert_eq!(walked("/srv/data/../../etc/K", one()), Reject);
     // A `K` in the directory itself is not walked: the contract decides (it holds /srv/data only).
     assert_eq!(walked("/srv/Kdata/x", serde_json::json!("/srv/Kdata")), Unsafe);
+    // The 2.x layout: as walked; a directory outside plain characters (which a
+    // refused path may be respelled into) is never decided.
+    let factory = |path: &str, dirs: serde_json::Value| {
+        judge("filesystem-write-file", &root().join("fixtures/filesystem-write-file/factory"), &call(path, dirs)).unwrap()[0].verdict.clone()
+    };
+    assert_eq!(factory("/srv/data/a/b.txt", one()), Safe);
+    assert_eq!(factory("/srv/data/Kelvin.txt", one()), Unknown);
+    assert_eq!(factory("/srv/data2/x", one()), Reject);
+    assert_eq!(factory("/srv/Kelvin/x", serde_json::json!("/srv/\u{212A}elvin")), Unknown);
 }
 
 #[test]
@@ -645,6 +668,8 @@ fn filesystem_move_file_shapes_and_mutations() {
         ("mutations/27_unicode_lstat_failure_ignored", BOUNDARY),
         // The handler renaming the checked ends itself, as before 2026.8.31.
         ("mutations/28_unicode_handler_renames_itself", BOUNDARY),
+        // The 2.x layout (2.0.1): both ends against the factory's own list, the rename anchored.
+        ("factory", BOUNDARY),
     ];
     // Every mutation and adversarial case the compiler escalates, the oracle refuses as well.
     for refused in [
@@ -680,6 +705,8 @@ fn filesystem_move_file_shapes_and_mutations() {
         "mutations/29_unicode_missing_end_returned_unwalked",
         "adversarial/surround_unicode_normalize_patched",
         "adversarial/surround_unicode_lstat_replaced",
+        "adversarial/factory_list_pushed_by_another_tool",
+        "adversarial/factory_rename_anchored_elsewhere",
     ] {
         cases.push((refused, &[Cannot]));
     }
