@@ -344,8 +344,10 @@ impl<'a> Wrapper<'a> {
 }
 
 /// Whether `n` declares or writes `name`: a declarator binding it, an
-/// assignment or update whose target is it or a member of it, a function or
-/// class declaration of that name.
+/// assignment, update or `delete` whose target is it or a member of it, a
+/// call of a method that changes it in place (`name.push(…)`, `name.x.set(…)`:
+/// [`super::surroundings::MUTATING_METHODS`]), a function or class
+/// declaration of that name.
 fn writes_name(n: Node<'_>, name: &str) -> bool {
     let root_is = |t: Node<'_>| {
         let mut t = bare(t);
@@ -364,6 +366,12 @@ fn writes_name(n: Node<'_>, name: &str) -> bool {
         "variable_declarator" => n.field_child("name").is_some_and(root_is),
         "assignment_expression" | "augmented_assignment_expression" => n.field_child("left").is_some_and(root_is),
         "update_expression" => n.field_child("argument").is_some_and(root_is),
+        "unary_expression" => n.field_child("operator").is_some_and(|o| o.text() == "delete") && n.field_child("argument").is_some_and(root_is),
+        "call_expression" => n.field_child("function").map(bare).is_some_and(|f| {
+            f.kind() == "member_expression"
+                && f.field_child("property").is_some_and(|p| super::surroundings::MUTATING_METHODS.contains(&p.text()))
+                && f.field_child("object").is_some_and(root_is)
+        }),
         "function_declaration" | "generator_function_declaration" | "class_declaration" => n.field_child("name").is_some_and(|i| i.text() == name),
         _ => false,
     }

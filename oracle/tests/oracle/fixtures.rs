@@ -567,7 +567,7 @@ fn filesystem_write_file_shape_and_mutations() {
         // The oracle reads no process state outside the anchored helpers; fcd escalates the chdir.
         ("adversarial/factory_chdir_at_startup", BOUNDARY),
         // A parameter of the list's name in a nested function is, to the oracle's
-        // tokens, the list used otherwise: it refuses where fcd registers.
+        // tokens, the list used otherwise: it refuses, as fcd does (the wrapper's digest).
         ("adversarial/factory_list_shadowed_in_a_helper", &[Cannot]),
     ];
     for (fixture, expected) in cases {

@@ -1350,3 +1350,25 @@ fn a_working_directory_change_registers_only_inside_a_pinned_closure() {
     let e = entry_loading(index, &moved, &[("within", &digest)]).expect_err("pinned text changed");
     assert!(e.detail.contains("which no reviewer listed"), "{}", e.detail);
 }
+
+#[test]
+fn a_registering_wrapper_digest_binds_every_write_of_what_it_reads() {
+    // The wrapper reads `gate`; its digest binds the declaration and every write of it in the file.
+    let base = "import { McpServer } from \"@modelcontextprotocol/server\";\nexport function createServer() {\n  const gate = { open: true };\n  \
+                const server = new McpServer({ name: \"x\" });\n  const keep = server.registerTool.bind(server);\n  \
+                server.registerTool = (name, config, handler) => keep(name, config, async (...args) => (gate.open ? handler(...args) : { isError: true }));\n  \
+                server.registerTool(\"write_file\", {}, async (call) => call.path);\n  EXTRA\n  return server;\n}\n";
+    let digest_of = |extra: &str| {
+        let files = [SourceFile { path: "index.js".into(), bytes: base.replace("EXTRA", extra).into_bytes() }];
+        let regions = [RegionSpec { name: "handler".into(), kind: RegionKind::Callback("write_file".into()), optional: false, file: None }];
+        let env = fcd_frontends::Env { tool: "write_file".into(), ..Default::default() };
+        let e = fcd_frontends::analyze_with(&JavaScript, &files, &regions, &[], &env).expect_err("no wrapper listed");
+        assert!(e.detail.contains("a wrapper no reviewer read"), "{extra}: {}", e.detail);
+        printed_digest(&e)
+    };
+    let plain = digest_of("");
+    assert_eq!(digest_of("console.error(gate.open);"), plain, "a read is not bound");
+    for write in ["gate.open = false;", "delete gate.open;", "gate.list.push(1);", "gate.seen.set(\"k\", 1);", "gate.list.splice(0);"] {
+        assert_ne!(digest_of(write), plain, "{write} must move the digest");
+    }
+}
