@@ -122,7 +122,12 @@ impl Syntax {
     /// Parses `text` as `lang`. A tree with a syntax error, a file that is too
     /// large or too deeply nested is refused with the line of the problem.
     pub fn parse(lang: Lang, text: String) -> Result<Syntax, ParseFailure> {
-        Syntax::parse_with(lang, text, false)
+        match Syntax::parse_with(lang, text.clone(), false) {
+            Err(failure) if lang == Lang::TypeScript => {
+                Syntax::parse_with(lang, erase_unparsed_types(&text).ok_or(failure.clone())?, false).map_err(|_| failure)
+            }
+            parsed => parsed,
+        }
     }
 
     /// Parses `text` as `lang` keeping what the parser recovered: a syntax
@@ -208,6 +213,61 @@ impl Syntax {
     pub fn root(&self) -> Node<'_> {
         Node { syntax: self, id: 0 }
     }
+}
+
+/// Where a TypeScript annotation may stand whose type the grammar cannot
+/// read: a declaration's, a parameter's, a property's or a function's
+/// return type, never an arrow function's (`c ? (a) : b` reads like one).
+const ERASABLE_ANNOTATION_OF: &[&str] = &[
+    "property_signature",
+    "public_field_definition",
+    "required_parameter",
+    "optional_parameter",
+    "variable_declarator",
+    "function_declaration",
+    "function_signature",
+    "method_definition",
+    "method_signature",
+];
+
+/// `text` with every type annotation the TypeScript grammar could not read
+/// replaced by `: any` (the rest of its bytes spaces, its newlines kept, so
+/// every line and column stays), or `None` when an error lies anywhere else.
+/// The TypeScript compiler erases every type, so such an annotation never
+/// runs: tree-sitter-typescript 0.23 does not read a type query of an
+/// import (`tools?: import("./config.js").Tool[]`), which a release may
+/// hold. Only an annotation of a declaration ([`ERASABLE_ANNOTATION_OF`])
+/// outside any arrow function or conditional is erased.
+fn erase_unparsed_types(text: &str) -> Option<String> {
+    let recovered = Syntax::parse_with(Lang::TypeScript, text.to_owned(), true).ok()?;
+    let mut erase: Vec<std::ops::Range<usize>> = Vec::new();
+    for broken in recovered.root().descendants().filter(|n| matches!(n.kind(), "ERROR" | "MISSING")) {
+        let annotation = broken.ancestors().find(|a| a.kind() == "type_annotation")?;
+        let owner = annotation.parent()?;
+        let nested = annotation.ancestors().any(|a| matches!(a.kind(), "arrow_function" | "ternary_expression" | "ERROR"));
+        if !ERASABLE_ANNOTATION_OF.contains(&owner.kind()) || nested || !annotation.text().starts_with(':') {
+            return None;
+        }
+        erase.push(annotation.byte_range());
+    }
+    let mut bytes = text.as_bytes().to_vec();
+    for range in &erase {
+        for (k, b) in bytes[range.clone()].iter_mut().enumerate() {
+            *b = match (k, *b) {
+                (_, b'\n') => b'\n',
+                (0, _) => b':',
+                (2, _) => b'a',
+                (3, _) => b'n',
+                (4, _) => b'y',
+                _ => b' ',
+            };
+        }
+    }
+    // Each annotation is at least `: T` and five bytes is `: any`; a shorter one is left to fail.
+    if erase.iter().any(|r| r.len() < 5 || text[r.clone()][..5].contains('\n')) {
+        return None;
+    }
+    String::from_utf8(bytes).ok()
 }
 
 impl<'a> Node<'a> {
@@ -365,6 +425,23 @@ mod tests {
             let mut p = Parser::new();
             p.set_language(&grammar(lang)).expect("grammar ABI is supported");
         }
+    }
+
+    #[test]
+    fn a_typescript_annotation_the_grammar_cannot_read_is_erased_where_types_only_annotate() {
+        // tree-sitter-typescript 0.23 does not read a type query of an import (dbhub's src/config/env.ts).
+        let src = "export async function load(): Promise<{ tools?: import(\"./config.js\").Tool[]; name: string } | null> {\n  return null;\n}\nexport const after = 1;\n";
+        let parsed = Syntax::parse(Lang::TypeScript, src.into()).expect("the annotation is erased");
+        assert_eq!(parsed.text().len(), src.len(), "every byte keeps its place");
+        assert!(parsed.text().contains("tools?: any") && !parsed.text().contains("import("), "{}", parsed.text());
+        let after = parsed.root().descendants().find(|n| n.kind() == "lexical_declaration").expect("the rest is read");
+        assert_eq!(after.line(), 4);
+        // An error in code, or in an arrow function's annotation (which a conditional can look like), still fails.
+        for broken in ["export function f(): void {\n  return 1 +;\n}\n", "const g = (a): import(\"./x\").T[] => a;\n"] {
+            assert!(Syntax::parse(Lang::TypeScript, broken.into()).is_err(), "{broken}");
+        }
+        // JavaScript is never rewritten.
+        assert!(Syntax::parse(Lang::JavaScript, "function f( {\n".into()).is_err());
     }
 
     #[test]

@@ -429,14 +429,14 @@ fn writing_a_special_attribute_of_any_object_escalates() {
 #[test]
 fn a_file_that_does_not_parse_is_read_only_away_from_its_error() {
     let region = RegionSpec { name: "h".into(), kind: RegionKind::Function("h".into()), optional: false, file: None };
-    // The TypeScript grammar does not parse an import type's array (`import("m").T[]`), which tsc accepts.
-    let bad_type = "export function g(): { t?: import(\"./c.js\").T[] } | null {\n  return null;\n}\n";
+    // A TypeScript statement that does not parse (an annotation the grammar cannot read is erased instead: ts.rs).
+    let bad_type = "export function g() {\n  return 1 +;\n}\n";
     for (lang, main, write_away, near_error, read_away, quiet) in [
         (
             Lang::TypeScript,
             ("m.ts", "import { sink } from \"lib\";\nexport function h(x: string) {\n  sink(x);\n}\n"),
             format!("{bad_type}export function f() {{\n  process.env.X = \"1\";\n}}\n"),
-            "export function g(): { t?: import(\"./c.js\").T[]; p: typeof process.env } | null {\n  return null;\n}\n".to_owned(),
+            "export function g() {\n  return process.env +;\n}\n".to_owned(),
             format!("{bad_type}// process-wide: read only\nexport function f() {{\n  return process.env.X ?? process.cwd();\n}}\n"),
             bad_type.to_owned(),
         ),
