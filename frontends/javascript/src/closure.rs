@@ -101,6 +101,17 @@ pub(super) fn check(program: &Program<'_, '_>) -> Result<(), Escalation> {
                 }
             }
         }
+        // A region that reads one member of a class lets its instances reach
+        // code no call names: what JavaScript runs by itself on an object.
+        if located.contains(&(home, head.clone()))
+            && let Some((class, _)) = head.split_once('.').filter(|(c, _)| !c.starts_with("static "))
+            && let Some((member, line)) = implicit_members(program, home, class).into_iter().find(|(m, _)| !located.contains(&(home, format!("{class}.{m}"))))
+        {
+            return fail(format!(
+                "`{class}` (region `{head}`) defines `{member}` (line {line} of {home}), which JavaScript runs without a call naming it \
+                 (a string or number conversion, JSON.stringify, await, iteration, a property read): make it a region too, or pin the class"
+            ));
+        }
         let count = calls.bound.get(&(home, root.clone())).copied().unwrap_or(0);
         if root != "this" && count != 1 {
             return fail(format!(
@@ -384,4 +395,35 @@ impl<'a> Definitions<'a> {
         }
         self.imported.get(name).copied()
     }
+}
+
+/// Methods JavaScript calls on an object by itself: conversions to a string
+/// or a primitive, JSON.stringify's `toJSON`, `await`'s `then`, iteration.
+const IMPLICIT_METHODS: &[&str] =
+    &["toJSON", "toString", "valueOf", "toLocaleString", "then", "[Symbol.toPrimitive]", "[Symbol.iterator]", "[Symbol.asyncIterator]"];
+
+/// The instance members of class `class` (defined at the top of `file`)
+/// that run with no call site naming them: [`IMPLICIT_METHODS`] and every
+/// getter or setter, each with its line (`get size` is named `size`).
+fn implicit_members(program: &Program<'_, '_>, file: &str, class: &str) -> Vec<(String, u32)> {
+    let Some((_, syntax)) = program.trees.iter().find(|(f, _)| *f == file) else { return Vec::new() };
+    let classes = syntax.root().descendants().filter(|n| {
+        let named = |c: Node<'_>| c.field_child("name").is_some_and(|i| i.text() == class);
+        match n.kind() {
+            "class_declaration" => named(*n),
+            "class" => n.parent().is_some_and(|d| d.kind() == "variable_declarator" && named(d)),
+            _ => false,
+        }
+    });
+    let mut out = Vec::new();
+    for body in classes.filter_map(|c| c.field_child("body")) {
+        for member in body.named_children().filter(|m| m.kind() == "method_definition" && !super::is_static(*m)) {
+            let Some(name) = super::class_member_name(member) else { continue };
+            let accessor = member.children().take_while(|c| Some(*c) != member.field_child("name")).any(|c| matches!(c.kind(), "get" | "set"));
+            if accessor || IMPLICIT_METHODS.contains(&name.as_str()) {
+                out.push((name, member.line()));
+            }
+        }
+    }
+    out
 }

@@ -1372,3 +1372,34 @@ fn a_registering_wrapper_digest_binds_every_write_of_what_it_reads() {
         assert_ne!(digest_of(write), plain, "{write} must move the digest");
     }
 }
+
+#[test]
+fn a_class_a_region_reads_one_method_of_may_not_run_code_by_itself() {
+    let source = |extra: &str| {
+        format!(
+            "class Store {{\n  save(p) {{ return p.trim(); }}\n{extra}\n}}\nconst store = new Store();\nexport function f(p) {{\n  return store.save(p);\n}}\n"
+        )
+    };
+    let run = |extra: &str, regions: &[&str]| {
+        let files = [SourceFile { path: "index.js".into(), bytes: source(extra).into_bytes() }];
+        let regions: Vec<RegionSpec> = regions.iter().map(|r| function_region(r)).collect();
+        let env = fcd_frontends::Env { reviewed: vec!["f".into()], ..Default::default() };
+        fcd_frontends::analyze_with(&JavaScript, &files, &regions, &[], &env).map(drop)
+    };
+    assert_eq!(run("", &["f", "Store.save"]), Ok(()));
+    // Conversions, JSON, await and iteration hooks, getters and setters run with no call naming them.
+    for (hook, name) in [
+        ("  toJSON() { return {}; }", "toJSON"),
+        ("  toString() { return \"\"; }", "toString"),
+        ("  then(done) { done(1); }", "then"),
+        ("  get size() { return 1; }", "size"),
+        ("  [Symbol.toPrimitive]() { return 1; }", "[Symbol.toPrimitive]"),
+    ] {
+        let e = run(hook, &["f", "Store.save"]).expect_err(hook);
+        assert_eq!(e.code, EscalationCode::InventoryViolation, "{hook}: {e:?}");
+        assert!(e.detail.contains(&format!("defines `{name}`")), "{hook}: {}", e.detail);
+    }
+    // Read as a region of its own, the hook is reviewed code; a static method runs only when called.
+    assert_eq!(run("  toJSON() { return {}; }", &["f", "Store.save", "Store.toJSON"]), Ok(()));
+    assert_eq!(run("  static toJSON() { return {}; }", &["f", "Store.save"]), Ok(()));
+}
