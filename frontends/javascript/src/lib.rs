@@ -19,6 +19,7 @@ mod control;
 mod facts;
 pub mod loader;
 mod members;
+mod methods;
 mod pinned;
 mod reads;
 mod route;

@@ -346,7 +346,7 @@ impl<'a> Wrapper<'a> {
 /// Whether `n` declares or writes `name`: a declarator binding it, an
 /// assignment, update or `delete` whose target is it or a member of it, a
 /// call of a method that changes it in place (`name.push(…)`, `name.x.set(…)`:
-/// [`super::surroundings::MUTATING_METHODS`]), a function or class
+/// [`super::methods::MUTATING_METHODS`]), a function or class
 /// declaration of that name.
 fn writes_name(n: Node<'_>, name: &str) -> bool {
     let root_is = |t: Node<'_>| {
@@ -369,7 +369,7 @@ fn writes_name(n: Node<'_>, name: &str) -> bool {
         "unary_expression" => n.field_child("operator").is_some_and(|o| o.text() == "delete") && n.field_child("argument").is_some_and(root_is),
         "call_expression" => n.field_child("function").map(bare).is_some_and(|f| {
             f.kind() == "member_expression"
-                && f.field_child("property").is_some_and(|p| super::surroundings::MUTATING_METHODS.contains(&p.text()))
+                && f.field_child("property").is_some_and(|p| super::methods::MUTATING_METHODS.contains(&p.text()))
                 && f.field_child("object").is_some_and(root_is)
         }),
         "function_declaration" | "generator_function_declaration" | "class_declaration" => n.field_child("name").is_some_and(|i| i.text() == name),

@@ -37,9 +37,10 @@ use fcd_model::effect::Anchor;
 use super::FUNCTIONS;
 use super::bindings::pattern_names;
 use super::loader::{is_package, resolve};
+use super::methods::READ_METHODS;
 use super::scope::TopLevel;
 use super::settings::Settings;
-use super::surroundings::{READ_METHODS, handed_to_read_only};
+use super::surroundings::handed_to_read_only;
 use super::syntax::bare;
 
 /// Checks every `state:NAME` argument of the program's call facts.

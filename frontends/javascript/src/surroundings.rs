@@ -23,15 +23,9 @@ use fcd_model::effect::Anchor;
 
 use super::FUNCTIONS;
 use super::bindings::{BUILTINS, Head, module_bindings, module_head};
+use super::methods::READ_METHODS;
 use super::settings::Settings;
 use super::syntax::{bare, dotted, identity, string_content};
-
-/// Methods that read an array and never call back with it.
-pub(super) const READ_METHODS: &[&str] = &["join", "includes", "indexOf", "lastIndexOf", "at", "toString", "slice", "concat"];
-
-/// Methods that change the array, map or set they are called on in place.
-pub(super) const MUTATING_METHODS: &[&str] =
-    &["push", "pop", "shift", "unshift", "splice", "sort", "reverse", "fill", "copyWithin", "set", "add", "delete", "clear"];
 
 /// Names whose use anywhere can change another module's objects or run text as code.
 const FORBIDDEN: &[&str] = &["__proto__", "setPrototypeOf", "__defineGetter__", "__defineSetter__", "eval"];
