@@ -372,7 +372,7 @@ pub(super) fn reached(program: &Program<'_, '_>) -> Vec<ReachedCode> {
     let mut out: Vec<ReachedCode> = Vec::new();
     for reach in reaches(program, &index) {
         let key = index.spelled(&reach.dir, &reach.name);
-        let regions = program.env.reviewed.iter().any(|r| *r == reach.name);
+        let regions = program.env.reviewed.contains(&reach.name);
         if regions || out.iter().any(|r| r.callee == key) {
             continue;
         }

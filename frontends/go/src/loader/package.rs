@@ -40,6 +40,9 @@ pub fn load(root: &Path, selected: &[SourceFile]) -> Result<Result<Loaded, Escal
     Ok(Ok(Loaded { sources, libraries, packages, ..Loaded::default() }))
 }
 
+/// The library files, and the release's packages by import path with their directory.
+type Libraries = (Vec<SourceFile>, BTreeMap<String, String>);
+
 /// The module's own packages that the loaded ones import, transitively, as
 /// `go build` compiles them: read only as the code a region may reach (the
 /// closed call path, `pinned.rs`), never searched for regions. Each module
@@ -48,7 +51,7 @@ pub fn load(root: &Path, selected: &[SourceFile]) -> Result<Result<Loaded, Escal
 /// directory. A package this loader cannot read whole (a link, a non-Go
 /// source, a file too large, a nested module) is left out: code a region
 /// reaches there escalates as unloaded.
-fn libraries(root: &Path, files: &[SourceFile]) -> Result<Result<(Vec<SourceFile>, BTreeMap<String, String>), Escalation>, InputError> {
+fn libraries(root: &Path, files: &[SourceFile]) -> Result<Result<Libraries, Escalation>, InputError> {
     let mut packages: BTreeMap<String, String> = BTreeMap::new();
     let mut library: Vec<SourceFile> = Vec::new();
     let mut done: BTreeSet<String> = BTreeSet::new();
