@@ -67,6 +67,8 @@ impl Pinned<'_> {
 /// Every parsed file of the release by package directory: the analysed ones and the libraries.
 struct Index<'p, 'a> {
     dirs: BTreeMap<&'a str, Vec<(&'a str, &'a Syntax)>>,
+    /// The top-level names each package declares.
+    declared: BTreeMap<&'a str, BTreeSet<&'a str>>,
     unparsed: BTreeSet<&'a str>,
     /// `MODULE/...` -> module root, import path -> directory (the loader's).
     packages: &'p BTreeMap<String, String>,
@@ -78,7 +80,14 @@ impl<'p, 'a> Index<'p, 'a> {
         for (file, syntax) in program.trees.iter().chain(program.library) {
             dirs.entry(scope::dir(file)).or_default().push((*file, *syntax));
         }
-        Index { dirs, unparsed: program.library_unparsed.iter().map(|f| scope::dir(f)).collect(), packages: &program.env.packages }
+        let declared = dirs
+            .iter()
+            .map(|(dir, files)| {
+                let names = files.iter().flat_map(|(_, s)| s.root().named_children().flat_map(scope::top_level_names)).map(|(_, n)| n.text()).collect();
+                (*dir, names)
+            })
+            .collect();
+        Index { dirs, declared, unparsed: program.library_unparsed.iter().map(|f| scope::dir(f)).collect(), packages: &program.env.packages }
     }
 
     /// How `source.pinned-functions` spells `name` of package `dir`: the
@@ -215,9 +224,7 @@ impl<'p, 'a> Index<'p, 'a> {
 
     /// Whether package `dir` declares `name` at top level.
     fn declares(&self, dir: &str, name: &str) -> bool {
-        self.dirs.get(dir).is_some_and(|files| {
-            files.iter().any(|(_, s)| s.root().named_children().any(|top| scope::top_level_names(top).iter().any(|(_, n)| n.text() == name)))
-        })
+        self.declared.get(dir).is_some_and(|names| names.contains(name))
     }
 
     /// An unexported package variable of the closure is named nowhere in its
