@@ -94,13 +94,22 @@ fn libraries(root: &Path, files: &[SourceFile]) -> Result<Result<Libraries, Esca
     Ok(Ok((library, packages)))
 }
 
-/// The `module` directive of a go.mod (quoted or not).
+/// The one `module` directive of a go.mod (quoted or not); `None` when
+/// there is none, more than one, a block, or a path with characters a module
+/// path does not have (then which imports are the release's is unknown).
 fn module_path(text: &str) -> Option<String> {
-    text.lines().map(|l| l.split("//").next().unwrap_or("").trim()).find_map(|l| {
-        let rest = l.strip_prefix("module")?;
-        let path = rest.trim().trim_matches(['"', '`']);
-        (rest.starts_with(char::is_whitespace) && !path.is_empty() && !path.contains(char::is_whitespace)).then(|| path.to_owned())
-    })
+    let directives: Vec<&str> = text
+        .lines()
+        .map(|l| l.split("//").next().unwrap_or("").trim())
+        .filter(|l| {
+            l.strip_prefix("module").is_some_and(|rest| rest.is_empty() || rest.starts_with(|c: char| c.is_whitespace() || c == '(' || c == '"' || c == '`'))
+        })
+        .collect();
+    let [line] = directives.as_slice() else { return None };
+    let rest = line["module".len()..].trim();
+    let path = rest.strip_prefix('"').and_then(|r| r.strip_suffix('"')).or_else(|| rest.strip_prefix('`').and_then(|r| r.strip_suffix('`'))).unwrap_or(rest);
+    let plain = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | '~' | '/' | '+');
+    (!path.is_empty() && path.chars().all(plain) && !path.starts_with('/') && !path.ends_with('/')).then(|| path.to_owned())
 }
 
 /// The import path of package directory `dir` in the module `path` rooted at `module`.
@@ -263,4 +272,16 @@ fn module_files(root: &Path, module: &str, have: &mut BTreeSet<String>, files: &
         }
     }
     Ok(Ok(()))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn one_plain_module_directive_names_the_module() {
+        assert_eq!(super::module_path("// c\nmodule example.com/m // x\n\ngo 1.24\n").as_deref(), Some("example.com/m"));
+        assert_eq!(super::module_path("module \"example.com/m\"\n").as_deref(), Some("example.com/m"));
+        for hostile in ["go 1.24\n", "module (\n\texample.com/m\n)\n", "module a.com/x\nmodule b.com/y\n", "module \"a b\"\n", "module\n", "modules x\n"] {
+            assert_eq!(super::module_path(hostile), None, "{hostile:?}");
+        }
+    }
 }
