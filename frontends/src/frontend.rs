@@ -198,7 +198,7 @@ pub trait Frontend: Sync {
 
     /// For `fcd debug region`: the release code the regions call that no
     /// region reads, with the digest of what it reaches where the language
-    /// pins such code by digest (JavaScript). Checks nothing.
+    /// pins such code by digest (JavaScript, Go). Checks nothing.
     fn reached(&self, _program: &Program<'_, '_>) -> Vec<crate::ir::ReachedCode> {
         Vec::new()
     }
