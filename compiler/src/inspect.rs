@@ -99,7 +99,7 @@ pub fn view(profile: &Profile, source: &Path, shape: Option<&str>, only: Option<
         Err(Registration::Registered(_)) => unreachable!("preparing registers nothing"),
     };
     let parsed = fcd_frontends::parse_files(crate::languages::frontend(profile.language), &prepared.files);
-    let env = fcd_frontends::Env { entries: prepared.entries.clone(), ..profile.env() };
+    let env = prepared.env(profile);
     let wanted = |name: &str| only.is_none_or(|r| r == name);
     // Every region together, as registration reads them (the checks across
     // regions need all of them); when that escalates, each region alone, so

@@ -54,7 +54,11 @@ pub fn load(root: &Path, profile: &Profile, selected: &[SourceFile]) -> Result<R
 pub fn settings(profile: &Profile) -> LanguageSettings {
     match profile.language {
         Lang::Python => LanguageSettings::default(),
-        Lang::Go => LanguageSettings::new(fcd_frontend_go::Settings { imports: profile.imports.clone(), handoff: profile.handoff.clone() }),
+        Lang::Go => LanguageSettings::new(fcd_frontend_go::Settings {
+            imports: profile.imports.clone(),
+            handoff: profile.handoff.clone(),
+            pinned_functions: profile.pinned_functions.clone(),
+        }),
         Lang::CSharp => LanguageSettings::new(fcd_frontend_csharp::Settings { inert_attributes: profile.inert_attributes.clone() }),
         Lang::JavaScript | Lang::TypeScript => LanguageSettings::new(fcd_frontend_javascript::Settings {
             helpers: profile.helpers.clone(),

@@ -152,6 +152,9 @@ pub(crate) struct Prepared {
     pub(crate) files: Vec<fcd_frontends::SourceFile>,
     closure: fcd_model::summary::Closure,
     pub(crate) entries: Option<Vec<String>>,
+    /// The files loaded only as code the regions may reach, and the release's packages (`fcd_frontends::loader::Loaded`).
+    pub(crate) libraries: std::collections::BTreeSet<String>,
+    pub(crate) packages: BTreeMap<String, String>,
 }
 
 /// Registers one release against one shape of a profile.
@@ -190,11 +193,21 @@ pub(crate) fn prepare(profile: &Profile, req: &Request) -> Result<Result<Prepare
         Err(e) => return Ok(Err(Registration::Escalated(e))),
     };
     files.extend(loaded.sources);
+    let libraries = loaded.libraries.iter().map(|f| f.path.clone()).collect();
+    files.extend(loaded.libraries);
     files.sort_by(|a, b| a.path.cmp(&b.path));
     let mut digested: Vec<_> = files.iter().chain(&loaded.manifests).cloned().collect();
     digested.sort_by(|a, b| a.path.cmp(&b.path));
     let closure = closure::closure(&digested);
-    Ok(Ok(Prepared { files, closure, entries: loaded.entries }))
+    Ok(Ok(Prepared { files, closure, entries: loaded.entries, libraries, packages: loaded.packages }))
+}
+
+impl Prepared {
+    /// What the frontends are told of this release under `profile`: the profile's
+    /// [`fcd_frontends::Env`] with what the loader found (entries, libraries, packages).
+    pub(crate) fn env(&self, profile: &Profile) -> fcd_frontends::Env {
+        fcd_frontends::Env { entries: self.entries.clone(), libraries: self.libraries.clone(), packages: self.packages.clone(), ..profile.env() }
+    }
 }
 
 /// Registers a prepared release against one shape of a profile.
@@ -205,7 +218,7 @@ fn register_prepared(profile: &Profile, req: &Request, release: &Prepared, parse
     };
     let binding = ReleaseBinding { release: name, artifact_digest: req.artifact_digest.clone(), config_digest: config_digest(req.config.as_ref()) };
     let (files, closure) = (&release.files, release.closure.clone());
-    let env = fcd_frontends::Env { entries: release.entries.clone(), ..profile.env() };
+    let env = release.env(profile);
     let analysis = match fcd_frontends::analyze_parsed(parsed, &profile.regions, &profile.fact_specs(), &env) {
         Ok(a) => a,
         Err(e) => return Ok(Registration::Escalated(e)),

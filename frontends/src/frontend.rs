@@ -44,6 +44,12 @@ pub struct Program<'p, 'a> {
     pub env: &'p Env,
     /// Files of the closure that did not parse (and could hold no region), with their text.
     pub opaque: &'p [(&'a str, &'a str)],
+    /// The parsed files the loader loaded only as code the regions may reach
+    /// ([`Env::libraries`]): not in `trees`, so no region, fact or file-wide
+    /// check reads them; the closed call path reads what a region reaches.
+    pub library: &'p [(&'a str, &'a Syntax)],
+    /// Those of them that did not parse: code a region reaches there is unread.
+    pub library_unparsed: &'p [&'a str],
 }
 
 /// What a frontend is told beyond regions and facts: the profile's tool name,
@@ -68,6 +74,12 @@ pub struct Env {
     /// closed call path, and the file-wide ambient check is left to the
     /// regions read together. Never set when a release is registered.
     pub alone: bool,
+    /// The files the language's loader loaded only as code the regions may
+    /// reach ([`crate::loader::Loaded::libraries`]), by path.
+    pub libraries: BTreeSet<String>,
+    /// The release's own packages by import path, with their directory
+    /// ([`crate::loader::Loaded::packages`]).
+    pub packages: BTreeMap<String, String>,
     /// What the profile says that only its language's frontend reads (Go's
     /// accepted import paths and handler hand-offs, C#'s inert attributes,
     /// JavaScript's helpers, read-only callees and unread functions), in that
@@ -186,7 +198,7 @@ pub trait Frontend: Sync {
 
     /// For `fcd debug region`: the release code the regions call that no
     /// region reads, with the digest of what it reaches where the language
-    /// pins such code by digest (JavaScript). Checks nothing.
+    /// pins such code by digest (JavaScript, Go). Checks nothing.
     fn reached(&self, _program: &Program<'_, '_>) -> Vec<crate::ir::ReachedCode> {
         Vec::new()
     }

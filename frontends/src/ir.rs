@@ -78,11 +78,12 @@ impl fmt::Display for EscalationCode {
 
 /// Release code a region calls that no region of the profile reads, as
 /// `fcd debug region` shows it: how the profile covers it, and the code it
-/// reaches (JavaScript: the closure a `source.pinned-functions` digest binds).
+/// reaches (JavaScript, Go: the closure a `source.pinned-functions` digest binds).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReachedCode {
     pub region: String,
-    /// The definition the call needs: `f`, `C.m`, `static C.m`, `C.constructor`.
+    /// The definition the call needs: `f`, `C.m`, `static C.m`, `C.constructor`
+    /// (JavaScript); `pkg/utils.NewToolResultError` (Go, another package of the module).
     pub callee: String,
     /// Where the region calls it.
     pub call: Anchor,

@@ -29,6 +29,7 @@ pub mod guard;
 pub mod ir;
 pub mod language;
 pub mod loader;
+pub mod pinned;
 pub mod spec;
 pub mod support;
 pub mod ts;
@@ -205,7 +206,18 @@ pub fn analyze_parsed(release: &Parsed<'_>, regions: &[RegionSpec], facts: &[Fac
     let mut parsed: Vec<(&SourceFile, &Syntax)> = Vec::new();
     // Files left out for not parsing, with their text: the release check still reads them.
     let mut opaque: Vec<(&str, &str)> = Vec::new();
+    // Files loaded only as code the regions may reach: read by the closed call path alone.
+    let mut library: Vec<(&str, &Syntax)> = Vec::new();
+    let mut library_unparsed: Vec<&str> = Vec::new();
     for (f, outcome) in files.iter().zip(&release.outcomes) {
+        if env.libraries.contains(&f.path) {
+            match outcome {
+                Parse::Parsed(s) => library.push((f.path.as_str(), s)),
+                Parse::Failed(_) => library_unparsed.push(f.path.as_str()),
+                Parse::Build(_) | Parse::Skipped => {}
+            }
+            continue;
+        }
         match outcome {
             Parse::Build(check) => check.clone()?,
             Parse::Skipped => {}
@@ -290,7 +302,8 @@ pub fn analyze_parsed(release: &Parsed<'_>, regions: &[RegionSpec], facts: &[Fac
         located.insert(&spec.name, region);
     }
     let in_order: Vec<Region<'_>> = regions.iter().filter_map(|r| located.get(r.name.as_str()).copied()).collect();
-    let program = Program { regions: &in_order, calls: &all_calls, facts, trees: &trees, opaque: &opaque, env };
+    let program =
+        Program { regions: &in_order, calls: &all_calls, facts, trees: &trees, opaque: &opaque, env, library: &library, library_unparsed: &library_unparsed };
     let reached = if env.alone { frontend.reached(&program) } else { Vec::new() };
     frontend.check_program(&program)?;
     // Read alone (a region shown by `debug region`), a region is not the

@@ -13,7 +13,7 @@
 //! a file read as a closure entry ([`read`]), every entry of the release
 //! ([`Listing`]) and `/`-separated path helpers.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use walkdir::WalkDir;
@@ -33,6 +33,17 @@ pub struct Loaded {
     /// The files the runtime starts from, when a package manifest names them
     /// (npm): the frontend analyses only what they load.
     pub entries: Option<Vec<String>>,
+    /// Source files of the release the runtime loads with the selected ones
+    /// that are read only as the code the regions reach (Go: the module's
+    /// other packages the selected ones import): digested and parsed, never
+    /// searched for a region nor read by the file-wide checks; the
+    /// language's closed call path reads the definitions a region reaches
+    /// there ([`crate::frontend::Program::library`]).
+    pub libraries: Vec<SourceFile>,
+    /// The release's own packages the loader found, by import path, with
+    /// their directory in the release (Go: the module path of go.mod joined
+    /// with each package directory): a call into one is release code.
+    pub packages: BTreeMap<String, String>,
 }
 
 /// A loader construct fcd does not interpret, at its file and line: it escalates

@@ -509,6 +509,25 @@ fn debug_region_lists_the_release_code_the_regions_call_and_prints_what_a_pin_bi
 }
 
 #[test]
+fn debug_region_prints_what_a_go_pin_binds_in_another_package() {
+    // Go: a name of the module's other packages, spelled DIR.Name, and the
+    // closure its digest binds: its definition and the helper it calls.
+    let args = ["debug", "region", "--profile", "profiles/github-create-repository", "--source", "fixtures/github-create-repository/default-true"];
+    let listed = "sha256:b8a35689111e401275f8560692f029b08cec323f28512be2d00628b7dacfe9a0";
+    assert!(std::fs::read_to_string("profiles/github-create-repository/profile.toml").unwrap().contains(listed), "the profile pins the fixture's closure");
+    let r = fcd(&args);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains(": utils.NewToolResultError: pinned (`source.pinned-functions`), digest listed\n"), "{}", r.stdout);
+    assert!(r.stdout.contains(&format!("    reaches 2 definitions, digest {listed} (what `source.pinned-functions` lists)\n")), "{}", r.stdout);
+    let r = fcd(&[&args[..], &["--closure", "pkg/utils.NewToolResultError"]].concat());
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.starts_with(&format!("// `pkg/utils.NewToolResultError` reaches 2 definitions, digest {listed}\n")), "{}", r.stdout);
+    for line in ["// pkg/utils.NewToolResultError: pkg/utils/result.go:", "// pkg/utils.textResult: pkg/utils/result.go:7-10\nfunc textResult("] {
+        assert!(r.stdout.contains(line), "`{line}` in:\n{}", r.stdout);
+    }
+}
+
+#[test]
 fn debug_tree_picks_the_grammar_from_the_extension() {
     let tmp = tempfile::tempdir().unwrap();
     let ts = tmp.path().join("m.ts");

@@ -1,8 +1,9 @@
 //! Issue 26, point 1, as a mutation engine: the closed call path is checked
 //! at every site where it applies, not only where an adversarial case put
-//! an edit. For each JavaScript fixture that registers, every `function`
-//! declared in its files gains, one at a time, an effect no inventory lists
-//! (`fetch(…)` as its first statement). A function some region calls must
+//! an edit. For each JavaScript, Python and Go fixture that registers, every
+//! function declared in its files gains, one at a time, an effect no
+//! inventory lists (`fetch(…)`, a file opened for writing, `os.Setenv` as
+//! its first statement). A function some region calls must
 //! then make the registration escalate, whether a region reads it or the
 //! profile pins the code it reaches by digest (`source.pinned-functions`);
 //! nothing is trusted by name. A function no region calls may change freely
@@ -58,6 +59,27 @@ pub(crate) fn functions(text: &str) -> Vec<(String, usize)> {
         if let Some(brace) = text[close..].find('{') {
             out.push((name, close + brace + 1));
         }
+    }
+    out
+}
+
+/// Every top-level `func NAME(` or method `func (r T) NAME(` of a gofmt'd Go
+/// file written on one line up to its body's brace (`… {` at the end of the
+/// line, or `{ ` opening a one-line body), with the byte offset just inside it.
+pub(crate) fn go_functions(text: &str) -> Vec<(String, usize)> {
+    let mut out = Vec::new();
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        if let Some(rest) = line.strip_prefix("func ") {
+            let rest = if rest.starts_with('(') { rest.split_once(") ").map_or("", |(_, r)| r) } else { rest };
+            let name: String = rest.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+            let trimmed = line.trim_end();
+            let body = if trimmed.ends_with('{') { Some(trimmed.len()) } else { line.find("{ ").map(|i| i + 1) };
+            if let Some(at) = body.filter(|_| !name.is_empty()) {
+                out.push((name, offset + at));
+            }
+        }
+        offset += line.len();
     }
     out
 }
@@ -133,7 +155,7 @@ fn mutate_every_function(profile_id: &str, base: &Path) -> Outcome {
     let files: Vec<PathBuf> = walkdir::WalkDir::new(&base)
         .into_iter()
         .map(|e| e.unwrap().into_path())
-        .filter(|p| p.extension().is_some_and(|x| x == "js" || x == "ts" || x == "py"))
+        .filter(|p| p.extension().is_some_and(|x| x == "js" || x == "ts" || x == "py" || x == "go"))
         // Only what the release's closure holds (its tests and the like are not selected).
         .filter(|p| closure.contains(&p.strip_prefix(&base).unwrap().to_string_lossy().into_owned()))
         .collect();
@@ -143,7 +165,12 @@ fn mutate_every_function(profile_id: &str, base: &Path) -> Outcome {
         let text = std::fs::read_to_string(&file).unwrap();
         let line = |at: usize| text[..at].matches('\n').count() as u32 + 1;
         // The effect: a request (JavaScript), a file opened for writing (Python).
-        if file.extension().is_some_and(|x| x == "py") {
+        if file.extension().is_some_and(|x| x == "go") {
+            // A write of the environment (Go): a region's call site no inventory lists, a pinned closure's text changed.
+            for (name, at) in go_functions(&text) {
+                sites.push((file.clone(), name.clone(), line(at), format!("{}\n\tos.Setenv(\"FCD_MUTATED\", {name:?})\n{}", &text[..at], &text[at..])));
+            }
+        } else if file.extension().is_some_and(|x| x == "py") {
             for (name, at, indent) in python_functions(&text) {
                 sites.push((file.clone(), name, line(at), format!("{}{indent}open(\"/tmp/fcd-mutated\", \"w\")\n{}", &text[..at], &text[at..])));
             }
@@ -188,6 +215,10 @@ fn every_release_function_a_region_calls_escalates_when_it_gains_an_effect() {
         ("filesystem-write-file", &["boundary", "prefix"][..]),
         ("git-diff", &["guarded", "unguarded", "flag-error", "mcp-server"][..]),
         ("git-add", &["index", "cli"][..]),
+        // Go: the handler's package and the module's other packages it reaches (pinned by closure digest).
+        ("github-create-repository", &["default-true", "gosdk", "factory"][..]),
+        ("github-create-gist", &["gosdk", "secret-default"][..]),
+        ("github-create-or-update-file", &["blind", "checked"][..]),
     ] {
         for fixture in fixtures {
             let outcome = mutate_every_function(profile, &root().join(format!("fixtures/{profile}/{fixture}")));

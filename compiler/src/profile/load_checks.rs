@@ -188,3 +188,10 @@ fn a_function_is_pinned_or_trusted_by_name_not_both() {
     let pinned = "[source.pinned-functions]\n";
     insta::assert_snapshot!(error_of("filesystem-write-file", &[(pinned, &format!("unread-functions = [\"parseRootUri\"]\n\n{pinned}"))]));
 }
+
+#[test]
+fn a_go_pinned_name_is_a_package_directory_and_a_name() {
+    // A Go profile pins the release's other packages by `DIR.Name`; a path out of the module is no such name.
+    let pin = "\"pkg/utils.NewToolResultText\" = [";
+    insta::assert_snapshot!(error_of("github-create-repository", &[(pin, "\"../utils.NewToolResultText\" = [")]));
+}

@@ -199,6 +199,8 @@ impl Profile {
             signal_listeners: self.signal_listeners.clone(),
             entries: None,
             alone: false,
+            libraries: Default::default(),
+            packages: Default::default(),
             language: crate::languages::settings(self),
         }
     }

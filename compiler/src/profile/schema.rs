@@ -164,8 +164,10 @@ pub(super) struct RawSource {
     pub read_only_callees: Vec<Spanned<String>>,
     /// (JavaScript) functions of the release its regions may call although
     /// no region reads their bodies (`f`, `Class.method`, `static
-    /// Class.method`, `Class.constructor`), each with the `sha256:` digests
-    /// of the release code it reaches that a reviewer read.
+    /// Class.method`, `Class.constructor`); (Go) names of the release's
+    /// other packages its regions reach (`pkg/utils.NewToolResultError`);
+    /// each with the `sha256:` digests of the release code it reaches that
+    /// a reviewer read.
     #[serde(default, rename = "pinned-functions")]
     pub pinned_functions: BTreeMap<Spanned<String>, Vec<Spanned<String>>>,
     /// (JavaScript) functions of the release its regions may call although

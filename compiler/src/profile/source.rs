@@ -116,13 +116,16 @@ impl Validator<'_> {
         Ok(out)
     }
 
-    /// `source.pinned-functions`: JavaScript only, each a function of the
+    /// `source.pinned-functions`: JavaScript and Go, each a function of the
     /// release as the closed call path names it with the `sha256:` digests
     /// of the code it reaches that a reviewer read.
     pub(super) fn pinned_functions(&self, source: &RawSource, language: Lang) -> Result<BTreeMap<String, Vec<String>>, InputError> {
         let mut out = BTreeMap::new();
         for (f, digests) in &source.pinned_functions {
-            let name = self.release_function(f, "source.pinned-functions", language)?;
+            let name = match language {
+                Lang::Go => self.package_name(f)?,
+                _ => self.release_function(f, "source.pinned-functions", language)?,
+            };
             if digests.is_empty() {
                 return self.err(f.span(), "source.pinned-functions", format!("`{name}` lists no digest: pin the code a reviewer read"));
             }
@@ -148,6 +151,24 @@ impl Validator<'_> {
             out.push(name);
         }
         Ok(out)
+    }
+
+    /// A name of one of the release's other packages as the Go closed call
+    /// path spells it: the package's directory relative to the module root,
+    /// a dot, the name (`pkg/utils.NewToolResultError`).
+    fn package_name(&self, f: &Spanned<String>) -> Result<String, InputError> {
+        let name = f.get_ref();
+        let ident = |w: &str| w.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_') && w.chars().all(|c| c.is_alphanumeric() || c == '_');
+        let segment = |s: &str| !s.is_empty() && s != "." && s != ".." && s.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '~'));
+        let spelled = name.rsplit_once('.').is_some_and(|(dir, last)| ident(last) && dir.split('/').all(segment));
+        if !spelled {
+            return self.err(
+                f.span(),
+                "source.pinned-functions",
+                format!("`{name}` is not a name of a package of the release as the Go closed call path spells it (`pkg/utils.NewToolResultError`: the package's directory under the module root, a dot, the name)"),
+            );
+        }
+        Ok(name.clone())
     }
 
     /// A function of the release as the closed call path names it (`f`,

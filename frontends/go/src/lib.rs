@@ -18,6 +18,7 @@ mod bindings;
 mod control;
 mod facts;
 pub mod loader;
+mod pinned;
 mod receiver;
 mod scope;
 mod settings;
@@ -29,7 +30,7 @@ pub use settings::{Handoff, Settings};
 use std::collections::{BTreeMap, BTreeSet};
 
 use fcd_frontends::facts::FactSite;
-use fcd_frontends::frontend::{Env, Found, Frontend, Lang, Region};
+use fcd_frontends::frontend::{Env, Found, Frontend, Lang, Program, Region};
 use fcd_frontends::ir::SourceFile;
 use fcd_frontends::ir::{Escalation, Identity};
 use fcd_frontends::spec::{FactKind, FactSpec, RegionKind};
@@ -75,13 +76,24 @@ impl Frontend for Go {
         calls.chain(handed).collect()
     }
 
-    /// Every file counts (`None`) once nothing that decides what compiles escalates.
-    fn loaded(&self, files: &[SourceFile], trees: &[(&str, &Syntax)], _opaque: &[(&str, &str)], _env: &Env) -> Result<Option<BTreeSet<String>>, Escalation> {
-        loader::check(files, trees).map(|()| None)
+    /// Every file counts (`None`) once nothing that decides what compiles
+    /// escalates. The libraries (the module's other packages) are judged
+    /// only where a pinned closure reads them ([`pinned`]).
+    fn loaded(&self, files: &[SourceFile], trees: &[(&str, &Syntax)], _opaque: &[(&str, &str)], env: &Env) -> Result<Option<BTreeSet<String>>, Escalation> {
+        loader::check(files.iter().filter(|f| !env.libraries.contains(&f.path)), trees).map(|()| None)
     }
 
     fn check_region(&self, region: &Region<'_>) -> Result<(), Escalation> {
         surroundings::check(region)
+    }
+
+    /// The closed call path into the release's other packages ([`pinned`]).
+    fn check_program(&self, program: &Program<'_, '_>) -> Result<(), Escalation> {
+        pinned::check(program)
+    }
+
+    fn reached(&self, program: &Program<'_, '_>) -> Vec<fcd_frontends::ir::ReachedCode> {
+        pinned::reached(program)
     }
 
     fn ambient<'a>(&self, _file: &str, syntax: &'a Syntax) -> Vec<fcd_frontends::ambient::Op<'a>> {

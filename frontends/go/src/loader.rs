@@ -12,7 +12,7 @@
 
 mod package;
 
-pub use package::load;
+pub use package::{load, release_dir};
 
 use fcd_frontends::ir::Escalation;
 use fcd_frontends::ir::SourceFile;
@@ -67,7 +67,7 @@ const GOARCH: &[&str] = &[
 ];
 
 /// Checks every file of the closure: go.mod files as text, Go files as text and trees.
-pub(crate) fn check(files: &[SourceFile], trees: &[(&str, &Syntax)]) -> Result<(), Escalation> {
+pub(crate) fn check<'f>(files: impl Iterator<Item = &'f SourceFile>, trees: &[(&str, &Syntax)]) -> Result<(), Escalation> {
     for f in files {
         let text = String::from_utf8_lossy(&f.bytes);
         let name = f.path.rsplit('/').next().unwrap_or(&f.path);
@@ -90,6 +90,15 @@ pub(crate) fn check(files: &[SourceFile], trees: &[(&str, &Syntax)]) -> Result<(
         package_code(path, syntax.root(), &types)?;
     }
     Ok(())
+}
+
+/// Whether a Go file is compiled as read whatever the target: no GOOS or
+/// GOARCH suffix, no build constraint, linkname or cgo (as [`check`] reads
+/// them). The closed call path asks it of each file whose code a pinned
+/// closure binds (`super::pinned`).
+pub(crate) fn compiled_as_read(path: &str, text: &str) -> Result<(), Escalation> {
+    file_name(path, path.rsplit('/').next().unwrap_or(path))?;
+    directives(path, text)
 }
 
 /// `replace` and `godebug` directives, alone or in a block.

@@ -1,7 +1,8 @@
 //! What a Go profile says that only the Go frontend reads: the import paths
 //! it accepts for each package name (`[imports]`), and how each handler
 //! literal reaches the tool it serves (a region's `via`, `beside`,
-//! `wrapped-by`, `registered-by`). The compiler builds them from the profile;
+//! `wrapped-by`, `registered-by`), and the names of the release's other
+//! packages pinned by digest (`source.pinned-functions`). The compiler builds them from the profile;
 //! the core carries them in [`Env::language`].
 
 use std::collections::BTreeMap;
@@ -17,10 +18,15 @@ pub struct Settings {
     pub imports: BTreeMap<String, Vec<String>>,
     /// Region name -> how its handler literal reaches the tool it serves.
     pub handoff: BTreeMap<String, Handoff>,
+    /// Names of the release's other packages a region may reach although
+    /// no region reads them (`pkg/utils.NewToolResultError`), each with the
+    /// digests of its closure a reviewer read (`source.pinned-functions`,
+    /// see `pinned.rs`). Any other one escalates.
+    pub pinned_functions: BTreeMap<String, Vec<String>>,
 }
 
 /// What a profile that sets none says: no import accepted, no hand-off reviewed.
-static NONE: Settings = Settings { imports: BTreeMap::new(), handoff: BTreeMap::new() };
+static NONE: Settings = Settings { imports: BTreeMap::new(), handoff: BTreeMap::new(), pinned_functions: BTreeMap::new() };
 
 impl Settings {
     /// The Go settings `env` carries (none set: nothing accepted).

@@ -165,7 +165,7 @@ impl Frontend for JavaScript {
 
     /// Only what the package's entries import, when its manifest names them.
     fn loaded(&self, _files: &[SourceFile], trees: &[(&str, &Syntax)], opaque: &[(&str, &str)], env: &Env) -> Result<Option<BTreeSet<String>>, Escalation> {
-        let program = Program { regions: &[], calls: &[], facts: &[], trees, env, opaque };
+        let program = Program { regions: &[], calls: &[], facts: &[], trees, env, opaque, library: &[], library_unparsed: &[] };
         let reviewed = |file: &str, node: Node<'_>| pinned::pinned_around(&program, file, node);
         env.entries.as_ref().map(|entries| loader::loaded(entries, trees, opaque, &reviewed)).transpose()
     }

@@ -159,12 +159,12 @@ pub(super) fn closure_with<'a>(program: &Program<'a, '_>, file: &'a str, head: &
     for d in &mut definitions {
         d.members_read = read.contains(d.name.as_str());
     }
-    definitions.sort_by(|a, b| (&a.name, &a.tokens).cmp(&(&b.name, &b.tokens)));
+    fcd_frontends::pinned::sort(&mut definitions, |d| (d.name.as_str(), d.tokens.as_str()));
     if let Some(pair) = definitions.windows(2).find(|w| w[0].name == w[1].name) {
         return Err(format!("`{}` is defined in both {} and {}, so the closure's text does not say which runs", pair[0].name, pair[0].file, pair[1].file));
     }
-    let text: String = definitions.iter().map(|d| format!("{}\n{}\n\n", d.name, d.tokens)).collect();
-    Ok(Pinned { digest: fcd_model::canon::sha256(text.as_bytes()), definitions })
+    let digest = fcd_frontends::pinned::digest(definitions.iter().map(|d| (d.name.as_str(), d.tokens.as_str())));
+    Ok(Pinned { digest, definitions })
 }
 
 /// What the closure reads of a file, once: its top level, and how often it binds each name.

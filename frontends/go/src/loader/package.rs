@@ -14,7 +14,7 @@
 //! constraints) is judged once they are parsed (`super`), go.mod being one
 //! more file of the closure.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use fcd_frontends::loader::{Loaded, escalate, join, parent, read};
@@ -25,14 +25,136 @@ use fcd_model::error::InputError;
 const OTHER_SOURCES: &[&str] =
     &[".s", ".S", ".sx", ".syso", ".c", ".cc", ".cpp", ".cxx", ".m", ".h", ".hh", ".hpp", ".hxx", ".f", ".F", ".for", ".f90", ".swig", ".swigcxx"];
 
-/// The rest of every selected Go package and its go.mod, from the release at `root`.
+/// The rest of every selected Go package and its go.mod, from the release at
+/// `root`; then, as libraries, the module's other packages they import.
 pub fn load(root: &Path, selected: &[SourceFile]) -> Result<Result<Loaded, Escalation>, InputError> {
     let mut files = selected.to_vec();
     if let Err(e) = complete(root, &mut files)? {
         return Ok(Err(e));
     }
+    let (libraries, packages) = match libraries(root, &files)? {
+        Ok(found) => found,
+        Err(e) => return Ok(Err(e)),
+    };
     let sources = files.into_iter().filter(|f| !selected.iter().any(|s| s.path == f.path)).collect();
-    Ok(Ok(Loaded { sources, ..Loaded::default() }))
+    Ok(Ok(Loaded { sources, libraries, packages, ..Loaded::default() }))
+}
+
+/// The library files, and the release's packages by import path with their directory.
+type Libraries = (Vec<SourceFile>, BTreeMap<String, String>);
+
+/// The module's own packages that the loaded ones import, transitively, as
+/// `go build` compiles them: read only as the code a region may reach (the
+/// closed call path, `pinned.rs`), never searched for regions. Each module
+/// is named by `MODULE/...` (Go's pattern for every package under it) with
+/// its root directory, each package found by its import path with its
+/// directory. A package this loader cannot read whole (a link, a non-Go
+/// source, a file too large, a nested module) is left out: code a region
+/// reaches there escalates as unloaded.
+fn libraries(root: &Path, files: &[SourceFile]) -> Result<Result<Libraries, Escalation>, InputError> {
+    let mut packages: BTreeMap<String, String> = BTreeMap::new();
+    let mut library: Vec<SourceFile> = Vec::new();
+    let mut done: BTreeSet<String> = BTreeSet::new();
+    let mut todo: Vec<String> = Vec::new();
+    for dir in files.iter().filter(|f| f.path.ends_with(".go")).map(|f| parent(&f.path).to_owned()).collect::<BTreeSet<_>>() {
+        let Some(module) = module_root(root, &dir) else { continue };
+        let gomod = join(&module, "go.mod");
+        let Some(text) = files.iter().find(|f| f.path == gomod).map(|f| String::from_utf8_lossy(&f.bytes).into_owned()) else { continue };
+        let Some(path) = module_path(&text) else {
+            return Ok(Err(escalate(&gomod, 1, "go.mod declares no module path: which imports are the release's own code is unknown".into())));
+        };
+        packages.insert(format!("{path}/..."), module.clone());
+        packages.insert(import_path(&path, &module, &dir), dir.clone());
+        done.insert(dir.clone());
+        todo.push(dir);
+    }
+    while let Some(dir) = todo.pop() {
+        let texts: Vec<String> = files
+            .iter()
+            .chain(&library)
+            .filter(|f| f.path.ends_with(".go") && parent(&f.path) == dir)
+            .map(|f| String::from_utf8_lossy(&f.bytes).into_owned())
+            .collect();
+        for text in texts {
+            let Ok(syntax) = fcd_frontends::ts::Syntax::parse(fcd_frontends::Lang::Go, text) else { continue };
+            for (import, _) in crate::scope::imports(syntax.root()).into_values() {
+                let Some((target, module)) = release_dir(&packages, &import) else { continue };
+                if !done.insert(target.clone()) {
+                    continue;
+                }
+                if let Some(read) = library_package(root, &target, &module)? {
+                    packages.insert(import, target.clone());
+                    library.extend(read);
+                    todo.push(target);
+                }
+            }
+        }
+    }
+    library.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(Ok((library, packages)))
+}
+
+/// The one `module` directive of a go.mod (quoted or not); `None` when
+/// there is none, more than one, a block, or a path with characters a module
+/// path does not have (then which imports are the release's is unknown).
+fn module_path(text: &str) -> Option<String> {
+    let directives: Vec<&str> = text
+        .lines()
+        .map(|l| l.split("//").next().unwrap_or("").trim())
+        .filter(|l| {
+            l.strip_prefix("module").is_some_and(|rest| rest.is_empty() || rest.starts_with(|c: char| c.is_whitespace() || c == '(' || c == '"' || c == '`'))
+        })
+        .collect();
+    let [line] = directives.as_slice() else { return None };
+    let rest = line["module".len()..].trim();
+    let path = rest.strip_prefix('"').and_then(|r| r.strip_suffix('"')).or_else(|| rest.strip_prefix('`').and_then(|r| r.strip_suffix('`'))).unwrap_or(rest);
+    let plain = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | '~' | '/' | '+');
+    (!path.is_empty() && path.chars().all(plain) && !path.starts_with('/') && !path.ends_with('/')).then(|| path.to_owned())
+}
+
+/// The import path of package directory `dir` in the module `path` rooted at `module`.
+fn import_path(path: &str, module: &str, dir: &str) -> String {
+    let rel = if module.is_empty() { dir } else { dir.strip_prefix(module).and_then(|r| r.strip_prefix('/')).unwrap_or("") };
+    if rel.is_empty() { path.to_owned() } else { format!("{path}/{rel}") }
+}
+
+/// The release directory an import path names, when it is under a module of
+/// the release (`packages` holds `MODULE/...` with the module's root) and
+/// every segment is a plain name (`..`, `.` or an empty one is no package).
+/// With the directory, the module root it belongs to.
+pub fn release_dir(packages: &BTreeMap<String, String>, import: &str) -> Option<(String, String)> {
+    packages.iter().find_map(|(pattern, module)| {
+        let module_path = pattern.strip_suffix("/...")?;
+        let rel = if import == module_path { "" } else { import.strip_prefix(module_path)?.strip_prefix('/')? };
+        if rel.split('/').any(|s| matches!(s, "." | "..") || (s.is_empty() && !rel.is_empty()) || s.contains('\\')) {
+            return None;
+        }
+        Some((if rel.is_empty() { module.clone() } else { join(module, rel) }, module.clone()))
+    })
+}
+
+/// Every `.go` file of a library package, or `None` when it cannot be read
+/// whole as `go build` compiles it (then nothing of it is loaded).
+fn library_package(root: &Path, dir: &str, module: &str) -> Result<Option<Vec<SourceFile>>, InputError> {
+    // A directory of the module, not a link, and not inside a nested module.
+    let real_dirs = {
+        let mut d = dir.to_owned();
+        let mut ok = true;
+        while d.len() > module.len() {
+            ok &= root.join(&d).symlink_metadata().is_ok_and(|m| m.is_dir());
+            d = parent(&d).to_owned();
+        }
+        ok
+    };
+    if !real_dirs || module_root(root, dir).as_deref() != Some(module) {
+        return Ok(None);
+    }
+    let mut have = BTreeSet::new();
+    let mut files = Vec::new();
+    match package_files(root, dir, &mut have, &mut files) {
+        Ok(Ok(())) => Ok(Some(files)),
+        Ok(Err(_)) | Err(_) => Ok(None),
+    }
 }
 
 /// Adds the rest of every selected Go package and its go.mod to `files`.
@@ -150,4 +272,16 @@ fn module_files(root: &Path, module: &str, have: &mut BTreeSet<String>, files: &
         }
     }
     Ok(Ok(()))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn one_plain_module_directive_names_the_module() {
+        assert_eq!(super::module_path("// c\nmodule example.com/m // x\n\ngo 1.24\n").as_deref(), Some("example.com/m"));
+        assert_eq!(super::module_path("module \"example.com/m\"\n").as_deref(), Some("example.com/m"));
+        for hostile in ["go 1.24\n", "module (\n\texample.com/m\n)\n", "module a.com/x\nmodule b.com/y\n", "module \"a b\"\n", "module\n", "modules x\n"] {
+            assert_eq!(super::module_path(hostile), None, "{hostile:?}");
+        }
+    }
 }

@@ -218,3 +218,102 @@ fn a_function_of_the_package_handed_on_as_a_value_needs_a_region_as_a_call_does(
         assert!(!got.iter().any(|c| c.starts_with("?handed")), "{body}: {got:?}");
     }
 }
+
+/// A release on disk: a module `example.com/m` whose handler package
+/// `pkg/h` calls `u.Done` of its own package `pkg/u`, whose body is `util`.
+/// Registered as the compiler does: the loader completes the closure, then
+/// the handler literal of `F` is analysed with what the loader found.
+fn release_calling(util: &str, pinned: &[(&str, &str)]) -> Result<fcd_frontends::Analysis, fcd_frontends::Escalation> {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let write = |path: &str, text: &str| {
+        let full = dir.path().join(path);
+        std::fs::create_dir_all(full.parent().expect("a parent")).expect("creates");
+        std::fs::write(full, text).expect("writes");
+    };
+    write("go.mod", "module example.com/m\n\ngo 1.24\n");
+    let handler = "package h\n\nimport u \"example.com/m/pkg/u\"\n\nfunc F() T {\n\treturn New(func(msg string) any {\n\t\treturn u.Done(msg)\n\t})\n}\n";
+    write("pkg/h/h.go", handler);
+    write("pkg/u/u.go", util);
+    let selected = vec![SourceFile { path: "pkg/h/h.go".into(), bytes: handler.as_bytes().to_vec() }];
+    let loaded = fcd_frontend_go::loader::load(dir.path(), &selected).expect("reads").expect("loads");
+    let mut files = selected;
+    files.extend(loaded.sources);
+    let libraries = loaded.libraries.iter().map(|f| f.path.clone()).collect();
+    files.extend(loaded.libraries);
+    let imports = [("u".into(), vec!["example.com/m/pkg/u".into()])].into();
+    let pinned_functions = pinned.iter().map(|(name, digest)| ((*name).to_owned(), vec![(*digest).to_owned()])).collect();
+    let env = Env {
+        libraries,
+        packages: loaded.packages,
+        language: LanguageSettings::new(Settings { imports, pinned_functions, ..Settings::default() }),
+        ..Env::default()
+    };
+    let region = RegionSpec { name: "r".into(), kind: RegionKind::Literal("F".into()), optional: false, file: None };
+    analyze_with(&Go, &files, &[region], &[], &env)
+}
+
+const UTIL: &str = "package u\n\ntype answer struct{ text string }\n\nfunc (a *answer) String() string { return a.text }\n\nfunc wrap(s string) *answer { return &answer{text: s} }\n\n// Done only builds a value.\nfunc Done(s string) *answer { return wrap(s) }\n";
+
+/// The digest the escalation prints for `pkg/u.Done`.
+fn printed_digest(e: &fcd_frontends::Escalation) -> String {
+    let at = e.detail.find("digest sha256:").expect("prints a digest") + "digest ".len();
+    e.detail[at..at + 71].to_owned()
+}
+
+#[test]
+fn a_function_of_another_package_of_the_release_is_pinned_by_its_closure() {
+    // Unpinned: the callee is release code no region reads; the escalation names it and its digest.
+    let e = release_calling(UTIL, &[]).expect_err("escalates");
+    assert_eq!(e.code, EscalationCode::InventoryViolation, "{e}");
+    assert!(e.detail.contains("`pkg/u.Done` is defined in the release (package pkg/u)") && e.detail.contains("`u.Done`"), "{e}");
+    let digest = printed_digest(&e);
+    // Pinned with that digest: it registers.
+    release_calling(UTIL, &[("pkg/u.Done", &digest)]).expect("registers");
+    // A comment changes no token: the digest holds.
+    release_calling(&UTIL.replace("// Done only builds a value.", "// Done: a value, nothing else."), &[("pkg/u.Done", &digest)]).expect("registers");
+    // Any change to what it reaches (a helper, a method of a type it builds) escalates with the new digest.
+    for changed in [UTIL.replace("return &answer{text: s}", "return &answer{text: s + \"!\"}"), UTIL.replace("return a.text", "return \"\"")] {
+        let e = release_calling(&changed, &[("pkg/u.Done", &digest)]).expect_err("escalates");
+        assert!(e.detail.contains("`pkg/u.Done` is pinned") && !e.detail.contains(&digest), "{e}");
+        assert_ne!(printed_digest(&e), digest);
+    }
+}
+
+#[test]
+fn a_pinned_closure_refuses_what_its_text_does_not_bind() {
+    let refused = |util: &str, why: &str| {
+        let e = release_calling(util, &[("pkg/u.Done", "sha256:0000000000000000000000000000000000000000000000000000000000000000")]).expect_err("escalates");
+        assert!(e.detail.contains(why), "{why} in {e}");
+    };
+    // A package variable another function writes, an exported one, process-wide state, a build constraint.
+    refused(
+        "package u\n\nvar prefix = \"\"\n\nfunc Set(p string) { prefix = p }\n\nfunc Done(s string) string { return prefix + s }\n",
+        "outside it, where it may be written",
+    );
+    refused("package u\n\nvar Prefix = \"\"\n\nfunc Done(s string) string { return Prefix + s }\n", "exported package variable");
+    refused("package u\n\nimport \"os\"\n\nfunc Done(s string) string { os.Setenv(\"A\", s); return s }\n", "writes process-wide state");
+    refused("//go:build linux\n\npackage u\n\nfunc Done(s string) string { return s }\n", "compiled only under conditions");
+    // A variable only the closure names is part of its text.
+    let e = release_calling("package u\n\nvar count int\n\nfunc Done(s string) string { count++; return s }\n", &[]).expect_err("escalates");
+    assert!(e.detail.contains("the code it reaches has digest"), "{e}");
+}
+
+#[test]
+fn a_missing_package_of_the_release_escalates() {
+    // The import names the module's own package, which the release does not hold: never trusted as a dependency.
+    let e = release_calling(UTIL, &[]).map(|_| ()).expect_err("escalates");
+    assert!(e.detail.contains("pkg/u.Done"), "{e}");
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    std::fs::create_dir_all(dir.path().join("pkg/h")).expect("creates");
+    std::fs::write(dir.path().join("go.mod"), "module example.com/m\n").expect("writes");
+    let handler = "package h\n\nimport u \"example.com/m/pkg/u\"\n\nfunc F() T {\n\treturn New(func(msg string) any {\n\t\treturn u.Done(msg)\n\t})\n}\n";
+    std::fs::write(dir.path().join("pkg/h/h.go"), handler).expect("writes");
+    let selected = vec![SourceFile { path: "pkg/h/h.go".into(), bytes: handler.as_bytes().to_vec() }];
+    let loaded = fcd_frontend_go::loader::load(dir.path(), &selected).expect("reads").expect("loads");
+    assert!(loaded.libraries.is_empty() && loaded.packages.contains_key("example.com/m/..."));
+    let imports = [("u".into(), vec!["example.com/m/pkg/u".into()])].into();
+    let env = Env { packages: loaded.packages, language: LanguageSettings::new(Settings { imports, ..Settings::default() }), ..Env::default() };
+    let region = RegionSpec { name: "r".into(), kind: RegionKind::Literal("F".into()), optional: false, file: None };
+    let e = analyze_with(&Go, &selected, &[region], &[], &env).map(|_| ()).expect_err("escalates");
+    assert!(e.detail.contains("not among the loaded files") && e.detail.contains("pkg/u.Done"), "{e}");
+}

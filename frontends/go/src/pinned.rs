@@ -1,0 +1,403 @@
+//! The closed call path into the release's other packages, and the
+//! functions of those packages pinned by the digest of what they reach.
+//!
+//! An import whose path is under the release's own module (`go.mod`'s
+//! `module`) names release code: the loader reads those packages as
+//! libraries ([`super::loader`]), and a region that calls into one (or
+//! takes one of its names as a value) reaches code whose body can change
+//! from one release to the next while every identity stays the same. So
+//! each such name must be a region of the profile, or pinned in
+//! `source.pinned-functions` with the digest of its closure, or the
+//! registration escalates naming it and printing that digest.
+//!
+//! A name is spelled by its package's directory relative to the module
+//! root, then the name: `pkg/utils.NewToolResultError`. Its closure is its
+//! declaration and, transitively, every top-level declaration of the
+//! release its text names: a name of its own package, or `P.Name` with `P`
+//! an import of the release; a type brings all its methods (whatever holds
+//! a value of it may call them). The digest hashes each definition's name
+//! and tokens ([`fcd_frontends::pinned`]), so a change anywhere in that text
+//! changes it. The text alone binds nothing if other code can change what it
+//! reads, so a closure escalates (naming why) when it reads an exported
+//! package variable (any package of the binary may write it), an unexported
+//! one that code outside the closure names, a name declared twice in its
+//! package, a package the loader could not read, a file with a build
+//! constraint, a dot import, or an operation on process-wide state.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use fcd_frontends::frontend::Program;
+use fcd_frontends::ir::{Escalation, EscalationCode, ReachedCode};
+use fcd_frontends::ts::{Node, Syntax};
+use fcd_model::effect::Anchor;
+
+use super::loader::release_dir;
+use super::scope::{self, DeclKind};
+use super::settings::Settings;
+
+/// A pinned name's closure: its digest and the definitions it binds.
+pub(super) struct Pinned<'a> {
+    pub(super) digest: String,
+    definitions: Vec<Definition<'a>>,
+}
+
+/// One top-level definition of the release in a closure.
+struct Definition<'a> {
+    /// `DIR.Name`, as `source.pinned-functions` spells it.
+    name: String,
+    /// The declaration, then (for a type) its methods, each with its file.
+    nodes: Vec<(&'a str, Node<'a>)>,
+    tokens: String,
+}
+
+impl Pinned<'_> {
+    /// Each piece of text of the closure, by definition, with where it is.
+    fn anchors(&self) -> Vec<(String, Anchor)> {
+        self.definitions
+            .iter()
+            .flat_map(|d| {
+                d.nodes
+                    .iter()
+                    .map(move |(file, n)| (d.name.clone(), Anchor { file: (*file).to_owned(), line: n.line(), end_line: n.end_line(), hash: String::new() }))
+            })
+            .collect()
+    }
+}
+
+/// Every parsed file of the release by package directory: the analysed ones and the libraries.
+struct Index<'p, 'a> {
+    dirs: BTreeMap<&'a str, Vec<(&'a str, &'a Syntax)>>,
+    /// The top-level names each package declares.
+    declared: BTreeMap<&'a str, BTreeSet<&'a str>>,
+    unparsed: BTreeSet<&'a str>,
+    /// `MODULE/...` -> module root, import path -> directory (the loader's).
+    packages: &'p BTreeMap<String, String>,
+}
+
+impl<'p, 'a> Index<'p, 'a> {
+    fn of(program: &Program<'p, 'a>) -> Index<'p, 'a> {
+        let mut dirs: BTreeMap<&'a str, Vec<(&'a str, &'a Syntax)>> = BTreeMap::new();
+        for (file, syntax) in program.trees.iter().chain(program.library) {
+            dirs.entry(scope::dir(file)).or_default().push((*file, *syntax));
+        }
+        let declared = dirs
+            .iter()
+            .map(|(dir, files)| {
+                let names = files.iter().flat_map(|(_, s)| s.root().named_children().flat_map(scope::top_level_names)).map(|(_, n)| n.text()).collect();
+                (*dir, names)
+            })
+            .collect();
+        Index { dirs, declared, unparsed: program.library_unparsed.iter().map(|f| scope::dir(f)).collect(), packages: &program.env.packages }
+    }
+
+    /// How `source.pinned-functions` spells `name` of package `dir`: the
+    /// directory relative to its module's root, a dot, the name.
+    fn spelled(&self, dir: &str, name: &str) -> String {
+        let rel = self
+            .packages
+            .iter()
+            .filter(|(p, _)| p.ends_with("/..."))
+            .filter_map(|(_, module)| match module.as_str() {
+                "" => Some(dir),
+                m if dir == m => Some(""),
+                m => dir.strip_prefix(m).and_then(|r| r.strip_prefix('/')),
+            })
+            .min_by_key(|r| r.len())
+            .unwrap_or(dir);
+        if rel.is_empty() { name.to_owned() } else { format!("{rel}.{name}") }
+    }
+
+    /// The package directory an import path of the release names, or `None`
+    /// for a path outside the release (the standard library, a dependency).
+    fn release(&self, import: &str) -> Option<String> {
+        release_dir(self.packages, import).map(|(dir, _)| dir)
+    }
+
+    /// The closure of `name` of package `dir`, or why it cannot be pinned.
+    fn closure(&self, dir: &str, name: &str) -> Result<Pinned<'a>, String> {
+        let mut definitions: Vec<Definition<'a>> = Vec::new();
+        let mut seen: BTreeSet<(String, String)> = BTreeSet::new();
+        let mut todo = vec![(dir.to_owned(), name.to_owned())];
+        // Unexported package variables of the closure, to check their uses once all is known.
+        let mut variables: Vec<(String, String)> = Vec::new();
+        while let Some((dir, name)) = todo.pop() {
+            if !seen.insert((dir.clone(), name.clone())) {
+                continue;
+            }
+            let spelled = self.spelled(&dir, &name);
+            let files = self.package(&dir, &spelled)?;
+            let decls: Vec<(&'a str, DeclKind, Node<'a>)> = files
+                .iter()
+                .flat_map(|(file, syntax)| {
+                    syntax.root().named_children().flat_map(move |top| scope::top_level_names(top).into_iter().map(move |(k, n)| (*file, k, n)))
+                })
+                .filter(|(_, _, n)| n.text() == name)
+                .collect();
+            let [(file, kind, declared)] = decls.as_slice() else {
+                return Err(match decls.len() {
+                    0 => format!("`{spelled}` is declared nowhere in its package {dir}"),
+                    n => format!("`{spelled}` is declared {n} times in {dir}, so which definition runs is not fixed"),
+                });
+            };
+            let (file, kind) = (*file, *kind);
+            let syntax = files.iter().find(|(f, _)| *f == file).map(|(_, s)| *s).ok_or_else(|| format!("{file} is not parsed"))?;
+            built_as_read(file, syntax)?;
+            let declaration = match kind {
+                DeclKind::Func => declared.parent().filter(|p| p.kind() == "function_declaration"),
+                // The whole `var`/`const`/`type` declaration: a `const` of a
+                // group takes its value from the specs before it.
+                _ => declared.ancestors().find(|a| a.parent().is_some_and(|p| p.kind() == "source_file")),
+            }
+            .ok_or_else(|| format!("`{spelled}` has no declaration fcd can read"))?;
+            let mut nodes = vec![(file, declaration)];
+            if kind == DeclKind::Type {
+                for (f, s) in files {
+                    nodes.extend(
+                        s.root().named_children().filter(|m| m.kind() == "method_declaration" && receiver_type(*m) == Some(name.as_str())).map(|m| (*f, m)),
+                    );
+                }
+            }
+            if kind == DeclKind::Var {
+                if name.starts_with(|c: char| c.is_uppercase()) {
+                    return Err(format!("`{spelled}` is an exported package variable ({file}:{}): any package of the binary may write it", declared.line()));
+                }
+                variables.push((dir.clone(), name.clone()));
+            }
+            // Methods in a fixed order, whatever file holds them.
+            nodes[1..].sort_by_cached_key(|(_, n)| n.token_text());
+            let tokens: Vec<String> = nodes.iter().map(|(_, n)| n.token_text()).collect();
+            for (f, n) in &nodes {
+                let imports = scope::imports(self.root_of(f).unwrap_or(*n));
+                for r in n.descendants() {
+                    match r.kind() {
+                        "identifier" | "type_identifier" if !is_member(r) && self.declares(&dir, r.text()) => todo.push((dir.clone(), r.text().to_owned())),
+                        "selector_expression" | "qualified_type" => {
+                            let (package, member) = match r.kind() {
+                                "selector_expression" => (r.field_child("operand"), r.field_child("field")),
+                                _ => (r.field_child("package"), r.field_child("name")),
+                            };
+                            let (Some(package), Some(member)) = (package, member) else { continue };
+                            if !matches!(package.kind(), "identifier" | "package_identifier") {
+                                continue;
+                            }
+                            if let Some((path, _)) = imports.get(package.text())
+                                && let Some(target) = self.release(path)
+                            {
+                                todo.push((target, member.text().to_owned()));
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            definitions.push(Definition { name: spelled, nodes, tokens: tokens.join("\n") });
+        }
+        for (dir, name) in &variables {
+            self.written_only_inside(dir, name, &definitions)?;
+        }
+        self.no_ambient(&definitions)?;
+        fcd_frontends::pinned::sort(&mut definitions, |d| (d.name.as_str(), d.tokens.as_str()));
+        let digest = fcd_frontends::pinned::digest(definitions.iter().map(|d| (d.name.as_str(), d.tokens.as_str())));
+        Ok(Pinned { digest, definitions })
+    }
+
+    /// The parsed files of package `dir`, every one of them, with no dot import.
+    fn package(&self, dir: &str, spelled: &str) -> Result<&Vec<(&'a str, &'a Syntax)>, String> {
+        if self.unparsed.contains(dir) {
+            return Err(format!("`{spelled}` is in package {dir}, a file of which does not parse, so what it runs is unread"));
+        }
+        let files = self
+            .dirs
+            .get(dir)
+            .ok_or_else(|| format!("`{spelled}` is in package {dir}, which is not among the loaded files (missing, or not readable whole)"))?;
+        for (file, syntax) in files {
+            if let Some((_, (path, spec))) = scope::imports(syntax.root()).iter().find(|(n, _)| n.as_str() == ".") {
+                return Err(format!("{file}:{} dot-imports `{path}`: any name of package {dir} could come from it", spec.line()));
+            }
+        }
+        Ok(files)
+    }
+
+    fn root_of(&self, file: &str) -> Option<Node<'a>> {
+        self.dirs.get(scope::dir(file))?.iter().find(|(f, _)| *f == file).map(|(_, s)| s.root())
+    }
+
+    /// Whether package `dir` declares `name` at top level.
+    fn declares(&self, dir: &str, name: &str) -> bool {
+        self.declared.get(dir).is_some_and(|names| names.contains(name))
+    }
+
+    /// An unexported package variable of the closure is named nowhere in its
+    /// package outside the closure's text (no other code writes it).
+    fn written_only_inside(&self, dir: &str, name: &str, definitions: &[Definition<'a>]) -> Result<(), String> {
+        let inside = |file: &str, n: Node<'_>| definitions.iter().any(|d| d.nodes.iter().any(|(f, m)| *f == file && m.contains(n)));
+        for (file, syntax) in self.dirs.get(dir).into_iter().flatten() {
+            if let Some(use_) = syntax.root().descendants().find(|n| n.kind() == "identifier" && n.text() == name && !inside(file, *n)) {
+                return Err(format!(
+                    "the package variable `{}` of the closure is named at {file}:{} outside it, where it may be written",
+                    self.spelled(dir, name),
+                    use_.line()
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// No operation of the closure writes process-wide state.
+    fn no_ambient(&self, definitions: &[Definition<'a>]) -> Result<(), String> {
+        let files: BTreeSet<&str> = definitions.iter().flat_map(|d| d.nodes.iter().map(|(f, _)| *f)).collect();
+        for file in files {
+            let Some(syntax) = self.dirs.get(scope::dir(file)).and_then(|fs| fs.iter().find(|(f, _)| *f == file)).map(|(_, s)| *s) else { continue };
+            for op in super::ambient::ops(syntax) {
+                if fcd_frontends::ambient::classify(&super::ambient::TABLE, &op.what).is_none() {
+                    continue;
+                }
+                if definitions.iter().any(|d| d.nodes.iter().any(|(f, m)| *f == file && m.contains(op.node))) {
+                    return Err(format!("{file}:{} `{}` writes process-wide state", op.node.line(), op.node.compact_text()));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A file of the closure is compiled as read: no build constraint, target
+/// suffix, linkname or cgo (the loader's checks, `super::loader`).
+fn built_as_read(file: &str, syntax: &Syntax) -> Result<(), String> {
+    super::loader::compiled_as_read(file, syntax.text()).map_err(|e| format!("{file} is compiled only under conditions fcd does not evaluate: {}", e.detail))
+}
+
+/// Whether an identifier is a member name, not a reference: the key of a
+/// keyed element names a field of the literal's type.
+fn is_member(n: Node<'_>) -> bool {
+    let element = n.parent().filter(|p| p.kind() == "literal_element");
+    element.and_then(|e| e.parent()).is_some_and(|k| k.kind() == "keyed_element" && k.named_children().next() == element)
+}
+
+/// The base name of a method's receiver type: `T` of `(r *T)` or `(r T[K])`.
+fn receiver_type<'a>(method: Node<'a>) -> Option<&'a str> {
+    let param = method.field_child("receiver")?.named_children().find(|c| c.kind() == "parameter_declaration")?;
+    let mut ty = param.field_child("type")?;
+    loop {
+        ty = match ty.kind() {
+            "pointer_type" | "parenthesized_type" => ty.named_children().next()?,
+            "generic_type" => ty.field_child("type")?,
+            "type_identifier" => return Some(ty.text()),
+            _ => return None,
+        };
+    }
+}
+
+/// A name of the release a region reaches: where, and how it is spelled.
+struct Reach<'a> {
+    region: usize,
+    node: Node<'a>,
+    /// As the region spells it (`utils.NewToolResultError`).
+    written: String,
+    dir: String,
+    name: String,
+}
+
+/// Every `P.Name` of every region whose `P` imports a package of the release.
+fn reaches<'a>(program: &Program<'_, 'a>, index: &Index<'_, 'a>) -> Vec<Reach<'a>> {
+    let mut out = Vec::new();
+    for (i, region) in program.regions.iter().enumerate() {
+        let root = region.node.ancestors().last().unwrap_or(region.node);
+        let imports = scope::imports(root);
+        for n in region.node.descendants().filter(|n| n.kind() == "selector_expression") {
+            let (Some(operand), Some(field)) = (n.field_child("operand"), n.field_child("field")) else { continue };
+            if operand.kind() != "identifier" {
+                continue;
+            }
+            let Some((path, _)) = imports.get(operand.text()) else { continue };
+            let Some(dir) = index.release(path) else { continue };
+            out.push(Reach { region: i, node: n, written: n.compact_text(), dir, name: field.text().to_owned() });
+        }
+    }
+    out
+}
+
+/// Whether a region of the profile is the function `name` of package `dir`.
+fn is_region(program: &Program<'_, '_>, dir: &str, name: &str) -> bool {
+    program
+        .regions
+        .iter()
+        .any(|r| scope::dir(r.file) == dir && r.node.kind() == "function_declaration" && r.node.field_child("name").is_some_and(|n| n.text() == name))
+}
+
+/// Every name of the release's other packages a region reaches is a region
+/// or pinned by a listed digest of its closure.
+pub(super) fn check(program: &Program<'_, '_>) -> Result<(), Escalation> {
+    if program.env.alone {
+        return Ok(());
+    }
+    let index = Index::of(program);
+    let pinned = &Settings::of(program.env).pinned_functions;
+    let mut closures: BTreeMap<String, Result<String, String>> = BTreeMap::new();
+    for reach in reaches(program, &index) {
+        if is_region(program, &reach.dir, &reach.name) {
+            continue;
+        }
+        let region = &program.regions[reach.region];
+        let key = index.spelled(&reach.dir, &reach.name);
+        let digest = closures.entry(key.clone()).or_insert_with(|| index.closure(&reach.dir, &reach.name).map(|c| c.digest)).clone();
+        let fail = |why: String| {
+            Err(Escalation::new(
+                EscalationCode::InventoryViolation,
+                format!("region `{}` reaches `{}`: {why}", region.name, reach.written),
+                Some(Anchor::at_line(region.file, reach.node.line())),
+            ))
+        };
+        match (pinned.get(&key), digest) {
+            (Some(listed), Ok(d)) if listed.contains(&d) => {}
+            (Some(_), Ok(d)) => {
+                return fail(format!(
+                    "`{key}` is pinned (`source.pinned-functions`), and the release code it reaches has digest {d}, which no reviewer listed: \
+                     read it (`fcd debug region --closure {key}` prints it), and list the digest if it does what the assumptions say"
+                ));
+            }
+            (Some(_), Err(why)) => return fail(format!("`{key}` is pinned (`source.pinned-functions`), but {why}")),
+            (None, digest) => {
+                let digest = digest.map(|d| format!("; the code it reaches has digest {d}")).unwrap_or_else(|why| format!("; it cannot be pinned: {why}"));
+                return fail(format!(
+                    "`{key}` is defined in the release (package {}), and no region of the profile reads that body, so what it does is unread \
+                     (make it a region with its own inventory, or read it and pin it in `source.pinned-functions`{digest})",
+                    reach.dir
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The names of the release's other packages the regions reach that no
+/// region reads, for `fcd debug region`: how the profile covers each, and
+/// the digest and definitions of its closure. Checks nothing.
+pub(super) fn reached(program: &Program<'_, '_>) -> Vec<ReachedCode> {
+    let index = Index::of(program);
+    let pinned = &Settings::of(program.env).pinned_functions;
+    let mut out: Vec<ReachedCode> = Vec::new();
+    for reach in reaches(program, &index) {
+        let key = index.spelled(&reach.dir, &reach.name);
+        let regions = program.env.reviewed.contains(&reach.name);
+        if regions || out.iter().any(|r| r.callee == key) {
+            continue;
+        }
+        let region = &program.regions[reach.region];
+        let closure = index.closure(&reach.dir, &reach.name);
+        let covered = match (pinned.get(&key), &closure) {
+            (Some(listed), Ok(c)) if listed.contains(&c.digest) => "pinned (`source.pinned-functions`), digest listed",
+            (Some(_), _) => "pinned (`source.pinned-functions`), digest not listed",
+            (None, _) => "unread: escalates",
+        };
+        out.push(ReachedCode {
+            region: region.name.to_owned(),
+            callee: key,
+            call: Anchor::at_line(region.file, reach.node.line()),
+            covered: format!("{}: {covered}", reach.written),
+            digest: closure.as_ref().map(|c| c.digest.clone()).map_err(Clone::clone),
+            definitions: closure.map(|c| c.anchors()).unwrap_or_default(),
+        });
+    }
+    out
+}
