@@ -45,18 +45,23 @@ use super::syntax::bare;
 
 /// Checks every `state:NAME` argument of the program's call facts.
 pub fn check(program: &Program<'_, '_>) -> Result<(), Escalation> {
+    // Two facts of a region naming the same local (move_file's two checks) check it once.
+    let mut checked: std::collections::BTreeSet<(&str, &str)> = std::collections::BTreeSet::new();
     for fact in program.facts {
         let FactKind::Call { args: Some(args), .. } = &fact.kind else { continue };
         let Some(region) = program.regions.iter().find(|r| r.name == fact.region) else { continue };
         for name in args.iter().filter_map(|p| if let ArgShape::State(n) = &p.shape { Some(n.as_str()) } else { None }) {
+            if !checked.insert((region.name, name)) {
+                continue;
+            }
             let fail = |line: u32, file: &str, detail: String| {
                 Escalation::new(EscalationCode::ShapeMismatch, format!("fact `{}`: `state:{name}` {detail}", fact.name), Some(Anchor::at_line(file, line)))
             };
-            let Some(factory) = region.node.ancestors().filter(|a| FUNCTIONS.contains(&a.kind())).find(|f| declarations(*f, name).len() + params(*f, name) > 0)
-            else {
+            let Some(factory) = region.node.ancestors().filter(|a| FUNCTIONS.contains(&a.kind())).find(|f| binds(*f, name)) else {
                 return Err(fail(region.node.line(), region.file, format!("names no local of a function around region `{}`", region.name)));
             };
-            if params(factory, name) > 0 || declarations(factory, name).len() != 1 {
+            let declared = declarations(factory, name);
+            if params(factory, name) > 0 || declared.len() != 1 {
                 return Err(fail(
                     factory.line(),
                     region.file,
@@ -64,7 +69,7 @@ pub fn check(program: &Program<'_, '_>) -> Result<(), Escalation> {
                         .to_owned(),
                 ));
             }
-            let check = Uses { program, file: region.file, factory, name };
+            let check = Uses { program, file: region.file, factory, declared: declared[0], name };
             for used in factory.descendants().filter(|n| matches!(n.kind(), "identifier" | "shorthand_property_identifier") && n.text() == name) {
                 if let Err(detail) = check.use_ok(used) {
                     return Err(fail(used.line(), region.file, detail));
@@ -79,6 +84,8 @@ struct Uses<'p, 'a, 'e> {
     program: &'p Program<'a, 'e>,
     file: &'a str,
     factory: Node<'a>,
+    /// The factory's one declaration of the name.
+    declared: Node<'a>,
     name: &'p str,
 }
 
@@ -86,11 +93,7 @@ impl Uses<'_, '_, '_> {
     /// Whether one use of the name in the factory is reviewed; `Err` says why not.
     fn use_ok(&self, used: Node<'_>) -> Result<(), String> {
         // A nested function binding the name itself is another variable.
-        if used
-            .ancestors()
-            .take_while(|a| *a != self.factory)
-            .any(|f| FUNCTIONS.contains(&f.kind()) && (params(f, self.name) + declarations(f, self.name).len()) > 0)
-        {
+        if used.ancestors().take_while(|a| *a != self.factory).any(|f| FUNCTIONS.contains(&f.kind()) && binds(f, self.name)) {
             return Ok(());
         }
         if self.pinned_region(|r| r.file == self.file && r.node.contains(used)) {
@@ -98,8 +101,10 @@ impl Uses<'_, '_, '_> {
         }
         let Some(parent) = used.parent() else { return Ok(()) };
         let what = parent.compact_text();
+        // Why a callee the value is handed to is not reviewed code, with the digest to read.
+        let mut unpinned = String::new();
         let reviewed = match parent.kind() {
-            "variable_declarator" => parent.field_child("name") == Some(used) && declarations(self.factory, self.name).contains(&used),
+            "variable_declarator" => used == self.declared,
             "spread_element" => parent.parent().is_some_and(|a| a.kind() == "array"),
             "member_expression" if parent.field_child("object") == Some(used) => {
                 let member = parent.field_child("property").map(|p| p.text()).unwrap_or_default();
@@ -107,21 +112,21 @@ impl Uses<'_, '_, '_> {
                     || (READ_METHODS.contains(&member)
                         && parent.parent().is_some_and(|c| c.kind() == "call_expression" && c.field_child("function") == Some(parent)))
             }
-            "arguments" => handed_to_read_only(&Settings::of(self.program.env).read_only_callees, used) || self.handed_to_reviewed(parent).unwrap_or(false),
+            "arguments" if handed_to_read_only(&Settings::of(self.program.env).read_only_callees, used) => true,
+            "arguments" => match self.handed_to_reviewed(parent) {
+                Ok(reviewed) => reviewed,
+                Err(why) => {
+                    unpinned = format!(": {why}");
+                    false
+                }
+            },
             _ => false,
         };
         if reviewed {
             return Ok(());
         }
-        let pinned = match parent.kind() {
-            "arguments" => match self.handed_to_reviewed(parent) {
-                Err(why) => format!(": {why}"),
-                Ok(_) => String::new(),
-            },
-            _ => String::new(),
-        };
         Err(format!(
-            "is used outside the reviewed regions in a way that may change it (`{}`){pinned}; only a region pinned by a `body` fact may write it",
+            "is used outside the reviewed regions in a way that may change it (`{}`){unpinned}; only a region pinned by a `body` fact may write it",
             what.chars().take(80).collect::<String>()
         ))
     }
@@ -139,7 +144,7 @@ impl Uses<'_, '_, '_> {
         let Some(call) = args.parent().filter(|c| c.kind() == "call_expression" && c.field_child("arguments") == Some(args)) else { return Ok(false) };
         let Some(callee) = call.field_child("function").map(bare).filter(|f| f.kind() == "identifier") else { return Ok(false) };
         let name = callee.text();
-        if call.ancestors().filter(|a| FUNCTIONS.contains(&a.kind())).any(|f| params(f, name) + declarations(f, name).len() > 0) {
+        if call.ancestors().filter(|a| FUNCTIONS.contains(&a.kind())).any(|f| binds(f, name)) {
             return Ok(false);
         }
         // The file and top-level name the call reaches: its own declaration, or an import of the release.
@@ -175,6 +180,11 @@ impl Uses<'_, '_, '_> {
             )),
         }
     }
+}
+
+/// Whether `function` binds `name` itself: a parameter or a declaration of its own.
+fn binds(function: Node<'_>, name: &str) -> bool {
+    params(function, name) > 0 || !declarations(function, name).is_empty()
 }
 
 /// The parameters of `function` named `name` (0 or 1).
