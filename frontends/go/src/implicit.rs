@@ -33,7 +33,7 @@
 use std::collections::BTreeSet;
 
 use fcd_frontends::frontend::{Program, Region};
-use fcd_frontends::ir::{Escalation, EscalationCode};
+use fcd_frontends::ir::{Escalation, EscalationCode, ReachedCode};
 use fcd_frontends::ts::Node;
 use fcd_model::effect::Anchor;
 
@@ -175,6 +175,49 @@ pub(super) fn check(program: &Program<'_, '_>) -> Result<(), Escalation> {
         }
     }
     Ok(())
+}
+
+/// The types holding a method Go calls by itself that the regions reach,
+/// for `fcd debug region` (`--closure pkg/github.T` prints what pinning
+/// one binds): how the profile covers each method, and the digest and
+/// definitions of the type's closure. Checks nothing.
+pub(super) fn reached(program: &Program<'_, '_>) -> Vec<ReachedCode> {
+    let index = Index::of(program);
+    let pinned = &Settings::of(program.env).pinned_functions;
+    let mut out: Vec<ReachedCode> = Vec::new();
+    let mut done: BTreeSet<TypeRef> = BTreeSet::new();
+    for mention in mentions(program, &index) {
+        if !done.insert(mention.ty.clone()) {
+            continue;
+        }
+        for found in implicit_methods(&index, &mention.ty) {
+            let (dir, ty) = &found.chain.last().expect("a chain ends at the method's type").0;
+            let key = index.spelled(dir, ty);
+            if out.iter().any(|r| r.callee == key) {
+                continue;
+            }
+            let closure = index.closure(dir, ty);
+            // Read alone, the other regions are not located: a method region is known by its name.
+            let region = program.regions.iter().any(|r| r.file == found.file && r.node == found.method)
+                || (program.env.alone && program.env.reviewed.iter().any(|r| r == found.name));
+            let covered = match (pinned.get(&key), &closure) {
+                _ if region => "a region",
+                (Some(listed), Ok(c)) if listed.contains(&c.digest) => "pinned (`source.pinned-functions`), digest listed",
+                (Some(_), _) => "pinned (`source.pinned-functions`), digest not listed",
+                (None, _) => "unread: escalates unless a type on the way to it is pinned",
+            };
+            let at = &program.regions[mention.region];
+            out.push(ReachedCode {
+                region: at.name.to_owned(),
+                callee: key,
+                call: Anchor::at_line(at.file, mention.node.line()),
+                covered: format!("`{ty}.{}` ({}:{}), which Go runs by itself: {covered}", found.name, found.file, found.method.line()),
+                digest: closure.as_ref().map(|c| c.digest.clone()).map_err(Clone::clone),
+                definitions: closure.map(|c| c.anchors()).unwrap_or_default(),
+            });
+        }
+    }
+    out
 }
 
 /// Every type of the release the regions name, in the regions' order.

@@ -103,7 +103,9 @@ impl Frontend for Go {
     }
 
     fn reached(&self, program: &Program<'_, '_>) -> Vec<fcd_frontends::ir::ReachedCode> {
-        pinned::reached(program)
+        let mut out = pinned::reached(program);
+        out.extend(implicit::reached(program).into_iter().filter(|r| !out.iter().any(|o| o.callee == r.callee)).collect::<Vec<_>>());
+        out
     }
 
     fn ambient<'a>(&self, _file: &str, syntax: &'a Syntax) -> Vec<fcd_frontends::ambient::Op<'a>> {

@@ -52,7 +52,7 @@ struct Definition<'a> {
 
 impl Pinned<'_> {
     /// Each piece of text of the closure, by definition, with where it is.
-    fn anchors(&self) -> Vec<(String, Anchor)> {
+    pub(super) fn anchors(&self) -> Vec<(String, Anchor)> {
         self.definitions
             .iter()
             .flat_map(|d| {

@@ -18,6 +18,21 @@ fn register(types: &str, body: &str, util: &str, methods: &[&str], pinned: &[(&s
 /// closure), with `methods` as further regions (`T.Error`) and `pinned` in
 /// `source.pinned-functions`.
 fn register_in(outer: &str, params: &str, types: &str, body: &str, util: &str, methods: &[&str], pinned: &[(&str, &str)]) -> Result<Analysis, Escalation> {
+    analyze(outer, params, types, body, util, methods, pinned, false)
+}
+
+/// [`register_in`], or with `alone` the first region read alone, as `fcd debug region` reads it.
+#[allow(clippy::too_many_arguments)]
+fn analyze(
+    outer: &str,
+    params: &str,
+    types: &str,
+    body: &str,
+    util: &str,
+    methods: &[&str],
+    pinned: &[(&str, &str)],
+    alone: bool,
+) -> Result<Analysis, Escalation> {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let write = |path: &str, text: &str| {
         let full = dir.path().join(path);
@@ -44,12 +59,18 @@ fn register_in(outer: &str, params: &str, types: &str, body: &str, util: &str, m
     let env = Env {
         libraries,
         packages: loaded.packages,
+        alone,
         reviewed: methods.iter().map(|m| m.rsplit('.').next().unwrap_or(m).to_owned()).collect(),
         language: LanguageSettings::new(Settings { imports, pinned_functions, ..Settings::default() }),
         ..Env::default()
     };
     let mut regions = vec![RegionSpec { name: "r".into(), kind: RegionKind::Literal("F".into()), optional: false, file: None }];
-    regions.extend(methods.iter().map(|m| RegionSpec { name: (*m).to_owned(), kind: RegionKind::Function((*m).to_owned()), optional: false, file: None }));
+    regions.extend(methods.iter().filter(|_| !alone).map(|m| RegionSpec {
+        name: (*m).to_owned(),
+        kind: RegionKind::Function((*m).to_owned()),
+        optional: false,
+        file: None,
+    }));
     analyze_with(&Go, &files, &regions, &[], &env)
 }
 
@@ -187,4 +208,20 @@ fn a_type_of_another_package_of_the_release_counts_the_same() {
         .map(|_| ())
         .expect_err("escalates");
     assert!(e.detail.contains("`Answer.MarshalJSON`") && e.detail.contains("field `a` of `wrap`"), "{e}");
+}
+
+#[test]
+fn debug_region_lists_each_type_to_pin_with_its_closure() {
+    let outer = "type outer struct{ l leaky }\n\n".to_owned() + LEAKY;
+    let body = "\t\treturn fmt.Sprint(outer{})";
+    let digest = printed_digest(&escalates(&outer, body));
+    // Read alone nothing is checked; what the region reaches is listed, with the digest the escalation prints.
+    let read = analyze("func F() T", "msg string", &outer, body, NO_UTIL, &[], &[], true).expect("reads");
+    let code = read.reached.iter().find(|r| r.callee == "pkg/h.leaky").expect("lists the type");
+    assert_eq!(code.digest.as_deref(), Ok(digest.as_str()));
+    assert!(code.covered.contains("`leaky.Error` (pkg/h/types.go:") && code.covered.contains("unread"), "{}", code.covered);
+    assert!(code.definitions.iter().any(|(name, _)| name == "pkg/h.leaky"), "{:?}", code.definitions);
+    // A region of that name, read alone, covers it.
+    let read = analyze("func F() T", "msg string", &outer, body, NO_UTIL, &["leaky.Error"], &[], true).expect("reads");
+    assert!(read.reached.iter().any(|r| r.callee == "pkg/h.leaky" && r.covered.ends_with("a region")), "{:?}", read.reached);
 }
