@@ -168,9 +168,12 @@ pub(super) fn check(program: &Program<'_, '_>) -> Result<(), Escalation> {
                     Ok(c) => format!(", whose closure has digest {}", c.digest),
                     Err(why) => format!("; it cannot be pinned: {why}"),
                 };
-                return fail(format!(
-                    "make it a region with its own inventory (`function = \"{method}\"`), or read the type and pin `{key}` in `source.pinned-functions`{digest}"
-                ));
+                // A region is looked for in the selected files only; a library package's method is pinned.
+                let region = match program.trees.iter().any(|(f, _)| *f == found.file) {
+                    true => format!("make it a region with its own inventory (`function = \"{method}\"`), or "),
+                    false => format!("{} is not among the files `source.files` selects, so ", found.file),
+                };
+                return fail(format!("{region}read the type and pin `{key}` in `source.pinned-functions`{digest}"));
             }
         }
     }

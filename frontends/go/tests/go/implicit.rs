@@ -201,6 +201,8 @@ fn a_type_of_another_package_of_the_release_counts_the_same() {
     let body = "\t\tvar a u.Answer\n\t\tb, _ := json.Marshal(a)\n\t\treturn b";
     let e = register("", body, util, &[], &[]).map(|_| ()).expect_err("escalates");
     assert!(e.detail.contains("`Answer.MarshalJSON` (pkg/u/u.go:5)") && e.detail.contains("pin `pkg/u.Answer`"), "{e}");
+    // Its package is read as a library, where no region is looked for: pinning is the way.
+    assert!(e.detail.contains("pkg/u/u.go is not among the files `source.files` selects") && !e.detail.contains("make it a region"), "{e}");
     let digest = printed_digest(&e);
     register("", body, util, &[], &[("pkg/u.Answer", &digest)]).expect("registers");
     // A field of a type of the handler's package reaching it, by its qualified name.
