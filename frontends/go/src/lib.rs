@@ -1,6 +1,7 @@
 //! The Go frontend (tree-sitter-go).
 //!
-//! Regions are function declarations by name, or the outermost function
+//! Regions are function declarations by name (`T.Method` for a method of
+//! `T`, as the methods Go calls by itself are named, [`implicit`]), or the outermost function
 //! literal inside one (the handler closure a tool constructor receives). An
 //! outermost literal whose whole body is `return func(…) {…}` is a handler
 //! factory (`func(deps T) R { return HANDLER }`): the region is the handler it
@@ -17,6 +18,7 @@ mod ambient;
 mod bindings;
 mod control;
 mod facts;
+mod implicit;
 pub mod loader;
 mod pinned;
 mod receiver;
@@ -51,11 +53,17 @@ impl Frontend for Go {
 
     fn find_regions<'a>(&self, syntax: &'a Syntax, kind: &RegionKind) -> Vec<Node<'a>> {
         let (RegionKind::Function(name) | RegionKind::Literal(name)) = kind else { return Vec::new() };
+        // `T.Method` names the method of that name whose receiver is `T` or `*T`.
+        let (receiver, name) = match name.split_once('.') {
+            Some((t, m)) => (Some(t), m),
+            None => (None, name.as_str()),
+        };
         let functions = syntax
             .root()
             .descendants()
             .filter(|n| matches!(n.kind(), "function_declaration" | "method_declaration"))
-            .filter(|n| n.field_child("name").is_some_and(|id| id.text() == name));
+            .filter(move |n| receiver.is_none_or(|t| n.kind() == "method_declaration" && syntax::receiver_type(*n) == Some(t)))
+            .filter(move |n| n.field_child("name").is_some_and(|id| id.text() == name));
         match kind {
             RegionKind::Function(_) => functions.collect(),
             _ => functions
@@ -87,13 +95,17 @@ impl Frontend for Go {
         surroundings::check(region)
     }
 
-    /// The closed call path into the release's other packages ([`pinned`]).
+    /// The closed call path into the release's other packages ([`pinned`]),
+    /// and through the methods Go calls by itself on the release's types ([`implicit`]).
     fn check_program(&self, program: &Program<'_, '_>) -> Result<(), Escalation> {
-        pinned::check(program)
+        pinned::check(program)?;
+        implicit::check(program)
     }
 
     fn reached(&self, program: &Program<'_, '_>) -> Vec<fcd_frontends::ir::ReachedCode> {
-        pinned::reached(program)
+        let mut out = pinned::reached(program);
+        out.extend(implicit::reached(program).into_iter().filter(|r| !out.iter().any(|o| o.callee == r.callee)).collect::<Vec<_>>());
+        out
     }
 
     fn ambient<'a>(&self, _file: &str, syntax: &'a Syntax) -> Vec<fcd_frontends::ambient::Op<'a>> {

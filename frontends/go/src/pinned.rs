@@ -52,7 +52,7 @@ struct Definition<'a> {
 
 impl Pinned<'_> {
     /// Each piece of text of the closure, by definition, with where it is.
-    fn anchors(&self) -> Vec<(String, Anchor)> {
+    pub(super) fn anchors(&self) -> Vec<(String, Anchor)> {
         self.definitions
             .iter()
             .flat_map(|d| {
@@ -65,7 +65,7 @@ impl Pinned<'_> {
 }
 
 /// Every parsed file of the release by package directory: the analysed ones and the libraries.
-struct Index<'p, 'a> {
+pub(super) struct Index<'p, 'a> {
     dirs: BTreeMap<&'a str, Vec<(&'a str, &'a Syntax)>>,
     /// The top-level names each package declares.
     declared: BTreeMap<&'a str, BTreeSet<&'a str>>,
@@ -75,7 +75,7 @@ struct Index<'p, 'a> {
 }
 
 impl<'p, 'a> Index<'p, 'a> {
-    fn of(program: &Program<'p, 'a>) -> Index<'p, 'a> {
+    pub(super) fn of(program: &Program<'p, 'a>) -> Index<'p, 'a> {
         let mut dirs: BTreeMap<&'a str, Vec<(&'a str, &'a Syntax)>> = BTreeMap::new();
         for (file, syntax) in program.trees.iter().chain(program.library) {
             dirs.entry(scope::dir(file)).or_default().push((*file, *syntax));
@@ -92,7 +92,7 @@ impl<'p, 'a> Index<'p, 'a> {
 
     /// How `source.pinned-functions` spells `name` of package `dir`: the
     /// directory relative to its module's root, a dot, the name.
-    fn spelled(&self, dir: &str, name: &str) -> String {
+    pub(super) fn spelled(&self, dir: &str, name: &str) -> String {
         let rel = self
             .packages
             .iter()
@@ -109,12 +109,12 @@ impl<'p, 'a> Index<'p, 'a> {
 
     /// The package directory an import path of the release names, or `None`
     /// for a path outside the release (the standard library, a dependency).
-    fn release(&self, import: &str) -> Option<String> {
+    pub(super) fn release(&self, import: &str) -> Option<String> {
         release_dir(self.packages, import).map(|(dir, _)| dir)
     }
 
     /// The closure of `name` of package `dir`, or why it cannot be pinned.
-    fn closure(&self, dir: &str, name: &str) -> Result<Pinned<'a>, String> {
+    pub(super) fn closure(&self, dir: &str, name: &str) -> Result<Pinned<'a>, String> {
         let mut definitions: Vec<Definition<'a>> = Vec::new();
         let mut seen: BTreeSet<(String, String)> = BTreeSet::new();
         let mut todo = vec![(dir.to_owned(), name.to_owned())];
@@ -153,7 +153,10 @@ impl<'p, 'a> Index<'p, 'a> {
             if kind == DeclKind::Type {
                 for (f, s) in files {
                     nodes.extend(
-                        s.root().named_children().filter(|m| m.kind() == "method_declaration" && receiver_type(*m) == Some(name.as_str())).map(|m| (*f, m)),
+                        s.root()
+                            .named_children()
+                            .filter(|m| m.kind() == "method_declaration" && super::syntax::receiver_type(*m) == Some(name.as_str()))
+                            .map(|m| (*f, m)),
                     );
                 }
             }
@@ -218,6 +221,11 @@ impl<'p, 'a> Index<'p, 'a> {
         Ok(files)
     }
 
+    /// The parsed files of package `dir` (none when it is not loaded).
+    pub(super) fn files(&self, dir: &str) -> &[(&'a str, &'a Syntax)] {
+        self.dirs.get(dir).map_or(&[], Vec::as_slice)
+    }
+
     fn root_of(&self, file: &str) -> Option<Node<'a>> {
         self.dirs.get(scope::dir(file))?.iter().find(|(f, _)| *f == file).map(|(_, s)| s.root())
     }
@@ -269,23 +277,9 @@ fn built_as_read(file: &str, syntax: &Syntax) -> Result<(), String> {
 
 /// Whether an identifier is a member name, not a reference: the key of a
 /// keyed element names a field of the literal's type.
-fn is_member(n: Node<'_>) -> bool {
+pub(super) fn is_member(n: Node<'_>) -> bool {
     let element = n.parent().filter(|p| p.kind() == "literal_element");
     element.and_then(|e| e.parent()).is_some_and(|k| k.kind() == "keyed_element" && k.named_children().next() == element)
-}
-
-/// The base name of a method's receiver type: `T` of `(r *T)` or `(r T[K])`.
-fn receiver_type<'a>(method: Node<'a>) -> Option<&'a str> {
-    let param = method.field_child("receiver")?.named_children().find(|c| c.kind() == "parameter_declaration")?;
-    let mut ty = param.field_child("type")?;
-    loop {
-        ty = match ty.kind() {
-            "pointer_type" | "parenthesized_type" => ty.named_children().next()?,
-            "generic_type" => ty.field_child("type")?,
-            "type_identifier" => return Some(ty.text()),
-            _ => return None,
-        };
-    }
 }
 
 /// A name of the release a region reaches: where, and how it is spelled.

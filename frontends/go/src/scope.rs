@@ -116,9 +116,12 @@ pub fn top_level_names(top: Node<'_>) -> Vec<(DeclKind, Node<'_>)> {
     }
 }
 
+/// A file's imports by the package name the file uses ([`imports`]).
+pub type Imports<'a> = BTreeMap<String, (String, Node<'a>)>;
+
 /// The file's imports: package name as used in the file -> (import path, spec).
 /// A dot import has the name `.`; a blank import is left out (it binds no name).
-pub fn imports<'a>(root: Node<'a>) -> BTreeMap<String, (String, Node<'a>)> {
+pub fn imports<'a>(root: Node<'a>) -> Imports<'a> {
     let mut out = BTreeMap::new();
     for spec in root.descendants().filter(|n| n.kind() == "import_spec") {
         let Some(path) = spec.field_child("path").map(|p| p.text().trim_matches(['"', '`']).to_owned()) else { continue };

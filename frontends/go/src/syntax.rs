@@ -129,3 +129,17 @@ pub(super) fn literal(n: Node<'_>) -> Option<FactValue> {
         _ => string_content(n).map(FactValue::Text),
     }
 }
+
+/// The base name of a method's receiver type: `T` of `(r *T)` or `(r T[K])`.
+pub(super) fn receiver_type<'a>(method: Node<'a>) -> Option<&'a str> {
+    let param = method.field_child("receiver")?.named_children().find(|c| c.kind() == "parameter_declaration")?;
+    let mut ty = param.field_child("type")?;
+    loop {
+        ty = match ty.kind() {
+            "pointer_type" | "parenthesized_type" => ty.named_children().next()?,
+            "generic_type" => ty.field_child("type")?,
+            "type_identifier" => return Some(ty.text()),
+            _ => return None,
+        };
+    }
+}

@@ -4,6 +4,7 @@
 
 #[path = "../../../tests/common/mod.rs"]
 mod common;
+mod implicit;
 
 use fcd_frontend_go::{Go, Settings};
 use fcd_frontends::{Env, EscalationCode, LanguageSettings, RegionKind, RegionSpec, SourceFile, analyze, analyze_with};
