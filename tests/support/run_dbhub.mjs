@@ -313,8 +313,9 @@ function transpile() {
 }
 
 const handlers = [];
-// Connector managers the release exports itself (older releases keep their own
-// connector objects, opened by the server's start-up): each call opens the
+// Connector managers the release exports itself, objects or classes with a
+// static getCurrentConnector (older releases keep their own connector
+// objects, opened by the server's start-up): each call opens the
 // current connector on the scratch database and closes it afterwards.
 const managers = [];
 const server = {
@@ -346,7 +347,7 @@ async function load() {
       const module = await within(STEP_MS, import(pathToFileURL(file).href), `import of ${rel}`);
       for (const name of keys(module)) {
         const value = module[name];
-        if (value && typeof value === "object" && typeof value.getCurrentConnector === "function") arrayPush(managers, value);
+        if (value && (typeof value === "object" || typeof value === "function") && typeof value.getCurrentConnector === "function") arrayPush(managers, value);
         if (typeof module[name] !== "function") continue;
         try {
           await within(STEP_MS, PromiseOriginal.resolve(module[name](server, "default")), `${rel}: ${name}(server)`);
@@ -368,7 +369,7 @@ async function load() {
         const module = await within(STEP_MS, import(pathToFileURL(js).href), `import of ${js}`);
         for (const name of keys(module)) {
           const value = module[name];
-          if (value && typeof value === "object" && typeof value.getCurrentConnector === "function" && !managers.includes(value)) arrayPush(managers, value);
+          if (value && (typeof value === "object" || typeof value === "function") && typeof value.getCurrentConnector === "function" && !managers.includes(value)) arrayPush(managers, value);
         }
       } catch (e) {
         arrayPush(problems, `${js}: ${e?.message ?? e}`);

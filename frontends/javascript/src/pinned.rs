@@ -304,7 +304,7 @@ impl<'a> Pinned<'a> {
                 // `exports.Name = …` in the file itself is its export, not a write to the definition.
                 let exported =
                     *own && d.file == *file && member.parent().is_some_and(|p| p.kind() == "assignment_expression" && p.field_child("left") == Some(*member));
-                if exported || inside(*member) || reads_only(*member, d) {
+                if exported || inside(*member) || reads_only(*member, self.aliased(d)) {
                     continue;
                 }
                 return Err(misused(file, *member));
@@ -336,13 +336,23 @@ impl<'a> Pinned<'a> {
                     let Some(d) = here.get(n.text()) else { continue };
                     (n, *d)
                 };
-                if inside(used) || reads_only(used, d) {
+                if inside(used) || reads_only(used, self.aliased(d)) {
                     continue;
                 }
                 return Err(misused(file, used));
             }
         }
         Ok(())
+    }
+
+    /// The class a closure name stands for when it is bound to another name
+    /// of the closure in its own file (`var Registry = _Registry;`, as a
+    /// bundler keeps a class that refers to itself): a static call through
+    /// the alias is a static call of that class. Anything else is itself.
+    fn aliased<'d>(&'d self, d: &'d Definition<'a>) -> &'d Definition<'a> {
+        let node = d.nodes[0];
+        let target = Some(node).filter(|n| n.kind() == "variable_declarator").and_then(|n| n.field_child("value")).filter(|v| v.kind() == "identifier");
+        target.and_then(|t| self.definitions.iter().find(|o| o.file == d.file && o.name == t.text() && !static_methods(o.nodes[0]).is_empty())).unwrap_or(d)
     }
 }
 

@@ -1011,6 +1011,27 @@ fn a_pinned_function_is_bound_to_everything_of_the_release_it_reaches() {
     assert!(e.detail.contains("`SEP2` is bound 2 times"), "{}", e.detail);
 }
 
+#[test]
+fn a_static_call_through_a_bundlers_class_alias_is_a_call_into_the_pinned_class() {
+    // A bundler keeps a self-referencing class as `_C` and exports `var C = _C`;
+    // the pinned `Manager` reaches it.
+    let registry = "var _Registry = class _Registry {\n  static add(c) { _Registry.items.set(c.id, c); }\n  static find(id) { return _Registry.items.get(id) || null; }\n};\n\
+                    _Registry.items = new Map();\nvar Registry = _Registry;\n\
+                    class Manager {\n  static current(id) { return Registry.find(id); }\n}\nexport { Registry, Manager };\n";
+    let index = |outside: &str| format!("import {{ Registry, Manager }} from \"./paths.js\";\n{outside}\nfunction f(p) {{ return Manager.current(p); }}\n");
+    let e = with_pinned(&index(""), registry, &[]).expect_err("not pinned");
+    let digest = printed_digest(&e);
+    let pinned = [("static Manager.current", digest.as_str())];
+    assert_eq!(with_pinned(&index(""), registry, &pinned), Ok(()), "pinned");
+    // A static call through the alias outside the closure calls into the class, as `_Registry.add(…)` would.
+    assert_eq!(with_pinned(&index("Registry.add({ id: 1 });"), registry, &pinned), Ok(()), "a static call");
+    // Anything else through the alias still escalates: a member written, the class handed on, a method that is not static.
+    for other in ["Registry.items = new Map();", "const held = [Registry];", "Registry.size();"] {
+        let e = with_pinned(&index(other), registry, &pinned).expect_err(other);
+        assert!(e.detail.contains("uses `Registry` other than by calling it"), "{other}: {}", e.detail);
+    }
+}
+
 /// The package `index.js` (the entry, with the region `f`) importing
 /// `meta.js`, with `pinned` as the profile's pinned functions.
 fn entry_loading(index: &str, meta: &str, pinned: &[(&str, &str)]) -> Result<(), fcd_frontends::Escalation> {
