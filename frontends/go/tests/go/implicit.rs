@@ -4,7 +4,9 @@
 //! each must be a region or its type pinned, or the registration escalates.
 
 use fcd_frontend_go::{Go, Settings};
-use fcd_frontends::{Analysis, Env, Escalation, EscalationCode, LanguageSettings, RegionKind, RegionSpec, SourceFile, analyze_with};
+use fcd_frontends::{Analysis, Env, Escalation, EscalationCode, LanguageSettings, RegionKind, RegionSpec, analyze_with};
+
+use crate::module;
 
 /// [`register_in`] with a handler literal `func(msg string) any` in `func F() T`.
 fn register(types: &str, body: &str, util: &str, methods: &[&str], pinned: &[(&str, &str)]) -> Result<Analysis, Escalation> {
@@ -33,32 +35,16 @@ fn analyze(
     pinned: &[(&str, &str)],
     alone: bool,
 ) -> Result<Analysis, Escalation> {
-    let dir = tempfile::tempdir().expect("a temporary directory");
-    let write = |path: &str, text: &str| {
-        let full = dir.path().join(path);
-        std::fs::create_dir_all(full.parent().expect("a parent")).expect("creates");
-        std::fs::write(full, text).expect("writes");
-    };
-    write("go.mod", "module example.com/m\n\ngo 1.24\n");
     let handler = format!(
         "package h\n\nimport (\n\t\"encoding/json\"\n\t\"fmt\"\n\n\tu \"example.com/m/pkg/u\"\n)\n\n{outer} {{\n\treturn New(func({params}) any {{\n{body}\n\t}})\n}}\n"
     );
     let types = format!("package h\n\nimport \"os\"\n\n{types}");
-    write("pkg/h/h.go", &handler);
-    write("pkg/h/types.go", &types);
-    write("pkg/u/u.go", util);
-    let selected =
-        vec![SourceFile { path: "pkg/h/h.go".into(), bytes: handler.into_bytes() }, SourceFile { path: "pkg/h/types.go".into(), bytes: types.into_bytes() }];
-    let loaded = fcd_frontend_go::loader::load(dir.path(), &selected).expect("reads").expect("loads");
-    let mut files = selected;
-    files.extend(loaded.sources);
-    let libraries = loaded.libraries.iter().map(|f| f.path.clone()).collect();
-    files.extend(loaded.libraries);
+    let release = module::load(&[("pkg/h/h.go", &handler), ("pkg/h/types.go", &types), ("pkg/u/u.go", util)], &["pkg/h/h.go", "pkg/h/types.go"]);
     let imports = [("u".into(), vec!["example.com/m/pkg/u".into()])].into();
     let pinned_functions = pinned.iter().map(|(name, digest)| ((*name).to_owned(), vec![(*digest).to_owned()])).collect();
     let env = Env {
-        libraries,
-        packages: loaded.packages,
+        libraries: release.libraries,
+        packages: release.packages,
         alone,
         reviewed: methods.iter().map(|m| m.rsplit('.').next().unwrap_or(m).to_owned()).collect(),
         language: LanguageSettings::new(Settings { imports, pinned_functions, ..Settings::default() }),
@@ -71,7 +57,7 @@ fn analyze(
         optional: false,
         file: None,
     }));
-    analyze_with(&Go, &files, &regions, &[], &env)
+    analyze_with(&Go, &release.files, &regions, &[], &env)
 }
 
 const NO_UTIL: &str = "package u\n\nfunc Done(s string) string { return s }\n";

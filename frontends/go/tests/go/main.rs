@@ -5,6 +5,7 @@
 #[path = "../../../tests/common/mod.rs"]
 mod common;
 mod implicit;
+mod module;
 
 use fcd_frontend_go::{Go, Settings};
 use fcd_frontends::{Env, EscalationCode, LanguageSettings, RegionKind, RegionSpec, SourceFile, analyze, analyze_with};
@@ -225,32 +226,18 @@ fn a_function_of_the_package_handed_on_as_a_value_needs_a_region_as_a_call_does(
 /// Registered as the compiler does: the loader completes the closure, then
 /// the handler literal of `F` is analysed with what the loader found.
 fn release_calling(util: &str, pinned: &[(&str, &str)]) -> Result<fcd_frontends::Analysis, fcd_frontends::Escalation> {
-    let dir = tempfile::tempdir().expect("a temporary directory");
-    let write = |path: &str, text: &str| {
-        let full = dir.path().join(path);
-        std::fs::create_dir_all(full.parent().expect("a parent")).expect("creates");
-        std::fs::write(full, text).expect("writes");
-    };
-    write("go.mod", "module example.com/m\n\ngo 1.24\n");
     let handler = "package h\n\nimport u \"example.com/m/pkg/u\"\n\nfunc F() T {\n\treturn New(func(msg string) any {\n\t\treturn u.Done(msg)\n\t})\n}\n";
-    write("pkg/h/h.go", handler);
-    write("pkg/u/u.go", util);
-    let selected = vec![SourceFile { path: "pkg/h/h.go".into(), bytes: handler.as_bytes().to_vec() }];
-    let loaded = fcd_frontend_go::loader::load(dir.path(), &selected).expect("reads").expect("loads");
-    let mut files = selected;
-    files.extend(loaded.sources);
-    let libraries = loaded.libraries.iter().map(|f| f.path.clone()).collect();
-    files.extend(loaded.libraries);
+    let release = module::load(&[("pkg/h/h.go", handler), ("pkg/u/u.go", util)], &["pkg/h/h.go"]);
     let imports = [("u".into(), vec!["example.com/m/pkg/u".into()])].into();
     let pinned_functions = pinned.iter().map(|(name, digest)| ((*name).to_owned(), vec![(*digest).to_owned()])).collect();
     let env = Env {
-        libraries,
-        packages: loaded.packages,
+        libraries: release.libraries,
+        packages: release.packages,
         language: LanguageSettings::new(Settings { imports, pinned_functions, ..Settings::default() }),
         ..Env::default()
     };
     let region = RegionSpec { name: "r".into(), kind: RegionKind::Literal("F".into()), optional: false, file: None };
-    analyze_with(&Go, &files, &[region], &[], &env)
+    analyze_with(&Go, &release.files, &[region], &[], &env)
 }
 
 const UTIL: &str = "package u\n\ntype answer struct{ text string }\n\nfunc (a *answer) String() string { return a.text }\n\nfunc wrap(s string) *answer { return &answer{text: s} }\n\n// Done only builds a value.\nfunc Done(s string) *answer { return wrap(s) }\n";
