@@ -35,6 +35,7 @@ use fcd_model::effect::Anchor;
 
 use super::FUNCTIONS;
 use super::bindings::{Bindings, module_bindings};
+use super::dispatch;
 use super::loader::is_package;
 use super::pinned;
 use super::scope::TopLevel;
@@ -48,8 +49,7 @@ pub(super) fn check(program: &Program<'_, '_>) -> Result<(), Escalation> {
     }
     let calls = Calls::of(program);
     let located: BTreeSet<(&str, String)> = program.regions.iter().filter_map(|r| Some((r.file, function_name(r.node)?))).collect();
-    // Each pinned function's closure, computed once, with its uses checked.
-    let mut pinned: BTreeMap<(&str, String), Result<pinned::Pinned<'_>, String>> = BTreeMap::new();
+    let mut pinned: PinnedClosures<'_> = BTreeMap::new();
     for (region, node, path, Reached { home, head, root }) in calls.landing_in_release(program) {
         let fail = |why: String| {
             let what = match path.strip_prefix("handed ") {
@@ -66,39 +66,8 @@ pub(super) fn check(program: &Program<'_, '_>) -> Result<(), Escalation> {
             return fail(format!("`{root}` is imported from a file of the release that is not among the loaded files, so what it runs is unread"));
         };
         if !located.contains(&(home, head.clone())) {
-            match Settings::of(program.env).pinned_functions.get(&head) {
-                Some(reviewed) => {
-                    let closure = match pinned.get(&(home, head.clone())) {
-                        Some(c) => c,
-                        None => {
-                            let c = pinned::closure(program, home, &head)
-                                .and_then(|c| c.check_uses(program).map(|()| c))
-                                .map_err(|why| format!("`{head}` is pinned (`source.pinned-functions`), but {why}"));
-                            pinned.entry((home, head.clone())).or_insert(c)
-                        }
-                    };
-                    match closure {
-                        Ok(c) if reviewed.contains(&c.digest) => {}
-                        Ok(c) => {
-                            return fail(format!(
-                                "`{head}` is pinned (`source.pinned-functions`), and the release code it reaches from {home} has digest {}, \
-                                 which no reviewer listed: read it (`fcd debug region --closure {head}` prints it), and list the digest if it does what the assumptions say",
-                                c.digest
-                            ));
-                        }
-                        Err(why) => return fail(why.clone()),
-                    }
-                }
-                None if Settings::of(program.env).unread_functions.contains(&head) => {}
-                None => {
-                    let elsewhere =
-                        located.iter().find(|(_, name)| *name == head).map(|(f, _)| format!(" (the region `{head}` reads the one in {f})")).unwrap_or_default();
-                    let digest = pinned::closure(program, home, &head).map(|c| format!("; the code it reaches has digest {}", c.digest)).unwrap_or_default();
-                    return fail(format!(
-                        "`{head}` is defined in the release ({home}), and no region of the profile reads that body{elsewhere}, so what it does is unread \
-                         (make it a region with its own inventory, or read it and pin it in `source.pinned-functions`{digest})"
-                    ));
-                }
+            if let Some(why) = unbound(program, &mut pinned, &located, home, &head, &[head.as_str()]) {
+                return fail(why);
             }
         }
         // A region that reads one member of a class lets its instances reach
@@ -119,7 +88,78 @@ pub(super) fn check(program: &Program<'_, '_>) -> Result<(), Escalation> {
             ));
         }
     }
+    // A method called on a receiver whose class is not fixed: every
+    // definition of it in the release may answer ([`dispatch`]).
+    for (region, method, node, path) in calls.dispatched(program) {
+        for implementation in dispatch::implementations(program, method) {
+            let line = implementation.node.line();
+            let why = match &implementation.class {
+                Some(class) => {
+                    let head = format!("{class}.{method}");
+                    if located.contains(&(implementation.file, head.clone())) {
+                        continue;
+                    }
+                    let Some(why) = unbound(program, &mut pinned, &located, implementation.file, &head, &[class.as_str(), head.as_str()]) else { continue };
+                    format!("`{class}` (line {line} of {}) defines `{method}`: {why}", implementation.file)
+                }
+                None => format!(
+                    "line {line} of {} defines a function `{method}` outside a class declared at the top of its file, which no region or pin can name",
+                    implementation.file
+                ),
+            };
+            return Err(Escalation::new(
+                EscalationCode::InventoryViolation,
+                format!(
+                    "region `{}` calls `{path}`, whose receiver's class is not fixed, so any definition of `{method}` in the release may run: {why}",
+                    region.name
+                ),
+                Some(Anchor::at_line(region.file, node.line())),
+            ));
+        }
+    }
     Ok(())
+}
+
+/// Each pinned function's closure, computed once, with its uses checked.
+type PinnedClosures<'a> = BTreeMap<(&'a str, String), Result<pinned::Pinned<'a>, String>>;
+
+/// Why release code at `head` of `home`, which no located region reads, is
+/// not bound: `None` when a key of `keys` pins it in `source.pinned-functions`
+/// by a listed digest of its closure (or `source.unread-functions` names it).
+fn unbound<'a>(
+    program: &Program<'a, '_>,
+    pinned: &mut PinnedClosures<'a>,
+    located: &BTreeSet<(&str, String)>,
+    home: &'a str,
+    head: &str,
+    keys: &[&str],
+) -> Option<String> {
+    let settings = Settings::of(program.env);
+    let Some((key, reviewed)) = keys.iter().find_map(|k| settings.pinned_functions.get_key_value(*k)) else {
+        if settings.unread_functions.iter().any(|u| u == head) {
+            return None;
+        }
+        let elsewhere = located.iter().find(|(_, name)| name == head).map(|(f, _)| format!(" (the region `{head}` reads the one in {f})")).unwrap_or_default();
+        let digest = pinned::closure(program, home, head).map(|c| format!("; the code it reaches has digest {}", c.digest)).unwrap_or_default();
+        return Some(format!(
+            "`{head}` is defined in the release ({home}), and no region of the profile reads that body{elsewhere}, so what it does is unread \
+             (make it a region with its own inventory, or read it and pin it in `source.pinned-functions`{digest})"
+        ));
+    };
+    let closure = pinned.entry((home, key.clone())).or_insert_with(|| {
+        pinned::closure(program, home, key)
+            .and_then(|c| c.check_uses(program).map(|()| c))
+            .map_err(|why| format!("`{key}` is pinned (`source.pinned-functions`), but {why}"))
+    });
+    match closure {
+        Ok(c) if reviewed.contains(&c.digest) => None,
+        Ok(c) => Some(format!(
+            "`{key}` is pinned (`source.pinned-functions`), and the release code it reaches from {home} has digest {}, \
+             which no reviewer listed: read it (`fcd debug region --closure {key}` prints it), and list the digest if it does what the assumptions say",
+            c.digest
+        )),
+        Err(why) => Some(why.clone()),
+    }
 }
 
 /// The release code the regions call that is not itself a region of the
@@ -152,6 +192,32 @@ pub(super) fn reached(program: &Program<'_, '_>) -> Vec<ReachedCode> {
             digest: closure.as_ref().map(|c| c.digest.clone()).map_err(Clone::clone),
             definitions: closure.map(|c| c.anchors()).unwrap_or_default(),
         });
+    }
+    // Each class that may answer a dispatched call, pinned as the class.
+    for (region, method, node, path) in calls.dispatched(program) {
+        for implementation in dispatch::implementations(program, method) {
+            let head = implementation.class.clone().unwrap_or_else(|| format!("line {} of {}", implementation.node.line(), implementation.file));
+            if out.iter().any(|r| r.callee == head) || program.env.reviewed.iter().any(|r| *r == format!("{head}.{method}")) {
+                continue;
+            }
+            let closure = match &implementation.class {
+                Some(class) => pinned::closure(program, implementation.file, class),
+                None => Err("no region or pin can name it".to_owned()),
+            };
+            let covered = match (settings.pinned_functions.get(&head).or_else(|| settings.pinned_functions.get(&format!("{head}.{method}"))), &closure) {
+                (Some(listed), Ok(c)) if listed.contains(&c.digest) => "pinned (`source.pinned-functions`), digest listed",
+                (Some(_), _) => "pinned (`source.pinned-functions`), digest not listed",
+                (None, _) => "unread: escalates",
+            };
+            out.push(ReachedCode {
+                region: region.name.to_owned(),
+                callee: head,
+                call: Anchor::at_line(region.file, node.line()),
+                covered: format!("{path} (any definition of `{method}`): {covered}"),
+                digest: closure.as_ref().map(|c| c.digest.clone()).map_err(Clone::clone),
+                definitions: closure.map(|c| c.anchors()).unwrap_or_default(),
+            });
+        }
     }
     out
 }
@@ -230,6 +296,28 @@ impl<'a> Calls<'a> {
         }
         out
     }
+
+    /// Every call of every region that dispatches a method on a receiver
+    /// whose class is not fixed ([`dispatch::dispatched`]), with the method.
+    fn dispatched<'p>(&self, program: &'p Program<'p, 'a>) -> Vec<(&'p Region<'a>, &'p str, Node<'a>, &'p str)> {
+        let mut out = Vec::new();
+        for (region, calls) in program.regions.iter().zip(program.calls) {
+            let file = Definitions::of(region, &self.values, &self.known);
+            for (node, identity) in calls {
+                let Identity::Path(path) = identity else { continue };
+                // A call [`Definitions::head`] lands names its definition,
+                // unless the method is a call's result's (`C.get().m`: `C.get` lands).
+                let chained = path.rsplit_once('.').is_some_and(|(receiver, _)| receiver.contains(['(', '[']));
+                if !chained && file.head(path).is_some() {
+                    continue;
+                }
+                if let Some(method) = dispatch::dispatched(path, |root| file.fixed(root)) {
+                    out.push((region, method, *node, path.as_str()));
+                }
+            }
+        }
+        out
+    }
 }
 
 /// Whether `n` is a function or method used as a value, not called: a name
@@ -296,6 +384,10 @@ struct Definitions<'a> {
     /// methods `this.m` reaches there (its static ones in a static method).
     this: Option<(String, BTreeSet<String>)>,
     locals: Bindings,
+    /// Top-level names that hold no code and no value [`Self::values`]
+    /// knows (`let x;`, a value bound again), and release imports under
+    /// another name: objects a call cannot tell the class of.
+    unfixed: BTreeSet<String>,
 }
 
 impl<'a> Definitions<'a> {
@@ -304,6 +396,7 @@ impl<'a> Definitions<'a> {
         let mut values: BTreeMap<String, (&'a str, Node<'a>)> =
             top.values.iter().filter(|(name, _)| !top.code.contains(*name)).map(|(name, v)| (name.clone(), (region.file, bare(*v)))).collect();
         let mut imported = BTreeMap::new();
+        let mut unfixed = BTreeSet::new();
         for (local, (spec, orig)) in top.imports.iter().filter(|(_, (spec, _))| !is_package(spec)) {
             let home = super::loader::resolve(region.file, spec, known).and_then(|h| known.get(h.as_str()).copied());
             match orig.as_str() {
@@ -315,9 +408,10 @@ impl<'a> Definitions<'a> {
                     _ => drop(imported.insert(orig.clone(), home)),
                 },
                 // Imported under another name: the scope leaves it unresolved.
-                _ => {}
+                _ => drop(unfixed.insert(local.clone())),
             }
         }
+        unfixed.extend(top.declared.iter().filter(|n| !top.code.contains(*n) && !top.imports.contains_key(*n)).cloned());
         let code = top.code;
         let this = (region.node.kind() == "method_definition").then(|| class_of(region.node)).flatten().map(|class| {
             let statics = super::is_static(region.node);
@@ -330,7 +424,7 @@ impl<'a> Definitions<'a> {
                 .collect();
             (if statics { format!("static {class}") } else { class }, methods)
         });
-        Definitions { file: region.file, code, imported, values, this, locals: Bindings::of(super::route::owner(region.node)) }
+        Definitions { file: region.file, code, imported, values, this, locals: Bindings::of(super::route::owner(region.node)), unfixed }
     }
 
     /// Where a resolved callee identity lands, when it reaches code of the
@@ -384,6 +478,13 @@ impl<'a> Definitions<'a> {
             }
             _ => None,
         }
+    }
+
+    /// Whether `root` names one object whatever the call: a package's import,
+    /// a global, or code of the release (its static members are [`Self::head`]'s).
+    /// A local, a parameter, or a module-level value of the release is not.
+    fn fixed(&self, root: &str) -> bool {
+        !(self.locals.is_param(root) || self.locals.count(root) > 0 || self.values.contains_key(root) || self.unfixed.contains(root))
     }
 
     /// The file defining a function or class the region's file names: its

@@ -16,6 +16,7 @@ mod ambient;
 mod bindings;
 mod closure;
 mod control;
+mod dispatch;
 mod facts;
 pub mod loader;
 mod members;

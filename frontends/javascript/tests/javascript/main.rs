@@ -1032,6 +1032,47 @@ fn a_static_call_through_a_bundlers_class_alias_is_a_call_into_the_pinned_class(
     }
 }
 
+#[test]
+fn a_method_called_on_a_receiver_of_no_fixed_class_binds_every_definition_of_it() {
+    // Two classes of the release answer `run`: one bound to a class
+    // expression as bundlers write it, one declared.
+    let conns = "var Lite = class _Lite {\n  run(q) { return q.length; }\n  name() { return \"lite\"; }\n};\nclass Pg {\n  run(q) { return q; }\n  static open() { return new Pg(); }\n}\nexport { Lite, Pg };\n";
+    let index = "import { Lite, Pg } from \"./paths.js\";\nfunction f(c, q) { return c.run(q); }\n";
+    let e = with_pinned(index, conns, &[]).expect_err("no definition of run is bound");
+    assert_eq!(e.code, EscalationCode::InventoryViolation);
+    assert!(e.detail.contains("`Lite` (line 2 of paths.js) defines `run`") && e.detail.contains("calls `c.run`"), "{}", e.detail);
+    let lite = printed_digest(&e);
+    let e = with_pinned(index, conns, &[("Lite", &lite)]).expect_err("Pg's run is not bound");
+    assert!(e.detail.contains("`Pg` (line 6 of paths.js) defines `run`"), "{}", e.detail);
+    let pg = printed_digest(&e);
+    let both = [("Lite", lite.as_str()), ("Pg.run", pg.as_str())];
+    assert_eq!(with_pinned(index, conns, &both), Ok(()), "every class defining run pinned, as the class or as the method");
+    // A changed body of either class, even of a method not called, is unread.
+    for changed in [conns.replace("q.length", "q.length + 1"), conns.replace("\"lite\"", "\"lite2\"")] {
+        let e = with_pinned(index, &changed, &both).expect_err(&changed);
+        assert!(e.detail.contains("which no reviewer listed"), "{changed}: {}", e.detail);
+    }
+    // A definition of run no pin can name: an object literal's, a member assigned, a class inside a function.
+    for other in [
+        "export const mock = { run: (q) => q };\n",
+        "export const mock = { run(q) { return q; } };\n",
+        "export function patch(o) { o.run = (q) => q; }\n",
+        "export function make() { return class { run(q) { return q; } }; }\n",
+    ] {
+        let e = with_pinned(index, &format!("{conns}{other}"), &both).expect_err(other);
+        assert!(e.detail.contains("defines a function `run` outside a class declared at the top"), "{other}: {}", e.detail);
+    }
+    // The same call on a call's result or an element; a receiver of fixed
+    // class (a global, a package) and a method no release code defines bind nothing.
+    for dispatched in ["function f(c, q) { return c.open().run(q); }\n", "function f(c, q) { return c[0].run(q); }\n", "function f(c, q) { return Pg.open().run(q); }\n"] {
+        let e = with_pinned(&format!("import {{ Lite, Pg }} from \"./paths.js\";\n{dispatched}"), conns, &[("static Pg.open", pg.as_str())]).expect_err(dispatched);
+        assert!(e.detail.contains("`Lite` (line 2 of paths.js) defines `run`"), "{dispatched}: {}", e.detail);
+    }
+    for fixed in ["function f(c, q) { return c.trim(q); }\n", "function f(c, q) { return JSON.stringify(q); }\n"] {
+        assert_eq!(with_pinned(&format!("import {{ Lite, Pg }} from \"./paths.js\";\n{fixed}"), conns, &[]), Ok(()), "{fixed}");
+    }
+}
+
 /// The package `index.js` (the entry, with the region `f`) importing
 /// `meta.js`, with `pinned` as the profile's pinned functions.
 fn entry_loading(index: &str, meta: &str, pinned: &[(&str, &str)]) -> Result<(), fcd_frontends::Escalation> {
