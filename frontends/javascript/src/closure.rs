@@ -22,9 +22,10 @@
 //! an imported one (a module's top level is its own scope, so a helper of the
 //! same name elsewhere is another function). The name must be bound once at
 //! the top of that file, and the region must be that definition (`file`
-//! picks it when the release defines the name in several files). Methods of
-//! an object a call returns (`getRegistry().lookup`) are not followed: the
-//! profile's assumptions must say what that object is.
+//! picks it when the release defines the name in several files). A method
+//! of an object whose class is not fixed (`getRegistry().lookup`,
+//! `connector.run`) may be any definition of that name in the release:
+//! [`dispatch`] binds each of them.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -66,7 +67,7 @@ pub(super) fn check(program: &Program<'_, '_>) -> Result<(), Escalation> {
             return fail(format!("`{root}` is imported from a file of the release that is not among the loaded files, so what it runs is unread"));
         };
         if !located.contains(&(home, head.clone())) {
-            if let Some(why) = unbound(program, &mut pinned, &located, home, &head, &[head.as_str()]) {
+            if let Some(why) = unbound(program, &mut pinned, &located, home, &head, &[head.as_str()], None) {
                 return fail(why);
             }
         }
@@ -99,7 +100,7 @@ pub(super) fn check(program: &Program<'_, '_>) -> Result<(), Escalation> {
                     if located.contains(&(implementation.file, head.clone())) {
                         continue;
                     }
-                    let Some(why) = unbound(program, &mut pinned, &located, implementation.file, &head, &[class.as_str(), head.as_str()]) else { continue };
+                    let Some(why) = unbound(program, &mut pinned, &located, implementation.file, &head, &[class.as_str(), head.as_str()], Some(class)) else { continue };
                     format!("`{class}` (line {line} of {}) defines `{method}`: {why}", implementation.file)
                 }
                 None => format!(
@@ -133,6 +134,7 @@ fn unbound<'a>(
     home: &'a str,
     head: &str,
     keys: &[&str],
+    class: Option<&str>,
 ) -> Option<String> {
     let settings = Settings::of(program.env);
     let Some((key, reviewed)) = keys.iter().find_map(|k| settings.pinned_functions.get_key_value(*k)) else {
@@ -146,9 +148,20 @@ fn unbound<'a>(
              (make it a region with its own inventory, or read it and pin it in `source.pinned-functions`{digest})"
         ));
     };
-    let closure = pinned.entry((home, key.clone())).or_insert_with(|| {
+    // A class pinned for a dispatched call: its own uses outside its text
+    // are checked (a second name, a member written, the class handed on);
+    // what its closure reaches is bound by the digest, not held against
+    // uses elsewhere (docs/shapes-that-escalate.md).
+    let cached = match class {
+        Some(class) => format!("dispatch {class}"),
+        None => key.clone(),
+    };
+    let closure = pinned.entry((home, cached)).or_insert_with(|| {
         pinned::closure(program, home, key)
-            .and_then(|c| c.check_uses(program).map(|()| c))
+            .and_then(|c| match class {
+                Some(class) => c.check_uses_of(program, |name| name == class, true).map(|()| c),
+                None => c.check_uses(program).map(|()| c),
+            })
             .map_err(|why| format!("`{key}` is pinned (`source.pinned-functions`), but {why}"))
     });
     match closure {

@@ -253,7 +253,15 @@ impl<'a> Pinned<'a> {
     /// is a call into it or an import or export: anything else could change
     /// what the pinned text reaches. `Err` names the first other use.
     pub(super) fn check_uses(&self, program: &Program<'a, '_>) -> Result<(), String> {
-        let by_file: BTreeMap<&str, Vec<&Definition<'a>>> = self.definitions.iter().fold(BTreeMap::new(), |mut m, d| {
+        self.check_uses_of(program, |_| true, false)
+    }
+
+    /// [`Self::check_uses`] for the definitions `checked` names only;
+    /// `lazy_loads`: a module loaded for its effect by a thunk
+    /// (`() => import("./x.js")`, [`lazy_load`]) is not a module handed on.
+    pub(super) fn check_uses_of(&self, program: &Program<'a, '_>, checked: impl Fn(&str) -> bool, lazy_loads: bool) -> Result<(), String> {
+        let defs: Vec<&Definition<'a>> = self.definitions.iter().filter(|d| checked(&d.name)).collect();
+        let by_file: BTreeMap<&str, Vec<&Definition<'a>>> = defs.iter().copied().fold(BTreeMap::new(), |mut m, d| {
             m.entry(d.file).or_default().push(d);
             m
         });
@@ -265,6 +273,24 @@ impl<'a> Pinned<'a> {
             let Some(target) = spec.map_or(Some(from.to_owned()), |s| resolve(from, s, &known)) else { return true };
             by_file.contains_key(target.as_str()) || program.trees.iter().find(|(f, _)| *f == target).is_none_or(|(_, syntax)| reexports(syntax.root()))
         };
+        // A second name a file gives a definition of its own at the top
+        // (`var MySQLConnector = _MySQLConnector;`, as a bundler exports a
+        // class that refers to itself): its uses are the definition's, and
+        // are checked as such; the binding itself is no use.
+        let aliases: Vec<(&str, Node<'_>, &Definition<'a>)> = program
+            .trees
+            .iter()
+            .flat_map(|(file, syntax)| syntax.root().named_children().map(move |n| (*file, n)))
+            .filter(|(_, n)| matches!(n.kind(), "lexical_declaration" | "variable_declaration"))
+            .flat_map(|(file, n)| n.named_children().filter(|d| d.kind() == "variable_declarator").map(move |d| (file, d)))
+            .filter_map(|(file, declarator)| {
+                let name = declarator.field_child("name").filter(|i| i.kind() == "identifier")?;
+                let value = declarator.field_child("value").filter(|v| v.kind() == "identifier")?;
+                let d = by_file.get(file)?.iter().find(|d| d.name == value.text())?;
+                (!self.holds(file, declarator)).then_some((file, name, *d))
+            })
+            .collect();
+        let alias_of = |name: &str| aliases.iter().find(|(_, a, _)| a.text() == name).map(|(_, _, d)| *d);
         for (file, syntax) in program.trees {
             let top = syntax.root();
             let scope = TopLevel::of(top);
@@ -273,6 +299,9 @@ impl<'a> Pinned<'a> {
             for d in by_file.get(file).into_iter().flatten() {
                 here.insert(d.name.as_str(), d);
             }
+            for (_, alias, d) in aliases.iter().filter(|(f, _, _)| f == file) {
+                here.insert(alias.text(), d);
+            }
             // An import by a closure name is that definition, wherever the
             // import resolves (a file re-exporting it counts); a namespace or
             // default import of a release file may reach any of them.
@@ -280,17 +309,17 @@ impl<'a> Pinned<'a> {
             for (local, (spec, orig)) in scope.imports.iter().filter(|(_, (spec, _))| !is_package(spec)) {
                 if orig == "*" || orig == "default" {
                     namespaces.insert(local.as_str(), Some(spec.as_str()));
-                } else if let Some(d) = self.definitions.iter().find(|d| &d.name == orig) {
+                } else if let Some(d) = defs.iter().copied().find(|d| &d.name == orig).or_else(|| alias_of(orig)) {
                     here.insert(local.as_str(), d);
                 }
             }
             // The module objects it reaches by value: `require("./…")`, `import("./…")`, its own `exports`.
-            let held = module_values(top);
+            let held = module_values(top, lazy_loads);
             if let Some((line, _)) = held.handed.iter().find(|(_, spec)| exposes(file, spec.as_deref())) {
                 return Err(format!("line {line} of {file} hands on a module of the release whose exports may include code the pinned text reaches"));
             }
             for (local, orig) in &held.named {
-                if let Some(d) = self.definitions.iter().find(|d| d.name == *orig) {
+                if let Some(d) = defs.iter().copied().find(|d| d.name == *orig) {
                     here.insert(local, d);
                 }
             }
@@ -300,7 +329,7 @@ impl<'a> Pinned<'a> {
             }
             let inside = |n: Node<'_>| self.holds(file, n);
             for (member, own) in &held.members {
-                let Some(d) = member.field_child("property").and_then(|p| self.definitions.iter().find(|d| d.name == p.text())) else { continue };
+                let Some(d) = member.field_child("property").and_then(|p| defs.iter().copied().find(|d| d.name == p.text())) else { continue };
                 // `exports.Name = …` in the file itself is its export, not a write to the definition.
                 let exported =
                     *own && d.file == *file && member.parent().is_some_and(|p| p.kind() == "assignment_expression" && p.field_child("left") == Some(*member));
@@ -318,7 +347,7 @@ impl<'a> Pinned<'a> {
                     let member = n.parent().filter(|p| p.kind() == "member_expression" && p.field_child("object") == Some(n));
                     let named = member.and_then(|m| {
                         let property = m.field_child("property")?;
-                        self.definitions.iter().find(|d| d.name == property.text()).map(|d| (m, d))
+                        defs.iter().copied().find(|d| d.name == property.text()).map(|d| (m, d))
                     });
                     match named {
                         Some(found) => found,
@@ -334,6 +363,11 @@ impl<'a> Pinned<'a> {
                     }
                 } else {
                     let Some(d) = here.get(n.text()) else { continue };
+                    // The alias's own binding, and the definition it names there.
+                    let binding = |a: &Node<'_>| *a == n || a.parent().and_then(|decl| decl.field_child("value")) == Some(n);
+                    if aliases.iter().any(|(f, a, _)| f == file && binding(a)) {
+                        continue;
+                    }
                     (n, *d)
                 };
                 if inside(used) || reads_only(used, self.aliased(d)) {
@@ -389,7 +423,7 @@ struct ModuleValues<'a> {
 /// them: a local of that name is checked as strictly). A module bound whole
 /// to a name, its exports destructured by name, a member read, or a load for
 /// its effect are followed; any other use hands every export on.
-fn module_values(top: Node<'_>) -> ModuleValues<'_> {
+fn module_values(top: Node<'_>, lazy_loads: bool) -> ModuleValues<'_> {
     let mut held = ModuleValues::default();
     for n in top.descendants() {
         let own = (n.kind() == "identifier" && n.text() == "exports" && !is_member_of(n))
@@ -405,6 +439,9 @@ fn module_values(top: Node<'_>) -> ModuleValues<'_> {
             value = p;
         }
         let Some(parent) = value.parent() else { continue };
+        if lazy_loads && lazy_load(n, value) {
+            continue;
+        }
         match parent.kind() {
             "member_expression" if parent.field_child("object") == Some(value) => held.members.push((parent, own)),
             "expression_statement" => {}
@@ -433,6 +470,22 @@ fn module_values(top: Node<'_>) -> ModuleValues<'_> {
         }
     }
     held
+}
+
+/// Whether `load`, held as `value`, is a lazy load of a module for its
+/// effect: `() => import("./x.js")`, a thunk of no parameters whose whole
+/// body is the `import()`, as a table of connectors to load at startup is
+/// written. Only a class pinned for a dispatched call may be loaded so
+/// (`closure.rs`): an ES module's namespace cannot be written (its exports
+/// are read-only bindings), a prototype write escalates wherever it is,
+/// and a method of the dispatched name assigned anywhere escalates. What
+/// is left is a static member of the class written through the namespace
+/// by code that holds it (docs/shapes-that-escalate.md). `require` returns
+/// a writable exports object: never a lazy load here.
+fn lazy_load(load: Node<'_>, value: Node<'_>) -> bool {
+    let import = load.kind() == "call_expression" && load.field_child("function").is_some_and(|f| f.kind() == "import");
+    let thunk = value.parent().filter(|a| a.kind() == "arrow_function" && a.field_child("body") == Some(value));
+    import && thunk.is_some_and(|a| a.field_child("parameters").is_none_or(|p| p.named_children().next().is_none()) && a.field_child("parameter").is_none())
 }
 
 /// Whether a file re-exports anything of the release: `export … from "./…"`,
@@ -505,12 +558,23 @@ fn reads_only(n: Node<'_>, d: &Definition<'_>) -> bool {
     }
     match parent.kind() {
         "import_specifier" | "export_specifier" | "import_clause" => return true,
+        // Iterating a table the closure holds as an array literal reads it
+        // (`for (… of LIST)`, `[...LIST]`): only a prototype write could
+        // change how, and that escalates wherever it is.
+        "spread_element" if array_table(d.nodes[0]) && parent.parent().is_some_and(|a| a.kind() == "array") => return true,
+        "for_in_statement" if array_table(d.nodes[0]) && parent.field_child("right") == Some(n) => return true,
+        // `x instanceof C` compares with the class; it changes nothing.
+        "binary_expression" if parent.field_child("right") == Some(n) && parent.field_child("operator").is_some_and(|o| o.text() == "instanceof") => return true,
         "call_expression" if parent.field_child("function") == Some(n) => return true,
         "new_expression" if parent.field_child("constructor") == Some(n) => return true,
         _ => {}
     }
-    // The member chain `n.a.b[…]` the use reads through.
+    // The member chain `n.a.b[…]` the use reads through (TypeScript's
+    // `(n as T[])` and parentheses looked through: they change no value).
     let mut outer = n;
+    while let Some(p) = outer.parent().filter(|p| matches!(p.kind(), "as_expression" | "parenthesized_expression" | "non_null_expression" | "satisfies_expression")) {
+        outer = p;
+    }
     let mut members = Vec::new();
     while let Some(p) = outer.parent().filter(|p| matches!(p.kind(), "member_expression" | "subscript_expression") && p.field_child("object") == Some(outer)) {
         members.push(p.field_child("property").filter(|_| p.kind() == "member_expression").map(|m| m.text()).unwrap_or("[]"));
@@ -521,11 +585,13 @@ fn reads_only(n: Node<'_>, d: &Definition<'_>) -> bool {
         // The value itself: only a constant that cannot change may go out,
         // or a function whose members nothing in the closure reads (what
         // receives it can call it, or give it members the closure never sees).
-        return (constant(d.nodes[0]) || (is_function(d.nodes[0]) && !d.members_read)) && !context.is_some_and(|c| written(c, n));
+        return (constant(d.nodes[0]) || (is_function(d.nodes[0]) && !d.members_read)) && !context.is_some_and(|c| written(c, outer));
     };
     let called = context.is_some_and(|c| c.kind() == "call_expression" && c.field_child("function") == Some(outer));
     if called {
-        return (members.len() == 1 && static_code(d.nodes[0]).contains(first)) || READING_METHODS.contains(&last);
+        // `test`/`exec` of a pattern without `g` or `y` keep no state (`lastIndex`).
+        let stateless_match = members.len() == 1 && matches!(first, "test" | "exec") && stateless_pattern(d.nodes[0]);
+        return (members.len() == 1 && static_code(d.nodes[0]).contains(first)) || READING_METHODS.contains(&last) || stateless_match;
     }
     // A static method handed on as a value: whoever receives it can call it, as a call here could.
     if members.len() == 1 && static_code(d.nodes[0]).contains(first) && !context.is_some_and(|c| written(c, outer)) {
@@ -605,6 +671,27 @@ fn constant(node: Node<'_>) -> bool {
         "regex" => !value.field_child("flags").is_some_and(|f| f.text().contains(['g', 'y'])),
         _ => false,
     }
+}
+
+/// Whether a definition is a variable bound to a pattern whose flags are
+/// known and hold neither `g` nor `y`: a literal, or `new RegExp(source, "i")`.
+fn stateless_pattern(node: Node<'_>) -> bool {
+    let Some(value) = node.field_child("value").map(bare) else { return false };
+    let flags = match value.kind() {
+        "regex" => Some(value.field_child("flags").map(|f| f.text().to_owned()).unwrap_or_default()),
+        "new_expression" if value.field_child("constructor").is_some_and(|c| c.text() == "RegExp") => match value.items("arguments").as_slice() {
+            [_] => Some(String::new()),
+            [_, flags] => super::syntax::string_content(*flags),
+            _ => None,
+        },
+        _ => None,
+    };
+    flags.is_some_and(|f| !f.contains(['g', 'y']))
+}
+
+/// Whether a definition is a variable bound to an array literal (`const L = [...]`, `as const` too).
+fn array_table(node: Node<'_>) -> bool {
+    node.kind() == "variable_declarator" && node.field_child("value").map(bare).is_some_and(|v| v.kind() == "array")
 }
 
 /// Whether `member` of a definition is a primitive constant: a member of

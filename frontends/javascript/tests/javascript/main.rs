@@ -1068,6 +1068,17 @@ fn a_method_called_on_a_receiver_of_no_fixed_class_binds_every_definition_of_it(
         let e = with_pinned(&format!("import {{ Lite, Pg }} from \"./paths.js\";\n{dispatched}"), conns, &[("static Pg.open", pg.as_str())]).expect_err(dispatched);
         assert!(e.detail.contains("`Lite` (line 2 of paths.js) defines `run`"), "{dispatched}: {}", e.detail);
     }
+    // How a bundle holds and loads a pinned class: a second name for it, a
+    // lazy load of its module for its effect, `instanceof`; a member of it
+    // written through the second name, or the module held by `require`, escalate.
+    let index_loading = |outside: &str| format!("import {{ Lite, Pg }} from \"./paths.js\";\n{outside}\nfunction f(c, q) {{ return c.run(q); }}\n");
+    let aliased = format!("{conns}var Conn = Lite;\nexport const seen = (x) => x instanceof Conn;\n");
+    let lazy = "const table = [{ load: () => import(\"./paths.js\") }];";
+    assert_eq!(with_pinned(&index_loading(lazy), &aliased, &both), Ok(()));
+    for (outside, inside) in [("", "Conn.hook = () => 1;\n"), ("const table = [{ load: () => require(\"./paths.js\") }];", "")] {
+        let e = with_pinned(&index_loading(outside), &format!("{aliased}{inside}"), &both).expect_err(outside);
+        assert!(e.detail.contains("uses `Conn`") || e.detail.contains("module of the release"), "{outside}{inside}: {}", e.detail);
+    }
     for fixed in ["function f(c, q) { return c.trim(q); }\n", "function f(c, q) { return JSON.stringify(q); }\n"] {
         assert_eq!(with_pinned(&format!("import {{ Lite, Pg }} from \"./paths.js\";\n{fixed}"), conns, &[]), Ok(()), "{fixed}");
     }
