@@ -92,6 +92,17 @@ pub(super) fn check(program: &Program<'_, '_>) -> Result<(), Escalation> {
     // A method called on a receiver whose class is not fixed: every
     // definition of it in the release may answer ([`dispatch`]).
     for (region, method, node, path) in calls.dispatched(program) {
+        // A loaded file that did not parse may define `m` where no one can see.
+        if let Some((file, _)) = program.opaque.iter().find(|(_, text)| dispatch::mentions(text, method)) {
+            return Err(Escalation::new(
+                EscalationCode::ParseError,
+                format!(
+                    "region `{}` calls `{path}`, whose receiver's class is not fixed, so any definition of `{method}` in the release may run, and {file}, which did not parse, names `{method}`",
+                    region.name
+                ),
+                Some(Anchor::at_line(region.file, node.line())),
+            ));
+        }
         for implementation in dispatch::implementations(program, method) {
             let line = implementation.node.line();
             let why = match &implementation.class {
@@ -100,7 +111,9 @@ pub(super) fn check(program: &Program<'_, '_>) -> Result<(), Escalation> {
                     if located.contains(&(implementation.file, head.clone())) {
                         continue;
                     }
-                    let Some(why) = unbound(program, &mut pinned, &located, implementation.file, &head, &[class.as_str(), head.as_str()], Some(class)) else { continue };
+                    let Some(why) = unbound(program, &mut pinned, &located, implementation.file, &head, &[class.as_str(), head.as_str()], Some(class)) else {
+                        continue;
+                    };
                     format!("`{class}` (line {line} of {}) defines `{method}`: {why}", implementation.file)
                 }
                 None => format!(

@@ -16,8 +16,9 @@
 //!   declared or bound to a class expression at the top of its file: a
 //!   region `C.m`, or pinned by the digest of its class's closure
 //!   (`source.pinned-functions`, `"C"` or `"C.m"`);
-//! - a function property `m` of an object literal, or a function assigned
-//!   to a member `m` anywhere: no region can name it, so it escalates.
+//! - a property `m` of an object literal that may hold a function, a
+//!   member `m` assigned or defined (`Object.defineProperty`) anywhere: no
+//!   region can name it, so it escalates.
 //!
 //! A receiver that is a package's import or a global (`JSON`, `fs.promises`)
 //! reaches no release code: its methods are the package's. A method no
@@ -26,7 +27,6 @@
 use fcd_frontends::frontend::Program;
 use fcd_frontends::ts::Node;
 
-use super::FUNCTIONS;
 use super::syntax::bare;
 
 /// A definition of a method name in the loaded release.
@@ -56,11 +56,20 @@ pub(super) fn implementations<'a>(program: &Program<'a, '_>, method: &str) -> Ve
                 "method_definition" if n.parent().is_some_and(|o| o.kind() == "object") && super::class_member_name(n).as_deref() == Some(method) => {
                     out.push(Implementation { file, node: n, class: None });
                 }
-                "pair" if key(n).as_deref() == Some(method) && n.field_child("value").is_some_and(|v| FUNCTIONS.contains(&bare(v).kind())) => {
+                // A property `m` whose value may be a function: anything but data written in place.
+                "pair" if key(n).as_deref() == Some(method) && n.field_child("value").is_none_or(|v| !DATA.contains(&bare(v).kind())) => {
                     out.push(Implementation { file, node: n, class: None });
                 }
-                "assignment_expression"
-                    if n.field_child("left").is_some_and(|l| l.kind() == "member_expression" && l.field_child("property").is_some_and(|p| p.text() == method)) =>
+                "shorthand_property_identifier" if n.text() == method => out.push(Implementation { file, node: n, class: None }),
+                // `o.m = …`, `o["m"] = …`, `Object.defineProperty(o, "m", …)`.
+                "assignment_expression" if n.field_child("left").is_some_and(|l| names_member(l, method)) => {
+                    out.push(Implementation { file, node: n, class: None });
+                }
+                "call_expression"
+                    if n.field_child("function").is_some_and(|f| f.text().ends_with("defineProperty") || f.text().ends_with("defineProperties"))
+                        && n.descendants().any(|a| {
+                            super::syntax::string_content(a).as_deref() == Some(method) || (a.kind() == "pair" && key(a).as_deref() == Some(method))
+                        }) =>
                 {
                     out.push(Implementation { file, node: n, class: None });
                 }
@@ -74,11 +83,13 @@ pub(super) fn implementations<'a>(program: &Program<'a, '_>, method: &str) -> Ve
 /// The method a call dispatches on its receiver's class, when the receiver
 /// is not fixed: `m` of `a.b().m`, `x.m` (`x` a local or parameter), `t[].m`.
 /// `this.m`, a package's or a global's member chain (`fs.promises.readFile`),
-/// and a call of a name (`f(…)`) dispatch nothing here.
+/// and a call of a name (`f(…)`) dispatch nothing here; `new C().m` does.
 pub(super) fn dispatched(path: &str, fixed: impl Fn(&str) -> bool) -> Option<&str> {
-    if path.starts_with("new ") || path.starts_with("handed ") {
+    if path.starts_with("handed ") {
         return None;
     }
+    // `new C().m`: the method of what the constructor returned.
+    let path = path.strip_prefix("new ").unwrap_or(path);
     let (receiver, method) = path.rsplit_once('.')?;
     if method.is_empty() || !method.chars().all(|c| c == '_' || c == '$' || c.is_alphanumeric()) {
         return None;
@@ -86,6 +97,14 @@ pub(super) fn dispatched(path: &str, fixed: impl Fn(&str) -> bool) -> Option<&st
     let root = receiver.split(['.', '[', '(']).next().unwrap_or_default();
     let chained = receiver.len() > root.len() && receiver[root.len()..].contains(['(', '[']);
     (root != "this" && (chained || !fixed(root))).then_some(method)
+}
+
+/// Whether `text` (a file that did not parse) holds `method` as a word.
+pub(super) fn mentions(text: &str, method: &str) -> bool {
+    let word = |c: char| c == '_' || c == '$' || c.is_alphanumeric();
+    text.match_indices(method).any(|(at, _)| {
+        !text[..at].chars().next_back().is_some_and(word) && !text[at + method.len()..].chars().next().is_some_and(word)
+    })
 }
 
 /// The name the class of `member` is bound to at the top of its file.
@@ -107,6 +126,18 @@ fn top_level_class(member: Node<'_>) -> Option<String> {
     (up.kind() == "program").then(|| bound.field_child("name").map(|n| n.text().to_owned())).flatten()
 }
 
+/// Values a property can hold that are no function.
+const DATA: &[&str] = &["string", "number", "true", "false", "null", "undefined", "template_string", "array", "object", "regex"];
+
+/// Whether `target` is the member `method` of something: `o.m`, `o["m"]`.
+fn names_member(target: Node<'_>, method: &str) -> bool {
+    match target.kind() {
+        "member_expression" => target.field_child("property").is_some_and(|p| p.text() == method),
+        "subscript_expression" => target.field_child("index").and_then(super::syntax::string_content).as_deref() == Some(method),
+        _ => false,
+    }
+}
+
 /// The key of an object property (`m: …`, `"m": …`).
 fn key(pair: Node<'_>) -> Option<String> {
     let k = pair.field_child("key")?;
@@ -118,12 +149,19 @@ mod tests {
     use super::dispatched;
 
     #[test]
+    fn a_file_that_did_not_parse_mentions_a_method_as_a_word() {
+        assert!(super::mentions("x.run(1)", "run"));
+        assert!(super::mentions("run", "run"));
+        assert!(!super::mentions("rerun(); running", "run"));
+    }
+
+    #[test]
     fn a_receiver_not_fixed_dispatches_its_method() {
         let locals = |root: &str| matches!(root, "JSON" | "fs" | "ConnectorManager");
         assert_eq!(dispatched("ConnectorManager.getCurrentConnector().executeSQL", locals), Some("executeSQL"));
         assert_eq!(dispatched("connector.executeSQL", locals), Some("executeSQL"));
         assert_eq!(dispatched("allowedKeywords[].join", locals), Some("join"));
-        assert_eq!(dispatched("new Date().toISOString", locals), None, "a constructor call is not a dispatch");
+        assert_eq!(dispatched("new Date().toISOString", locals), Some("toISOString"), "the method of a constructed object");
         assert_eq!(dispatched("JSON.stringify", locals), None);
         assert_eq!(dispatched("fs.promises.readFile", locals), None);
         assert_eq!(dispatched("this.run", locals), None);

@@ -564,7 +564,9 @@ fn reads_only(n: Node<'_>, d: &Definition<'_>) -> bool {
         "spread_element" if array_table(d.nodes[0]) && parent.parent().is_some_and(|a| a.kind() == "array") => return true,
         "for_in_statement" if array_table(d.nodes[0]) && parent.field_child("right") == Some(n) => return true,
         // `x instanceof C` compares with the class; it changes nothing.
-        "binary_expression" if parent.field_child("right") == Some(n) && parent.field_child("operator").is_some_and(|o| o.text() == "instanceof") => return true,
+        "binary_expression" if parent.field_child("right") == Some(n) && parent.field_child("operator").is_some_and(|o| o.text() == "instanceof") => {
+            return true;
+        }
         "call_expression" if parent.field_child("function") == Some(n) => return true,
         "new_expression" if parent.field_child("constructor") == Some(n) => return true,
         _ => {}
@@ -572,7 +574,9 @@ fn reads_only(n: Node<'_>, d: &Definition<'_>) -> bool {
     // The member chain `n.a.b[…]` the use reads through (TypeScript's
     // `(n as T[])` and parentheses looked through: they change no value).
     let mut outer = n;
-    while let Some(p) = outer.parent().filter(|p| matches!(p.kind(), "as_expression" | "parenthesized_expression" | "non_null_expression" | "satisfies_expression")) {
+    while let Some(p) =
+        outer.parent().filter(|p| matches!(p.kind(), "as_expression" | "parenthesized_expression" | "non_null_expression" | "satisfies_expression"))
+    {
         outer = p;
     }
     let mut members = Vec::new();

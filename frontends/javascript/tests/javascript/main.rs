@@ -1058,14 +1058,21 @@ fn a_method_called_on_a_receiver_of_no_fixed_class_binds_every_definition_of_it(
         "export const mock = { run(q) { return q; } };\n",
         "export function patch(o) { o.run = (q) => q; }\n",
         "export function make() { return class { run(q) { return q; } }; }\n",
+        "const run = (q) => q;\nexport const mock = { run };\n",
+        "const go = (q) => q;\nexport const mock = { run: go };\n",
+        "export function patch(o) { o[\"run\"] = (q) => q; }\n",
+        "export function patch(o) { Object.defineProperty(o, \"run\", { value: (q) => q }); }\n",
     ] {
         let e = with_pinned(index, &format!("{conns}{other}"), &both).expect_err(other);
         assert!(e.detail.contains("defines a function `run` outside a class declared at the top"), "{other}: {}", e.detail);
     }
     // The same call on a call's result or an element; a receiver of fixed
     // class (a global, a package) and a method no release code defines bind nothing.
-    for dispatched in ["function f(c, q) { return c.open().run(q); }\n", "function f(c, q) { return c[0].run(q); }\n", "function f(c, q) { return Pg.open().run(q); }\n"] {
-        let e = with_pinned(&format!("import {{ Lite, Pg }} from \"./paths.js\";\n{dispatched}"), conns, &[("static Pg.open", pg.as_str())]).expect_err(dispatched);
+    for dispatched in
+        ["function f(c, q) { return c.open().run(q); }\n", "function f(c, q) { return c[0].run(q); }\n", "function f(c, q) { return Pg.open().run(q); }\n"]
+    {
+        let e =
+            with_pinned(&format!("import {{ Lite, Pg }} from \"./paths.js\";\n{dispatched}"), conns, &[("static Pg.open", pg.as_str())]).expect_err(dispatched);
         assert!(e.detail.contains("`Lite` (line 2 of paths.js) defines `run`"), "{dispatched}: {}", e.detail);
     }
     // How a bundle holds and loads a pinned class: a second name for it, a
