@@ -44,6 +44,11 @@ pub struct Loaded {
     /// their directory in the release (Go: the module path of go.mod joined
     /// with each package directory): a call into one is release code.
     pub packages: BTreeMap<String, String>,
+    /// Package directories of the release the loader could not read whole,
+    /// each with why (Go: a link, a non-Go source, a file too large): a
+    /// question about every package of the module (who implements a method,
+    /// who writes a variable) cannot be answered while one is unread.
+    pub unread: BTreeMap<String, String>,
 }
 
 /// A loader construct fcd does not interpret, at its file and line: it escalates

@@ -273,7 +273,7 @@ fn named_type(index: &Index<'_, '_>, dir: &str, imports: &scope::Imports<'_>, n:
 }
 
 /// `(dir, name)` when package `dir` declares a type `name` at top level.
-fn declared_type(index: &Index<'_, '_>, dir: &str, name: &str) -> Option<TypeRef> {
+pub(super) fn declared_type(index: &Index<'_, '_>, dir: &str, name: &str) -> Option<TypeRef> {
     (!type_specs(index, dir, name).is_empty()).then(|| (dir.to_owned(), name.to_owned()))
 }
 
