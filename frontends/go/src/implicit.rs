@@ -37,10 +37,10 @@ use fcd_frontends::ir::{Escalation, EscalationCode, ReachedCode};
 use fcd_frontends::ts::Node;
 use fcd_model::effect::Anchor;
 
-use super::pinned::{Index, is_member};
+use super::pinned::Index;
 use super::scope;
 use super::settings::Settings;
-use super::syntax::receiver_type;
+use super::syntax::{is_member, receiver_type};
 
 /// Method names the Go standard library (and the encoders that follow its
 /// conventions) calls on a value by itself, having found the method by a

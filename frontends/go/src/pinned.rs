@@ -35,6 +35,7 @@ use fcd_model::effect::Anchor;
 use super::loader::release_dir;
 use super::scope::{self, DeclKind};
 use super::settings::Settings;
+use super::syntax::is_member;
 
 /// A pinned name's closure: its digest and the definitions it binds.
 pub(super) struct Pinned<'a> {
@@ -189,8 +190,11 @@ impl<'p, 'a> Index<'p, 'a> {
             }
             if kind == DeclKind::Var {
                 if name.starts_with(|c: char| c.is_uppercase()) {
-                    super::variables::unwritten(self, &dir, &name, &spelled, declaration)
-                        .map_err(|why| format!("{why} ({spelled} is declared at {file}:{})", declared.line()))?;
+                    let module =
+                        super::variables::Module { files: self.all_files().collect(), package: self.files(&dir), release: &|path: &str| self.release(path) };
+                    self.whole_module().and_then(|()| super::variables::unwritten(&module, &dir, &name, declaration)).map_err(|why| {
+                        format!("`{spelled}` is an exported package variable ({file}:{}) any package of the binary may write: {why}", declared.line())
+                    })?;
                 } else {
                     variables.push((dir.clone(), name.clone()));
                 }
@@ -401,13 +405,6 @@ impl<'p, 'a> Index<'p, 'a> {
 /// suffix, linkname or cgo (the loader's checks, `super::loader`).
 fn built_as_read(file: &str, syntax: &Syntax) -> Result<(), String> {
     super::loader::compiled_as_read(file, syntax.text()).map_err(|e| format!("{file} is compiled only under conditions fcd does not evaluate: {}", e.detail))
-}
-
-/// Whether an identifier is a member name, not a reference: the key of a
-/// keyed element names a field of the literal's type.
-pub(super) fn is_member(n: Node<'_>) -> bool {
-    let element = n.parent().filter(|p| p.kind() == "literal_element");
-    element.and_then(|e| e.parent()).is_some_and(|k| k.kind() == "keyed_element" && k.named_children().next() == element)
 }
 
 /// A name of the release a region reaches: where, and how it is spelled.

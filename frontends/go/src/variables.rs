@@ -27,10 +27,10 @@
 //! Any `//go:linkname` in the module escalates too: it can bind another
 //! name to the variable.
 
-use fcd_frontends::ts::Node;
+use fcd_frontends::ts::{Node, Syntax};
 
-use super::pinned::Index;
 use super::scope;
+use super::syntax::is_member;
 
 /// How deep locals bound from the variable's elements are followed.
 const DEPTH: usize = 4;
@@ -58,37 +58,46 @@ const COPYING: &[&str] = &[
     "complex128",
 ];
 
+/// The module as this check reads it, every package read (the caller has made sure).
+pub(super) struct Module<'m, 'a> {
+    /// Every parsed file of the module.
+    pub(super) files: Vec<(&'a str, &'a Syntax)>,
+    /// The files of the variable's package.
+    pub(super) package: &'m [(&'a str, &'a Syntax)],
+    /// The package directory an import path names, when the module's.
+    pub(super) release: &'m dyn Fn(&str) -> Option<String>,
+}
+
 /// `Ok` when no code of the module but the declaration `declaration` does
 /// anything with the variable `name` of package `dir` other than read it;
 /// else why, naming the site.
-pub(super) fn unwritten(index: &Index<'_, '_>, dir: &str, name: &str, spelled: &str, declaration: Node<'_>) -> Result<(), String> {
+pub(super) fn unwritten(module: &Module<'_, '_>, dir: &str, name: &str, declaration: Node<'_>) -> Result<(), String> {
     let ty = declared_type(declaration, name);
     // A type of the package defined as a predeclared one (`type Scope string`) copies as that one does.
     let copies = |t: &str| {
         COPYING.contains(&t)
-            || index.files(dir).iter().any(|(_, s)| {
+            || module.package.iter().any(|(_, s)| {
                 s.root().named_children().filter(|d| d.kind() == "type_declaration").flat_map(|d| d.named_children()).any(|spec| {
                     spec.field_child("name").is_some_and(|n| n.text() == t) && spec.field_child("type").is_some_and(|u| COPYING.contains(&u.text()))
                 })
             })
     };
     let cx = Cx { copies: &copies };
-    index.whole_module().map_err(|why| format!("`{spelled}` is an exported package variable any package of the binary may write, and {why}"))?;
-    for (file, syntax) in index.all_files() {
+    for (file, syntax) in module.files.iter().copied() {
         if let Some(line) = syntax.text().lines().position(|l| l.trim_start().starts_with("//go:linkname")) {
-            return Err(format!("{file}:{} has a `//go:linkname`, which can bind another name to the exported package variable `{spelled}`", line + 1));
+            return Err(format!("{file}:{} has a `//go:linkname`, which can bind another name to it", line + 1));
         }
         let root = syntax.root();
         let uses: Vec<Node<'_>> = if scope::dir(file) == dir {
-            root.descendants().filter(|n| n.kind() == "identifier" && n.text() == name && !super::pinned::is_member(*n)).collect()
+            root.descendants().filter(|n| n.kind() == "identifier" && n.text() == name && !is_member(*n)).collect()
         } else {
             let mut names = Vec::new();
             for (local, (path, spec)) in scope::imports(root) {
-                if index.release(&path).as_deref() != Some(dir) {
+                if (module.release)(&path).as_deref() != Some(dir) {
                     continue;
                 }
                 if local == "." {
-                    return Err(format!("{file}:{} dot-imports the package of `{spelled}`, so its name needs no qualifier there", spec.line()));
+                    return Err(format!("{file}:{} dot-imports its package, so its name needs no qualifier there", spec.line()));
                 }
                 names.push(local);
             }
@@ -105,7 +114,7 @@ pub(super) fn unwritten(index: &Index<'_, '_>, dir: &str, name: &str, spelled: &
             if !cx.read(u, 0, ty.as_deref()) {
                 let line = u.ancestors().find(|a| a.kind().ends_with("statement") || a.kind().ends_with("declaration")).unwrap_or(u);
                 return Err(format!(
-                    "the exported package variable `{spelled}` is used at {file}:{} (`{}`) other than by a plain read, so code outside its declaration may change it",
+                    "it is used at {file}:{} (`{}`) other than by a plain read, so code outside its declaration may change it",
                     u.line(),
                     line.compact_text()
                 ));

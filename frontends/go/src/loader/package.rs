@@ -113,7 +113,7 @@ fn libraries(root: &Path, files: &[SourceFile]) -> Result<Result<Libraries, Esca
                 unread.entry(dir).or_insert(why);
                 continue;
             }
-            if !done.insert(dir.clone()) {
+            if !has_go_files(root, &dir) || !done.insert(dir.clone()) {
                 continue;
             }
             match library_package(root, &dir, module)? {
@@ -130,6 +130,17 @@ fn libraries(root: &Path, files: &[SourceFile]) -> Result<Result<Libraries, Esca
     }
     library.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(Ok((library, packages, unread)))
+}
+
+/// Whether directory `dir` holds a `.go` file `go build` compiles (a test
+/// file or a name starting with `.` or `_` aside): only then is it a package,
+/// whose other sources (assembly, C) are compiled with it.
+fn has_go_files(root: &Path, dir: &str) -> bool {
+    let Ok(entries) = std::fs::read_dir(root.join(dir)) else { return true };
+    entries.filter_map(Result::ok).any(|e| {
+        let name = e.file_name().to_string_lossy().into_owned();
+        name.ends_with(".go") && !name.ends_with("_test.go") && !name.starts_with(['.', '_'])
+    })
 }
 
 /// Every directory of the module rooted at `module` that may hold a package

@@ -281,7 +281,7 @@ fn a_pinned_closure_refuses_what_its_text_does_not_bind() {
     );
     refused(
         "package u\n\nvar Prefix = \"\"\n\nfunc Done(s string) string { return Prefix + s }\n\nfunc Set(p string) { Prefix = p }\n",
-        "the exported package variable `pkg/u.Prefix` is used at pkg/u/u.go:7",
+        "`pkg/u.Prefix` is an exported package variable (pkg/u/u.go:3) any package of the binary may write: it is used at pkg/u/u.go:7",
     );
     refused("package u\n\nimport \"os\"\n\nfunc Done(s string) string { os.Setenv(\"A\", s); return s }\n", "writes process-wide state");
     refused("//go:build linux\n\npackage u\n\nfunc Done(s string) string { return s }\n", "compiled only under conditions");

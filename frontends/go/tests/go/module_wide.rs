@@ -113,6 +113,13 @@ fn a_package_of_the_module_not_read_leaves_the_implementations_unknown() {
     assert!(release.unread.contains_key("linked"), "{:?}", release.unread);
     let e = escalates(registered(release, &[]));
     assert!(e.detail.contains("not every package of the module is read") && e.detail.contains("linked"), "{e}");
+    // A directory without Go files is no package: what else it holds is not compiled.
+    let base = printed_digest(&escalates(register(NONE, &[("docs/notes.h", "/* notes */\n")], &[])));
+    register(NONE, &[("docs/notes.h", "/* notes */\n")], &[("pkg/h.Base.Client", &base)]).expect("registers");
+    // A package holding a non-Go source is not read whole.
+    let e =
+        escalates(register(NONE, &[("internal/asm/a.go", "package asm\n"), ("internal/asm/a_amd64.s", "TEXT ·f(SB),0,$0\n")], &[("pkg/h.Base.Client", &base)]));
+    assert!(e.detail.contains("package internal/asm is not read"), "{e}");
     // A file of another package that does not parse: the same.
     let e = escalates(register(NONE, &[("internal/x/x.go", "package x\n\nfunc (")], &[]));
     assert!(e.detail.contains("internal/x/x.go does not parse"), "{e}");
