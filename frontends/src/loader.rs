@@ -34,8 +34,8 @@ pub struct Loaded {
     /// (npm): the frontend analyses only what they load.
     pub entries: Option<Vec<String>>,
     /// Source files of the release the runtime loads with the selected ones
-    /// that are read only as the code the regions reach (Go: the module's
-    /// other packages the selected ones import): digested and parsed, never
+    /// that are read only as the code the regions reach (Go: every other
+    /// package of the module): digested and parsed, never
     /// searched for a region nor read by the file-wide checks; the
     /// language's closed call path reads the definitions a region reaches
     /// there ([`crate::frontend::Program::library`]).

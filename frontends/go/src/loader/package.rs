@@ -18,9 +18,10 @@
 //! module is read too, as a library ([`whole_module`]): any of them is
 //! linked into the binary from its `main`, so it may implement an interface
 //! a region calls through or write a package variable a pinned closure
-//! reads. Those questions are asked of every package (`super::super::module`),
-//! and a package that cannot be read whole is recorded as unread, so that
-//! they escalate instead of being answered from part of the module.
+//! reads. Those questions are asked of every package (the frontend's
+//! `dispatch.rs` and `variables.rs`), and a package that cannot be read
+//! whole is recorded as unread, so that they escalate instead of being
+//! answered from part of the module.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -53,13 +54,16 @@ pub fn load(root: &Path, selected: &[SourceFile]) -> Result<Result<Loaded, Escal
 type Libraries = (Vec<SourceFile>, BTreeMap<String, String>, BTreeMap<String, String>);
 
 /// The module's own packages that the loaded ones import, transitively, as
-/// `go build` compiles them: read only as the code a region may reach (the
-/// closed call path, `pinned.rs`), never searched for regions. Each module
-/// is named by `MODULE/...` (Go's pattern for every package under it) with
-/// its root directory, each package found by its import path with its
-/// directory. A package this loader cannot read whole (a link, a non-Go
-/// source, a file too large, a nested module) is left out: code a region
-/// reaches there escalates as unloaded.
+/// `go build` compiles them, then every other package of the module
+/// ([`whole_module`]): read only as the code a region may reach (the
+/// closed call path, `pinned.rs`) or that the whole module is asked about,
+/// never searched for regions. Each module is named by `MODULE/...` (Go's
+/// pattern for every package under it) with its root directory, each
+/// package found by its import path with its directory. A package this
+/// loader cannot read whole (a link, a non-Go source, a file too large, a
+/// nested module) is left out and recorded with why: code a region reaches
+/// there escalates as unloaded, and so does any question about the whole
+/// module.
 fn libraries(root: &Path, files: &[SourceFile]) -> Result<Result<Libraries, Escalation>, InputError> {
     let mut packages: BTreeMap<String, String> = BTreeMap::new();
     let mut library: Vec<SourceFile> = Vec::new();
