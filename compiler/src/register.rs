@@ -155,6 +155,7 @@ pub(crate) struct Prepared {
     /// The files loaded only as code the regions may reach, and the release's packages (`fcd_frontends::loader::Loaded`).
     pub(crate) libraries: std::collections::BTreeSet<String>,
     pub(crate) packages: BTreeMap<String, String>,
+    pub(crate) unread: BTreeMap<String, String>,
 }
 
 /// Registers one release against one shape of a profile.
@@ -199,14 +200,20 @@ pub(crate) fn prepare(profile: &Profile, req: &Request) -> Result<Result<Prepare
     let mut digested: Vec<_> = files.iter().chain(&loaded.manifests).cloned().collect();
     digested.sort_by(|a, b| a.path.cmp(&b.path));
     let closure = closure::closure(&digested);
-    Ok(Ok(Prepared { files, closure, entries: loaded.entries, libraries, packages: loaded.packages }))
+    Ok(Ok(Prepared { files, closure, entries: loaded.entries, libraries, packages: loaded.packages, unread: loaded.unread }))
 }
 
 impl Prepared {
     /// What the frontends are told of this release under `profile`: the profile's
     /// [`fcd_frontends::Env`] with what the loader found (entries, libraries, packages).
     pub(crate) fn env(&self, profile: &Profile) -> fcd_frontends::Env {
-        fcd_frontends::Env { entries: self.entries.clone(), libraries: self.libraries.clone(), packages: self.packages.clone(), ..profile.env() }
+        fcd_frontends::Env {
+            entries: self.entries.clone(),
+            libraries: self.libraries.clone(),
+            packages: self.packages.clone(),
+            unread: self.unread.clone(),
+            ..profile.env()
+        }
     }
 }
 

@@ -80,6 +80,9 @@ pub struct Env {
     /// The release's own packages by import path, with their directory
     /// ([`crate::loader::Loaded::packages`]).
     pub packages: BTreeMap<String, String>,
+    /// The release's package directories the loader could not read whole,
+    /// with why ([`crate::loader::Loaded::unread`]).
+    pub unread: BTreeMap<String, String>,
     /// What the profile says that only its language's frontend reads (Go's
     /// accepted import paths and handler hand-offs, C#'s inert attributes,
     /// JavaScript's helpers, read-only callees and unread functions), in that

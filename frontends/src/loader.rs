@@ -34,8 +34,8 @@ pub struct Loaded {
     /// (npm): the frontend analyses only what they load.
     pub entries: Option<Vec<String>>,
     /// Source files of the release the runtime loads with the selected ones
-    /// that are read only as the code the regions reach (Go: the module's
-    /// other packages the selected ones import): digested and parsed, never
+    /// that are read only as the code the regions reach (Go: every other
+    /// package of the module): digested and parsed, never
     /// searched for a region nor read by the file-wide checks; the
     /// language's closed call path reads the definitions a region reaches
     /// there ([`crate::frontend::Program::library`]).
@@ -44,6 +44,11 @@ pub struct Loaded {
     /// their directory in the release (Go: the module path of go.mod joined
     /// with each package directory): a call into one is release code.
     pub packages: BTreeMap<String, String>,
+    /// Package directories of the release the loader could not read whole,
+    /// each with why (Go: a link, a non-Go source, a file too large): a
+    /// question about every package of the module (who implements a method,
+    /// who writes a variable) cannot be answered while one is unread.
+    pub unread: BTreeMap<String, String>,
 }
 
 /// A loader construct fcd does not interpret, at its file and line: it escalates

@@ -201,6 +201,7 @@ impl Profile {
             alone: false,
             libraries: Default::default(),
             packages: Default::default(),
+            unread: Default::default(),
             language: crate::languages::settings(self),
         }
     }

@@ -37,10 +37,10 @@ use fcd_frontends::ir::{Escalation, EscalationCode, ReachedCode};
 use fcd_frontends::ts::Node;
 use fcd_model::effect::Anchor;
 
-use super::pinned::{Index, is_member};
+use super::pinned::Index;
 use super::scope;
 use super::settings::Settings;
-use super::syntax::receiver_type;
+use super::syntax::{is_member, receiver_type};
 
 /// Method names the Go standard library (and the encoders that follow its
 /// conventions) calls on a value by itself, having found the method by a
@@ -273,7 +273,7 @@ fn named_type(index: &Index<'_, '_>, dir: &str, imports: &scope::Imports<'_>, n:
 }
 
 /// `(dir, name)` when package `dir` declares a type `name` at top level.
-fn declared_type(index: &Index<'_, '_>, dir: &str, name: &str) -> Option<TypeRef> {
+pub(super) fn declared_type(index: &Index<'_, '_>, dir: &str, name: &str) -> Option<TypeRef> {
     (!type_specs(index, dir, name).is_empty()).then(|| (dir.to_owned(), name.to_owned()))
 }
 

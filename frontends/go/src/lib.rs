@@ -17,6 +17,7 @@
 mod ambient;
 mod bindings;
 mod control;
+mod dispatch;
 mod facts;
 mod implicit;
 pub mod loader;
@@ -26,6 +27,7 @@ mod scope;
 mod settings;
 mod surroundings;
 mod syntax;
+mod variables;
 
 pub use settings::{Handoff, Settings};
 
@@ -96,15 +98,20 @@ impl Frontend for Go {
     }
 
     /// The closed call path into the release's other packages ([`pinned`]),
-    /// and through the methods Go calls by itself on the release's types ([`implicit`]).
+    /// through the methods a region calls on values of the release's types,
+    /// wherever in the module they are declared ([`dispatch`]), and through
+    /// the methods Go calls by itself on the release's types ([`implicit`]).
     fn check_program(&self, program: &Program<'_, '_>) -> Result<(), Escalation> {
         pinned::check(program)?;
+        dispatch::check(program)?;
         implicit::check(program)
     }
 
     fn reached(&self, program: &Program<'_, '_>) -> Vec<fcd_frontends::ir::ReachedCode> {
         let mut out = pinned::reached(program);
-        out.extend(implicit::reached(program).into_iter().filter(|r| !out.iter().any(|o| o.callee == r.callee)).collect::<Vec<_>>());
+        for more in [dispatch::reached(program), implicit::reached(program)] {
+            out.extend(more.into_iter().filter(|r| !out.iter().any(|o| o.callee == r.callee)).collect::<Vec<_>>());
+        }
         out
     }
 

@@ -19,7 +19,8 @@
 //! and tokens ([`fcd_frontends::pinned`]), so a change anywhere in that text
 //! changes it. The text alone binds nothing if other code can change what it
 //! reads, so a closure escalates (naming why) when it reads an exported
-//! package variable (any package of the binary may write it), an unexported
+//! package variable that some code of the module does more with than read
+//! ([`super::variables`]: the whole module is read for that), an unexported
 //! one that code outside the closure names, a name declared twice in its
 //! package, a package the loader could not read, a file with a build
 //! constraint, a dot import, or an operation on process-wide state.
@@ -34,6 +35,7 @@ use fcd_model::effect::Anchor;
 use super::loader::release_dir;
 use super::scope::{self, DeclKind};
 use super::settings::Settings;
+use super::syntax::is_member;
 
 /// A pinned name's closure: its digest and the definitions it binds.
 pub(super) struct Pinned<'a> {
@@ -72,6 +74,9 @@ pub(super) struct Index<'p, 'a> {
     unparsed: BTreeSet<&'a str>,
     /// `MODULE/...` -> module root, import path -> directory (the loader's).
     packages: &'p BTreeMap<String, String>,
+    /// Why not every package of the module is read, when one is not: a
+    /// package the loader could not read whole, a file that does not parse.
+    incomplete: Option<String>,
 }
 
 impl<'p, 'a> Index<'p, 'a> {
@@ -87,7 +92,26 @@ impl<'p, 'a> Index<'p, 'a> {
                 (*dir, names)
             })
             .collect();
-        Index { dirs, declared, unparsed: program.library_unparsed.iter().map(|f| scope::dir(f)).collect(), packages: &program.env.packages }
+        let incomplete = program
+            .env
+            .unread
+            .iter()
+            .map(|(dir, why)| format!("package {dir} is not read ({why})"))
+            .chain(program.library_unparsed.iter().chain(program.opaque.iter().map(|(f, _)| f)).map(|f| format!("{f} does not parse")))
+            .next();
+        Index { dirs, declared, unparsed: program.library_unparsed.iter().map(|f| scope::dir(f)).collect(), packages: &program.env.packages, incomplete }
+    }
+
+    /// Every package of the module is read and parsed, so a question about
+    /// all of them (who implements a method, who writes a variable) has an
+    /// answer; else why not.
+    pub(super) fn whole_module(&self) -> Result<(), String> {
+        self.incomplete.as_ref().map_or(Ok(()), |why| Err(format!("not every package of the module is read: {why}")))
+    }
+
+    /// Every parsed file of the release, by package directory.
+    pub(super) fn all_files(&self) -> impl Iterator<Item = (&'a str, &'a Syntax)> + '_ {
+        self.dirs.values().flatten().copied()
     }
 
     /// How `source.pinned-functions` spells `name` of package `dir`: the
@@ -126,6 +150,10 @@ impl<'p, 'a> Index<'p, 'a> {
             }
             let spelled = self.spelled(&dir, &name);
             let files = self.package(&dir, &spelled)?;
+            if let Some((ty, method)) = name.split_once('.') {
+                definitions.push(self.method(&dir, ty, method, &spelled, files, &mut todo)?);
+                continue;
+            }
             let decls: Vec<(&'a str, DeclKind, Node<'a>)> = files
                 .iter()
                 .flat_map(|(file, syntax)| {
@@ -162,9 +190,14 @@ impl<'p, 'a> Index<'p, 'a> {
             }
             if kind == DeclKind::Var {
                 if name.starts_with(|c: char| c.is_uppercase()) {
-                    return Err(format!("`{spelled}` is an exported package variable ({file}:{}): any package of the binary may write it", declared.line()));
+                    let module =
+                        super::variables::Module { files: self.all_files().collect(), package: self.files(&dir), release: &|path: &str| self.release(path) };
+                    self.whole_module().and_then(|()| super::variables::unwritten(&module, &dir, &name, declaration)).map_err(|why| {
+                        format!("`{spelled}` is an exported package variable ({file}:{}) any package of the binary may write: {why}", declared.line())
+                    })?;
+                } else {
+                    variables.push((dir.clone(), name.clone()));
                 }
-                variables.push((dir.clone(), name.clone()));
             }
             // Methods in a fixed order, whatever file holds them.
             nodes[1..].sort_by_cached_key(|(_, n)| n.token_text());
@@ -204,6 +237,104 @@ impl<'p, 'a> Index<'p, 'a> {
         Ok(Pinned { digest, definitions })
     }
 
+    /// One method `ty.method` of package `dir` as a definition of a closure
+    /// (`pkg/github.BaseDeps.GetClient`): its declaration alone, not its
+    /// type's other methods. What it reaches is queued on `todo`: the names
+    /// its text names, as for any definition, but not its receiver's type;
+    /// through its receiver (`d.x`), the method `ty.x` the same way, or the
+    /// release types the declaration of the field `x` names, each whole. A
+    /// member of the receiver that is neither (promoted from an embedded
+    /// type's, say) cannot be pinned.
+    fn method(
+        &self,
+        dir: &str,
+        ty: &str,
+        method: &str,
+        spelled: &str,
+        files: &[(&'a str, &'a Syntax)],
+        todo: &mut Vec<(String, String)>,
+    ) -> Result<Definition<'a>, String> {
+        let is = |m: &Node<'_>, name: &str| {
+            m.kind() == "method_declaration" && super::syntax::receiver_type(*m) == Some(ty) && m.field_child("name").is_some_and(|n| n.text() == name)
+        };
+        let found: Vec<(&'a str, Node<'a>)> =
+            files.iter().flat_map(|(f, s)| s.root().named_children().filter(|m| is(m, method)).map(move |m| (*f, m))).collect();
+        let [(file, declaration)] = found.as_slice() else {
+            return Err(format!("`{spelled}` is declared {} times in {dir}", found.len()));
+        };
+        let syntax = files.iter().find(|(f, _)| f == file).map(|(_, s)| *s).ok_or_else(|| format!("{file} is not parsed"))?;
+        built_as_read(file, syntax)?;
+        let receiver_list = declaration.field_child("receiver").ok_or_else(|| format!("`{spelled}` has no receiver"))?;
+        let receiver = receiver_list.descendants().find(|n| n.kind() == "parameter_declaration").and_then(|p| p.field_child("name")).map(|n| n.text());
+        let imports = scope::imports(syntax.root());
+        let queue_types = |n: Node<'a>, todo: &mut Vec<(String, String)>| {
+            for t in std::iter::once(n).chain(n.descendants()) {
+                match t.kind() {
+                    "type_identifier" if self.declares(dir, t.text()) => todo.push((dir.to_owned(), t.text().to_owned())),
+                    "qualified_type" => {
+                        let (Some(package), Some(name)) = (t.field_child("package"), t.field_child("name")) else { continue };
+                        if let Some(target) = imports.get(package.text()).and_then(|(path, _)| self.release(path)) {
+                            todo.push((target, name.text().to_owned()));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        };
+        for r in declaration.descendants().filter(|r| !receiver_list.contains(*r)) {
+            match r.kind() {
+                "selector_expression"
+                    if receiver.is_some() && r.field_child("operand").is_some_and(|o| o.kind() == "identifier" && Some(o.text()) == receiver) =>
+                {
+                    let Some(member) = r.field_child("field").map(|f| f.text()) else { continue };
+                    if files.iter().any(|(_, s)| s.root().named_children().any(|m| is(&m, member))) {
+                        todo.push((dir.to_owned(), format!("{ty}.{member}")));
+                    } else if let Some(field) = self.field_type(dir, ty, member) {
+                        queue_types(field, todo);
+                    } else {
+                        return Err(format!(
+                            "{file}:{} `{}` in `{spelled}` is neither a method nor a field `{ty}` declares (promoted from an embedded type?), so what it reaches is unread",
+                            r.line(),
+                            r.compact_text()
+                        ));
+                    }
+                }
+                "identifier" | "type_identifier" if !is_member(r) && self.declares(dir, r.text()) => todo.push((dir.to_owned(), r.text().to_owned())),
+                "selector_expression" | "qualified_type" => {
+                    let (package, member) = match r.kind() {
+                        "selector_expression" => (r.field_child("operand"), r.field_child("field")),
+                        _ => (r.field_child("package"), r.field_child("name")),
+                    };
+                    let (Some(package), Some(member)) = (package, member) else { continue };
+                    if matches!(package.kind(), "identifier" | "package_identifier")
+                        && let Some(target) = imports.get(package.text()).and_then(|(path, _)| self.release(path))
+                    {
+                        todo.push((target, member.text().to_owned()));
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(Definition { name: spelled.to_owned(), nodes: vec![(*file, *declaration)], tokens: declaration.token_text() })
+    }
+
+    /// The type node of the field `name` of the struct type `ty` of package
+    /// `dir` (an embedded field is named by its type), when it declares one.
+    fn field_type(&self, dir: &str, ty: &str, name: &str) -> Option<Node<'a>> {
+        let specs =
+            self.files(dir).iter().flat_map(|(_, s)| s.root().named_children()).filter(|d| d.kind() == "type_declaration").flat_map(|d| d.named_children());
+        let spec = specs.filter(|s| s.kind() == "type_spec" && s.field_child("name").is_some_and(|n| n.text() == ty)).collect::<Vec<_>>();
+        let [spec] = spec.as_slice() else { return None };
+        let body = spec.field_child("type").filter(|t| t.kind() == "struct_type")?;
+        body.descendants().filter(|f| f.kind() == "field_declaration" && f.parent().and_then(|l| l.parent()) == Some(body)).find_map(|f| {
+            let ty = f.field_child("type")?;
+            let named = f.field_children("name").any(|n| n.text() == name);
+            let embedded = f.field_child("name").is_none()
+                && ty.descendants().chain([ty]).filter(|t| t.kind() == "type_identifier").last().is_some_and(|t| t.text() == name);
+            (named || embedded).then_some(ty)
+        })
+    }
+
     /// The parsed files of package `dir`, every one of them, with no dot import.
     fn package(&self, dir: &str, spelled: &str) -> Result<&Vec<(&'a str, &'a Syntax)>, String> {
         if self.unparsed.contains(dir) {
@@ -232,7 +363,8 @@ impl<'p, 'a> Index<'p, 'a> {
 
     /// Whether package `dir` declares `name` at top level.
     fn declares(&self, dir: &str, name: &str) -> bool {
-        self.declared.get(dir).is_some_and(|names| names.contains(name))
+        // `var _ I = (*T)(nil)` declares nothing: the blank identifier is no name.
+        name != "_" && self.declared.get(dir).is_some_and(|names| names.contains(name))
     }
 
     /// An unexported package variable of the closure is named nowhere in its
@@ -273,13 +405,6 @@ impl<'p, 'a> Index<'p, 'a> {
 /// suffix, linkname or cgo (the loader's checks, `super::loader`).
 fn built_as_read(file: &str, syntax: &Syntax) -> Result<(), String> {
     super::loader::compiled_as_read(file, syntax.text()).map_err(|e| format!("{file} is compiled only under conditions fcd does not evaluate: {}", e.detail))
-}
-
-/// Whether an identifier is a member name, not a reference: the key of a
-/// keyed element names a field of the literal's type.
-pub(super) fn is_member(n: Node<'_>) -> bool {
-    let element = n.parent().filter(|p| p.kind() == "literal_element");
-    element.and_then(|e| e.parent()).is_some_and(|k| k.kind() == "keyed_element" && k.named_children().next() == element)
 }
 
 /// A name of the release a region reaches: where, and how it is spelled.

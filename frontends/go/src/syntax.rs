@@ -143,3 +143,10 @@ pub(super) fn receiver_type<'a>(method: Node<'a>) -> Option<&'a str> {
         };
     }
 }
+
+/// Whether an identifier is a member name, not a reference: the key of a
+/// keyed element names a field of the literal's type.
+pub(super) fn is_member(n: Node<'_>) -> bool {
+    let element = n.parent().filter(|p| p.kind() == "literal_element");
+    element.and_then(|e| e.parent()).is_some_and(|k| k.kind() == "keyed_element" && k.named_children().next() == element)
+}

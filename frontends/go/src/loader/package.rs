@@ -13,6 +13,15 @@
 //! vendor directory. What go.mod and the Go files say (replacements, build
 //! constraints) is judged once they are parsed (`super`), go.mod being one
 //! more file of the closure.
+//!
+//! Beyond what the selected packages import, every other package of the
+//! module is read too, as a library ([`whole_module`]): any of them is
+//! linked into the binary from its `main`, so it may implement an interface
+//! a region calls through or write a package variable a pinned closure
+//! reads. Those questions are asked of every package (the frontend's
+//! `dispatch.rs` and `variables.rs`), and a package that cannot be read
+//! whole is recorded as unread, so that they escalate instead of being
+//! answered from part of the module.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -32,30 +41,36 @@ pub fn load(root: &Path, selected: &[SourceFile]) -> Result<Result<Loaded, Escal
     if let Err(e) = complete(root, &mut files)? {
         return Ok(Err(e));
     }
-    let (libraries, packages) = match libraries(root, &files)? {
+    let (libraries, packages, unread) = match libraries(root, &files)? {
         Ok(found) => found,
         Err(e) => return Ok(Err(e)),
     };
     let sources = files.into_iter().filter(|f| !selected.iter().any(|s| s.path == f.path)).collect();
-    Ok(Ok(Loaded { sources, libraries, packages, ..Loaded::default() }))
+    Ok(Ok(Loaded { sources, libraries, packages, unread, ..Loaded::default() }))
 }
 
-/// The library files, and the release's packages by import path with their directory.
-type Libraries = (Vec<SourceFile>, BTreeMap<String, String>);
+/// The library files, the release's packages by import path with their
+/// directory, and the package directories that could not be read whole, with why.
+type Libraries = (Vec<SourceFile>, BTreeMap<String, String>, BTreeMap<String, String>);
 
 /// The module's own packages that the loaded ones import, transitively, as
-/// `go build` compiles them: read only as the code a region may reach (the
-/// closed call path, `pinned.rs`), never searched for regions. Each module
-/// is named by `MODULE/...` (Go's pattern for every package under it) with
-/// its root directory, each package found by its import path with its
-/// directory. A package this loader cannot read whole (a link, a non-Go
-/// source, a file too large, a nested module) is left out: code a region
-/// reaches there escalates as unloaded.
+/// `go build` compiles them, then every other package of the module
+/// ([`whole_module`]): read only as the code a region may reach (the
+/// closed call path, `pinned.rs`) or that the whole module is asked about,
+/// never searched for regions. Each module is named by `MODULE/...` (Go's
+/// pattern for every package under it) with its root directory, each
+/// package found by its import path with its directory. A package this
+/// loader cannot read whole (a link, a non-Go source, a file too large, a
+/// nested module) is left out and recorded with why: code a region reaches
+/// there escalates as unloaded, and so does any question about the whole
+/// module.
 fn libraries(root: &Path, files: &[SourceFile]) -> Result<Result<Libraries, Escalation>, InputError> {
     let mut packages: BTreeMap<String, String> = BTreeMap::new();
     let mut library: Vec<SourceFile> = Vec::new();
     let mut done: BTreeSet<String> = BTreeSet::new();
     let mut todo: Vec<String> = Vec::new();
+    let mut unread: BTreeMap<String, String> = BTreeMap::new();
+    let mut modules: BTreeMap<String, String> = BTreeMap::new();
     for dir in files.iter().filter(|f| f.path.ends_with(".go")).map(|f| parent(&f.path).to_owned()).collect::<BTreeSet<_>>() {
         let Some(module) = module_root(root, &dir) else { continue };
         let gomod = join(&module, "go.mod");
@@ -65,6 +80,7 @@ fn libraries(root: &Path, files: &[SourceFile]) -> Result<Result<Libraries, Esca
         };
         packages.insert(format!("{path}/..."), module.clone());
         packages.insert(import_path(&path, &module, &dir), dir.clone());
+        modules.insert(module.clone(), path.clone());
         done.insert(dir.clone());
         todo.push(dir);
     }
@@ -82,16 +98,87 @@ fn libraries(root: &Path, files: &[SourceFile]) -> Result<Result<Libraries, Esca
                 if !done.insert(target.clone()) {
                     continue;
                 }
-                if let Some(read) = library_package(root, &target, &module)? {
-                    packages.insert(import, target.clone());
+                match library_package(root, &target, &module)? {
+                    Ok(read) => {
+                        packages.insert(import, target.clone());
+                        library.extend(read);
+                        todo.push(target);
+                    }
+                    Err(why) => {
+                        unread.insert(target, why);
+                    }
+                }
+            }
+        }
+    }
+    for (module, path) in &modules {
+        for (dir, why) in whole_module(root, module)? {
+            if let Some(why) = why {
+                unread.entry(dir).or_insert(why);
+                continue;
+            }
+            if !has_go_files(root, &dir) || !done.insert(dir.clone()) {
+                continue;
+            }
+            match library_package(root, &dir, module)? {
+                Ok(read) if read.is_empty() => {}
+                Ok(read) => {
+                    packages.insert(import_path(path, module, &dir), dir.clone());
                     library.extend(read);
-                    todo.push(target);
+                }
+                Err(why) => {
+                    unread.insert(dir, why);
                 }
             }
         }
     }
     library.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(Ok((library, packages)))
+    Ok(Ok((library, packages, unread)))
+}
+
+/// Whether directory `dir` holds a `.go` file `go build` compiles (a test
+/// file or a name starting with `.` or `_` aside): only then is it a package,
+/// whose other sources (assembly, C) are compiled with it.
+fn has_go_files(root: &Path, dir: &str) -> bool {
+    let Ok(entries) = std::fs::read_dir(root.join(dir)) else { return true };
+    entries.filter_map(Result::ok).any(|e| {
+        let name = e.file_name().to_string_lossy().into_owned();
+        name.ends_with(".go") && !name.ends_with("_test.go") && !name.starts_with(['.', '_'])
+    })
+}
+
+/// Every directory of the module rooted at `module` that may hold a package
+/// `go build` links into the binary: all of them but those whose name starts
+/// with `.` (no import path names one) and nested modules (their own go.mod:
+/// another module, reached only as a dependency). A linked directory cannot
+/// be told apart from the code it points to, so it comes with why it is
+/// unread. Sorted.
+fn whole_module(root: &Path, module: &str) -> Result<Vec<(String, Option<String>)>, InputError> {
+    let mut out = Vec::new();
+    let mut todo = vec![module.to_owned()];
+    while let Some(dir) = todo.pop() {
+        out.push((dir.clone(), None));
+        let path = root.join(&dir);
+        let entries = std::fs::read_dir(&path).map_err(|e| InputError::new(&path, format!("cannot list the module directory: {e}")))?;
+        for entry in entries {
+            let entry = entry.map_err(|e| InputError::new(&path, format!("cannot list the module directory: {e}")))?;
+            let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
+                return Err(InputError::new(entry.path(), "the path is not UTF-8"));
+            };
+            let kind = entry.file_type().map_err(|e| InputError::new(entry.path(), format!("cannot stat: {e}")))?;
+            let sub = join(&dir, &name);
+            if name.starts_with('.') {
+                continue;
+            }
+            if kind.is_symlink() && entry.path().is_dir() {
+                out.push((sub, Some("the directory is a link: `go build` would compile what it points to".into())));
+            } else if kind.is_dir() && !root.join(join(&sub, "go.mod")).exists() {
+                todo.push(sub);
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
 }
 
 /// The one `module` directive of a go.mod (quoted or not); `None` when
@@ -133,9 +220,9 @@ pub fn release_dir(packages: &BTreeMap<String, String>, import: &str) -> Option<
     })
 }
 
-/// Every `.go` file of a library package, or `None` when it cannot be read
-/// whole as `go build` compiles it (then nothing of it is loaded).
-fn library_package(root: &Path, dir: &str, module: &str) -> Result<Option<Vec<SourceFile>>, InputError> {
+/// Every `.go` file of a library package, or why it cannot be read whole
+/// as `go build` compiles it (then nothing of it is loaded).
+fn library_package(root: &Path, dir: &str, module: &str) -> Result<Result<Vec<SourceFile>, String>, InputError> {
     // A directory of the module, not a link, and not inside a nested module.
     let real_dirs = {
         let mut d = dir.to_owned();
@@ -146,14 +233,18 @@ fn library_package(root: &Path, dir: &str, module: &str) -> Result<Option<Vec<So
         }
         ok
     };
-    if !real_dirs || module_root(root, dir).as_deref() != Some(module) {
-        return Ok(None);
+    if !real_dirs {
+        return Ok(Err("a directory on its path is missing or a link".into()));
+    }
+    if module_root(root, dir).as_deref() != Some(module) {
+        return Ok(Err("it is inside a nested module".into()));
     }
     let mut have = BTreeSet::new();
     let mut files = Vec::new();
     match package_files(root, dir, &mut have, &mut files) {
-        Ok(Ok(())) => Ok(Some(files)),
-        Ok(Err(_)) | Err(_) => Ok(None),
+        Ok(Ok(())) => Ok(Ok(files)),
+        Ok(Err(e)) => Ok(Err(e.detail)),
+        Err(e) => Ok(Err(e.to_string())),
     }
 }
 

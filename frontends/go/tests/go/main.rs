@@ -6,6 +6,7 @@
 mod common;
 mod implicit;
 mod module;
+mod module_wide;
 
 use fcd_frontend_go::{Go, Settings};
 use fcd_frontends::{Env, EscalationCode, LanguageSettings, RegionKind, RegionSpec, SourceFile, analyze, analyze_with};
@@ -278,7 +279,10 @@ fn a_pinned_closure_refuses_what_its_text_does_not_bind() {
         "package u\n\nvar prefix = \"\"\n\nfunc Set(p string) { prefix = p }\n\nfunc Done(s string) string { return prefix + s }\n",
         "outside it, where it may be written",
     );
-    refused("package u\n\nvar Prefix = \"\"\n\nfunc Done(s string) string { return Prefix + s }\n", "exported package variable");
+    refused(
+        "package u\n\nvar Prefix = \"\"\n\nfunc Done(s string) string { return Prefix + s }\n\nfunc Set(p string) { Prefix = p }\n",
+        "`pkg/u.Prefix` is an exported package variable (pkg/u/u.go:3) any package of the binary may write: it is used at pkg/u/u.go:7",
+    );
     refused("package u\n\nimport \"os\"\n\nfunc Done(s string) string { os.Setenv(\"A\", s); return s }\n", "writes process-wide state");
     refused("//go:build linux\n\npackage u\n\nfunc Done(s string) string { return s }\n", "compiled only under conditions");
     // A variable only the closure names is part of its text.

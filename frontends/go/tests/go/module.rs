@@ -12,10 +12,16 @@ pub(crate) struct Loaded {
     pub(crate) files: Vec<SourceFile>,
     pub(crate) libraries: BTreeSet<String>,
     pub(crate) packages: BTreeMap<String, String>,
+    pub(crate) unread: BTreeMap<String, String>,
 }
 
 /// Writes `go.mod` and `files` (path, text), then loads the `selected` ones.
 pub(crate) fn load(files: &[(&str, &str)], selected: &[&str]) -> Loaded {
+    load_with(files, selected, |_| ())
+}
+
+/// [`load`], with `more` changing the module on disk before it is loaded.
+pub(crate) fn load_with(files: &[(&str, &str)], selected: &[&str], more: impl FnOnce(&std::path::Path)) -> Loaded {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let write = |path: &str, text: &str| {
         let full = dir.path().join(path);
@@ -26,6 +32,7 @@ pub(crate) fn load(files: &[(&str, &str)], selected: &[&str]) -> Loaded {
     for (path, text) in files {
         write(path, text);
     }
+    more(dir.path());
     let text = |path: &str| files.iter().find(|(p, _)| *p == path).expect("a selected file is written").1;
     let selected: Vec<SourceFile> = selected.iter().map(|p| SourceFile { path: (*p).into(), bytes: text(p).as_bytes().to_vec() }).collect();
     let loaded = fcd_frontend_go::loader::load(dir.path(), &selected).expect("reads").expect("loads");
@@ -33,5 +40,5 @@ pub(crate) fn load(files: &[(&str, &str)], selected: &[&str]) -> Loaded {
     all.extend(loaded.sources);
     let libraries = loaded.libraries.iter().map(|f| f.path.clone()).collect();
     all.extend(loaded.libraries);
-    Loaded { files: all, libraries, packages: loaded.packages }
+    Loaded { files: all, libraries, packages: loaded.packages, unread: loaded.unread }
 }
