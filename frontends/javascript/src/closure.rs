@@ -337,7 +337,7 @@ impl<'a> Calls<'a> {
                 if !chained && file.head(path).is_some() {
                     continue;
                 }
-                if let Some(method) = dispatch::dispatched(path, |root| file.fixed(root)) {
+                if let Some(method) = dispatch::dispatched(path, |root| file.fixed(root), |root| file.home_of(root).is_some()) {
                     out.push((region, method, *node, path.as_str()));
                 }
             }

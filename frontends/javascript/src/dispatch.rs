@@ -56,8 +56,8 @@ pub(super) fn implementations<'a>(program: &Program<'a, '_>, method: &str) -> Ve
                 "method_definition" if n.parent().is_some_and(|o| o.kind() == "object") && super::class_member_name(n).as_deref() == Some(method) => {
                     out.push(Implementation { file, node: n, class: None });
                 }
-                // A property `m` whose value may be a function: anything but data written in place.
-                "pair" if key(n).as_deref() == Some(method) && n.field_child("value").is_none_or(|v| !DATA.contains(&bare(v).kind())) => {
+                // A property `m` whose value is a function or names one (`{ m: run }`).
+                "pair" if key(n).as_deref() == Some(method) && n.field_child("value").is_none_or(|v| FUNCTION_VALUES.contains(&bare(v).kind())) => {
                     out.push(Implementation { file, node: n, class: None });
                 }
                 "shorthand_property_identifier" if n.text() == method => out.push(Implementation { file, node: n, class: None }),
@@ -84,12 +84,18 @@ pub(super) fn implementations<'a>(program: &Program<'a, '_>, method: &str) -> Ve
 /// is not fixed: `m` of `a.b().m`, `x.m` (`x` a local or parameter), `t[].m`.
 /// `this.m`, a package's or a global's member chain (`fs.promises.readFile`),
 /// and a call of a name (`f(…)`) dispatch nothing here; `new C().m` does.
-pub(super) fn dispatched(path: &str, fixed: impl Fn(&str) -> bool) -> Option<&str> {
+pub(super) fn dispatched(path: &str, fixed: impl Fn(&str) -> bool, release: impl Fn(&str) -> bool) -> Option<&str> {
     if path.starts_with("handed ") {
         return None;
     }
-    // `new C().m`: the method of what the constructor returned.
-    let path = path.strip_prefix("new ").unwrap_or(path);
+    // `new C().m`: the method of what the constructor returned; a package's
+    // or a global's class builds an object of its own (what the release
+    // writes onto it is the surroundings' and the registration's to check).
+    let path = match path.strip_prefix("new ") {
+        Some(rest) if !release(rest.split(['.', '[', '(']).next().unwrap_or_default()) => return None,
+        Some(rest) => rest,
+        None => path,
+    };
     let (receiver, method) = path.rsplit_once('.')?;
     if method.is_empty() || !method.chars().all(|c| c == '_' || c == '$' || c.is_alphanumeric()) {
         return None;
@@ -102,9 +108,7 @@ pub(super) fn dispatched(path: &str, fixed: impl Fn(&str) -> bool) -> Option<&st
 /// Whether `text` (a file that did not parse) holds `method` as a word.
 pub(super) fn mentions(text: &str, method: &str) -> bool {
     let word = |c: char| c == '_' || c == '$' || c.is_alphanumeric();
-    text.match_indices(method).any(|(at, _)| {
-        !text[..at].chars().next_back().is_some_and(word) && !text[at + method.len()..].chars().next().is_some_and(word)
-    })
+    text.match_indices(method).any(|(at, _)| !text[..at].chars().next_back().is_some_and(word) && !text[at + method.len()..].chars().next().is_some_and(word))
 }
 
 /// The name the class of `member` is bound to at the top of its file.
@@ -126,8 +130,11 @@ fn top_level_class(member: Node<'_>) -> Option<String> {
     (up.kind() == "program").then(|| bound.field_child("name").map(|n| n.text().to_owned())).flatten()
 }
 
-/// Values a property can hold that are no function.
-const DATA: &[&str] = &["string", "number", "true", "false", "null", "undefined", "template_string", "array", "object", "regex"];
+/// Values of a property that are, or name, a function. A call's result is
+/// not among them: `{ isDirectory: stats.isDirectory() }` is data, and a
+/// function returned by a call and stored under `m` is not looked for.
+const FUNCTION_VALUES: &[&str] =
+    &["function_expression", "arrow_function", "function", "generator_function", "identifier", "member_expression", "subscript_expression", "class"];
 
 /// Whether `target` is the member `method` of something: `o.m`, `o["m"]`.
 fn names_member(target: Node<'_>, method: &str) -> bool {
@@ -146,7 +153,6 @@ fn key(pair: Node<'_>) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::dispatched;
 
     #[test]
     fn a_file_that_did_not_parse_mentions_a_method_as_a_word() {
@@ -157,14 +163,16 @@ mod tests {
 
     #[test]
     fn a_receiver_not_fixed_dispatches_its_method() {
-        let locals = |root: &str| matches!(root, "JSON" | "fs" | "ConnectorManager");
-        assert_eq!(dispatched("ConnectorManager.getCurrentConnector().executeSQL", locals), Some("executeSQL"));
-        assert_eq!(dispatched("connector.executeSQL", locals), Some("executeSQL"));
-        assert_eq!(dispatched("allowedKeywords[].join", locals), Some("join"));
-        assert_eq!(dispatched("new Date().toISOString", locals), Some("toISOString"), "the method of a constructed object");
-        assert_eq!(dispatched("JSON.stringify", locals), None);
-        assert_eq!(dispatched("fs.promises.readFile", locals), None);
-        assert_eq!(dispatched("this.run", locals), None);
-        assert_eq!(dispatched("f", locals), None);
+        let locals = |root: &str| matches!(root, "JSON" | "fs" | "ConnectorManager" | "Date" | "Lite");
+        let dispatched = |path| super::dispatched(path, locals, |root: &str| matches!(root, "ConnectorManager" | "Lite"));
+        assert_eq!(dispatched("ConnectorManager.getCurrentConnector().executeSQL"), Some("executeSQL"));
+        assert_eq!(dispatched("connector.executeSQL"), Some("executeSQL"));
+        assert_eq!(dispatched("allowedKeywords[].join"), Some("join"));
+        assert_eq!(dispatched("new Date().toISOString"), None, "a global's class builds its own object");
+        assert_eq!(dispatched("new Lite().run"), Some("run"), "the method of an object of the release's class");
+        assert_eq!(dispatched("JSON.stringify"), None);
+        assert_eq!(dispatched("fs.promises.readFile"), None);
+        assert_eq!(dispatched("this.run"), None);
+        assert_eq!(dispatched("f"), None);
     }
 }
