@@ -66,10 +66,10 @@ pub(super) fn check(program: &Program<'_, '_>) -> Result<(), Escalation> {
         let Some(home) = home else {
             return fail(format!("`{root}` is imported from a file of the release that is not among the loaded files, so what it runs is unread"));
         };
-        if !located.contains(&(home, head.clone())) {
-            if let Some(why) = unbound(program, &mut pinned, &located, home, &head, &[head.as_str()], None) {
-                return fail(why);
-            }
+        if !located.contains(&(home, head.clone()))
+            && let Some(why) = unbound(program, &mut pinned, &located, home, &head, &[head.as_str()], None)
+        {
+            return fail(why);
         }
         // A region that reads one member of a class lets its instances reach
         // code no call names: what JavaScript runs by itself on an object.
