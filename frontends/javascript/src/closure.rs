@@ -117,7 +117,7 @@ pub(super) fn check(program: &Program<'_, '_>) -> Result<(), Escalation> {
                     format!("`{class}` (line {line} of {}) defines `{method}`: {why}", implementation.file)
                 }
                 None => format!(
-                    "line {line} of {} defines a function `{method}` outside a class declared at the top of its file, which no region or pin can name",
+                    "line {line} of {} may define `{method}` where no region or pin can name it (an object literal's property, a member assigned or defined, a computed member name, a class not declared at the top of its file)",
                     implementation.file
                 ),
             };

@@ -61,6 +61,8 @@ pub(super) fn implementations<'a>(program: &Program<'a, '_>, method: &str) -> Ve
                     out.push(Implementation { file, node: n, class: None });
                 }
                 "shorthand_property_identifier" if n.text() == method => out.push(Implementation { file, node: n, class: None }),
+                // A member named by an expression (`[name]() {…}`) may be named `m` at run time; a well-known symbol is never a name.
+                "computed_property_name" if computed(n).is_none_or(|name| name == method) => out.push(Implementation { file, node: n, class: None }),
                 // `o.m = …`, `o["m"] = …`, `Object.defineProperty(o, "m", …)`.
                 "assignment_expression" if n.field_child("left").is_some_and(|l| names_member(l, method)) => {
                     out.push(Implementation { file, node: n, class: None });
@@ -143,6 +145,18 @@ fn names_member(target: Node<'_>, method: &str) -> bool {
         "subscript_expression" => target.field_child("index").and_then(super::syntax::string_content).as_deref() == Some(method),
         _ => false,
     }
+}
+
+/// What a computed member name evaluates to, when fcd can tell: a string
+/// (`["m"]`), or a symbol (`[Symbol.iterator]`, given as `""`: no method's
+/// name); `None` for any other expression.
+fn computed(name: Node<'_>) -> Option<String> {
+    let inner = name.named_children().next()?;
+    if let Some(text) = super::syntax::string_content(inner) {
+        return Some(text);
+    }
+    let symbol = inner.kind() == "member_expression" && inner.field_child("object").is_some_and(|o| o.text() == "Symbol");
+    symbol.then(String::new)
 }
 
 /// The key of an object property (`m: …`, `"m": …`).
