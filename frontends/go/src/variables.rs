@@ -35,28 +35,12 @@ use super::syntax::is_member;
 /// How deep locals bound from the variable's elements are followed.
 const DEPTH: usize = 4;
 
-/// Predeclared types a conversion to copies its operand into a new value.
-const COPYING: &[&str] = &[
-    "string",
-    "bool",
-    "byte",
-    "rune",
-    "int",
-    "int8",
-    "int16",
-    "int32",
-    "int64",
-    "uint",
-    "uint8",
-    "uint16",
-    "uint32",
-    "uint64",
-    "uintptr",
-    "float32",
-    "float64",
-    "complex64",
-    "complex128",
-];
+/// Whether a conversion to the predeclared type `t` copies its operand into
+/// a new value: every predeclared type but the interfaces (`any`,
+/// `comparable`, `error`), which hold the operand itself.
+fn copying(t: &str) -> bool {
+    scope::PREDECLARED_TYPES.contains(&t) && !matches!(t, "any" | "comparable" | "error")
+}
 
 /// The module as this check reads it, every package read (the caller has made sure).
 pub(super) struct Module<'m, 'a> {
@@ -75,11 +59,13 @@ pub(super) fn unwritten(module: &Module<'_, '_>, dir: &str, name: &str, declarat
     let ty = declared_type(declaration, name);
     // A type of the package defined as a predeclared one (`type Scope string`) copies as that one does.
     let copies = |t: &str| {
-        COPYING.contains(&t)
+        copying(t)
             || module.package.iter().any(|(_, s)| {
-                s.root().named_children().filter(|d| d.kind() == "type_declaration").flat_map(|d| d.named_children()).any(|spec| {
-                    spec.field_child("name").is_some_and(|n| n.text() == t) && spec.field_child("type").is_some_and(|u| COPYING.contains(&u.text()))
-                })
+                s.root()
+                    .named_children()
+                    .filter(|d| d.kind() == "type_declaration")
+                    .flat_map(|d| d.named_children())
+                    .any(|spec| spec.field_child("name").is_some_and(|n| n.text() == t) && spec.field_child("type").is_some_and(|u| copying(u.text())))
             })
     };
     let cx = Cx { copies: &copies };
@@ -208,7 +194,7 @@ impl Cx<'_> {
                 let function = p.parent().and_then(|c| c.field_child("function"));
                 function.is_some_and(|f| {
                     let named = f.kind() == "identifier" && matches!(f.text(), "len" | "cap" | "panic");
-                    let copied = matches!(f.kind(), "identifier" | "type_identifier") && COPYING.contains(&f.text());
+                    let copied = matches!(f.kind(), "identifier" | "type_identifier") && copying(f.text());
                     named || copied
                 })
             }
@@ -261,7 +247,7 @@ mod tests {
     /// Whether every use of `V` (a `map[string][]Scope`, `type Scope string`) in `body` (inside a function) is a plain read.
     fn reads(body: &str) -> bool {
         let syntax = Syntax::parse(Lang::Go, format!("package p\n\nfunc f() {{\n{body}\n}}\n")).expect("parses");
-        let copies = |t: &str| t == "Scope" || super::COPYING.contains(&t);
+        let copies = |t: &str| t == "Scope" || super::copying(t);
         let cx = super::Cx { copies: &copies };
         syntax.root().descendants().filter(|n| n.kind() == "identifier" && n.text() == "V").all(|n| cx.read(n, 0, Some("map[string][]Scope")))
     }
