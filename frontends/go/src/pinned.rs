@@ -432,8 +432,49 @@ fn reaches<'a>(program: &Program<'_, 'a>, index: &Index<'_, 'a>) -> Vec<Reach<'a
             let Some(dir) = index.release(path) else { continue };
             out.push(Reach { region: i, node: n, written: n.compact_text(), dir, name: field.text().to_owned() });
         }
+        if let Some(reach) = handed_to(program, index, i) {
+            out.push(reach);
+        }
     }
     out
+}
+
+/// The function of the release a handler literal is handed to (`via`,
+/// `NewTool(…, func(…) {…})`): it runs around every call of the handler,
+/// so it is bound like a name the region calls. The literal handed over is
+/// the region's, or the factory literal around it.
+fn handed_to<'a>(program: &Program<'_, 'a>, index: &Index<'_, 'a>, i: usize) -> Option<Reach<'a>> {
+    let region = &program.regions[i];
+    let via = Settings::of(program.env).handoff.get(region.name).is_some_and(|h| !h.via.is_empty());
+    if !via || region.node.kind() != "func_literal" {
+        return None;
+    }
+    let handed = std::iter::once(region.node).chain(region.node.ancestors().find(|a| a.kind() == "func_literal"));
+    let call = handed.filter_map(|h| h.parent().filter(|p| p.kind() == "argument_list")?.parent().filter(|c| c.kind() == "call_expression")).next()?;
+    let mut function = call.field_child("function")?;
+    while function.kind() == "index_expression" || function.kind() == "generic_type" {
+        function = function.field_child("operand").or_else(|| function.field_child("type"))?;
+    }
+    let (dir, name) = match function.kind() {
+        "identifier" => {
+            let dir = scope::dir(region.file);
+            (dir.to_owned(), function.text())
+        }
+        "selector_expression" => {
+            let (operand, field) = (function.field_child("operand")?, function.field_child("field")?);
+            let root = region.node.ancestors().last().unwrap_or(region.node);
+            let (path, _) = scope::imports(root).get(operand.text()).cloned()?;
+            (index.release(&path)?, field.text())
+        }
+        _ => return None,
+    };
+    index.declares(&dir, name).then(|| Reach {
+        region: i,
+        node: call,
+        written: format!("{} (the call its handler literal is handed to)", function.compact_text()),
+        dir,
+        name: name.to_owned(),
+    })
 }
 
 /// Whether a region of the profile is the function `name` of package `dir`.

@@ -194,3 +194,43 @@ fn an_exported_variable_a_pinned_closure_reads_binds_while_no_code_of_the_module
     let e = escalates(calling(UTIL, &[("internal/x/x.go", "package x\n\nfunc (")], Some(&digest)));
     assert!(e.detail.contains("not every package of the module is read"), "{e}");
 }
+
+/// A handler literal handed to the package's `New`, which reads the exported
+/// `ErrMissing`; `more` files beside, `pinned` in `source.pinned-functions`.
+fn handed(new_body: &str, more: &[(&str, &str)], pinned: &[(&str, &str)]) -> Result<Analysis, Escalation> {
+    let handler = format!(
+        "package h\n\nimport \"errors\"\n\n// ErrMissing is what New panics with.\nvar ErrMissing = errors.New(\"no deps\")\n\n// New keeps the handler.\nfunc New(handler any) T {{\n{new_body}\n}}\n\nfunc F() T {{\n\treturn New(func(msg string) any {{\n\t\treturn msg\n\t}})\n}}\n"
+    );
+    let mut files = vec![("pkg/h/h.go", handler.as_str())];
+    files.extend_from_slice(more);
+    let release = module::load(&files, &["pkg/h/h.go"]);
+    let pinned_functions = pinned.iter().map(|(name, digest)| ((*name).to_owned(), vec![(*digest).to_owned()])).collect();
+    let handoff = [("r".to_owned(), fcd_frontend_go::Handoff { via: vec!["New".into()], ..Default::default() })].into();
+    let env = Env {
+        libraries: release.libraries,
+        packages: release.packages,
+        unread: release.unread,
+        language: LanguageSettings::new(Settings { pinned_functions, handoff, ..Settings::default() }),
+        ..Env::default()
+    };
+    let region = RegionSpec { name: "r".into(), kind: RegionKind::Literal("F".into()), optional: false, file: None };
+    analyze_with(&Go, &release.files, &[region], &[], &env)
+}
+
+const NEW_BODY: &str = "\tif handler == nil {\n\t\tpanic(ErrMissing)\n\t}\n\treturn T{handler}";
+
+#[test]
+fn the_function_a_handler_literal_is_handed_to_is_pinned_with_the_variables_it_reads() {
+    // `New` runs around the handler: it must be pinned.
+    let e = escalates(handed(NEW_BODY, &[], &[]));
+    assert!(e.detail.contains("`pkg/h.New` is defined in the release") && e.detail.contains("handed to"), "{e}");
+    let new = printed_digest(&e);
+    handed(NEW_BODY, &[], &[("pkg/h.New", &new)]).expect("registers: nothing writes ErrMissing");
+    // A write to the variable it reads, from a package the handler does not import.
+    let writer = "package boot\n\nimport h \"example.com/m/pkg/h\"\n\nfunc Boot() {\n\th.ErrMissing = nil\n}\n";
+    let e = escalates(handed(NEW_BODY, &[("internal/boot/boot.go", writer)], &[("pkg/h.New", &new)]));
+    assert!(e.detail.contains("is used at internal/boot/boot.go:6"), "{e}");
+    // Its body changed: another digest.
+    let e = escalates(handed("\treturn T{nil}", &[], &[("pkg/h.New", &new)]));
+    assert!(e.detail.contains("`pkg/h.New` is pinned") && !e.detail.contains(&new), "{e}");
+}
