@@ -15,15 +15,17 @@
 //! declaration and, transitively, every top-level declaration of the
 //! release its text names: a name of its own package, or `P.Name` with `P`
 //! an import of the release; a type brings all its methods (whatever holds
-//! a value of it may call them). The digest hashes each definition's name
-//! and tokens ([`fcd_frontends::pinned`]), so a change anywhere in that text
-//! changes it. The text alone binds nothing if other code can change what it
-//! reads, so a closure escalates (naming why) when it reads an exported
-//! package variable that some code of the module does more with than read
-//! ([`super::variables`]: the whole module is read for that), an unexported
-//! one that code outside the closure names, a name declared twice in its
-//! package, a package the loader could not read, a file with a build
-//! constraint, a dot import, or an operation on process-wide state.
+//! a value of it may call them); an unexported package variable brings
+//! every declaration of its package that names it (what writes it changes
+//! what the closure computes, so that text is bound too). The digest hashes
+//! each definition's name and tokens ([`fcd_frontends::pinned`]), so a
+//! change anywhere in that text changes it. The text alone binds nothing if
+//! other code can change what it reads, so a closure escalates (naming why)
+//! when it reads an exported package variable that some code of the module
+//! does more with than read ([`super::variables`]: the whole module is read
+//! for that), a name declared twice in its package, a package the loader
+//! could not read, a file with a build constraint, a dot import, or an
+//! operation on process-wide state.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -144,92 +146,106 @@ impl<'p, 'a> Index<'p, 'a> {
         let mut todo = vec![(dir.to_owned(), name.to_owned())];
         // Unexported package variables of the closure, to check their uses once all is known.
         let mut variables: Vec<(String, String)> = Vec::new();
-        while let Some((dir, name)) = todo.pop() {
-            if !seen.insert((dir.clone(), name.clone())) {
-                continue;
-            }
-            let spelled = self.spelled(&dir, &name);
-            let files = self.package(&dir, &spelled)?;
-            if let Some((ty, method)) = name.split_once('.') {
-                definitions.push(self.method(&dir, ty, method, &spelled, files, &mut todo)?);
-                continue;
-            }
-            let decls: Vec<(&'a str, DeclKind, Node<'a>)> = files
-                .iter()
-                .flat_map(|(file, syntax)| {
-                    syntax.root().named_children().flat_map(move |top| scope::top_level_names(top).into_iter().map(move |(k, n)| (*file, k, n)))
-                })
-                .filter(|(_, _, n)| n.text() == name)
-                .collect();
-            let [(file, kind, declared)] = decls.as_slice() else {
-                return Err(match decls.len() {
-                    0 => format!("`{spelled}` is declared nowhere in its package {dir}"),
-                    n => format!("`{spelled}` is declared {n} times in {dir}, so which definition runs is not fixed"),
-                });
-            };
-            let (file, kind) = (*file, *kind);
-            let syntax = files.iter().find(|(f, _)| *f == file).map(|(_, s)| *s).ok_or_else(|| format!("{file} is not parsed"))?;
-            built_as_read(file, syntax)?;
-            let declaration = match kind {
-                DeclKind::Func => declared.parent().filter(|p| p.kind() == "function_declaration"),
-                // The whole `var`/`const`/`type` declaration: a `const` of a
-                // group takes its value from the specs before it.
-                _ => declared.ancestors().find(|a| a.parent().is_some_and(|p| p.kind() == "source_file")),
-            }
-            .ok_or_else(|| format!("`{spelled}` has no declaration fcd can read"))?;
-            let mut nodes = vec![(file, declaration)];
-            if kind == DeclKind::Type {
-                for (f, s) in files {
-                    nodes.extend(
-                        s.root()
-                            .named_children()
-                            .filter(|m| m.kind() == "method_declaration" && super::syntax::receiver_type(*m) == Some(name.as_str()))
-                            .map(|m| (*f, m)),
-                    );
+        loop {
+            while let Some((dir, name)) = todo.pop() {
+                if !seen.insert((dir.clone(), name.clone())) {
+                    continue;
                 }
-            }
-            if kind == DeclKind::Var {
-                if name.starts_with(|c: char| c.is_uppercase()) {
-                    let module =
-                        super::variables::Module { files: self.all_files().collect(), package: self.files(&dir), release: &|path: &str| self.release(path) };
-                    self.whole_module().and_then(|()| super::variables::unwritten(&module, &dir, &name, declaration)).map_err(|why| {
-                        format!("`{spelled}` is an exported package variable ({file}:{}) any package of the binary may write: {why}", declared.line())
-                    })?;
-                } else {
-                    variables.push((dir.clone(), name.clone()));
+                let spelled = self.spelled(&dir, &name);
+                let files = self.package(&dir, &spelled)?;
+                if let Some((ty, method)) = name.split_once('.') {
+                    definitions.push(self.method(&dir, ty, method, &spelled, files, &mut todo)?);
+                    continue;
                 }
-            }
-            // Methods in a fixed order, whatever file holds them.
-            nodes[1..].sort_by_cached_key(|(_, n)| n.token_text());
-            let tokens: Vec<String> = nodes.iter().map(|(_, n)| n.token_text()).collect();
-            for (f, n) in &nodes {
-                let imports = scope::imports(self.root_of(f).unwrap_or(*n));
-                for r in n.descendants() {
-                    match r.kind() {
-                        "identifier" | "type_identifier" if !is_member(r) && self.declares(&dir, r.text()) => todo.push((dir.clone(), r.text().to_owned())),
-                        "selector_expression" | "qualified_type" => {
-                            let (package, member) = match r.kind() {
-                                "selector_expression" => (r.field_child("operand"), r.field_child("field")),
-                                _ => (r.field_child("package"), r.field_child("name")),
-                            };
-                            let (Some(package), Some(member)) = (package, member) else { continue };
-                            if !matches!(package.kind(), "identifier" | "package_identifier") {
-                                continue;
-                            }
-                            if let Some((path, _)) = imports.get(package.text())
-                                && let Some(target) = self.release(path)
-                            {
-                                todo.push((target, member.text().to_owned()));
-                            }
-                        }
-                        _ => {}
+                let decls: Vec<(&'a str, DeclKind, Node<'a>)> = files
+                    .iter()
+                    .flat_map(|(file, syntax)| {
+                        syntax.root().named_children().flat_map(move |top| scope::top_level_names(top).into_iter().map(move |(k, n)| (*file, k, n)))
+                    })
+                    .filter(|(_, _, n)| n.text() == name)
+                    .collect();
+                let [(file, kind, declared)] = decls.as_slice() else {
+                    return Err(match decls.len() {
+                        0 => format!("`{spelled}` is declared nowhere in its package {dir}"),
+                        n => format!("`{spelled}` is declared {n} times in {dir}, so which definition runs is not fixed"),
+                    });
+                };
+                let (file, kind) = (*file, *kind);
+                let syntax = files.iter().find(|(f, _)| *f == file).map(|(_, s)| *s).ok_or_else(|| format!("{file} is not parsed"))?;
+                built_as_read(file, syntax)?;
+                let declaration = match kind {
+                    DeclKind::Func => declared.parent().filter(|p| p.kind() == "function_declaration"),
+                    // The whole `var`/`const`/`type` declaration: a `const` of a
+                    // group takes its value from the specs before it.
+                    _ => declared.ancestors().find(|a| a.parent().is_some_and(|p| p.kind() == "source_file")),
+                }
+                .ok_or_else(|| format!("`{spelled}` has no declaration fcd can read"))?;
+                let mut nodes = vec![(file, declaration)];
+                if kind == DeclKind::Type {
+                    for (f, s) in files {
+                        nodes.extend(
+                            s.root()
+                                .named_children()
+                                .filter(|m| m.kind() == "method_declaration" && super::syntax::receiver_type(*m) == Some(name.as_str()))
+                                .map(|m| (*f, m)),
+                        );
                     }
                 }
+                if kind == DeclKind::Var {
+                    if name.starts_with(|c: char| c.is_uppercase()) {
+                        let module = super::variables::Module {
+                            files: self.all_files().collect(),
+                            package: self.files(&dir),
+                            release: &|path: &str| self.release(path),
+                        };
+                        self.whole_module().and_then(|()| super::variables::unwritten(&module, &dir, &name, declaration)).map_err(|why| {
+                            format!("`{spelled}` is an exported package variable ({file}:{}) any package of the binary may write: {why}", declared.line())
+                        })?;
+                    } else {
+                        variables.push((dir.clone(), name.clone()));
+                    }
+                }
+                // Methods in a fixed order, whatever file holds them.
+                nodes[1..].sort_by_cached_key(|(_, n)| n.token_text());
+                let tokens: Vec<String> = nodes.iter().map(|(_, n)| n.token_text()).collect();
+                for (f, n) in &nodes {
+                    let imports = scope::imports(self.root_of(f).unwrap_or(*n));
+                    for r in n.descendants() {
+                        match r.kind() {
+                            "identifier" | "type_identifier" if !is_member(r) && self.declares(&dir, r.text()) => todo.push((dir.clone(), r.text().to_owned())),
+                            "selector_expression" | "qualified_type" => {
+                                let (package, member) = match r.kind() {
+                                    "selector_expression" => (r.field_child("operand"), r.field_child("field")),
+                                    _ => (r.field_child("package"), r.field_child("name")),
+                                };
+                                let (Some(package), Some(member)) = (package, member) else { continue };
+                                if !matches!(package.kind(), "identifier" | "package_identifier") {
+                                    continue;
+                                }
+                                if let Some((path, _)) = imports.get(package.text())
+                                    && let Some(target) = self.release(path)
+                                {
+                                    todo.push((target, member.text().to_owned()));
+                                }
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+                definitions.push(Definition { name: spelled, nodes, tokens: tokens.join("\n") });
             }
-            definitions.push(Definition { name: spelled, nodes, tokens: tokens.join("\n") });
-        }
-        for (dir, name) in &variables {
-            self.written_only_inside(dir, name, &definitions)?;
+            // What code outside the closure does with an unexported variable
+            // of it changes what the closure computes: the declarations naming
+            // it join the closure, until none is left outside.
+            let mut users = Vec::new();
+            for (dir, name) in &variables {
+                users.extend(self.users_outside(dir, name, &definitions)?.into_iter().map(|user| (dir.clone(), user)));
+            }
+            users.retain(|user| !seen.contains(user));
+            if users.is_empty() {
+                break;
+            }
+            todo.extend(users);
         }
         self.no_ambient(&definitions)?;
         fcd_frontends::pinned::sort(&mut definitions, |d| (d.name.as_str(), d.tokens.as_str()));
@@ -367,20 +383,35 @@ impl<'p, 'a> Index<'p, 'a> {
         name != "_" && self.declared.get(dir).is_some_and(|names| names.contains(name))
     }
 
-    /// An unexported package variable of the closure is named nowhere in its
-    /// package outside the closure's text (no other code writes it).
-    fn written_only_inside(&self, dir: &str, name: &str, definitions: &[Definition<'a>]) -> Result<(), String> {
+    /// The top-level declarations of package `dir` that name its unexported
+    /// variable `name` outside the closure's text, as closure names (`F`,
+    /// `T.m`, a `var`/`const`/`type` declaration's names). A name used where
+    /// no declaration can be named for it cannot be pinned.
+    fn users_outside(&self, dir: &str, name: &str, definitions: &[Definition<'a>]) -> Result<Vec<String>, String> {
         let inside = |file: &str, n: Node<'_>| definitions.iter().any(|d| d.nodes.iter().any(|(f, m)| *f == file && m.contains(n)));
+        let mut users = Vec::new();
         for (file, syntax) in self.dirs.get(dir).into_iter().flatten() {
-            if let Some(use_) = syntax.root().descendants().find(|n| n.kind() == "identifier" && n.text() == name && !inside(file, *n)) {
-                return Err(format!(
-                    "the package variable `{}` of the closure is named at {file}:{} outside it, where it may be written",
-                    self.spelled(dir, name),
-                    use_.line()
-                ));
+            for use_ in syntax.root().descendants().filter(|n| n.kind() == "identifier" && n.text() == name && !inside(file, *n)) {
+                let top = use_.ancestors().find(|a| a.parent().is_some_and(|p| p.kind() == "source_file"));
+                let named: Vec<String> = match top {
+                    Some(m) if m.kind() == "method_declaration" => super::syntax::receiver_type(m)
+                        .zip(m.field_child("name"))
+                        .map(|(ty, method)| vec![format!("{ty}.{}", method.text())])
+                        .unwrap_or_default(),
+                    Some(top) => scope::top_level_names(top).into_iter().map(|(_, n)| n.text().to_owned()).filter(|n| n != "_").collect(),
+                    None => Vec::new(),
+                };
+                if named.is_empty() {
+                    return Err(format!(
+                        "the package variable `{}` of the closure is named at {file}:{} outside it, in code no pin can name",
+                        self.spelled(dir, name),
+                        use_.line()
+                    ));
+                }
+                users.extend(named);
             }
         }
-        Ok(())
+        Ok(users)
     }
 
     /// No operation of the closure writes process-wide state.

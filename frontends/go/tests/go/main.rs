@@ -274,11 +274,7 @@ fn a_pinned_closure_refuses_what_its_text_does_not_bind() {
         let e = release_calling(util, &[("pkg/u.Done", "sha256:0000000000000000000000000000000000000000000000000000000000000000")]).expect_err("escalates");
         assert!(e.detail.contains(why), "{why} in {e}");
     };
-    // A package variable another function writes, an exported one, process-wide state, a build constraint.
-    refused(
-        "package u\n\nvar prefix = \"\"\n\nfunc Set(p string) { prefix = p }\n\nfunc Done(s string) string { return prefix + s }\n",
-        "outside it, where it may be written",
-    );
+    // An exported package variable some code writes, process-wide state, a build constraint.
     refused(
         "package u\n\nvar Prefix = \"\"\n\nfunc Done(s string) string { return Prefix + s }\n\nfunc Set(p string) { Prefix = p }\n",
         "`pkg/u.Prefix` is an exported package variable (pkg/u/u.go:3) any package of the binary may write: it is used at pkg/u/u.go:7",
@@ -288,6 +284,23 @@ fn a_pinned_closure_refuses_what_its_text_does_not_bind() {
     // A variable only the closure names is part of its text.
     let e = release_calling("package u\n\nvar count int\n\nfunc Done(s string) string { count++; return s }\n", &[]).expect_err("escalates");
     assert!(e.detail.contains("the code it reaches has digest"), "{e}");
+}
+
+#[test]
+fn every_declaration_naming_an_unexported_variable_of_a_closure_joins_it() {
+    // `Set` (a function) and `T.Reset` (a method) write the variable `Done` reads: both join the
+    // closure, so a change to either changes the digest, and a pin of the old one escalates.
+    let util = "package u\n\nvar prefix = \"\"\n\nfunc Set(p string) { prefix = p }\n\ntype T struct{}\n\nfunc (t *T) Reset() { prefix = \"\" }\n\nfunc Done(s string) string { return prefix + s }\n";
+    let digest = printed_digest(&release_calling(util, &[]).expect_err("escalates"));
+    release_calling(util, &[("pkg/u.Done", &digest)]).expect("registers");
+    for changed in [util.replace("prefix = p }", "prefix = p + p }"), util.replace("prefix = \"\" }", "prefix = \"-\" }")] {
+        let e = release_calling(&changed, &[("pkg/u.Done", &digest)]).expect_err("escalates");
+        assert!(e.detail.contains("`pkg/u.Done` is pinned"), "{e}");
+        assert_ne!(printed_digest(&e), digest);
+    }
+    // A variable no code outside names: the closure is `Done` and the variable alone.
+    let alone = "package u\n\nvar prefix = \"\"\n\nfunc Done(s string) string { return prefix + s }\n";
+    assert_ne!(printed_digest(&release_calling(alone, &[]).expect_err("escalates")), digest);
 }
 
 #[test]
