@@ -194,4 +194,11 @@ fn a_go_pinned_name_is_a_package_directory_and_a_name() {
     // A Go profile pins the release's other packages by `DIR.Name`; a path out of the module is no such name.
     let pin = "\"pkg/utils.NewToolResultText\" = [";
     insta::assert_snapshot!(error_of("github-create-repository", &[(pin, "\"../utils.NewToolResultText\" = [")]));
+    // The function literals one function installs around requests are pinned as `DIR.FUNC#API`
+    // (the committed profile holds such keys); the API is one identifier.
+    let hooks = "\"internal/ghmcp.NewMCPServer#OnBeforeAny\" = [";
+    for bad in ["internal/ghmcp.NewMCPServer#", "internal/ghmcp.NewMCPServer#On-Before", "internal/ghmcp#OnBeforeAny", "internal/ghmcp.NewMCPServer#A#B"] {
+        let err = error_of("github-create-repository", &[(hooks, &format!("\"{bad}\" = ["))]);
+        assert!(err.contains(&format!("`{bad}` is not a name of a package of the release")), "{bad}: {err}");
+    }
 }

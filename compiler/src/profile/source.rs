@@ -155,12 +155,15 @@ impl Validator<'_> {
 
     /// A name of one of the release's other packages as the Go closed call
     /// path spells it: the package's directory relative to the module root,
-    /// a dot, the name (`pkg/utils.NewToolResultError`).
+    /// a dot, the name (`pkg/utils.NewToolResultError`); for the function
+    /// literals a function installs around requests, the function, `#`, the
+    /// installing API (`internal/ghmcp.NewMCPServer#AddReceivingMiddleware`).
     fn package_name(&self, f: &Spanned<String>) -> Result<String, InputError> {
         let name = f.get_ref();
         let ident = |w: &str| w.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_') && w.chars().all(|c| c.is_alphanumeric() || c == '_');
         let segment = |s: &str| !s.is_empty() && s != "." && s != ".." && s.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '~'));
-        let spelled = name.rsplit_once('.').is_some_and(|(dir, last)| ident(last) && dir.split('/').all(segment));
+        let (function, api) = name.split_once('#').map_or((name.as_str(), None), |(f, a)| (f, Some(a)));
+        let spelled = api.is_none_or(ident) && function.rsplit_once('.').is_some_and(|(dir, last)| ident(last) && dir.split('/').all(segment));
         if !spelled {
             return self.err(
                 f.span(),

@@ -21,6 +21,7 @@ mod dispatch;
 mod facts;
 mod implicit;
 pub mod loader;
+mod middleware;
 mod pinned;
 mod receiver;
 mod scope;

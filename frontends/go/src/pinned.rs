@@ -16,8 +16,9 @@
 //! release its text names: a name of its own package, or `P.Name` with `P`
 //! an import of the release; a type brings all its methods (whatever holds
 //! a value of it may call them); an unexported package variable brings
-//! every declaration of its package that names it (what writes it changes
-//! what the closure computes, so that text is bound too). The digest hashes
+//! every declaration of its package that does more with it than read it
+//! ([`super::variables`]' allowlist): what writes it changes what the
+//! closure computes, so that text is bound too. The digest hashes
 //! each definition's name and tokens ([`fcd_frontends::pinned`]), so a
 //! change anywhere in that text changes it. The text alone binds nothing if
 //! other code can change what it reads, so a closure escalates (naming why)
@@ -153,6 +154,21 @@ impl<'p, 'a> Index<'p, 'a> {
                 }
                 let spelled = self.spelled(&dir, &name);
                 let files = self.package(&dir, &spelled)?;
+                if let Some((function, api)) = name.split_once('#') {
+                    // The function literals `function` installs through `api` (middleware.rs).
+                    let nodes = super::middleware::literals(self, &dir, function, api);
+                    if nodes.is_empty() {
+                        return Err(format!("`{spelled}` names no function literal `{function}` installs through {api}"));
+                    }
+                    for (file, _) in &nodes {
+                        let syntax = files.iter().find(|(f, _)| f == file).map(|(_, s)| *s).ok_or_else(|| format!("{file} is not parsed"))?;
+                        built_as_read(file, syntax)?;
+                    }
+                    let tokens: Vec<String> = nodes.iter().map(|(_, n)| n.token_text()).collect();
+                    self.queue_names(&dir, &nodes, &mut todo);
+                    definitions.push(Definition { name: spelled, nodes, tokens: tokens.join("\n") });
+                    continue;
+                }
                 if let Some((ty, method)) = name.split_once('.') {
                     definitions.push(self.method(&dir, ty, method, &spelled, files, &mut todo)?);
                     continue;
@@ -208,30 +224,7 @@ impl<'p, 'a> Index<'p, 'a> {
                 // Methods in a fixed order, whatever file holds them.
                 nodes[1..].sort_by_cached_key(|(_, n)| n.token_text());
                 let tokens: Vec<String> = nodes.iter().map(|(_, n)| n.token_text()).collect();
-                for (f, n) in &nodes {
-                    let imports = scope::imports(self.root_of(f).unwrap_or(*n));
-                    for r in n.descendants() {
-                        match r.kind() {
-                            "identifier" | "type_identifier" if !is_member(r) && self.declares(&dir, r.text()) => todo.push((dir.clone(), r.text().to_owned())),
-                            "selector_expression" | "qualified_type" => {
-                                let (package, member) = match r.kind() {
-                                    "selector_expression" => (r.field_child("operand"), r.field_child("field")),
-                                    _ => (r.field_child("package"), r.field_child("name")),
-                                };
-                                let (Some(package), Some(member)) = (package, member) else { continue };
-                                if !matches!(package.kind(), "identifier" | "package_identifier") {
-                                    continue;
-                                }
-                                if let Some((path, _)) = imports.get(package.text())
-                                    && let Some(target) = self.release(path)
-                                {
-                                    todo.push((target, member.text().to_owned()));
-                                }
-                            }
-                            _ => {}
-                        }
-                    }
-                }
+                self.queue_names(&dir, &nodes, &mut todo);
                 definitions.push(Definition { name: spelled, nodes, tokens: tokens.join("\n") });
             }
             // What code outside the closure does with an unexported variable
@@ -251,6 +244,39 @@ impl<'p, 'a> Index<'p, 'a> {
         fcd_frontends::pinned::sort(&mut definitions, |d| (d.name.as_str(), d.tokens.as_str()));
         let digest = fcd_frontends::pinned::digest(definitions.iter().map(|d| (d.name.as_str(), d.tokens.as_str())));
         Ok(Pinned { digest, definitions })
+    }
+
+    /// Queue every top-level name of the release the text of `nodes` (of
+    /// package `dir`) names ([`Self::queue_name`]).
+    fn queue_names(&self, dir: &str, nodes: &[(&'a str, Node<'a>)], todo: &mut Vec<(String, String)>) {
+        for (f, n) in nodes {
+            let imports = scope::imports(self.root_of(f).unwrap_or(*n));
+            for r in n.descendants() {
+                self.queue_name(dir, r, &imports, todo);
+            }
+        }
+    }
+
+    /// Queue the top-level name of the release the node `r` (of package
+    /// `dir`, whose file imports `imports`) is: a name of its own package,
+    /// or `P.Name` with `P` an import of the release.
+    fn queue_name(&self, dir: &str, r: Node<'a>, imports: &scope::Imports<'_>, todo: &mut Vec<(String, String)>) {
+        match r.kind() {
+            "identifier" | "type_identifier" if !is_member(r) && self.declares(dir, r.text()) => todo.push((dir.to_owned(), r.text().to_owned())),
+            "selector_expression" | "qualified_type" => {
+                let (package, member) = match r.kind() {
+                    "selector_expression" => (r.field_child("operand"), r.field_child("field")),
+                    _ => (r.field_child("package"), r.field_child("name")),
+                };
+                let (Some(package), Some(member)) = (package, member) else { return };
+                if matches!(package.kind(), "identifier" | "package_identifier")
+                    && let Some(target) = imports.get(package.text()).and_then(|(path, _)| self.release(path))
+                {
+                    todo.push((target, member.text().to_owned()));
+                }
+            }
+            _ => {}
+        }
     }
 
     /// One method `ty.method` of package `dir` as a definition of a closure
@@ -315,20 +341,7 @@ impl<'p, 'a> Index<'p, 'a> {
                         ));
                     }
                 }
-                "identifier" | "type_identifier" if !is_member(r) && self.declares(dir, r.text()) => todo.push((dir.to_owned(), r.text().to_owned())),
-                "selector_expression" | "qualified_type" => {
-                    let (package, member) = match r.kind() {
-                        "selector_expression" => (r.field_child("operand"), r.field_child("field")),
-                        _ => (r.field_child("package"), r.field_child("name")),
-                    };
-                    let (Some(package), Some(member)) = (package, member) else { continue };
-                    if matches!(package.kind(), "identifier" | "package_identifier")
-                        && let Some(target) = imports.get(package.text()).and_then(|(path, _)| self.release(path))
-                    {
-                        todo.push((target, member.text().to_owned()));
-                    }
-                }
-                _ => {}
+                _ => self.queue_name(dir, r, &imports, todo),
             }
         }
         Ok(Definition { name: spelled.to_owned(), nodes: vec![(*file, *declaration)], tokens: declaration.token_text() })
@@ -378,20 +391,31 @@ impl<'p, 'a> Index<'p, 'a> {
     }
 
     /// Whether package `dir` declares `name` at top level.
+    /// Whether package `dir` declares a function (not a variable) `name`.
+    pub(super) fn declares_function(&self, dir: &str, name: &str) -> bool {
+        self.files(dir).iter().any(|(_, s)| {
+            s.root().named_children().any(|top| top.kind() == "function_declaration" && top.field_child("name").is_some_and(|n| n.text() == name))
+        })
+    }
+
     fn declares(&self, dir: &str, name: &str) -> bool {
         // `var _ I = (*T)(nil)` declares nothing: the blank identifier is no name.
         name != "_" && self.declared.get(dir).is_some_and(|names| names.contains(name))
     }
 
-    /// The top-level declarations of package `dir` that name its unexported
-    /// variable `name` outside the closure's text, as closure names (`F`,
+    /// The top-level declarations of package `dir` that use its unexported
+    /// variable `name` outside the closure's text other than by a plain
+    /// read, as closure names (`F`,
     /// `T.m`, a `var`/`const`/`type` declaration's names). A name used where
     /// no declaration can be named for it cannot be pinned.
     fn users_outside(&self, dir: &str, name: &str, definitions: &[Definition<'a>]) -> Result<Vec<String>, String> {
         let inside = |file: &str, n: Node<'_>| definitions.iter().any(|d| d.nodes.iter().any(|(f, m)| *f == file && m.contains(n)));
+        // A use that only reads the variable changes nothing the closure computes.
+        let declaration = definitions.iter().find(|d| d.name == self.spelled(dir, name)).and_then(|d| d.nodes.first()).map(|(_, n)| *n);
         let mut users = Vec::new();
         for (file, syntax) in self.dirs.get(dir).into_iter().flatten() {
-            for use_ in syntax.root().descendants().filter(|n| n.kind() == "identifier" && n.text() == name && !inside(file, *n)) {
+            let uses = syntax.root().descendants().filter(|n| n.kind() == "identifier" && n.text() == name && !inside(file, *n));
+            for use_ in uses.filter(|u| !declaration.is_some_and(|d| super::variables::plain_read(self.files(dir), d, name, *u))) {
                 let top = use_.ancestors().find(|a| a.parent().is_some_and(|p| p.kind() == "source_file"));
                 let named: Vec<String> = match top {
                     Some(m) if m.kind() == "method_declaration" => super::syntax::receiver_type(m)
@@ -441,15 +465,23 @@ fn built_as_read(file: &str, syntax: &Syntax) -> Result<(), String> {
 /// A name of the release a region reaches: where, and how it is spelled.
 struct Reach<'a> {
     region: usize,
+    /// The file of `node`: the region's, or the one installing middleware.
+    file: &'a str,
     node: Node<'a>,
     /// As the region spells it (`utils.NewToolResultError`).
     written: String,
     dir: String,
     name: String,
+    /// Installed around every request by the server, not called by a region.
+    installed: bool,
 }
 
-/// Every `P.Name` of every region whose `P` imports a package of the release.
-fn reaches<'a>(program: &Program<'_, 'a>, index: &Index<'_, 'a>) -> Vec<Reach<'a>> {
+/// Every `P.Name` of every region whose `P` imports a package of the
+/// release, the function each handler literal is handed to, and the code
+/// the module installs around every request ([`super::middleware`]: the
+/// first region stands for the route there). Installed code no pin can
+/// name is `Err`.
+fn reaches<'a>(program: &Program<'_, 'a>, index: &Index<'_, 'a>) -> Vec<Result<Reach<'a>, (Reach<'a>, String)>> {
     let mut out = Vec::new();
     for (i, region) in program.regions.iter().enumerate() {
         let root = region.node.ancestors().last().unwrap_or(region.node);
@@ -461,13 +493,36 @@ fn reaches<'a>(program: &Program<'_, 'a>, index: &Index<'_, 'a>) -> Vec<Reach<'a
             }
             let Some((path, _)) = imports.get(operand.text()) else { continue };
             let Some(dir) = index.release(path) else { continue };
-            out.push(Reach { region: i, node: n, written: n.compact_text(), dir, name: field.text().to_owned() });
+            out.push(Ok(Reach { region: i, file: region.file, node: n, written: n.compact_text(), dir, name: field.text().to_owned(), installed: false }));
         }
         if let Some(reach) = handed_to(program, index, i) {
-            out.push(reach);
+            out.push(Ok(reach));
         }
     }
+    // The route's code: reported against the handler region when there is one.
+    let Some(route) = program.regions.iter().position(|r| r.name == "handler").or((!program.regions.is_empty()).then_some(0)) else { return out };
+    for installed in super::middleware::installed(index) {
+        let around = |file: &str, at: Node<'_>| format!("`{}`, installed around every request at {file}:{}", brief(at), at.line());
+        out.push(match installed {
+            super::middleware::Installed::Function { file, at, dir, name } => {
+                Ok(Reach { region: route, file, node: at, written: around(file, at), dir, name, installed: true })
+            }
+            super::middleware::Installed::Literals { file, at, dir, key } => {
+                Ok(Reach { region: route, file, node: at, written: around(file, at), dir, name: key, installed: true })
+            }
+            super::middleware::Installed::Unbound { file, at, why } => {
+                Err((Reach { region: route, file, node: at, written: around(file, at), dir: String::new(), name: String::new(), installed: true }, why))
+            }
+        });
+    }
     out
+}
+
+/// The first line of a node's text, shortened: how a message names code.
+fn brief(n: Node<'_>) -> String {
+    let text = n.text();
+    let first = text.lines().next().unwrap_or_default().trim_end();
+    if first.chars().count() > 80 || text.contains('\n') { format!("{}…", first.chars().take(80).collect::<String>()) } else { first.to_owned() }
 }
 
 /// The function of the release a handler literal is handed to (`via`,
@@ -501,10 +556,12 @@ fn handed_to<'a>(program: &Program<'_, 'a>, index: &Index<'_, 'a>, i: usize) -> 
     };
     index.declares(&dir, name).then(|| Reach {
         region: i,
+        file: region.file,
         node: call,
         written: format!("{} (the call its handler literal is handed to)", function.compact_text()),
         dir,
         name: name.to_owned(),
+        installed: false,
     })
 }
 
@@ -526,6 +583,16 @@ pub(super) fn check(program: &Program<'_, '_>) -> Result<(), Escalation> {
     let pinned = &Settings::of(program.env).pinned_functions;
     let mut closures: BTreeMap<String, Result<String, String>> = BTreeMap::new();
     for reach in reaches(program, &index) {
+        let reach = match reach {
+            Ok(reach) => reach,
+            Err((reach, why)) => {
+                return Err(Escalation::new(
+                    EscalationCode::InventoryViolation,
+                    format!("the server runs {}, which no pin can name: {why}", reach.written),
+                    Some(Anchor::at_line(reach.file, reach.node.line())),
+                ));
+            }
+        };
         if is_region(program, &reach.dir, &reach.name) {
             continue;
         }
@@ -535,8 +602,11 @@ pub(super) fn check(program: &Program<'_, '_>) -> Result<(), Escalation> {
         let fail = |why: String| {
             Err(Escalation::new(
                 EscalationCode::InventoryViolation,
-                format!("region `{}` reaches `{}`: {why}", region.name, reach.written),
-                Some(Anchor::at_line(region.file, reach.node.line())),
+                match reach.installed {
+                    true => format!("the server runs {}: {why}", reach.written),
+                    false => format!("region `{}` reaches `{}`: {why}", region.name, reach.written),
+                },
+                Some(Anchor::at_line(reach.file, reach.node.line())),
             ))
         };
         match (pinned.get(&key), digest) {
@@ -569,6 +639,20 @@ pub(super) fn reached(program: &Program<'_, '_>) -> Vec<ReachedCode> {
     let pinned = &Settings::of(program.env).pinned_functions;
     let mut out: Vec<ReachedCode> = Vec::new();
     for reach in reaches(program, &index) {
+        let reach = match reach {
+            Ok(reach) => reach,
+            Err((reach, why)) => {
+                out.push(ReachedCode {
+                    region: program.regions[reach.region].name.to_owned(),
+                    callee: reach.written.clone(),
+                    call: Anchor::at_line(reach.file, reach.node.line()),
+                    covered: format!("{}: no pin can name it: escalates", reach.written),
+                    digest: Err(why),
+                    definitions: Vec::new(),
+                });
+                continue;
+            }
+        };
         let key = index.spelled(&reach.dir, &reach.name);
         let regions = program.env.reviewed.contains(&reach.name);
         if regions || out.iter().any(|r| r.callee == key) {
@@ -584,7 +668,7 @@ pub(super) fn reached(program: &Program<'_, '_>) -> Vec<ReachedCode> {
         out.push(ReachedCode {
             region: region.name.to_owned(),
             callee: key,
-            call: Anchor::at_line(region.file, reach.node.line()),
+            call: Anchor::at_line(reach.file, reach.node.line()),
             covered: format!("{}: {covered}", reach.written),
             digest: closure.as_ref().map(|c| c.digest.clone()).map_err(Clone::clone),
             definitions: closure.map(|c| c.anchors()).unwrap_or_default(),

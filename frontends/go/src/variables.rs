@@ -25,7 +25,10 @@
 //! on a channel (the receiver could change what it shares), a receive from
 //! it, and a dot import of its package (its name then needs no qualifier).
 //! Any `//go:linkname` in the module escalates too: it can bind another
-//! name to the variable.
+//! name to the variable. A variable its declaration sets to a new error of
+//! the standard library (`var ErrX = errors.New(…)`) may also be handed on
+//! (returned, passed): what it holds cannot be changed from the module
+//! (while no file imports `unsafe`), only the variable itself.
 
 use fcd_frontends::ts::{Node, Syntax};
 
@@ -57,18 +60,10 @@ pub(super) struct Module<'m, 'a> {
 /// else why, naming the site.
 pub(super) fn unwritten(module: &Module<'_, '_>, dir: &str, name: &str, declaration: Node<'_>) -> Result<(), String> {
     let ty = declared_type(declaration, name);
-    // A type of the package defined as a predeclared one (`type Scope string`) copies as that one does.
-    let copies = |t: &str| {
-        copying(t)
-            || module.package.iter().any(|(_, s)| {
-                s.root()
-                    .named_children()
-                    .filter(|d| d.kind() == "type_declaration")
-                    .flat_map(|d| d.named_children())
-                    .any(|spec| spec.field_child("name").is_some_and(|n| n.text() == t) && spec.field_child("type").is_some_and(|u| copying(u.text())))
-            })
-    };
+    let copies = |t: &str| copies_in(module.package, t);
     let cx = Cx { copies: &copies };
+    let unsafe_imported = module.files.iter().any(|(_, s)| scope::imports(s.root()).values().any(|(path, _)| path == "unsafe"));
+    let sealed = sealed_error(declaration, name) && !unsafe_imported;
     for (file, syntax) in module.files.iter().copied() {
         if let Some(line) = syntax.text().lines().position(|l| l.trim_start().starts_with("//go:linkname")) {
             return Err(format!("{file}:{} has a `//go:linkname`, which can bind another name to it", line + 1));
@@ -97,7 +92,8 @@ pub(super) fn unwritten(module: &Module<'_, '_>, dir: &str, name: &str, declarat
             if declaration.contains(u) && u.parent().is_some_and(|p| p.kind() == "var_spec") {
                 continue;
             }
-            if !cx.read(u, 0, ty.as_deref()) {
+            let read = if sealed { !written_in_place(u) } else { cx.read(u, 0, ty.as_deref()) };
+            if !read {
                 let line = u.ancestors().find(|a| a.kind().ends_with("statement") || a.kind().ends_with("declaration")).unwrap_or(u);
                 return Err(format!(
                     "it is used at {file}:{} (`{}`) other than by a plain read, so code outside its declaration may change it",
@@ -123,7 +119,9 @@ fn written_in_place(u: Node<'_>) -> bool {
     }
 }
 
-/// The type the declaration of `name` spells (`var V T`, or `var V = T{…}`), when it spells one.
+/// The type the declaration of `name` spells (`var V T`, `var V = T{…}`),
+/// or the default type of the basic literal it is set to (`var V = "x"`: a
+/// string), when it shows one.
 fn declared_type(declaration: Node<'_>, name: &str) -> Option<String> {
     let spec = declaration.descendants().find(|n| n.kind() == "var_spec" && n.field_children("name").any(|m| m.text() == name))?;
     if let Some(t) = spec.field_child("type") {
@@ -131,7 +129,57 @@ fn declared_type(declaration: Node<'_>, name: &str) -> Option<String> {
     }
     let values: Vec<Node<'_>> = spec.field_child("value")?.named_children().collect();
     let [value] = values.as_slice() else { return None };
-    (value.kind() == "composite_literal").then(|| value.field_child("type").map(|t| t.compact_text())).flatten()
+    match value.kind() {
+        "composite_literal" => value.field_child("type").map(|t| t.compact_text()),
+        "interpreted_string_literal" | "raw_string_literal" => Some("string".into()),
+        "int_literal" => Some("int".into()),
+        "float_literal" => Some("float64".into()),
+        "true" | "false" => Some("bool".into()),
+        _ => None,
+    }
+}
+
+/// Whether the variable `name` is set by its declaration to a new error of
+/// the standard library (`errors.New(…)`, `fmt.Errorf(…)`): the value it
+/// holds has only unexported fields of another package, so no code of the
+/// module can change it through any copy handed on (short of `unsafe`,
+/// which the caller rules out). Handing it on (`return ErrX`) then shares
+/// nothing that can be written; only the variable itself can be.
+fn sealed_error(declaration: Node<'_>, name: &str) -> bool {
+    let Some(spec) = declaration.descendants().find(|n| n.kind() == "var_spec" && n.field_children("name").any(|m| m.text() == name)) else { return false };
+    let values: Vec<Node<'_>> = spec.field_child("value").map(|v| v.named_children().collect()).unwrap_or_default();
+    let ([value], None) = (values.as_slice(), spec.field_child("type").filter(|t| t.text() != "error")) else { return false };
+    let Some(function) = value
+        .field_child("function")
+        .filter(|_| value.kind() == "call_expression" && value.field_child("function").is_some_and(|f| f.kind() == "selector_expression"))
+    else {
+        return false;
+    };
+    let (Some(package), Some(member)) = (function.field_child("operand"), function.field_child("field")) else { return false };
+    let imports = scope::imports(declaration.ancestors().last().unwrap_or(declaration));
+    let path = imports.get(package.text()).map(|(path, _)| path.as_str());
+    matches!((path, member.text()), (Some("errors"), "New") | (Some("fmt"), "Errorf"))
+}
+
+/// Whether the use `u` of the package variable declared by `declaration`
+/// (in `package`) only reads it, by the allowlist of [`unwritten`].
+pub(super) fn plain_read(package: &[(&str, &Syntax)], declaration: Node<'_>, name: &str, u: Node<'_>) -> bool {
+    let ty = declared_type(declaration, name);
+    let copies = |t: &str| copies_in(package, t);
+    Cx { copies: &copies }.read(u, 0, ty.as_deref())
+}
+
+/// Whether a value of type `t` copies: a predeclared type, or a type of the
+/// package defined as one (`type Scope string`).
+fn copies_in(package: &[(&str, &Syntax)], t: &str) -> bool {
+    copying(t)
+        || package.iter().any(|(_, s)| {
+            s.root()
+                .named_children()
+                .filter(|d| d.kind() == "type_declaration")
+                .flat_map(|d| d.named_children())
+                .any(|spec| spec.field_child("name").is_some_and(|n| n.text() == t) && spec.field_child("type").is_some_and(|u| copying(u.text())))
+        })
 }
 
 /// The key and element types of a map, slice or array type spelled `ty`.

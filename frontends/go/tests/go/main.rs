@@ -5,6 +5,7 @@
 #[path = "../../../tests/common/mod.rs"]
 mod common;
 mod implicit;
+mod middleware;
 mod module;
 mod module_wide;
 
@@ -298,9 +299,38 @@ fn every_declaration_naming_an_unexported_variable_of_a_closure_joins_it() {
         assert!(e.detail.contains("`pkg/u.Done` is pinned"), "{e}");
         assert_ne!(printed_digest(&e), digest);
     }
-    // A variable no code outside names: the closure is `Done` and the variable alone.
+    // A variable no code outside names: the closure is `Done` and the variable alone; a
+    // function that only reads it (`Len`) does not join, so its text may change.
     let alone = "package u\n\nvar prefix = \"\"\n\nfunc Done(s string) string { return prefix + s }\n";
-    assert_ne!(printed_digest(&release_calling(alone, &[]).expect_err("escalates")), digest);
+    let alone_digest = printed_digest(&release_calling(alone, &[]).expect_err("escalates"));
+    assert_ne!(alone_digest, digest);
+    for reader in ["func Len() int { return len(prefix) }\n", "func Len() int { return len(prefix) + 1 }\n"] {
+        assert_eq!(printed_digest(&release_calling(&format!("{alone}\n{reader}"), &[]).expect_err("escalates")), alone_digest);
+    }
+}
+
+#[test]
+fn an_exported_error_of_the_standard_library_may_be_handed_on() {
+    // `Done` reads ErrX, which other code returns: the error errors.New built cannot be changed
+    // through a copy, so handing it on is a read; writing the variable, or importing unsafe, is not.
+    let util = "package u\n\nimport \"errors\"\n\nvar ErrX = errors.New(\"x\")\n\nfunc Check() error { return ErrX }\n\nfunc Done(s string) error {\n\tif s == \"\" {\n\t\treturn ErrX\n\t}\n\treturn nil\n}\n";
+    let digest = printed_digest(&release_calling(util, &[]).expect_err("escalates"));
+    release_calling(util, &[("pkg/u.Done", &digest)]).expect("registers");
+    let zero = "sha256:0000000000000000000000000000000000000000000000000000000000000000";
+    for (changed, why) in [
+        (format!("{util}\nfunc Reset() {{ ErrX = nil }}\n"), "`pkg/u.ErrX` is an exported package variable"),
+        (
+            util.replace("import \"errors\"", "import (\n\t\"errors\"\n\t\"unsafe\"\n)\n\nvar _ = unsafe.Sizeof(0)"),
+            "`pkg/u.ErrX` is an exported package variable",
+        ),
+        (
+            util.replace("errors.New(\"x\")", "newError(\"x\")") + "\nfunc newError(s string) error { return errors.New(s) }\n",
+            "`pkg/u.ErrX` is an exported package variable",
+        ),
+    ] {
+        let e = release_calling(&changed, &[("pkg/u.Done", zero)]).expect_err("escalates");
+        assert!(e.detail.contains(why), "{why} in {e}");
+    }
 }
 
 #[test]

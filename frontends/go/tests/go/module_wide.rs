@@ -41,7 +41,9 @@ fn register(replace: (&str, &str), more: &[(&str, &str)], pinned: &[(&str, &str)
     registered(module::load(&files, &["pkg/h/h.go"]), pinned)
 }
 
-fn registered(release: module::Loaded, pinned: &[(&str, &str)]) -> Result<Analysis, Escalation> {
+/// The release analysed with one handler literal region `r` in `F`, and
+/// `pinned` in `source.pinned-functions`.
+pub(crate) fn registered(release: module::Loaded, pinned: &[(&str, &str)]) -> Result<Analysis, Escalation> {
     let pinned_functions = pinned.iter().map(|(name, digest)| ((*name).to_owned(), vec![(*digest).to_owned()])).collect();
     let env = Env {
         libraries: release.libraries,

@@ -1,0 +1,181 @@
+//! Code the module installs around every request (an SDK's middleware and
+//! hooks) is bound like code a handler calls: a region, or pinned by the
+//! digest of its closure; what no pin can name escalates.
+
+use fcd_frontends::{Analysis, Escalation, EscalationCode};
+
+use crate::module;
+
+/// A handler literal that only answers its argument.
+const HANDLER: &str = "package h\n\nfunc F() T {\n\treturn New(func(msg string) any {\n\t\treturn msg\n\t})\n}\n";
+
+/// A package of middleware factories the server imports.
+const MW: &str = "package mw
+
+import \"github.com/modelcontextprotocol/go-sdk/mcp\"
+
+// Agent answers a middleware that passes every request on.
+func Agent(name string) mcp.Middleware {
+\treturn func(next mcp.MethodHandler) mcp.MethodHandler { return next }
+}
+
+// Wrap answers a middleware around the function it is given.
+func Wrap(f func()) mcp.Middleware {
+\treturn func(next mcp.MethodHandler) mcp.MethodHandler { f(); return next }
+}
+";
+
+/// A go-sdk server installing a function of its package, a factory of
+/// another package of the release, a literal (and a local bound to one),
+/// and the SDK's own middleware.
+const SERVER: &str = "package main
+
+import (
+\t\"context\"
+
+\t\"example.com/m/internal/mw\"
+\t\"github.com/modelcontextprotocol/go-sdk/mcp\"
+)
+
+func logged(next mcp.MethodHandler) mcp.MethodHandler { return next }
+
+func main() {
+\ts := mcp.NewServer(nil, nil)
+\ts.AddReceivingMiddleware(logged)
+\ts.AddReceivingMiddleware(mw.Agent(\"fcd\"))
+\ts.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+\t\treturn func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+\t\t\treturn next(ctx, method, req)
+\t\t}
+\t})
+\ttimed := func(next mcp.MethodHandler) mcp.MethodHandler { return next }
+\ts.AddSendingMiddleware(timed)
+\ts.AddReceivingMiddleware(mcp.DefaultMiddleware())
+}
+";
+
+/// The release: the handler, `server` as cmd/server/main.go, `MW`, and
+/// `pinned` in `source.pinned-functions`.
+fn serving(server: &str, pinned: &[(String, String)]) -> Result<Analysis, Escalation> {
+    let release = module::load(&[("pkg/h/h.go", HANDLER), ("cmd/server/main.go", server), ("internal/mw/mw.go", MW)], &["pkg/h/h.go"]);
+    let pinned: Vec<(&str, &str)> = pinned.iter().map(|(name, digest)| (name.as_str(), digest.as_str())).collect();
+    crate::module_wide::registered(release, &pinned)
+}
+
+/// Pins each installed piece the escalations name, one at a time, until the
+/// release registers: the names pinned, with their digests.
+fn pin_all(server: &str) -> Vec<(String, String)> {
+    let mut pinned: Vec<(String, String)> = Vec::new();
+    for _ in 0..10 {
+        let Err(e) = serving(server, &pinned) else { return pinned };
+        assert_eq!(e.code, EscalationCode::InventoryViolation, "{e}");
+        let end = e.detail.find("` is defined in the release").unwrap_or_else(|| panic!("names what to pin: {e}"));
+        let key = &e.detail[e.detail[..end].rfind('`').expect("a name") + 1..end];
+        let at = e.detail.find("digest sha256:").expect("prints a digest") + "digest ".len();
+        pinned.push((key.to_owned(), e.detail[at..at + 71].to_owned()));
+    }
+    panic!("still escalates after pinning {pinned:?}")
+}
+
+fn escalates(server: &str, pinned: &[(String, String)]) -> Escalation {
+    let e = serving(server, pinned).map(|_| ()).expect_err("escalates");
+    assert_eq!(e.code, EscalationCode::InventoryViolation, "{e}");
+    e
+}
+
+#[test]
+fn every_piece_of_code_a_server_installs_around_requests_is_pinned() {
+    let pinned = pin_all(SERVER);
+    let mut names: Vec<&str> = pinned.iter().map(|(k, _)| k.as_str()).collect();
+    names.sort();
+    // The SDK's own middleware is a dependency's code: trusted by identity, never asked for.
+    assert_eq!(names, ["cmd/server.logged", "cmd/server.main#AddReceivingMiddleware", "cmd/server.main#AddSendingMiddleware", "internal/mw.Agent"]);
+    // A change to any piece changes its digest: the old pin escalates, naming the installing call.
+    for (from, to, key) in [
+        ("return next(ctx, method, req)", "return next(ctx, \"tools/list\", req)", "cmd/server.main#AddReceivingMiddleware"),
+        ("{ return next }\n\ts.AddSending", "{ return logged(next) }\n\ts.AddSending", "cmd/server.main#AddSendingMiddleware"),
+        (
+            "func logged(next mcp.MethodHandler) mcp.MethodHandler { return next }",
+            "func logged(next mcp.MethodHandler) mcp.MethodHandler { return nil }",
+            "cmd/server.logged",
+        ),
+    ] {
+        let changed = SERVER.replace(from, to);
+        assert_ne!(changed, SERVER, "{from}");
+        let e = escalates(&changed, &pinned);
+        assert!(e.detail.contains(&format!("`{key}` is pinned")) && e.detail.contains("installed around every request at cmd/server/main.go:"), "{key}: {e}");
+        assert_eq!(e.anchor.as_ref().map(|a| a.file.as_str()), Some("cmd/server/main.go"));
+    }
+}
+
+#[test]
+fn installed_code_no_pin_can_name_escalates() {
+    let pinned = pin_all(SERVER);
+    for (install, why) in [
+        ("s.AddReceivingMiddleware(cfg.extra)", "`cfg.extra` is not a function fcd can name"),
+        ("s.AddReceivingMiddleware(chain[0])", "`chain[0]` is not a function, a call of one, or a function literal"),
+        ("s.AddReceivingMiddleware(mw.Wrap(func() {}))", "hands a function literal to what builds the middleware"),
+        ("timed = logged\n\ts.AddReceivingMiddleware(timed)", "`timed` is neither a function of the release nor a local bound once"),
+        ("s.AddReceivingMiddleware(s.Current())", "is not the call of a function fcd can name"),
+    ] {
+        let server = SERVER.replace("\ts.AddReceivingMiddleware(mcp.DefaultMiddleware())", &format!("\t{install}"));
+        let e = escalates(&server, &pinned);
+        assert!(e.detail.contains("which no pin can name") && e.detail.contains(why), "{install}: {e}");
+    }
+}
+
+#[test]
+fn a_variadic_parameter_spread_into_the_server_is_bound_at_every_call() {
+    let builder = "package main
+
+import \"github.com/modelcontextprotocol/go-sdk/mcp\"
+
+func build(name string, extra ...mcp.Middleware) *mcp.Server {
+\ts := mcp.NewServer(nil, nil)
+\ts.AddReceivingMiddleware(extra...)
+\treturn s
+}
+
+func logged(next mcp.MethodHandler) mcp.MethodHandler { return next }
+
+func main() {
+\t_ = build(\"fcd\")
+}
+";
+    serving(builder, &[]).expect("registers: no call hands it middleware");
+    let e = escalates(&builder.replace("build(\"fcd\")", "build(\"fcd\", logged)"), &[]);
+    assert!(e.detail.contains("cmd/server/main.go:14 hands `build` code for `extra...`"), "{e}");
+    let e = escalates(&builder.replace("_ = build(\"fcd\")", "f := build\n\t_ = f(\"fcd\")"), &[]);
+    assert!(e.detail.contains("uses `build` other than by calling it"), "{e}");
+}
+
+#[test]
+fn mcp_go_hooks_are_installed_code() {
+    let hooks = "package main
+
+import (
+\t\"context\"
+
+\t\"github.com/mark3labs/mcp-go/server\"
+)
+
+func seen(ctx context.Context, id any, message any) {}
+
+func main() {
+\thooks := &server.Hooks{
+\t\tOnBeforeAny: []server.BeforeAnyHookFunc{
+\t\t\tfunc(ctx context.Context, _ any, _ string, _ any) {},
+\t\t},
+\t}
+\thooks.AddOnSuccess(seen)
+\t_ = server.NewMCPServer(\"s\", \"1\", server.WithHooks(hooks))
+}
+";
+    let pinned = pin_all(hooks);
+    let mut names: Vec<&str> = pinned.iter().map(|(k, _)| k.as_str()).collect();
+    names.sort();
+    assert_eq!(names, ["cmd/server.main#OnBeforeAny", "cmd/server.seen"]);
+    // A hook list filled outside a literal: no pin can name what it holds.
+    let e = escalates(&hooks.replace("\thooks.AddOnSuccess(seen)", "\thooks.OnSuccess = append(hooks.OnSuccess, nil)"), &pinned);
+    assert!(e.detail.contains("which no pin can name"), "{e}");
+}
