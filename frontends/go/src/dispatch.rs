@@ -31,7 +31,7 @@ use fcd_frontends::ts::Node;
 use fcd_model::effect::Anchor;
 
 use super::implicit::declared_type;
-use super::pinned::Index;
+use super::index::Index;
 use super::scope;
 use super::settings::Settings;
 use super::syntax::receiver_type;

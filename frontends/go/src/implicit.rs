@@ -37,7 +37,7 @@ use fcd_frontends::ir::{Escalation, EscalationCode, ReachedCode};
 use fcd_frontends::ts::Node;
 use fcd_model::effect::Anchor;
 
-use super::pinned::Index;
+use super::index::Index;
 use super::scope;
 use super::settings::Settings;
 use super::syntax::{is_member, receiver_type};

@@ -35,7 +35,8 @@ use fcd_frontends::ir::{Escalation, EscalationCode, ReachedCode};
 use fcd_frontends::ts::{Node, Syntax};
 use fcd_model::effect::Anchor;
 
-use super::loader::release_dir;
+use super::function_values::What;
+use super::index::Index;
 use super::scope::{self, DeclKind};
 use super::settings::Settings;
 use super::syntax::is_member;
@@ -69,77 +70,7 @@ impl Pinned<'_> {
     }
 }
 
-/// Every parsed file of the release by package directory: the analysed ones and the libraries.
-pub(super) struct Index<'p, 'a> {
-    dirs: BTreeMap<&'a str, Vec<(&'a str, &'a Syntax)>>,
-    /// The top-level names each package declares.
-    declared: BTreeMap<&'a str, BTreeSet<&'a str>>,
-    unparsed: BTreeSet<&'a str>,
-    /// `MODULE/...` -> module root, import path -> directory (the loader's).
-    packages: &'p BTreeMap<String, String>,
-    /// Why not every package of the module is read, when one is not: a
-    /// package the loader could not read whole, a file that does not parse.
-    incomplete: Option<String>,
-}
-
 impl<'p, 'a> Index<'p, 'a> {
-    pub(super) fn of(program: &Program<'p, 'a>) -> Index<'p, 'a> {
-        let mut dirs: BTreeMap<&'a str, Vec<(&'a str, &'a Syntax)>> = BTreeMap::new();
-        for (file, syntax) in program.trees.iter().chain(program.library) {
-            dirs.entry(scope::dir(file)).or_default().push((*file, *syntax));
-        }
-        let declared = dirs
-            .iter()
-            .map(|(dir, files)| {
-                let names = files.iter().flat_map(|(_, s)| s.root().named_children().flat_map(scope::top_level_names)).map(|(_, n)| n.text()).collect();
-                (*dir, names)
-            })
-            .collect();
-        let incomplete = program
-            .env
-            .unread
-            .iter()
-            .map(|(dir, why)| format!("package {dir} is not read ({why})"))
-            .chain(program.library_unparsed.iter().chain(program.opaque.iter().map(|(f, _)| f)).map(|f| format!("{f} does not parse")))
-            .next();
-        Index { dirs, declared, unparsed: program.library_unparsed.iter().map(|f| scope::dir(f)).collect(), packages: &program.env.packages, incomplete }
-    }
-
-    /// Every package of the module is read and parsed, so a question about
-    /// all of them (who implements a method, who writes a variable) has an
-    /// answer; else why not.
-    pub(super) fn whole_module(&self) -> Result<(), String> {
-        self.incomplete.as_ref().map_or(Ok(()), |why| Err(format!("not every package of the module is read: {why}")))
-    }
-
-    /// Every parsed file of the release, by package directory.
-    pub(super) fn all_files(&self) -> impl Iterator<Item = (&'a str, &'a Syntax)> + '_ {
-        self.dirs.values().flatten().copied()
-    }
-
-    /// How `source.pinned-functions` spells `name` of package `dir`: the
-    /// directory relative to its module's root, a dot, the name.
-    pub(super) fn spelled(&self, dir: &str, name: &str) -> String {
-        let rel = self
-            .packages
-            .iter()
-            .filter(|(p, _)| p.ends_with("/..."))
-            .filter_map(|(_, module)| match module.as_str() {
-                "" => Some(dir),
-                m if dir == m => Some(""),
-                m => dir.strip_prefix(m).and_then(|r| r.strip_prefix('/')),
-            })
-            .min_by_key(|r| r.len())
-            .unwrap_or(dir);
-        if rel.is_empty() { name.to_owned() } else { format!("{rel}.{name}") }
-    }
-
-    /// The package directory an import path of the release names, or `None`
-    /// for a path outside the release (the standard library, a dependency).
-    pub(super) fn release(&self, import: &str) -> Option<String> {
-        release_dir(self.packages, import).map(|(dir, _)| dir)
-    }
-
     /// The closure of `name` of package `dir`, or why it cannot be pinned.
     pub(super) fn closure(&self, dir: &str, name: &str) -> Result<Pinned<'a>, String> {
         let mut definitions: Vec<Definition<'a>> = Vec::new();
@@ -155,10 +86,10 @@ impl<'p, 'a> Index<'p, 'a> {
                 let spelled = self.spelled(&dir, &name);
                 let files = self.package(&dir, &spelled)?;
                 if let Some((function, api)) = name.split_once('#') {
-                    // The function literals `function` installs through `api` (middleware.rs).
-                    let nodes = super::middleware::literals(self, &dir, function, api);
+                    // The function literals `function` hands on as `api` (function_values.rs).
+                    let nodes = self.literals(&dir, &name).to_vec();
                     if nodes.is_empty() {
-                        return Err(format!("`{spelled}` names no function literal `{function}` installs through {api}"));
+                        return Err(format!("`{spelled}` names no function literal `{function}` hands on as {api}"));
                     }
                     for (file, _) in &nodes {
                         let syntax = files.iter().find(|(f, _)| f == file).map(|(_, s)| *s).ok_or_else(|| format!("{file} is not parsed"))?;
@@ -364,45 +295,6 @@ impl<'p, 'a> Index<'p, 'a> {
         })
     }
 
-    /// The parsed files of package `dir`, every one of them, with no dot import.
-    fn package(&self, dir: &str, spelled: &str) -> Result<&Vec<(&'a str, &'a Syntax)>, String> {
-        if self.unparsed.contains(dir) {
-            return Err(format!("`{spelled}` is in package {dir}, a file of which does not parse, so what it runs is unread"));
-        }
-        let files = self
-            .dirs
-            .get(dir)
-            .ok_or_else(|| format!("`{spelled}` is in package {dir}, which is not among the loaded files (missing, or not readable whole)"))?;
-        for (file, syntax) in files {
-            if let Some((_, (path, spec))) = scope::imports(syntax.root()).iter().find(|(n, _)| n.as_str() == ".") {
-                return Err(format!("{file}:{} dot-imports `{path}`: any name of package {dir} could come from it", spec.line()));
-            }
-        }
-        Ok(files)
-    }
-
-    /// The parsed files of package `dir` (none when it is not loaded).
-    pub(super) fn files(&self, dir: &str) -> &[(&'a str, &'a Syntax)] {
-        self.dirs.get(dir).map_or(&[], Vec::as_slice)
-    }
-
-    fn root_of(&self, file: &str) -> Option<Node<'a>> {
-        self.dirs.get(scope::dir(file))?.iter().find(|(f, _)| *f == file).map(|(_, s)| s.root())
-    }
-
-    /// Whether package `dir` declares `name` at top level.
-    /// Whether package `dir` declares a function (not a variable) `name`.
-    pub(super) fn declares_function(&self, dir: &str, name: &str) -> bool {
-        self.files(dir).iter().any(|(_, s)| {
-            s.root().named_children().any(|top| top.kind() == "function_declaration" && top.field_child("name").is_some_and(|n| n.text() == name))
-        })
-    }
-
-    fn declares(&self, dir: &str, name: &str) -> bool {
-        // `var _ I = (*T)(nil)` declares nothing: the blank identifier is no name.
-        name != "_" && self.declared.get(dir).is_some_and(|names| names.contains(name))
-    }
-
     /// The top-level declarations of package `dir` that use its unexported
     /// variable `name` outside the closure's text other than by a plain
     /// read, as closure names (`F`,
@@ -472,7 +364,7 @@ struct Reach<'a> {
     written: String,
     dir: String,
     name: String,
-    /// Installed around every request by the server, not called by a region.
+    /// Handed to the call path as a function value, not named by a region.
     installed: bool,
 }
 
@@ -501,18 +393,37 @@ fn reaches<'a>(program: &Program<'_, 'a>, index: &Index<'_, 'a>) -> Vec<Result<R
     }
     // The route's code: reported against the handler region when there is one.
     let Some(route) = program.regions.iter().position(|r| r.name == "handler").or((!program.regions.is_empty()).then_some(0)) else { return out };
-    for installed in super::middleware::installed(index) {
-        let around = |file: &str, at: Node<'_>| format!("`{}`, installed around every request at {file}:{}", brief(at), at.line());
-        out.push(match installed {
-            super::middleware::Installed::Function { file, at, dir, name } => {
-                Ok(Reach { region: route, file, node: at, written: around(file, at), dir, name, installed: true })
+    // The code the call path receives as function values: what the module
+    // installs around every request, and what a handler literal calls
+    // through a parameter.
+    let mut sources = super::middleware::installed(index);
+    sources.extend(super::function_values::called_parameters(program.regions, index));
+    index.seed(sources.iter().filter_map(|s| match &s.what {
+        What::Literal { dir, key, literal } => Some((dir.clone(), key.clone(), s.file, *literal)),
+        _ => None,
+    }));
+    let mut literals: BTreeSet<(String, String)> = BTreeSet::new();
+    for source in &sources {
+        let (file, at) = (source.file, source.at);
+        let written = format!("`{}` ({file}:{})", brief(at), at.line());
+        let reach = |dir: &str, name: &str| Reach {
+            region: route,
+            file,
+            node: at,
+            written: written.clone(),
+            dir: dir.to_owned(),
+            name: name.to_owned(),
+            installed: true,
+        };
+        out.push(match &source.what {
+            What::Function { dir, name } => Ok(reach(dir, name)),
+            What::Literal { dir, key, .. } => {
+                if !literals.insert((dir.clone(), key.clone())) {
+                    continue;
+                }
+                Ok(reach(dir, key))
             }
-            super::middleware::Installed::Literals { file, at, dir, key } => {
-                Ok(Reach { region: route, file, node: at, written: around(file, at), dir, name: key, installed: true })
-            }
-            super::middleware::Installed::Unbound { file, at, why } => {
-                Err((Reach { region: route, file, node: at, written: around(file, at), dir: String::new(), name: String::new(), installed: true }, why))
-            }
+            What::Unbound(why) => Err((reach("", ""), why.clone())),
         });
     }
     out
@@ -588,7 +499,7 @@ pub(super) fn check(program: &Program<'_, '_>) -> Result<(), Escalation> {
             Err((reach, why)) => {
                 return Err(Escalation::new(
                     EscalationCode::InventoryViolation,
-                    format!("the server runs {}, which no pin can name: {why}", reach.written),
+                    format!("the call path runs {}, handed to it as a function value no pin can name: {why}", reach.written),
                     Some(Anchor::at_line(reach.file, reach.node.line())),
                 ));
             }
@@ -603,7 +514,7 @@ pub(super) fn check(program: &Program<'_, '_>) -> Result<(), Escalation> {
             Err(Escalation::new(
                 EscalationCode::InventoryViolation,
                 match reach.installed {
-                    true => format!("the server runs {}: {why}", reach.written),
+                    true => format!("the call path runs {}, handed to it as a function value: {why}", reach.written),
                     false => format!("region `{}` reaches `{}`: {why}", region.name, reach.written),
                 },
                 Some(Anchor::at_line(reach.file, reach.node.line())),

@@ -103,7 +103,12 @@ fn every_piece_of_code_a_server_installs_around_requests_is_pinned() {
         let changed = SERVER.replace(from, to);
         assert_ne!(changed, SERVER, "{from}");
         let e = escalates(&changed, &pinned);
-        assert!(e.detail.contains(&format!("`{key}` is pinned")) && e.detail.contains("installed around every request at cmd/server/main.go:"), "{key}: {e}");
+        assert!(
+            e.detail.contains(&format!("`{key}` is pinned"))
+                && e.detail.contains("(cmd/server/main.go:")
+                && e.detail.contains("handed to it as a function value"),
+            "{key}: {e}"
+        );
         assert_eq!(e.anchor.as_ref().map(|a| a.file.as_str()), Some("cmd/server/main.go"));
     }
 }
@@ -114,18 +119,18 @@ fn installed_code_no_pin_can_name_escalates() {
     for (install, why) in [
         ("s.AddReceivingMiddleware(cfg.extra)", "`cfg.extra` is not a function fcd can name"),
         ("s.AddReceivingMiddleware(chain[0])", "`chain[0]` is not a function, a call of one, or a function literal"),
-        ("s.AddReceivingMiddleware(mw.Wrap(func() {}))", "hands a function literal to what builds the middleware"),
-        ("timed = logged\n\ts.AddReceivingMiddleware(timed)", "`timed` is neither a function of the release nor a local bound once"),
+        ("s.AddReceivingMiddleware(mw.Wrap(func() {}))", "hands a function literal to what builds it"),
+        ("timed = logged\n\ts.AddReceivingMiddleware(timed)", "`timed` is neither a function of the release, a parameter, nor a local bound once"),
         ("s.AddReceivingMiddleware(s.Current())", "is not the call of a function fcd can name"),
     ] {
         let server = SERVER.replace("\ts.AddReceivingMiddleware(mcp.DefaultMiddleware())", &format!("\t{install}"));
         let e = escalates(&server, &pinned);
-        assert!(e.detail.contains("which no pin can name") && e.detail.contains(why), "{install}: {e}");
+        assert!(e.detail.contains("no pin can name") && e.detail.contains(why), "{install}: {e}");
     }
 }
 
 #[test]
-fn a_variadic_parameter_spread_into_the_server_is_bound_at_every_call() {
+fn a_variadic_parameter_spread_into_the_server_is_followed_to_every_call() {
     let builder = "package main
 
 import \"github.com/modelcontextprotocol/go-sdk/mcp\"
@@ -143,8 +148,11 @@ func main() {
 }
 ";
     serving(builder, &[]).expect("registers: no call hands it middleware");
-    let e = escalates(&builder.replace("build(\"fcd\")", "build(\"fcd\", logged)"), &[]);
-    assert!(e.detail.contains("cmd/server/main.go:14 hands `build` code for `extra...`"), "{e}");
+    // A call handing it a function: that function is installed, and pinned like any other.
+    let handing = builder.replace("build(\"fcd\")", "build(\"fcd\", logged)");
+    let e = escalates(&handing, &[]);
+    assert!(e.detail.contains("`cmd/server.logged` is defined in the release") && e.detail.contains("(cmd/server/main.go:14)"), "{e}");
+    assert_eq!(pin_all(&handing).iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(), ["cmd/server.logged"]);
     let e = escalates(&builder.replace("_ = build(\"fcd\")", "f := build\n\t_ = f(\"fcd\")"), &[]);
     assert!(e.detail.contains("uses `build` other than by calling it"), "{e}");
 }
@@ -177,5 +185,53 @@ func main() {
     assert_eq!(names, ["cmd/server.main#OnBeforeAny", "cmd/server.seen"]);
     // A hook list filled outside a literal: no pin can name what it holds.
     let e = escalates(&hooks.replace("\thooks.AddOnSuccess(seen)", "\thooks.OnSuccess = append(hooks.OnSuccess, nil)"), &pinned);
-    assert!(e.detail.contains("which no pin can name"), "{e}");
+    assert!(e.detail.contains("no pin can name"), "{e}");
+}
+
+#[test]
+fn a_function_a_region_calls_through_a_parameter_is_followed_to_every_call() {
+    // The handler calls `getClient`, a parameter of `F`: what runs is whatever each call of `F`
+    // in the module hands it, followed back through parameters.
+    let handler = "package h\n\nfunc F(getClient func() string) T {\n\treturn New(func(msg string) any {\n\t\treturn getClient() + msg\n\t})\n}\n";
+    let server = "package main
+
+import h \"example.com/m/pkg/h\"
+
+func token() string { return \"t\" }
+
+func tools(get func() string) { _ = h.F(get) }
+
+func main() {
+\ttools(token)
+\tlocal := func() string { return \"local\" }
+\t_ = h.F(local)
+}
+";
+    let analysed = |server: &str, pinned: &[(String, String)]| {
+        let release = module::load(&[("pkg/h/h.go", handler), ("cmd/server/main.go", server)], &["pkg/h/h.go"]);
+        let pinned: Vec<(&str, &str)> = pinned.iter().map(|(name, digest)| (name.as_str(), digest.as_str())).collect();
+        crate::module_wide::registered(release, &pinned)
+    };
+    let mut pinned: Vec<(String, String)> = Vec::new();
+    while let Err(e) = analysed(server, &pinned) {
+        let end = e.detail.find("` is defined in the release").unwrap_or_else(|| panic!("names what to pin: {e}"));
+        let key = &e.detail[e.detail[..end].rfind('`').expect("a name") + 1..end];
+        let at = e.detail.find("digest sha256:").expect("prints a digest") + "digest ".len();
+        pinned.push((key.to_owned(), e.detail[at..at + 71].to_owned()));
+        assert!(pinned.len() < 5, "{pinned:?}");
+    }
+    let mut names: Vec<&str> = pinned.iter().map(|(k, _)| k.as_str()).collect();
+    names.sort();
+    // The literal is keyed by the function handing it on and the parameter receiving it.
+    assert_eq!(names, ["cmd/server.main#getClient", "cmd/server.token"]);
+    // A changed literal, a value no pin can name, and the function used other than by a call.
+    let e = analysed(&server.replace("return \"local\"", "return \"other\""), &pinned).map(|_| ()).expect_err("escalates");
+    assert!(e.detail.contains("`cmd/server.main#getClient` is pinned"), "{e}");
+    for (changed, why) in [
+        (server.replace("_ = h.F(local)", "_ = h.F(cfg.get)"), "`cfg.get` is not a function fcd can name"),
+        (server.replace("_ = h.F(local)", "f := h.F\n\t_ = f(local)"), "uses `F` other than by calling it"),
+    ] {
+        let e = analysed(&changed, &pinned).map(|_| ()).expect_err("escalates");
+        assert!(e.detail.contains("no pin can name") && e.detail.contains(why), "{why}: {e}");
+    }
 }
