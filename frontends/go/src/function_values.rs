@@ -7,8 +7,10 @@
 //! what runs is whatever the value holds, so it is followed back to code a
 //! pin can bind, failing closed:
 //! - a function of the release, named or called as a factory: that
-//!   function (its closure holds what it returns); a factory handed a
-//!   function literal is unbound (that code would run unread);
+//!   function (its closure holds what it returns), and every function of the
+//!   release the factory is handed (it may run inside what the factory
+//!   builds); a factory handed a function literal is unbound (that code
+//!   would run unread);
 //! - a function literal, in place or bound once to a local: pinned with the
 //!   other literals its function hands on under the same name, keyed
 //!   `DIR.FUNC#NAME` (NAME: the installing API, or the parameter that
@@ -105,13 +107,21 @@ pub(super) fn sources_of<'a>(index: &Index<'_, 'a>, file: &'a str, e: Node<'a>, 
             None => out.push(unbound(format!("`{}` is not a function fcd can name", e.compact_text()))),
         },
         "call_expression" => {
-            if e.field_child("arguments").is_some_and(|a| a.descendants().any(|d| d.kind() == "func_literal")) {
+            let arguments: Vec<Node<'a>> = e.field_child("arguments").map(|a| a.named_children().collect()).unwrap_or_default();
+            if arguments.iter().any(|a| a.kind() == "func_literal" || a.descendants().any(|d| d.kind() == "func_literal")) {
                 out.push(unbound(format!("`{}` hands a function literal to what builds it", e.compact_text())));
                 return;
             }
             match e.field_child("function").and_then(|f| function(index, dir, f)) {
                 Some(f) => out.extend(f.map(|what| Source { file, at: e, what })),
                 None => out.push(unbound(format!("`{}` is not the call of a function fcd can name", e.compact_text()))),
+            }
+            // A function of the release handed to the factory (its own or a
+            // dependency's) may run inside what it builds: bound too.
+            for argument in arguments {
+                if let Some(Some(what)) = function(index, dir, argument) {
+                    out.push(Source { file, at: argument, what });
+                }
             }
         }
         _ => out.push(unbound(format!("`{}` is not a function, a call of one, or a function literal", e.compact_text()))),

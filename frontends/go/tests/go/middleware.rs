@@ -19,6 +19,9 @@ func Agent(name string) mcp.Middleware {
 \treturn func(next mcp.MethodHandler) mcp.MethodHandler { return next }
 }
 
+// Agent2 answers a middleware that runs the one it is given.
+func Agent2(inner mcp.Middleware) mcp.Middleware { return inner }
+
 // Wrap answers a middleware around the function it is given.
 func Wrap(f func()) mcp.Middleware {
 \treturn func(next mcp.MethodHandler) mcp.MethodHandler { f(); return next }
@@ -126,6 +129,18 @@ fn installed_code_no_pin_can_name_escalates() {
         let server = SERVER.replace("\ts.AddReceivingMiddleware(mcp.DefaultMiddleware())", &format!("\t{install}"));
         let e = escalates(&server, &pinned);
         assert!(e.detail.contains("no pin can name") && e.detail.contains(why), "{install}: {e}");
+    }
+}
+
+#[test]
+fn a_function_of_the_release_handed_to_a_factory_is_bound_too() {
+    // The SDK's factory is trusted, but a release function it is handed may run inside what it
+    // builds; the same for a release factory.
+    for install in ["s.AddReceivingMiddleware(mcp.Chain(logged))", "s.AddReceivingMiddleware(mw.Agent2(logged))"] {
+        let server = SERVER.replace("\ts.AddReceivingMiddleware(mcp.DefaultMiddleware())", &format!("\t{install}"));
+        let server = server.replace("s.AddReceivingMiddleware(logged)\n", "");
+        let names = pin_all(&server);
+        assert!(names.iter().any(|(k, _)| k == "cmd/server.logged"), "{install}: {names:?}");
     }
 }
 
