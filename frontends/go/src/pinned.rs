@@ -8,7 +8,13 @@
 //! from one release to the next while every identity stays the same. So
 //! each such name must be a region of the profile, or pinned in
 //! `source.pinned-functions` with the digest of its closure, or the
-//! registration escalates naming it and printing that digest.
+//! registration escalates naming it and printing that digest. The same
+//! holds for the rest of the route: the function a handler literal is
+//! handed to (`via`: `NewTool`), the type whose `registered-by` method keeps
+//! the tool (bound whole: another of its methods hands the tool to the
+//! server), and the code the call path receives as function values
+//! (installed middleware and hooks, a parameter a handler literal calls:
+//! [`super::function_values`]).
 //!
 //! A name is spelled by its package's directory relative to the module
 //! root, then the name: `pkg/utils.NewToolResultError`. Its closure is its
@@ -390,6 +396,7 @@ fn reaches<'a>(program: &Program<'_, 'a>, index: &Index<'_, 'a>) -> Vec<Result<R
         if let Some(reach) = handed_to(program, index, i) {
             out.push(Ok(reach));
         }
+        out.extend(registrars(program, index, i).into_iter().map(Ok));
     }
     // The route's code: reported against the handler region when there is one.
     let Some(route) = program.regions.iter().position(|r| r.name == "handler").or((!program.regions.is_empty()).then_some(0)) else { return out };
@@ -474,6 +481,38 @@ fn handed_to<'a>(program: &Program<'_, 'a>, index: &Index<'_, 'a>, i: usize) -> 
         name: name.to_owned(),
         installed: false,
     })
+}
+
+/// The release types whose method registers the region's tool
+/// (`registered-by`: a toolset's `AddWriteTools`): the method keeps the
+/// tool, and another method of the type (`RegisterTools`) hands it to the
+/// server, so each such type is bound whole (every method, what they
+/// reach), like a name the region calls. Every method of that name in the
+/// module counts: which receiver holds the tool is decided at run time.
+fn registrars<'a>(program: &Program<'_, 'a>, index: &Index<'_, 'a>, i: usize) -> Vec<Reach<'a>> {
+    let region = &program.regions[i];
+    let Some(handoff) = Settings::of(program.env).handoff.get(region.name).filter(|h| !h.registered_by.is_empty()) else { return Vec::new() };
+    let mut out: Vec<Reach<'a>> = Vec::new();
+    for (file, syntax) in index.all_files() {
+        for method in syntax.root().named_children().filter(|m| m.kind() == "method_declaration") {
+            let Some(name) = method.field_child("name").map(|n| n.text()).filter(|n| handoff.registered_by.iter().any(|r| r == n)) else { continue };
+            let Some(ty) = super::syntax::receiver_type(method) else { continue };
+            let dir = scope::dir(file);
+            if out.iter().any(|r| r.dir == dir && r.name == ty) {
+                continue;
+            }
+            out.push(Reach {
+                region: i,
+                file,
+                node: method,
+                written: format!("{ty}.{name} ({file}:{}), which registers the tool", method.line()),
+                dir: dir.to_owned(),
+                name: ty.to_owned(),
+                installed: false,
+            });
+        }
+    }
+    out
 }
 
 /// Whether a region of the profile is the function `name` of package `dir`.
