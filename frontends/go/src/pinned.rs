@@ -405,6 +405,11 @@ fn reaches<'a>(program: &Program<'_, 'a>, index: &Index<'_, 'a>) -> Vec<Result<R
     // through a parameter.
     let mut sources = super::middleware::installed(index);
     sources.extend(super::function_values::called_parameters(program.regions, index));
+    // Code a package fcd could not read installs is unknown: never none.
+    if let (Err(why), Some(region)) = (index.whole_module(), program.regions.get(route)) {
+        let why = format!("what the server installs around every request, or hands the handler, is unknown: {why}");
+        sources.push(super::function_values::Source { file: region.file, at: region.node, what: What::Unbound(why) });
+    }
     index.seed(sources.iter().filter_map(|s| match &s.what {
         What::Literal { dir, key, literal } => Some((dir.clone(), key.clone(), s.file, *literal)),
         _ => None,

@@ -117,6 +117,23 @@ fn every_piece_of_code_a_server_installs_around_requests_is_pinned() {
 }
 
 #[test]
+fn a_package_not_read_leaves_what_is_installed_unknown() {
+    // A package holding a non-Go source is not read whole: middleware it might install is unseen.
+    let pinned = pin_all(SERVER);
+    let files = [
+        ("pkg/h/h.go", HANDLER),
+        ("cmd/server/main.go", SERVER),
+        ("internal/mw/mw.go", MW),
+        ("internal/asm/a.go", "package asm\n"),
+        ("internal/asm/a_amd64.s", "TEXT ·f(SB),0,$0\n"),
+    ];
+    let release = module::load(&files, &["pkg/h/h.go"]);
+    let pinned: Vec<(&str, &str)> = pinned.iter().map(|(name, digest)| (name.as_str(), digest.as_str())).collect();
+    let e = crate::module_wide::registered(release, &pinned).map(|_| ()).expect_err("escalates");
+    assert!(e.detail.contains("what the server installs around every request, or hands the handler, is unknown") && e.detail.contains("internal/asm"), "{e}");
+}
+
+#[test]
 fn installed_code_no_pin_can_name_escalates() {
     let pinned = pin_all(SERVER);
     for (install, why) in [
