@@ -20,8 +20,28 @@ pub fn sort<T>(definitions: &mut [T], key: impl Fn(&T) -> (&str, &str)) {
     definitions.sort_by(|a, b| key(a).cmp(&key(b)));
 }
 
+/// How a pin covers release code whose closure has `digest` (`None`: it
+/// cannot be pinned): `listed` is what `source.pinned-functions` lists for
+/// its name. `None` when nothing is listed: each caller says what that means.
+pub fn coverage(listed: Option<&Vec<String>>, digest: Option<&str>) -> Option<&'static str> {
+    let listed = listed?;
+    Some(match digest {
+        Some(d) if listed.iter().any(|l| l == d) => "pinned (`source.pinned-functions`), digest listed",
+        _ => "pinned (`source.pinned-functions`), digest not listed",
+    })
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn coverage_says_whether_the_listed_digests_hold_the_closures() {
+        let listed = vec!["sha256:a".to_owned()];
+        assert_eq!(super::coverage(Some(&listed), Some("sha256:a")), Some("pinned (`source.pinned-functions`), digest listed"));
+        assert_eq!(super::coverage(Some(&listed), Some("sha256:b")), Some("pinned (`source.pinned-functions`), digest not listed"));
+        assert_eq!(super::coverage(Some(&listed), None), Some("pinned (`source.pinned-functions`), digest not listed"));
+        assert_eq!(super::coverage(None, Some("sha256:a")), None);
+    }
+
     #[test]
     fn the_digest_follows_names_and_tokens_in_order() {
         let mut defs = vec![("b", "func b ( ) { }"), ("a", "func a ( ) { b ( ) }")];

@@ -136,11 +136,8 @@ pub(super) fn reached(program: &Program<'_, '_>) -> Vec<ReachedCode> {
                 continue;
             }
             let closure = index.closure(&found.ty.0, &name);
-            let covered = match (pinned.get(&key), &closure) {
-                (Some(listed), Ok(c)) if listed.contains(&c.digest) => "pinned (`source.pinned-functions`), digest listed",
-                (Some(_), _) => "pinned (`source.pinned-functions`), digest not listed",
-                (None, _) => "unread: escalates unless a region",
-            };
+            let covered = fcd_frontends::pinned::coverage(pinned.get(&key), closure.as_ref().ok().map(|c| c.digest.as_str()))
+                .unwrap_or("unread: escalates unless a region");
             let at = &program.regions[call.region];
             out.push(ReachedCode {
                 region: at.name.to_owned(),

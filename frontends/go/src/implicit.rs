@@ -203,11 +203,10 @@ pub(super) fn reached(program: &Program<'_, '_>) -> Vec<ReachedCode> {
             // Read alone, the other regions are not located: a method region is known by its name.
             let region = program.regions.iter().any(|r| r.file == found.file && r.node == found.method)
                 || (program.env.alone && program.env.reviewed.iter().any(|r| r == found.name));
-            let covered = match (pinned.get(&key), &closure) {
+            let covered = match fcd_frontends::pinned::coverage(pinned.get(&key), closure.as_ref().ok().map(|c| c.digest.as_str())) {
                 _ if region => "a region",
-                (Some(listed), Ok(c)) if listed.contains(&c.digest) => "pinned (`source.pinned-functions`), digest listed",
-                (Some(_), _) => "pinned (`source.pinned-functions`), digest not listed",
-                (None, _) => "unread: escalates unless a type on the way to it is pinned",
+                Some(how) => how,
+                None => "unread: escalates unless a type on the way to it is pinned",
             };
             let at = &program.regions[mention.region];
             out.push(ReachedCode {

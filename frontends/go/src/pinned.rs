@@ -615,11 +615,7 @@ pub(super) fn reached(program: &Program<'_, '_>) -> Vec<ReachedCode> {
         }
         let region = &program.regions[reach.region];
         let closure = index.closure(&reach.dir, &reach.name);
-        let covered = match (pinned.get(&key), &closure) {
-            (Some(listed), Ok(c)) if listed.contains(&c.digest) => "pinned (`source.pinned-functions`), digest listed",
-            (Some(_), _) => "pinned (`source.pinned-functions`), digest not listed",
-            (None, _) => "unread: escalates",
-        };
+        let covered = fcd_frontends::pinned::coverage(pinned.get(&key), closure.as_ref().ok().map(|c| c.digest.as_str())).unwrap_or("unread: escalates");
         out.push(ReachedCode {
             region: region.name.to_owned(),
             callee: key,

@@ -204,11 +204,10 @@ pub(super) fn reached(program: &Program<'_, '_>) -> Vec<ReachedCode> {
             continue;
         }
         let closure = home.ok_or_else(|| "imported from a file that is not loaded".to_owned()).and_then(|home| pinned::closure(program, home, &head));
-        let covered = match (settings.pinned_functions.get(&head), &closure) {
-            (Some(listed), Ok(c)) if listed.contains(&c.digest) => "pinned (`source.pinned-functions`), digest listed",
-            (Some(_), _) => "pinned (`source.pinned-functions`), digest not listed",
-            (None, _) if settings.unread_functions.contains(&head) => "trusted by name (`source.unread-functions`)",
-            (None, _) => "unread: escalates",
+        let covered = match fcd_frontends::pinned::coverage(settings.pinned_functions.get(&head), closure.as_ref().ok().map(|c| c.digest.as_str())) {
+            Some(how) => how,
+            None if settings.unread_functions.contains(&head) => "trusted by name (`source.unread-functions`)",
+            None => "unread: escalates",
         };
         out.push(ReachedCode {
             region: region.name.to_owned(),
@@ -230,11 +229,11 @@ pub(super) fn reached(program: &Program<'_, '_>) -> Vec<ReachedCode> {
                 Some(class) => pinned::closure(program, implementation.file, class),
                 None => Err("no region or pin can name it".to_owned()),
             };
-            let covered = match (settings.pinned_functions.get(&head).or_else(|| settings.pinned_functions.get(&format!("{head}.{method}"))), &closure) {
-                (Some(listed), Ok(c)) if listed.contains(&c.digest) => "pinned (`source.pinned-functions`), digest listed",
-                (Some(_), _) => "pinned (`source.pinned-functions`), digest not listed",
-                (None, _) => "unread: escalates",
-            };
+            let covered = fcd_frontends::pinned::coverage(
+                settings.pinned_functions.get(&head).or_else(|| settings.pinned_functions.get(&format!("{head}.{method}"))),
+                closure.as_ref().ok().map(|c| c.digest.as_str()),
+            )
+            .unwrap_or("unread: escalates");
             out.push(ReachedCode {
                 region: region.name.to_owned(),
                 callee: head,
