@@ -12,7 +12,7 @@ use fcd_testkit::{etcd, invariants, tools};
 use std::collections::BTreeMap;
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use ed25519_dalek::{Signer, SigningKey};
@@ -58,8 +58,9 @@ struct Attempt {
     outcome: Result<(i64, bool, bool), RefusalCode>,
 }
 
-/// Clients forming, admitting, fencing and completing until `stop`, each with its own connection.
-fn workload(spec: &StoreSpec, clients: usize, stop: &AtomicBool) -> Vec<Attempt> {
+/// Clients forming, admitting, fencing and completing until `stop`, each with its own connection;
+/// `grants` counts the admissions granted so far, for a fault that waits on the work.
+fn workload(spec: &StoreSpec, clients: usize, stop: &AtomicBool, grants: &AtomicUsize) -> Vec<Attempt> {
     std::thread::scope(|s| {
         let handles: Vec<_> = (0..clients)
             .map(|_| {
@@ -72,6 +73,7 @@ fn workload(spec: &StoreSpec, clients: usize, stop: &AtomicBool) -> Vec<Attempt>
                         let formation = formed.as_ref().ok().copied();
                         let outcome = match formed.and_then(|f| rt.admit(f, now())) {
                             Ok(lease) => {
+                                grants.fetch_add(1, Ordering::Relaxed);
                                 let fenced = rt.fence(&lease.token, "sha256:a14", "sha256:c14", lease.generation, now()).is_ok();
                                 let completed = fenced && rt.complete(lease.id).is_ok();
                                 Ok((lease.id, fenced, completed))
@@ -92,16 +94,29 @@ fn workload(spec: &StoreSpec, clients: usize, stop: &AtomicBool) -> Vec<Attempt>
     })
 }
 
-/// Runs the workload while `fault` acts on the cluster; returns the attempts.
-fn with_workload(cluster: &mut etcd::Cluster, spec: &StoreSpec, fault: impl FnOnce(&mut etcd::Cluster)) -> Vec<Attempt> {
+/// The clients of every workload.
+const CLIENTS: usize = 4;
+
+/// Runs the workload while `fault` acts on the cluster (given the count of grants so far); returns the attempts.
+fn with_workload(cluster: &mut etcd::Cluster, spec: &StoreSpec, fault: impl FnOnce(&mut etcd::Cluster, &AtomicUsize)) -> Vec<Attempt> {
     let stop = AtomicBool::new(false);
+    let grants = AtomicUsize::new(0);
     std::thread::scope(|s| {
-        let work = s.spawn(|| workload(spec, 4, &stop));
+        let work = s.spawn(|| workload(spec, CLIENTS, &stop, &grants));
         std::thread::sleep(Duration::from_millis(800));
-        fault(cluster);
+        fault(cluster, &grants);
         stop.store(true, Ordering::Relaxed);
         work.join().unwrap()
     })
+}
+
+/// Keeps a fault on (on a loaded machine an election and the clients' failover are slow) until
+/// more admissions were granted since `before` was read (just after it began) than there are
+/// clients, so at least one was started after it began (each client has one attempt at a time); gives up 30 s after `since`, and the test's count then fails it.
+fn wait_for_work(grants: &AtomicUsize, before: usize, since: Instant) {
+    while grants.load(Ordering::Relaxed) - before <= CLIENTS && since.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 fn granted(attempts: &[Attempt], from: Instant, to: Instant) -> usize {
@@ -160,11 +175,13 @@ fn a_killed_member_loses_nothing_and_work_goes_on() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let Some((mut cluster, spec, formation, resolver)) = world("a_killed_member_loses_nothing_and_work_goes_on") else { return };
     let mut window = (Instant::now(), Instant::now());
-    let attempts = with_workload(&mut cluster, &spec, |cluster| {
+    let attempts = with_workload(&mut cluster, &spec, |cluster, grants| {
         let victim = cluster.leader().unwrap_or(0);
         cluster.kill(victim);
         window.0 = Instant::now();
+        let before = grants.load(Ordering::Relaxed);
         std::thread::sleep(Duration::from_secs(3));
+        wait_for_work(grants, before, window.0);
         window.1 = Instant::now();
         cluster.restart(victim).unwrap();
         cluster.wait_healthy(&[0, 1, 2], Duration::from_secs(30)).unwrap();
@@ -181,7 +198,7 @@ fn quorum_lost_refuses_every_admission_and_grants_none() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let Some((mut cluster, spec, formation, resolver)) = world("quorum_lost_refuses_every_admission_and_grants_none") else { return };
     let mut window = (Instant::now(), Instant::now());
-    let attempts = with_workload(&mut cluster, &spec, |cluster| {
+    let attempts = with_workload(&mut cluster, &spec, |cluster, _| {
         cluster.kill(1);
         cluster.kill(2);
         window.0 = Instant::now();
@@ -210,11 +227,13 @@ fn a_member_paused_past_its_election_timeout_stalls_nothing_for_good() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let Some((mut cluster, spec, formation, resolver)) = world("a_member_paused_past_its_election_timeout_stalls_nothing_for_good") else { return };
     let mut window = (Instant::now(), Instant::now());
-    let attempts = with_workload(&mut cluster, &spec, |cluster| {
+    let attempts = with_workload(&mut cluster, &spec, |cluster, grants| {
         let victim = cluster.leader().unwrap_or(0);
         cluster.pause(victim);
         window.0 = Instant::now();
+        let before = grants.load(Ordering::Relaxed);
         std::thread::sleep(Duration::from_millis(6 * etcd::ELECTION_TIMEOUT_MS));
+        wait_for_work(grants, before, window.0);
         window.1 = Instant::now();
         cluster.resume(victim);
         cluster.wait_healthy(&[0, 1, 2], Duration::from_secs(30)).unwrap();
@@ -237,7 +256,7 @@ fn an_fcd_process_killed_between_admission_and_completion_leaves_its_lease_admit
     let own = rt.form("snap-2", "create_repository", "sha256:args", "user:bob", SOURCE, None, now(), 3600).unwrap();
     let store = spec.to_string();
     let mut killed = None;
-    let attempts = with_workload(&mut cluster, &spec, |_| {
+    let attempts = with_workload(&mut cluster, &spec, |_, _| {
         let mut child = Command::new(FCD)
             .args(["runtime", "stress", "--formation", &own.to_string(), "--count", "1", "--hold-ms", "60000", "--store", &store])
             .stdout(Stdio::null())
