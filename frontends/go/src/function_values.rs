@@ -207,7 +207,7 @@ fn bound_once<'a>(name: Node<'a>) -> Option<Node<'a>> {
 }
 
 /// `F` or `T.m`: the top-level function or method holding `n`.
-fn enclosing_key(n: Node<'_>) -> Option<String> {
+pub(super) fn enclosing_key(n: Node<'_>) -> Option<String> {
     let function = scope::enclosing(n);
     let name = function.field_child("name")?.text();
     match function.kind() {

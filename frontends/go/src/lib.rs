@@ -31,6 +31,7 @@ mod settings;
 mod surroundings;
 mod syntax;
 mod variables;
+mod wrappers;
 
 pub use settings::{Handoff, Settings};
 

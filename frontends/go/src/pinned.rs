@@ -14,7 +14,9 @@
 //! the tool (bound whole: another of its methods hands the tool to the
 //! server), and the code the call path receives as function values
 //! (installed middleware and hooks, a parameter a handler literal calls:
-//! [`super::function_values`]).
+//! [`super::function_values`]), and every piece of code that can wrap a
+//! tool's handler, found by its type ([`super::wrappers`]) unless a region
+//! or a verified closure already holds it.
 //!
 //! A name is spelled by its package's directory relative to the module
 //! root, then the name: `pkg/utils.NewToolResultError`. Its closure is its
@@ -372,6 +374,9 @@ struct Reach<'a> {
     name: String,
     /// Handed to the call path as a function value, not named by a region.
     installed: bool,
+    /// Code that can wrap a tool's handler ([`super::wrappers`]): bound
+    /// already when it lies in a region or a verified closure.
+    wraps: bool,
 }
 
 /// Every `P.Name` of every region whose `P` imports a package of the
@@ -391,7 +396,16 @@ fn reaches<'a>(program: &Program<'_, 'a>, index: &Index<'_, 'a>) -> Vec<Result<R
             }
             let Some((path, _)) = imports.get(operand.text()) else { continue };
             let Some(dir) = index.release(path) else { continue };
-            out.push(Ok(Reach { region: i, file: region.file, node: n, written: n.compact_text(), dir, name: field.text().to_owned(), installed: false }));
+            out.push(Ok(Reach {
+                region: i,
+                file: region.file,
+                node: n,
+                written: n.compact_text(),
+                dir,
+                name: field.text().to_owned(),
+                installed: false,
+                wraps: false,
+            }));
         }
         if let Some(reach) = handed_to(program, index, i) {
             out.push(Ok(reach));
@@ -426,6 +440,7 @@ fn reaches<'a>(program: &Program<'_, 'a>, index: &Index<'_, 'a>) -> Vec<Result<R
             dir: dir.to_owned(),
             name: name.to_owned(),
             installed: true,
+            wraps: false,
         };
         out.push(match &source.what {
             What::Function { dir, name } => Ok(reach(dir, name)),
@@ -438,7 +453,37 @@ fn reaches<'a>(program: &Program<'_, 'a>, index: &Index<'_, 'a>) -> Vec<Result<R
             What::Unbound(why) => Err((reach("", ""), why.clone())),
         });
     }
+    // Last, so the closures of everything above are known when each is asked.
+    for wrapper in super::wrappers::wrappers(index) {
+        let (file, at) = (wrapper.file, wrapper.node);
+        let written = format!("`{}` ({file}:{}), code that can wrap a tool's handler", brief(at), at.line());
+        let (dir, name) = wrapper.holder.clone().unwrap_or_default();
+        let reach = Reach { region: route, file, node: at, written, dir, name, installed: true, wraps: true };
+        out.push(match wrapper.holder {
+            Some(_) => Ok(reach),
+            None => Err((reach, "it is a function literal outside any function, which no pin names".to_owned())),
+        });
+    }
     out
+}
+
+/// Where the release code a region reads or a verified pin binds lies:
+/// what a wrapper inside needs no pin of its own for.
+#[derive(Default)]
+struct Bound(Vec<(String, u32, u32)>);
+
+impl Bound {
+    fn of_regions(program: &Program<'_, '_>) -> Bound {
+        Bound(program.regions.iter().map(|r| (r.file.to_owned(), r.node.line(), r.node.end_line())).collect())
+    }
+
+    fn add(&mut self, closure: &Pinned<'_>) {
+        self.0.extend(closure.anchors().into_iter().map(|(_, a)| (a.file, a.line, a.end_line)));
+    }
+
+    fn covers(&self, file: &str, n: Node<'_>) -> bool {
+        self.0.iter().any(|(f, line, end)| f == file && *line <= n.line() && n.end_line() <= *end)
+    }
 }
 
 /// The first line of a node's text, shortened: how a message names code.
@@ -485,6 +530,7 @@ fn handed_to<'a>(program: &Program<'_, 'a>, index: &Index<'_, 'a>, i: usize) -> 
         dir,
         name: name.to_owned(),
         installed: false,
+        wraps: false,
     })
 }
 
@@ -514,6 +560,7 @@ fn registrars<'a>(program: &Program<'_, 'a>, index: &Index<'_, 'a>, i: usize) ->
                 dir: dir.to_owned(),
                 name: ty.to_owned(),
                 installed: false,
+                wraps: false,
             });
         }
     }
@@ -537,13 +584,18 @@ pub(super) fn check(program: &Program<'_, '_>) -> Result<(), Escalation> {
     let index = Index::of(program);
     let pinned = &Settings::of(program.env).pinned_functions;
     let mut closures: BTreeMap<String, Result<String, String>> = BTreeMap::new();
+    let mut bound = Bound::of_regions(program);
     for reach in reaches(program, &index) {
         let reach = match reach {
+            Ok(reach) if reach.wraps && bound.covers(reach.file, reach.node) => continue,
             Ok(reach) => reach,
             Err((reach, why)) => {
                 return Err(Escalation::new(
                     EscalationCode::InventoryViolation,
-                    format!("the call path runs {}, handed to it as a function value no pin can name: {why}", reach.written),
+                    match reach.wraps {
+                        true => format!("the call path may run {}, which no pin can name: {why}", reach.written),
+                        false => format!("the call path runs {}, handed to it as a function value no pin can name: {why}", reach.written),
+                    },
                     Some(Anchor::at_line(reach.file, reach.node.line())),
                 ));
             }
@@ -553,13 +605,24 @@ pub(super) fn check(program: &Program<'_, '_>) -> Result<(), Escalation> {
         }
         let region = &program.regions[reach.region];
         let key = index.spelled(&reach.dir, &reach.name);
-        let digest = closures.entry(key.clone()).or_insert_with(|| index.closure(&reach.dir, &reach.name).map(|c| c.digest)).clone();
+        let digest = closures
+            .entry(key.clone())
+            .or_insert_with(|| {
+                index.closure(&reach.dir, &reach.name).map(|c| {
+                    if pinned.get(&key).is_some_and(|listed| listed.contains(&c.digest)) {
+                        bound.add(&c);
+                    }
+                    c.digest
+                })
+            })
+            .clone();
         let fail = |why: String| {
             Err(Escalation::new(
                 EscalationCode::InventoryViolation,
-                match reach.installed {
-                    true => format!("the call path runs {}, handed to it as a function value: {why}", reach.written),
-                    false => format!("region `{}` reaches `{}`: {why}", region.name, reach.written),
+                match (reach.installed, reach.wraps) {
+                    (_, true) => format!("the call path may run {}: {why}", reach.written),
+                    (true, false) => format!("the call path runs {}, handed to it as a function value: {why}", reach.written),
+                    (false, false) => format!("region `{}` reaches `{}`: {why}", region.name, reach.written),
                 },
                 Some(Anchor::at_line(reach.file, reach.node.line())),
             ))
@@ -593,8 +656,10 @@ pub(super) fn reached(program: &Program<'_, '_>) -> Vec<ReachedCode> {
     let index = Index::of(program);
     let pinned = &Settings::of(program.env).pinned_functions;
     let mut out: Vec<ReachedCode> = Vec::new();
+    let mut bound = Bound::of_regions(program);
     for reach in reaches(program, &index) {
         let reach = match reach {
+            Ok(reach) if reach.wraps && bound.covers(reach.file, reach.node) => continue,
             Ok(reach) => reach,
             Err((reach, why)) => {
                 out.push(ReachedCode {
@@ -615,6 +680,9 @@ pub(super) fn reached(program: &Program<'_, '_>) -> Vec<ReachedCode> {
         }
         let region = &program.regions[reach.region];
         let closure = index.closure(&reach.dir, &reach.name);
+        if let Some(c) = closure.as_ref().ok().filter(|c| pinned.get(&key).is_some_and(|listed| listed.contains(&c.digest))) {
+            bound.add(c);
+        }
         let covered = fcd_frontends::pinned::coverage(pinned.get(&key), closure.as_ref().ok().map(|c| c.digest.as_str())).unwrap_or("unread: escalates");
         out.push(ReachedCode {
             region: region.name.to_owned(),

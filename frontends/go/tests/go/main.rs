@@ -8,6 +8,7 @@ mod implicit;
 mod middleware;
 mod module;
 mod module_wide;
+mod wrappers;
 
 use fcd_frontend_go::{Go, Settings};
 use fcd_frontends::{Env, EscalationCode, LanguageSettings, RegionKind, RegionSpec, SourceFile, analyze, analyze_with};

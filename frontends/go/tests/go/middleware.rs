@@ -92,7 +92,11 @@ fn every_piece_of_code_a_server_installs_around_requests_is_pinned() {
     let mut names: Vec<&str> = pinned.iter().map(|(k, _)| k.as_str()).collect();
     names.sort();
     // The SDK's own middleware is a dependency's code: trusted by identity, never asked for.
-    assert_eq!(names, ["cmd/server.logged", "cmd/server.main#AddReceivingMiddleware", "cmd/server.main#AddSendingMiddleware", "internal/mw.Agent"]);
+    // `Wrap` installs nothing here, but its literal can wrap a handler: asked for by its type.
+    assert_eq!(
+        names,
+        ["cmd/server.logged", "cmd/server.main#AddReceivingMiddleware", "cmd/server.main#AddSendingMiddleware", "internal/mw.Agent", "internal/mw.Wrap"]
+    );
     // A change to any piece changes its digest: the old pin escalates, naming the installing call.
     for (from, to, key) in [
         ("return next(ctx, method, req)", "return next(ctx, \"tools/list\", req)", "cmd/server.main#AddReceivingMiddleware"),
@@ -179,12 +183,19 @@ func main() {
 \t_ = build(\"fcd\")
 }
 ";
-    serving(builder, &[]).expect("registers: no call hands it middleware");
+    // No call hands it middleware: `logged` (and `MW`'s factories) are only asked for by their
+    // type, as code that can wrap a handler.
+    let sorted = |pinned: Vec<(String, String)>| {
+        let mut keys: Vec<String> = pinned.into_iter().map(|(k, _)| k).collect();
+        keys.sort();
+        keys
+    };
+    assert_eq!(sorted(pin_all(builder)), ["cmd/server.logged", "internal/mw.Agent", "internal/mw.Wrap"]);
     // A call handing it a function: that function is installed, and pinned like any other.
     let handing = builder.replace("build(\"fcd\")", "build(\"fcd\", logged)");
     let e = escalates(&handing, &[]);
     assert!(e.detail.contains("`cmd/server.logged` is defined in the release") && e.detail.contains("(cmd/server/main.go:14)"), "{e}");
-    assert_eq!(pin_all(&handing).iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(), ["cmd/server.logged"]);
+    assert_eq!(sorted(pin_all(&handing)), ["cmd/server.logged", "internal/mw.Agent", "internal/mw.Wrap"]);
     let e = escalates(&builder.replace("_ = build(\"fcd\")", "f := build\n\t_ = f(\"fcd\")"), &[]);
     assert!(e.detail.contains("uses `build` other than by calling it"), "{e}");
 }
@@ -214,7 +225,8 @@ func main() {
     let pinned = pin_all(hooks);
     let mut names: Vec<&str> = pinned.iter().map(|(k, _)| k.as_str()).collect();
     names.sort();
-    assert_eq!(names, ["cmd/server.main#OnBeforeAny", "cmd/server.seen"]);
+    // The go-sdk middleware factories of `MW` can wrap a handler: asked for by their type.
+    assert_eq!(names, ["cmd/server.main#OnBeforeAny", "cmd/server.seen", "internal/mw.Agent", "internal/mw.Wrap"]);
     // A hook list filled outside a literal: no pin can name what it holds.
     let e = escalates(&hooks.replace("\thooks.AddOnSuccess(seen)", "\thooks.OnSuccess = append(hooks.OnSuccess, nil)"), &pinned);
     assert!(e.detail.contains("no pin can name"), "{e}");
