@@ -90,6 +90,20 @@ impl<'p, 'a> Index<'p, 'a> {
         if rel.is_empty() { name.to_owned() } else { format!("{rel}.{name}") }
     }
 
+    /// The package directory and name a `source.pinned-functions` key
+    /// spells ([`Self::spelled`]'s inverse), when a loaded package has it.
+    pub(super) fn unspelled(&self, key: &str) -> Option<(String, String)> {
+        self.dirs
+            .keys()
+            .filter_map(|dir| {
+                let prefix = self.spelled(dir, "_");
+                let name = key.strip_prefix(prefix.strip_suffix('_')?)?;
+                (!name.is_empty() && !name.contains('/')).then(|| (prefix.len(), dir.to_string(), name.to_owned()))
+            })
+            .max_by_key(|(len, _, _)| *len)
+            .map(|(_, dir, name)| (dir, name))
+    }
+
     /// The package directory an import path of the release names, or `None`
     /// for a path outside the release (the standard library, a dependency).
     pub(super) fn release(&self, import: &str) -> Option<String> {

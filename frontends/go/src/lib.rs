@@ -20,6 +20,7 @@ mod control;
 mod dispatch;
 mod facts;
 mod function_values;
+mod implementations;
 mod implicit;
 mod index;
 pub mod loader;
@@ -103,17 +104,19 @@ impl Frontend for Go {
 
     /// The closed call path into the release's other packages ([`pinned`]),
     /// through the methods a region calls on values of the release's types,
-    /// wherever in the module they are declared ([`dispatch`]), and through
-    /// the methods Go calls by itself on the release's types ([`implicit`]).
+    /// wherever in the module they are declared ([`dispatch`]), through the
+    /// methods pinned code calls through an interface ([`implementations`]),
+    /// and through the methods Go calls by itself on the release's types ([`implicit`]).
     fn check_program(&self, program: &Program<'_, '_>) -> Result<(), Escalation> {
         pinned::check(program)?;
         dispatch::check(program)?;
+        implementations::check(program)?;
         implicit::check(program)
     }
 
     fn reached(&self, program: &Program<'_, '_>) -> Vec<fcd_frontends::ir::ReachedCode> {
         let mut out = pinned::reached(program);
-        for more in [dispatch::reached(program), implicit::reached(program)] {
+        for more in [dispatch::reached(program), implementations::reached(program), implicit::reached(program)] {
             out.extend(more.into_iter().filter(|r| !out.iter().any(|o| o.callee == r.callee)).collect::<Vec<_>>());
         }
         out

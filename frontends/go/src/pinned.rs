@@ -16,7 +16,8 @@
 //! (installed middleware and hooks, a parameter a handler literal calls:
 //! [`super::function_values`]), and every piece of code that can wrap a
 //! tool's handler, found by its type ([`super::wrappers`]) unless a region
-//! or a verified closure already holds it.
+//! or a verified closure already holds it. What a listed closure runs
+//! through an interface is [`super::implementations`]' question.
 //!
 //! A name is spelled by its package's directory relative to the module
 //! root, then the name: `pkg/utils.NewToolResultError`. Its closure is its
@@ -65,6 +66,29 @@ struct Definition<'a> {
 }
 
 impl Pinned<'_> {
+    /// The methods of the closure's interface types that its text calls
+    /// (`.M(` on any receiver: an over-approximation of the calls through
+    /// the interface), by name.
+    pub(super) fn interface_calls(&self) -> BTreeSet<String> {
+        let declared: BTreeSet<&str> = self
+            .definitions
+            .iter()
+            .flat_map(|d| d.nodes.iter())
+            .flat_map(|(_, n)| n.descendants().filter(|t| t.kind() == "interface_type"))
+            .flat_map(|t| t.named_children().filter(|m| m.kind() == "method_elem"))
+            .filter_map(|m| m.field_child("name").map(|n| n.text()))
+            .collect();
+        self.definitions
+            .iter()
+            .flat_map(|d| d.nodes.iter())
+            .flat_map(|(_, n)| n.descendants().filter(|c| c.kind() == "call_expression"))
+            .filter_map(|c| c.field_child("function").filter(|f| f.kind() == "selector_expression")?.field_child("field"))
+            .map(|f| f.text())
+            .filter(|m| declared.contains(m))
+            .map(str::to_owned)
+            .collect()
+    }
+
     /// Each piece of text of the closure, by definition, with where it is.
     pub(super) fn anchors(&self) -> Vec<(String, Anchor)> {
         self.definitions
@@ -468,20 +492,21 @@ fn reaches<'a>(program: &Program<'_, 'a>, index: &Index<'_, 'a>) -> Vec<Result<R
 }
 
 /// Where the release code a region reads or a verified pin binds lies:
-/// what a wrapper inside needs no pin of its own for.
+/// what code inside needs no pin of its own for (a wrapper, a method an
+/// interface call runs: [`super::implementations`]).
 #[derive(Default)]
-struct Bound(Vec<(String, u32, u32)>);
+pub(super) struct Bound(Vec<(String, u32, u32)>);
 
 impl Bound {
-    fn of_regions(program: &Program<'_, '_>) -> Bound {
+    pub(super) fn of_regions(program: &Program<'_, '_>) -> Bound {
         Bound(program.regions.iter().map(|r| (r.file.to_owned(), r.node.line(), r.node.end_line())).collect())
     }
 
-    fn add(&mut self, closure: &Pinned<'_>) {
+    pub(super) fn add(&mut self, closure: &Pinned<'_>) {
         self.0.extend(closure.anchors().into_iter().map(|(_, a)| (a.file, a.line, a.end_line)));
     }
 
-    fn covers(&self, file: &str, n: Node<'_>) -> bool {
+    pub(super) fn covers(&self, file: &str, n: Node<'_>) -> bool {
         self.0.iter().any(|(f, line, end)| f == file && *line <= n.line() && n.end_line() <= *end)
     }
 }

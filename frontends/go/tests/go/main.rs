@@ -4,6 +4,7 @@
 
 #[path = "../../../tests/common/mod.rs"]
 mod common;
+mod implementations;
 mod implicit;
 mod middleware;
 mod module;

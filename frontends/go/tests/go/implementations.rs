@@ -1,0 +1,119 @@
+//! A method pinned code runs through an interface is bound wherever in the
+//! module it is declared: in a region or a listed closure, or pinned itself;
+//! a pinned one brings the interface calls of its own closure.
+
+use fcd_frontends::{Analysis, Escalation, EscalationCode};
+
+use crate::module;
+
+/// A handler literal asking the registry package for the tool's name.
+const HANDLER: &str = "package h
+
+import \"example.com/m/internal/names\"
+
+func F() T {
+\treturn New(func(msg string) any {
+\t\treturn names.Name(msg)
+\t})
+}
+";
+
+/// `Name` asks a resolver, an interface, for the name; `local` is an
+/// implementation inside `Name`'s closure (it names it), so bound with it.
+const NAMES: &str = "package names
+
+// Resolver answers the name a tool is registered under.
+type Resolver interface {
+\tResolve(s string) string
+}
+
+// Current is the resolver the server set at start.
+var current Resolver = local{}
+
+type local struct{}
+
+func (local) Resolve(s string) string { return s }
+
+// Name asks the current resolver.
+func Name(s string) string { return current.Resolve(s) }
+";
+
+/// Another package of the module with an implementation of its own, which
+/// asks an interface of its own in turn.
+const PLUGIN: &str = "package plugin
+
+// Store keeps what a resolver saw.
+type Store interface {
+\tKeep(s string)
+}
+
+type memory struct{ seen []string }
+
+func (m *memory) Keep(s string) { m.seen = append(m.seen, s) }
+
+// Upper resolves a name by keeping it first.
+type Upper struct{ store Store }
+
+func (u Upper) Resolve(s string) string {
+\tu.store.Keep(s)
+\treturn s
+}
+";
+
+fn registering(plugin: &str, pinned: &[(String, String)]) -> Result<Analysis, Escalation> {
+    let release = module::load(&[("pkg/h/h.go", HANDLER), ("internal/names/names.go", NAMES), ("internal/plugin/plugin.go", plugin)], &["pkg/h/h.go"]);
+    let pinned: Vec<(&str, &str)> = pinned.iter().map(|(name, digest)| (name.as_str(), digest.as_str())).collect();
+    crate::module_wide::registered(release, &pinned)
+}
+
+/// Pins what each escalation asks for, until the release registers.
+fn pin_all(plugin: &str) -> Vec<(String, String)> {
+    let mut pinned: Vec<(String, String)> = Vec::new();
+    for _ in 0..10 {
+        let Err(e) = registering(plugin, &pinned) else { return pinned };
+        assert_eq!(e.code, EscalationCode::InventoryViolation, "{e}");
+        let key = ["` is defined in the release", "` in `source.pinned-functions`"]
+            .iter()
+            .find_map(|end| {
+                let end = e.detail.find(end)?;
+                Some(e.detail[e.detail[..end].rfind('`')? + 1..end].to_owned())
+            })
+            .unwrap_or_else(|| panic!("names what to pin: {e}"));
+        let at = e.detail.find("digest sha256:").expect("prints a digest") + "digest ".len();
+        pinned.push((key, e.detail[at..at + 71].to_owned()));
+    }
+    panic!("still escalates after pinning {pinned:?}")
+}
+
+#[test]
+fn every_method_an_interface_call_of_pinned_code_may_run_is_bound() {
+    let pinned = pin_all(PLUGIN);
+    // `Name` (reached by the handler), then `Upper.Resolve` (which `Name`'s `current.Resolve` may
+    // run), then `memory.Keep` (which `Upper.Resolve`'s `u.store.Keep` may run); `local.Resolve`
+    // is in `Name`'s closure, so never asked for.
+    let keys: Vec<&str> = pinned.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(keys, ["internal/names.Name", "internal/plugin.Upper.Resolve", "internal/plugin.memory.Keep"]);
+    // An implementation that changes escalates at its declaration, naming the pin whose call runs it.
+    let changed = PLUGIN.replace("\treturn s\n}", "\treturn \"other\"\n}");
+    let e = registering(&changed, &pinned).map(|_| ()).expect_err("escalates");
+    assert!(
+        e.detail.contains("`internal/names.Name` runs `Upper.Resolve`")
+            && e.detail.contains("through an interface")
+            && e.detail.contains("which no reviewer listed"),
+        "{e}"
+    );
+    assert_eq!(e.anchor.map(|a| (a.file, a.line)), Some(("internal/plugin/plugin.go".to_owned(), 15)));
+    // A new implementation anywhere in the module is asked for too.
+    let more = format!("{PLUGIN}\ntype Lower struct{{}}\n\nfunc (Lower) Resolve(s string) string {{ return s }}\n");
+    let e = registering(&more, &pinned).map(|_| ()).expect_err("escalates");
+    assert!(e.detail.contains("read it and pin `internal/plugin.Lower.Resolve`"), "{e}");
+}
+
+#[test]
+fn a_method_named_like_no_called_interface_method_is_not_asked_for() {
+    // `Keep` is only asked for once `Upper.Resolve`, which calls it through `Store`, is pinned;
+    // a method no interface call of listed code names never is.
+    let plugin = PLUGIN.replace("\tu.store.Keep(s)\n", "");
+    let keys: Vec<String> = pin_all(&plugin).into_iter().map(|(k, _)| k).collect();
+    assert_eq!(keys, ["internal/names.Name", "internal/plugin.Upper.Resolve"]);
+}
