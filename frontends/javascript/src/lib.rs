@@ -29,6 +29,7 @@ mod settings;
 mod state;
 mod surroundings;
 mod syntax;
+mod transport;
 
 pub use settings::Settings;
 
@@ -183,6 +184,7 @@ impl Frontend for JavaScript {
         surroundings::check(program.trees, program.opaque, program.regions)?;
         route::check_unique(program.trees, program.regions)?;
         state::check(program)?;
+        transport::check(program.trees)?;
         closure::check(program)
     }
 

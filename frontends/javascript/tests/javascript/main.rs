@@ -3,6 +3,7 @@
 
 #[path = "../../../tests/common/mod.rs"]
 mod common;
+mod transport;
 
 use fcd_frontend_javascript::JavaScript;
 use fcd_frontends::{ArgPattern, EscalationCode, FactKind, FactSpec, RegionKind, RegionSpec, SourceFile, analyze};
@@ -1180,8 +1181,9 @@ fn the_exit_status_may_be_set_any_other_member_of_process_escalates() {
 
 #[test]
 fn the_registering_method_may_only_be_called_as_written() {
-    let base = "import { McpServer } from \"@modelcontextprotocol/sdk/server/mcp.js\";\nconst server = new McpServer({ name: \"s\" });\n\
-                SETUP\nserver.registerTool(\"write_file\", {}, async (args) => args.path.trim());\nserver.connect(null);\n";
+    let base = "import { McpServer } from \"@modelcontextprotocol/sdk/server/mcp.js\";\n\
+                import { StdioServerTransport } from \"@modelcontextprotocol/sdk/server/stdio.js\";\nconst server = new McpServer({ name: \"s\" });\n\
+                SETUP\nserver.registerTool(\"write_file\", {}, async (args) => args.path.trim());\nserver.connect(new StdioServerTransport());\n";
     let with = |setup: &str| write_file_callback(&base.replace("SETUP", setup));
     assert!(with("").is_ok(), "the method called as written");
     for (setup, says) in [
