@@ -22,6 +22,7 @@ mod route;
 mod scope;
 mod surroundings;
 mod syntax;
+mod transport;
 
 use std::collections::BTreeMap;
 
@@ -94,6 +95,7 @@ impl Frontend for Python {
     }
 
     fn check_program(&self, program: &Program<'_, '_>) -> Result<(), Escalation> {
+        transport::check(program)?;
         closure::check(program)
     }
 

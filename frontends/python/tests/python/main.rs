@@ -3,6 +3,7 @@
 
 #[path = "../../../tests/common/mod.rs"]
 mod common;
+mod transport;
 
 use fcd_frontend_python::Python;
 use fcd_frontends::{Identity, RegionKind, RegionSpec, SourceFile, analyze};
