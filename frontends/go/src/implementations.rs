@@ -7,10 +7,11 @@
 //! value was put there (github's OAuth tool middleware calls its manager
 //! that way; `RequestDeps.GetClient` asks a host resolver the API host).
 //! [`super::dispatch`] asks this of the regions' calls; this asks it of the
-//! pinned code. For every interface type in the closure of a pin whose
-//! digest is listed, each of its methods that the closure's text calls
-//! (`.M(`: any receiver, a sound over-approximation of the calls through
-//! the interface) may run every method `M` declared in the module, on any
+//! pinned code. For every method an interface type of the module declares,
+//! a call `.M(` in the closure of a pin whose digest is listed (any
+//! receiver: a sound over-approximation of the calls through an interface,
+//! whether its type is in the closure or only in the signature of the code
+//! around it) may run every method `M` declared in the module, on any
 //! type. Each of those must lie in a region or in the closure of a listed
 //! pin, or be pinned itself as `DIR.TYPE.M` (as for dispatch); a method so
 //! pinned brings the interfaces of its own closure, until nothing is left.
@@ -113,9 +114,12 @@ pub(super) fn reached(program: &Program<'_, '_>) -> Vec<ReachedCode> {
 /// interface, to a fixpoint, each with what it comes to.
 fn walk<'a>(program: &Program<'_, 'a>) -> Vec<(Implementation<'a>, Status)> {
     let index = Index::of(program);
+    // The function literals the call path receives, so `DIR.FUNC#NAME` pins have closures too.
+    super::pinned::values(program, &index);
     let pinned = &Settings::of(program.env).pinned_functions;
     let listed = |key: &str, c: &Pinned<'_>| pinned.get(key).is_some_and(|digests| digests.contains(&c.digest));
     let mut bound = Bound::of_regions(program);
+    let interfaces = interface_methods(&index);
     // The closures of every listed pin this release has: what is read.
     let mut todo: Vec<(String, BTreeSet<String>)> = Vec::new();
     for key in pinned.keys() {
@@ -123,7 +127,7 @@ fn walk<'a>(program: &Program<'_, 'a>) -> Vec<(Implementation<'a>, Status)> {
         let Ok(closure) = index.closure(&dir, &name) else { continue };
         if listed(key, &closure) {
             bound.add(&closure);
-            todo.push((key.clone(), closure.interface_calls()));
+            todo.push((key.clone(), closure.interface_calls(&interfaces)));
         }
     }
     let mut out: Vec<(Implementation<'a>, Status)> = Vec::new();
@@ -149,7 +153,7 @@ fn walk<'a>(program: &Program<'_, 'a>) -> Vec<(Implementation<'a>, Status)> {
             match index.closure(&implementation.dir, &implementation.name) {
                 Ok(c) if listed(&implementation.key, &c) => {
                     bound.add(&c);
-                    todo.push((implementation.key.clone(), c.interface_calls()));
+                    todo.push((implementation.key.clone(), c.interface_calls(&interfaces)));
                     out.push((implementation, Status::Pinned));
                     progress = true;
                 }
@@ -210,4 +214,14 @@ fn declared<'a>(index: &Index<'_, 'a>, method: &str, caller: &str) -> Vec<Implem
         }
     }
     out
+}
+
+/// The names of the methods every interface type of the module declares.
+fn interface_methods(index: &Index<'_, '_>) -> BTreeSet<String> {
+    index
+        .all_files()
+        .flat_map(|(_, syntax)| syntax.root().descendants().filter(|t| t.kind() == "interface_type"))
+        .flat_map(|t| t.named_children().filter(|m| m.kind() == "method_elem"))
+        .filter_map(|m| m.field_child("name").map(|n| n.text().to_owned()))
+        .collect()
 }

@@ -66,25 +66,19 @@ struct Definition<'a> {
 }
 
 impl Pinned<'_> {
-    /// The methods of the closure's interface types that its text calls
-    /// (`.M(` on any receiver: an over-approximation of the calls through
-    /// the interface), by name.
-    pub(super) fn interface_calls(&self) -> BTreeSet<String> {
-        let declared: BTreeSet<&str> = self
-            .definitions
-            .iter()
-            .flat_map(|d| d.nodes.iter())
-            .flat_map(|(_, n)| n.descendants().filter(|t| t.kind() == "interface_type"))
-            .flat_map(|t| t.named_children().filter(|m| m.kind() == "method_elem"))
-            .filter_map(|m| m.field_child("name").map(|n| n.text()))
-            .collect();
+    /// The methods named `.M(` in the closure's text, on any receiver, that
+    /// an interface type of the module declares (`interfaces`): an
+    /// over-approximation of the calls through an interface, whether the
+    /// interface's type is in the closure or only in the signature of the
+    /// code around it (a captured parameter).
+    pub(super) fn interface_calls(&self, interfaces: &BTreeSet<String>) -> BTreeSet<String> {
         self.definitions
             .iter()
             .flat_map(|d| d.nodes.iter())
             .flat_map(|(_, n)| n.descendants().filter(|c| c.kind() == "call_expression"))
             .filter_map(|c| c.field_child("function").filter(|f| f.kind() == "selector_expression")?.field_child("field"))
             .map(|f| f.text())
-            .filter(|m| declared.contains(m))
+            .filter(|m| interfaces.contains(*m))
             .map(str::to_owned)
             .collect()
     }
@@ -441,17 +435,12 @@ fn reaches<'a>(program: &Program<'_, 'a>, index: &Index<'_, 'a>) -> Vec<Result<R
     // The code the call path receives as function values: what the module
     // installs around every request, and what a handler literal calls
     // through a parameter.
-    let mut sources = super::middleware::installed(index);
-    sources.extend(super::function_values::called_parameters(program.regions, index));
+    let mut sources = values(program, index);
     // Code a package fcd could not read installs is unknown: never none.
     if let (Err(why), Some(region)) = (index.whole_module(), program.regions.get(route)) {
         let why = format!("what the server installs around every request, or hands the handler, is unknown: {why}");
         sources.push(super::function_values::Source { file: region.file, at: region.node, what: What::Unbound(why) });
     }
-    index.seed(sources.iter().filter_map(|s| match &s.what {
-        What::Literal { dir, key, literal } => Some((dir.clone(), key.clone(), s.file, *literal)),
-        _ => None,
-    }));
     let mut literals: BTreeSet<(String, String)> = BTreeSet::new();
     for source in &sources {
         let (file, at) = (source.file, source.at);
@@ -509,6 +498,20 @@ impl Bound {
     pub(super) fn covers(&self, file: &str, n: Node<'_>) -> bool {
         self.0.iter().any(|(f, line, end)| f == file && *line <= n.line() && n.end_line() <= *end)
     }
+}
+
+/// The code the call path receives as function values (what the module
+/// installs around every request, what a handler literal calls through a
+/// parameter), with the literals among it recorded in the index under their
+/// `DIR.FUNC#NAME` keys, so those pins' closures can be computed.
+pub(super) fn values<'a>(program: &Program<'_, 'a>, index: &Index<'_, 'a>) -> Vec<super::function_values::Source<'a>> {
+    let mut sources = super::middleware::installed(index);
+    sources.extend(super::function_values::called_parameters(program.regions, index));
+    index.seed(sources.iter().filter_map(|s| match &s.what {
+        What::Literal { dir, key, literal } => Some((dir.clone(), key.clone(), s.file, *literal)),
+        _ => None,
+    }));
+    sources
 }
 
 /// The first line of a node's text, shortened: how a message names code.

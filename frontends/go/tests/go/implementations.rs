@@ -117,3 +117,52 @@ fn a_method_named_like_no_called_interface_method_is_not_asked_for() {
     let keys: Vec<String> = pin_all(&plugin).into_iter().map(|(k, _)| k).collect();
     assert_eq!(keys, ["internal/names.Name", "internal/plugin.Upper.Resolve"]);
 }
+
+#[test]
+fn an_interface_call_of_an_installed_literal_is_followed_too() {
+    // The middleware literal is pinned as `install#AddReceivingMiddleware`; the auditor it calls
+    // through an interface is whatever `main` hands `install`, declared outside that closure.
+    let server = "package main
+
+import (
+\t\"context\"
+
+\t\"github.com/modelcontextprotocol/go-sdk/mcp\"
+)
+
+type auditor interface{ Note(method string) }
+
+type fileAuditor struct{}
+
+func (fileAuditor) Note(method string) {}
+
+func install(s *mcp.Server, a auditor) {
+\ts.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+\t\treturn func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+\t\t\ta.Note(method)
+\t\t\treturn next(ctx, method, req)
+\t\t}
+\t})
+}
+
+func main() { install(mcp.NewServer(nil, nil), fileAuditor{}) }
+";
+    let files = [("pkg/h/h.go", HANDLER), ("internal/names/names.go", NAMES), ("internal/plugin/plugin.go", PLUGIN), ("cmd/server/main.go", server)];
+    let mut pinned: Vec<(String, String)> = Vec::new();
+    for _ in 0..10 {
+        let release = module::load(&files, &["pkg/h/h.go"]);
+        let as_str: Vec<(&str, &str)> = pinned.iter().map(|(k, d)| (k.as_str(), d.as_str())).collect();
+        let Err(e) = crate::module_wide::registered(release, &as_str) else { break };
+        let key = ["` is defined in the release", "` in `source.pinned-functions`"]
+            .iter()
+            .find_map(|end| {
+                let end = e.detail.find(end)?;
+                Some(e.detail[e.detail[..end].rfind('`')? + 1..end].to_owned())
+            })
+            .unwrap_or_else(|| panic!("names what to pin: {e}"));
+        let at = e.detail.find("digest sha256:").expect("prints a digest") + "digest ".len();
+        pinned.push((key, e.detail[at..at + 71].to_owned()));
+    }
+    let keys: Vec<&str> = pinned.iter().map(|(k, _)| k.as_str()).collect();
+    assert!(keys.contains(&"cmd/server.install#AddReceivingMiddleware") && keys.contains(&"cmd/server.fileAuditor.Note"), "{keys:?}");
+}
