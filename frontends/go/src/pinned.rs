@@ -615,7 +615,7 @@ pub(super) fn check(program: &Program<'_, '_>) -> Result<(), Escalation> {
     let mut bound = Bound::of_regions(program);
     for reach in reaches(program, &index) {
         let reach = match reach {
-            Ok(reach) if reach.wraps && bound.covers(reach.file, reach.node) => continue,
+            Ok(reach) | Err((reach, _)) if reach.wraps && bound.covers(reach.file, reach.node) => continue,
             Ok(reach) => reach,
             Err((reach, why)) => {
                 return Err(Escalation::new(
@@ -687,7 +687,7 @@ pub(super) fn reached(program: &Program<'_, '_>) -> Vec<ReachedCode> {
     let mut bound = Bound::of_regions(program);
     for reach in reaches(program, &index) {
         let reach = match reach {
-            Ok(reach) if reach.wraps && bound.covers(reach.file, reach.node) => continue,
+            Ok(reach) | Err((reach, _)) if reach.wraps && bound.covers(reach.file, reach.node) => continue,
             Ok(reach) => reach,
             Err((reach, why)) => {
                 out.push(ReachedCode {

@@ -50,7 +50,9 @@ pub(super) fn check(trees: &[(&str, &Syntax)]) -> Result<(), Escalation> {
         for n in root.descendants() {
             match n.kind() {
                 "class_heritage" => {
-                    let extended = n.named_children().find(|c| c.kind() != "comment").map(bare);
+                    // JavaScript: `extends X`; TypeScript: an `extends_clause` holding X.
+                    let first = n.named_children().find(|c| c.kind() != "comment");
+                    let extended = first.map(|c| if c.kind() == "extends_clause" { c.field_child("value").unwrap_or(c) } else { c }).map(bare);
                     if let Some(base) = extended.filter(|b| from_sdk(root, *b)) {
                         return fail(
                             n,

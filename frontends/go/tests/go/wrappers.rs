@@ -81,7 +81,11 @@ func main() {
 ";
 
 fn serving(server: &str, pinned: &[(String, String)]) -> Result<Analysis, Escalation> {
-    let release = module::load(&[("pkg/h/h.go", HANDLER), ("internal/reg/reg.go", REG), ("cmd/server/main.go", server)], &["pkg/h/h.go"]);
+    serving_with(REG, server, pinned)
+}
+
+fn serving_with(reg: &str, server: &str, pinned: &[(String, String)]) -> Result<Analysis, Escalation> {
+    let release = module::load(&[("pkg/h/h.go", HANDLER), ("internal/reg/reg.go", reg), ("cmd/server/main.go", server)], &["pkg/h/h.go"]);
     let pinned: Vec<(&str, &str)> = pinned.iter().map(|(name, digest)| (name.as_str(), digest.as_str())).collect();
     crate::module_wide::registered(release, &pinned)
 }
@@ -164,4 +168,17 @@ fn a_wrapper_no_pin_can_name_escalates() {
     let server = format!("{SERVER}\nvar loose = func(next mcp.ToolHandler) mcp.ToolHandler {{ return next }}\n");
     let e = serving(&server, &pinned).map(|_| ()).expect_err("escalates");
     assert!(e.detail.contains("which no pin can name") && e.detail.contains("outside any function"), "{e}");
+    // The same literal inside a verified closure (a package variable `Name` reads) is bound by it.
+    let reg =
+        format!("{}\nvar guard = func(next mcp.ToolHandler) mcp.ToolHandler {{ return next }}\n", REG.replace("_ = Middleware(passThrough)", "_ = guard"));
+    let mut pinned: Vec<(String, String)> = Vec::new();
+    for _ in 0..10 {
+        let Err(e) = serving_with(&reg, SERVER, &pinned) else { break };
+        assert!(!e.detail.contains("which no pin can name"), "{e}");
+        let end = e.detail.find("` is defined in the release").unwrap_or_else(|| panic!("names what to pin: {e}"));
+        let key = &e.detail[e.detail[..end].rfind('`').expect("a name") + 1..end];
+        let at = e.detail.find("digest sha256:").expect("prints a digest") + "digest ".len();
+        pinned.push((key.to_owned(), e.detail[at..at + 71].to_owned()));
+    }
+    assert_eq!(keys(&pinned), ["cmd/server.audit", "internal/reg.Name", "internal/reg.passThrough"]);
 }

@@ -22,7 +22,11 @@ start();
 ";
 
 fn serving(src: &str) -> Result<(), fcd_frontends::Escalation> {
-    let file = SourceFile { path: "index.js".into(), bytes: src.as_bytes().to_vec() };
+    serving_as("index.js", src)
+}
+
+fn serving_as(path: &str, src: &str) -> Result<(), fcd_frontends::Escalation> {
+    let file = SourceFile { path: path.into(), bytes: src.as_bytes().to_vec() };
     let region = RegionSpec { name: "handler".into(), kind: RegionKind::Callback("write_file".into()), optional: false, file: None };
     analyze(&JavaScript, &[file], &[region], &[]).map(|_| ())
 }
@@ -90,4 +94,8 @@ fn a_transport_the_release_can_intercept_escalates() {
         let detail = escalates(&src);
         assert!(detail.contains(why), "{to}: {detail}");
     }
+    // TypeScript's grammar holds the base in an `extends_clause`.
+    let ts = SERVER.replace("const server = new McpServer", "class Tap extends StdioServerTransport<unknown> {}\nconst server = new McpServer");
+    let e = serving_as("index.ts", &ts).expect_err("escalates");
+    assert!(e.detail.contains("extends the MCP SDK's `StdioServerTransport`"), "{e}");
 }
