@@ -14,13 +14,17 @@
 //! - a transport built from the SDK (`new X(…)`, `X` imported from an SDK
 //!   package and named `…Transport`) is handed to a `connect` call, or is
 //!   the value of an option of an SDK function's call, or is bound once
-//!   to a `const` used only those ways, by its methods
+//!   to a `const` (or assigned, built in place each time, to a `let`
+//!   declared without a value: an SSE route's transport) used only those
+//!   ways, by its methods
 //!   (`transport.handleRequest(…)`, `transport.close()`), by reading a
 //!   property, or by setting `onclose` or `onerror` (which run when it
-//!   closes or fails, never between a message and the server); it is built
-//!   from the process's own streams (`process.stdin`, or a parameter
-//!   defaulting to one that no call in the release supplies) or options
-//!   written in place;
+//!   closes or fails, never between a message and the server); a stdio
+//!   transport is built from the process's own streams (`process.stdin`, or
+//!   a parameter defaulting to one that no call in the release supplies) or
+//!   options written in place (an HTTP transport reads what its
+//!   `handleRequest` is handed: what express runs before it is the
+//!   envelope's, see below);
 //! - what a server the SDK built (`const server = new McpServer(…)`) is
 //!   connected to, and a `transport` option of an SDK function's call, is
 //!   such a transport.
@@ -140,11 +144,14 @@ fn handed_transports<'a>(root: Node<'a>, call: Node<'a>) -> Vec<Node<'a>> {
     out
 }
 
-/// Whether `n` is an SDK transport: built in place, or a `const` bound once to one.
+/// Whether `n` is an SDK transport: built in place, a `const` bound once to
+/// one, or a `let` only ever assigned ones.
 fn holds_transport(root: Node<'_>, n: Node<'_>) -> bool {
     match n.kind() {
         "new_expression" => is_transport(root, n),
-        "identifier" | "shorthand_property_identifier" => bound_once(n).is_some_and(|v| v.kind() == "new_expression" && is_transport(root, v)),
+        "identifier" | "shorthand_property_identifier" => {
+            bound_once(n).is_some_and(|v| v.kind() == "new_expression" && is_transport(root, v)) || assigned_only_transports(root, n).is_some()
+        }
         _ => false,
     }
 }
@@ -186,7 +193,11 @@ fn declarator(n: Node<'_>) -> Option<Node<'_>> {
 
 /// Whether the transport `n` is used only as the SDK expects (module doc), else why not.
 fn transport_used_as_sdk_expects(root: Node<'_>, trees: &[(&str, &Syntax)], n: Node<'_>) -> Result<(), String> {
-    for argument in arguments(n).into_iter().map(bare) {
+    // The stdio transport reads the streams it is built with; the HTTP ones
+    // are built from an endpoint and the response they write to, and read
+    // what `handleRequest`/`handlePostMessage` hands them.
+    let stdio = n.field_child("constructor").map(bare).is_some_and(|c| c.field_child("property").unwrap_or(c).text() == "StdioServerTransport");
+    for argument in arguments(n).into_iter().map(bare).filter(|_| stdio) {
         own_stream(trees, argument)?;
     }
     let mut at = n;
@@ -213,8 +224,41 @@ fn transport_used_as_sdk_expects(root: Node<'_>, trees: &[(&str, &Syntax)], n: N
             }
             Ok(())
         }
+        // `transport = new SSEServerTransport(…)` in a route, `let transport;` declared around it.
+        "assignment_expression" if parent.field_child("right") == Some(at) => {
+            let Some(name) = parent.field_child("left").filter(|l| l.kind() == "identifier") else {
+                return Err("is assigned to a member".into());
+            };
+            let Some(block) = assigned_only_transports(root, name) else {
+                return Err(format!("is assigned to `{}`, which is declared with a value or assigned something else", name.text()));
+            };
+            for r in block.descendants().filter(|r| matches!(r.kind(), "identifier" | "shorthand_property_identifier") && r.text() == name.text()) {
+                use_as_sdk_expects(root, r).map_err(|why| format!("is assigned to `{}`, which {why} at line {}", name.text(), r.line()))?;
+            }
+            Ok(())
+        }
         _ => Err("is used other than handed to the server, to an SDK function or to a `const`".into()),
     }
+}
+
+/// The block declaring `name` (`let name;`, no value), when every
+/// assignment to it there assigns an SDK transport built in place.
+fn assigned_only_transports<'a>(root: Node<'a>, name: Node<'a>) -> Option<Node<'a>> {
+    let block = name.ancestors().find(|b| {
+        matches!(b.kind(), "statement_block" | "program" | "switch_case" | "switch_default")
+            && b.named_children()
+                .filter(|s| s.kind() == "lexical_declaration")
+                .flat_map(|s| s.named_children())
+                .any(|d| d.kind() == "variable_declarator" && d.field_child("name").is_some_and(|m| m.text() == name.text()))
+    })?;
+    let declarators: Vec<Node<'a>> =
+        block.descendants().filter(|d| d.kind() == "variable_declarator" && d.field_child("name").is_some_and(|m| m.text() == name.text())).collect();
+    let [declarator] = declarators[..] else { return None };
+    let assigned_well = block.descendants().filter(|a| matches!(a.kind(), "assignment_expression" | "augmented_assignment_expression")).all(|a| {
+        a.field_child("left").is_none_or(|l| l.kind() != "identifier" || l.text() != name.text())
+            || (a.kind() == "assignment_expression" && a.field_child("right").map(bare).is_some_and(|r| r.kind() == "new_expression" && is_transport(root, r)))
+    });
+    (declarator.field_child("value").is_none() && assigned_well).then_some(block)
 }
 
 /// Whether one use of a `const` holding a transport is one the SDK expects, else why not.
@@ -228,6 +272,20 @@ fn use_as_sdk_expects(root: Node<'_>, r: Node<'_>) -> Result<(), String> {
         "arguments" if is_connect(parent) => Ok(()),
         "pair" if sdk_option(root, parent) => Ok(()),
         "object" if r.kind() == "shorthand_property_identifier" && parent.parent().is_some_and(|a| a.kind() == "arguments" && sdk_call(root, a)) => Ok(()),
+        // `transport?.["_sessionId"]`: a read, unless written.
+        "subscript_expression" if parent.field_child("object") == Some(at) => match parent.parent() {
+            Some(g) if matches!(g.kind(), "assignment_expression" | "augmented_assignment_expression" | "update_expression") => {
+                Err("has a member written".into())
+            }
+            _ => Ok(()),
+        },
+        // The assignments [`assigned_only_transports`] allowed.
+        "assignment_expression" if parent.field_child("left") == Some(at) => match parent.field_child("right").map(bare) {
+            Some(r) if r.kind() == "new_expression" && is_transport(root, r) => Ok(()),
+            _ => Err("is assigned something else".into()),
+        },
+        // Its declaration (`let transport: SSEServerTransport;`).
+        "variable_declarator" if parent.field_child("name") == Some(at) && parent.field_child("value").is_none() => Ok(()),
         "member_expression" if parent.field_child("object") == Some(at) => {
             let property = parent.field_child("property").map(|p| p.text()).unwrap_or_default();
             let written = parent.parent().filter(|g| match g.kind() {

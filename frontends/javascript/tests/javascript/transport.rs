@@ -67,6 +67,27 @@ main();
 }
 
 #[test]
+fn an_sse_route_assigning_a_transport_to_a_let_registers_and_anything_else_in_it_escalates() {
+    let sse = SERVER
+        .replace("import { StdioServerTransport } from \"@modelcontextprotocol/sdk/server/stdio.js\";", "import { SSEServerTransport } from \"@modelcontextprotocol/sdk/server/sse.js\";")
+        .replace(
+            "  const transport = new StdioServerTransport();\n  await server.connect(transport);\n  transport.onclose = () => process.exit(0);\n",
+            "  let transport;\n  app.get(\"/sse\", async (req, res) => {\n    transport = new SSEServerTransport(\"/message\", res);\n    console.error(transport?.[\"_sessionId\"]);\n    await server.connect(transport);\n  });\n  app.post(\"/message\", async (req, res) => transport.handlePostMessage(req, res, req.body));\n",
+        );
+    serving(&sse).expect("registers");
+    for (from, to, why) in [
+        ("  let transport;\n", "  let transport = tap();\n", "declared with a value or assigned something else"),
+        ("    console.error(", "    transport = tap(transport);\n    console.error(", "assigned something else"),
+        ("    console.error(transport?.[\"_sessionId\"]);", "    transport[\"onmessage\"] = tap;", "has a member written"),
+    ] {
+        let src = sse.replace(from, to);
+        assert_ne!(src, sse, "{from}");
+        let detail = escalates(&src);
+        assert!(detail.contains(why), "{to}: {detail}");
+    }
+}
+
+#[test]
 fn a_transport_the_release_can_intercept_escalates() {
     for (from, to, why) in [
         (
