@@ -200,10 +200,7 @@ fn transport_used_as_sdk_expects(root: Node<'_>, trees: &[(&str, &Syntax)], n: N
     for argument in arguments(n).into_iter().map(bare).filter(|_| stdio) {
         own_stream(trees, argument)?;
     }
-    let mut at = n;
-    while let Some(p) = at.parent().filter(|p| matches!(p.kind(), "parenthesized_expression" | "await_expression" | "as_expression" | "non_null_expression")) {
-        at = p;
-    }
+    let at = outermost(n);
     let Some(parent) = at.parent() else { return Err("stands alone".into()) };
     match parent.kind() {
         "arguments" if is_connect(parent) => Ok(()),
@@ -263,10 +260,7 @@ fn assigned_only_transports<'a>(root: Node<'a>, name: Node<'a>) -> Option<Node<'
 
 /// Whether one use of a `const` holding a transport is one the SDK expects, else why not.
 fn use_as_sdk_expects(root: Node<'_>, r: Node<'_>) -> Result<(), String> {
-    let mut at = r;
-    while let Some(p) = at.parent().filter(|p| matches!(p.kind(), "parenthesized_expression" | "await_expression" | "as_expression" | "non_null_expression")) {
-        at = p;
-    }
+    let at = outermost(r);
     let Some(parent) = at.parent() else { return Err("stands alone".into()) };
     match parent.kind() {
         "arguments" if is_connect(parent) => Ok(()),
@@ -302,6 +296,16 @@ fn use_as_sdk_expects(root: Node<'_>, r: Node<'_>) -> Result<(), String> {
         }
         _ => Err("is handed on or written".into()),
     }
+}
+
+/// `n` with the parentheses, `await` and TypeScript casts around it: the
+/// node whose parent says how the value is used.
+fn outermost(n: Node<'_>) -> Node<'_> {
+    let mut at = n;
+    while let Some(p) = at.parent().filter(|p| matches!(p.kind(), "parenthesized_expression" | "await_expression" | "as_expression" | "non_null_expression")) {
+        at = p;
+    }
+    at
 }
 
 /// Whether an argument list is the one argument of a `.connect(…)` call.

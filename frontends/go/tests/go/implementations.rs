@@ -2,7 +2,7 @@
 //! module it is declared: in a region or a listed closure, or pinned itself;
 //! a pinned one brings the interface calls of its own closure.
 
-use fcd_frontends::{Analysis, Escalation, EscalationCode};
+use fcd_frontends::{Analysis, Escalation};
 
 use crate::module;
 
@@ -68,21 +68,7 @@ fn registering(plugin: &str, pinned: &[(String, String)]) -> Result<Analysis, Es
 
 /// Pins what each escalation asks for, until the release registers.
 fn pin_all(plugin: &str) -> Vec<(String, String)> {
-    let mut pinned: Vec<(String, String)> = Vec::new();
-    for _ in 0..10 {
-        let Err(e) = registering(plugin, &pinned) else { return pinned };
-        assert_eq!(e.code, EscalationCode::InventoryViolation, "{e}");
-        let key = ["` is defined in the release", "` in `source.pinned-functions`"]
-            .iter()
-            .find_map(|end| {
-                let end = e.detail.find(end)?;
-                Some(e.detail[e.detail[..end].rfind('`')? + 1..end].to_owned())
-            })
-            .unwrap_or_else(|| panic!("names what to pin: {e}"));
-        let at = e.detail.find("digest sha256:").expect("prints a digest") + "digest ".len();
-        pinned.push((key, e.detail[at..at + 71].to_owned()));
-    }
-    panic!("still escalates after pinning {pinned:?}")
+    crate::module_wide::pin_all(|pinned| registering(plugin, pinned))
 }
 
 #[test]
@@ -148,21 +134,10 @@ func install(s *mcp.Server, a auditor) {
 func main() { install(mcp.NewServer(nil, nil), fileAuditor{}) }
 ";
     let files = [("pkg/h/h.go", HANDLER), ("internal/names/names.go", NAMES), ("internal/plugin/plugin.go", PLUGIN), ("cmd/server/main.go", server)];
-    let mut pinned: Vec<(String, String)> = Vec::new();
-    for _ in 0..10 {
-        let release = module::load(&files, &["pkg/h/h.go"]);
+    let pinned = crate::module_wide::pin_all(|pinned| {
         let as_str: Vec<(&str, &str)> = pinned.iter().map(|(k, d)| (k.as_str(), d.as_str())).collect();
-        let Err(e) = crate::module_wide::registered(release, &as_str) else { break };
-        let key = ["` is defined in the release", "` in `source.pinned-functions`"]
-            .iter()
-            .find_map(|end| {
-                let end = e.detail.find(end)?;
-                Some(e.detail[e.detail[..end].rfind('`')? + 1..end].to_owned())
-            })
-            .unwrap_or_else(|| panic!("names what to pin: {e}"));
-        let at = e.detail.find("digest sha256:").expect("prints a digest") + "digest ".len();
-        pinned.push((key, e.detail[at..at + 71].to_owned()));
-    }
+        crate::module_wide::registered(module::load(&files, &["pkg/h/h.go"]), &as_str)
+    });
     let keys: Vec<&str> = pinned.iter().map(|(k, _)| k.as_str()).collect();
     assert!(keys.contains(&"cmd/server.install#AddReceivingMiddleware") && keys.contains(&"cmd/server.fileAuditor.Note"), "{keys:?}");
 }

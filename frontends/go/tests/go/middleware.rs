@@ -68,16 +68,7 @@ fn serving(server: &str, pinned: &[(String, String)]) -> Result<Analysis, Escala
 /// Pins each installed piece the escalations name, one at a time, until the
 /// release registers: the names pinned, with their digests.
 fn pin_all(server: &str) -> Vec<(String, String)> {
-    let mut pinned: Vec<(String, String)> = Vec::new();
-    for _ in 0..10 {
-        let Err(e) = serving(server, &pinned) else { return pinned };
-        assert_eq!(e.code, EscalationCode::InventoryViolation, "{e}");
-        let end = e.detail.find("` is defined in the release").unwrap_or_else(|| panic!("names what to pin: {e}"));
-        let key = &e.detail[e.detail[..end].rfind('`').expect("a name") + 1..end];
-        let at = e.detail.find("digest sha256:").expect("prints a digest") + "digest ".len();
-        pinned.push((key.to_owned(), e.detail[at..at + 71].to_owned()));
-    }
-    panic!("still escalates after pinning {pinned:?}")
+    crate::module_wide::pin_all(|pinned| serving(server, pinned))
 }
 
 fn escalates(server: &str, pinned: &[(String, String)]) -> Escalation {

@@ -56,6 +56,26 @@ pub(crate) fn registered(release: module::Loaded, pinned: &[(&str, &str)]) -> Re
     analyze_with(&Go, &release.files, &[region], &[], &env)
 }
 
+/// Pins what each escalation of `registering` asks for (the key it names
+/// and the digest it prints), until the release registers: the keys and
+/// digests pinned, in order. Panics on an escalation naming nothing to pin.
+pub(crate) fn pin_all(registering: impl Fn(&[(String, String)]) -> Result<Analysis, Escalation>) -> Vec<(String, String)> {
+    let mut pinned: Vec<(String, String)> = Vec::new();
+    for _ in 0..10 {
+        let Err(e) = registering(&pinned) else { return pinned };
+        assert_eq!(e.code, EscalationCode::InventoryViolation, "{e}");
+        let key = ["` is defined in the release", "` in `source.pinned-functions`"]
+            .iter()
+            .find_map(|end| {
+                let end = e.detail.find(end)?;
+                Some(e.detail[e.detail[..end].rfind('`')? + 1..end].to_owned())
+            })
+            .unwrap_or_else(|| panic!("names what to pin: {e}"));
+        pinned.push((key, printed_digest(&e)));
+    }
+    panic!("still escalates after pinning {pinned:?}")
+}
+
 fn escalates(result: Result<Analysis, Escalation>) -> Escalation {
     let e = result.map(|_| ()).expect_err("escalates");
     assert_eq!(e.code, EscalationCode::InventoryViolation, "{e}");

@@ -3,7 +3,7 @@
 //! built by `append`), and bound like code a handler calls: in a region or
 //! a verified closure, pinned, or the registration escalates.
 
-use fcd_frontends::{Analysis, Escalation, EscalationCode};
+use fcd_frontends::{Analysis, Escalation};
 
 use crate::module;
 
@@ -92,16 +92,7 @@ fn serving_with(reg: &str, server: &str, pinned: &[(String, String)]) -> Result<
 
 /// Pins what each escalation names, until the release registers: the keys and digests.
 fn pin_all(server: &str) -> Vec<(String, String)> {
-    let mut pinned: Vec<(String, String)> = Vec::new();
-    for _ in 0..10 {
-        let Err(e) = serving(server, &pinned) else { return pinned };
-        assert_eq!(e.code, EscalationCode::InventoryViolation, "{e}");
-        let end = e.detail.find("` is defined in the release").unwrap_or_else(|| panic!("names what to pin: {e}"));
-        let key = &e.detail[e.detail[..end].rfind('`').expect("a name") + 1..end];
-        let at = e.detail.find("digest sha256:").expect("prints a digest") + "digest ".len();
-        pinned.push((key.to_owned(), e.detail[at..at + 71].to_owned()));
-    }
-    panic!("still escalates after pinning {pinned:?}")
+    crate::module_wide::pin_all(|pinned| serving(server, pinned))
 }
 
 fn keys(pinned: &[(String, String)]) -> Vec<&str> {
@@ -171,14 +162,7 @@ fn a_wrapper_no_pin_can_name_escalates() {
     // The same literal inside a verified closure (a package variable `Name` reads) is bound by it.
     let reg =
         format!("{}\nvar guard = func(next mcp.ToolHandler) mcp.ToolHandler {{ return next }}\n", REG.replace("_ = Middleware(passThrough)", "_ = guard"));
-    let mut pinned: Vec<(String, String)> = Vec::new();
-    for _ in 0..10 {
-        let Err(e) = serving_with(&reg, SERVER, &pinned) else { break };
-        assert!(!e.detail.contains("which no pin can name"), "{e}");
-        let end = e.detail.find("` is defined in the release").unwrap_or_else(|| panic!("names what to pin: {e}"));
-        let key = &e.detail[e.detail[..end].rfind('`').expect("a name") + 1..end];
-        let at = e.detail.find("digest sha256:").expect("prints a digest") + "digest ".len();
-        pinned.push((key.to_owned(), e.detail[at..at + 71].to_owned()));
-    }
+    // Never "which no pin can name": pin_all panics on an escalation naming nothing to pin.
+    let pinned = crate::module_wide::pin_all(|pinned| serving_with(&reg, SERVER, pinned));
     assert_eq!(keys(&pinned), ["cmd/server.audit", "internal/reg.Name", "internal/reg.passThrough"]);
 }

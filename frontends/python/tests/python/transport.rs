@@ -6,8 +6,8 @@ use fcd_frontend_python::Python;
 use fcd_frontends::{EscalationCode, RegionKind, RegionSpec, SourceFile, analyze};
 
 /// A low-level server whose tool handler is `f`, run over stdio.
-const SERVER: &str = "from mcp.server import Server
-from mcp.server.stdio import stdio_server
+const SERVER: &str = "import mcp.server as lowlevel
+import mcp.server.stdio as pipes
 
 
 def f(arguments):
@@ -15,10 +15,9 @@ def f(arguments):
 
 
 async def serve():
-    server = Server(\"fixture\")
-    options = server.create_initialization_options()
-    async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, options, raise_exceptions=True)
+    srv = lowlevel.Server(\"probe\")
+    async with pipes.stdio_server() as (incoming, outgoing):
+        await srv.run(incoming, outgoing, srv.create_initialization_options())
 ";
 
 fn serving(src: &str) -> Result<(), fcd_frontends::Escalation> {
@@ -31,10 +30,10 @@ fn serving(src: &str) -> Result<(), fcd_frontends::Escalation> {
 fn a_server_run_with_the_sdk_transports_streams_registers() {
     serving(SERVER).expect("registers");
     // Run by keywords or with one argument: no streams handed, nothing to check.
-    serving(&SERVER.replace("await server.run(read_stream, write_stream, options, raise_exceptions=True)", "await server.run(transport=\"stdio\")"))
+    serving(&SERVER.replace("await srv.run(incoming, outgoing, srv.create_initialization_options())", "await srv.run(transport=\"stdio\")"))
         .expect("registers");
     // A server handed in as a parameter, run with streams its function's own SDK transport binds.
-    let handed = format!("{SERVER}\n\nasync def run_stdio(server):\n    async with stdio_server() as (r, w):\n        await server.run(r, w, None)\n");
+    let handed = format!("{SERVER}\n\nasync def run_stdio(server):\n    async with pipes.stdio_server() as (r, w):\n        await server.run(r, w, None)\n");
     serving(&handed).expect("registers");
     // The same with a wrapped stream: a receiver fcd cannot name is checked all the same.
     let e = serving(&handed.replace("server.run(r, w, None)", "server.run(wrap(r), w, None)")).expect_err("escalates");
@@ -45,10 +44,10 @@ fn a_server_run_with_the_sdk_transports_streams_registers() {
 fn streams_or_classes_the_release_can_intercept_escalate() {
     let wrapper = "class Rewriting:\n    def __init__(self, inner):\n        self.inner = inner\n\n\nasync def serve():";
     for (from, to, why) in [
-        ("server.run(read_stream,", "server.run(Rewriting(read_stream),", "is run with `Rewriting(read_stream)`"),
-        ("        await server.run(", "        read_stream = Rewriting(read_stream)\n        await server.run(", "is run with `read_stream`"),
-        ("async with stdio_server() as", "async with make_streams() as", "is run with `read_stream`"),
-        ("def f(arguments):", "class Tapped(Server):\n    pass\n\n\ndef f(arguments):", "extends the MCP SDK's `mcp.server.Server`"),
+        ("srv.run(incoming,", "srv.run(Rewriting(incoming),", "is run with `Rewriting(incoming)`"),
+        ("        await srv.run(", "        incoming = Rewriting(incoming)\n        await srv.run(", "is run with `incoming`"),
+        ("async with pipes.stdio_server() as", "async with make_streams() as", "is run with `incoming`"),
+        ("def f(arguments):", "class Tapped(lowlevel.Server):\n    pass\n\n\ndef f(arguments):", "extends the MCP SDK's `mcp.server.Server`"),
     ] {
         let src = SERVER.replace("async def serve():", wrapper).replace(from, to);
         assert_ne!(src, SERVER.replace("async def serve():", wrapper), "{from}");
